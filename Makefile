@@ -1,0 +1,69 @@
+# Turnpike: make run · make test · make build · make lint
+# Every target runs on Node.js 24+. When the system node is older, the official binary is unpacked from the
+# npm registry's node-<os>-<arch> package into .tools/ and put first on PATH.
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+NODE_VERSION := 24.21.0
+NODE_MAJOR := $(firstword $(subst ., ,$(NODE_VERSION)))
+TOOLS := $(CURDIR)/.tools
+NODE_OS := $(shell uname -s | tr '[:upper:]' '[:lower:]')
+NODE_ARCH := $(patsubst x86_64,x64,$(patsubst amd64,x64,$(patsubst aarch64,arm64,$(shell uname -m))))
+SYSTEM_NODE_MAJOR := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+
+ifeq ($(shell [ "$(SYSTEM_NODE_MAJOR)" -ge "$(NODE_MAJOR)" ] 2>/dev/null && echo yes),yes)
+NODE := $(shell command -v node)
+else
+NODE := $(TOOLS)/node/bin/node
+export PATH := $(TOOLS)/node/bin:$(PATH)
+endif
+
+INSTALLED := node_modules/.turnpike-installed
+
+.PHONY: run start build typecheck lint format test test-unit install node clean
+
+node: $(NODE)
+
+$(TOOLS)/node/bin/node:
+	@echo "system node is $(SYSTEM_NODE_MAJOR).x; unpacking Node.js $(NODE_VERSION) into .tools/"
+	@rm -rf $(TOOLS)/pack && mkdir -p $(TOOLS)/pack $(TOOLS)/node/bin
+	@cd $(TOOLS)/pack && npm pack --silent --loglevel=error node-$(NODE_OS)-$(NODE_ARCH)@$(NODE_VERSION) >/dev/null
+	@tar -xzf $(TOOLS)/pack/node-$(NODE_OS)-$(NODE_ARCH)-$(NODE_VERSION).tgz -C $(TOOLS)/pack package/bin/node
+	@mv $(TOOLS)/pack/package/bin/node $@ && rm -rf $(TOOLS)/pack
+	@$@ --version
+
+install: $(INSTALLED)
+
+$(INSTALLED): package-lock.json $(NODE)
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+build: install typecheck
+	npm run build -w @turnpike/console
+
+typecheck: install
+	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p console/tsconfig.json --noEmit
+
+lint: install
+	npx biome check .
+
+format: install
+	npx biome format --write .
+
+## make run: install if needed, build, start the all-in-one server on $$PORT (3000) with the embedded database
+run: build
+	node api/src/server.ts
+
+start: install
+	node api/src/server.ts
+
+## make test: lint, type-check, then every unit and integration test
+test: lint typecheck
+	node scripts/run-tests.ts
+
+test-unit: install
+	npx vitest run --project '*:unit'
+
+clean:
+	rm -rf node_modules */node_modules .tools test-results

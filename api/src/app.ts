@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import { createMemoryKv, createRedisKv } from '@turnpike/core/kv/kv';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AppDeps } from './deps.ts';
+import { createAuthGate } from './http/auth.ts';
+import { registerConsole } from './http/console-static.ts';
+import { registerErrorHandler } from './http/error-handler.ts';
+import { createRateLimit } from './http/rate-limit.ts';
+import type { RouteContext } from './http/route-context.ts';
+import { createSessionCodec } from './http/session.ts';
+import { registerAuthRoutes } from './modules/auth/auth.routes.ts';
+import { registerOptionRoutes } from './modules/options/options.routes.ts';
+import { registerSelfRoutes } from './modules/self/self.routes.ts';
+import { registerSetupRoutes } from './modules/setup/setup.routes.ts';
+import { registerStatusRoutes } from './modules/status/status.routes.ts';
+import { registerUserRoutes } from './modules/users/users.routes.ts';
+import { registerVerificationRoutes } from './modules/verification/verification.routes.ts';
+
+export interface BuildAppOptions {
+  /** pino options or false; the server passes its level, tests stay quiet. */
+  logger?: boolean | Record<string, unknown>;
+  /** Folder of the built console; defaults to console/dist. */
+  consoleRoot?: string;
+}
+
+/** Values never written to logs. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.key',
+];
+
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+
+/** The console API: every /api route, registered explicitly. */
+export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const logger =
+    options.logger === undefined || options.logger === false
+      ? false
+      : { redact: REDACTED_PATHS, ...(options.logger === true ? {} : options.logger) };
+  const app = Fastify({
+    logger,
+    trustProxy: deps.config.trustProxy,
+    bodyLimit: 10 * 1024 * 1024,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandler(app);
+  await app.register(fastifyCookie);
+
+  const limiterKv = deps.redis
+    ? createRedisKv(deps.redis, `${deps.config.redisKeyPrefix}rl:`)
+    : createMemoryKv(50_000);
+  const apiLimit = createRateLimit(limiterKv, 'api', deps.config.rateLimits.api);
+  const sessions = createSessionCodec(deps.config.sessionSecret);
+  const ctx: RouteContext = {
+    deps,
+    auth: createAuthGate(deps, sessions),
+    sessions,
+    criticalLimit: createRateLimit(limiterKv, 'critical', deps.config.rateLimits.critical),
+  };
+
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', apiLimit);
+      registerSetupRoutes(api, ctx);
+      registerStatusRoutes(api, ctx);
+      registerAuthRoutes(api, ctx);
+      registerSelfRoutes(api, ctx);
+      registerUserRoutes(api, ctx);
+      registerOptionRoutes(api, ctx);
+      registerVerificationRoutes(api, ctx);
+    },
+    { prefix: '/api' },
+  );
+  await registerConsole(app, {
+    webLimit: createRateLimit(limiterKv, 'web', deps.config.rateLimits.web),
+    ...(options.consoleRoot ? { root: options.consoleRoot } : {}),
+  });
+  return app;
+}

@@ -1,0 +1,85 @@
+import type { User } from '@turnpike/core/db/schema/users';
+import { Role, UserStatus } from '@turnpike/core/domain/users';
+import { AppError } from '@turnpike/core/errors';
+import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { AppDeps } from '../deps.ts';
+import { readSession, type SessionCodec } from './session.ts';
+
+export interface AuthContext {
+  readonly user: User;
+  readonly viaAccessToken: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: AuthContext;
+  }
+}
+
+/** The signed-in user of a request the `requireRole` gate has let through. */
+export function currentUser(request: FastifyRequest): User {
+  if (!request.auth) throw new AppError('UNAUTHENTICATED', 'not signed in');
+  return request.auth.user;
+}
+
+function readAccessToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization?.trim();
+  if (!header) return undefined;
+  return header.replace(/^Bearer\s+/i, '').trim() || undefined;
+}
+
+/**
+ * Console authentication: the session cookie or a system access token in `Authorization`, always with the
+ * `New-Api-User` header naming the same user id. Role and status come from the database on every call.
+ */
+export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
+  const repo = createUserRepo(deps.db);
+
+  async function authenticate(request: FastifyRequest): Promise<AuthContext> {
+    const session = readSession(request, codec);
+    let user: User | undefined;
+    let viaAccessToken = false;
+    if (session.uid) {
+      user = await repo.findById(session.uid);
+      if (!user) throw new AppError('UNAUTHENTICATED', 'not signed in or the session has expired');
+    } else {
+      const token = readAccessToken(request);
+      if (!token) throw new AppError('UNAUTHENTICATED', 'not signed in and no access token given');
+      user = await repo.findByAccessToken(token);
+      if (!user) throw new AppError('UNAUTHENTICATED', 'the access token is invalid');
+      viaAccessToken = true;
+    }
+    const claimed = request.headers['new-api-user'];
+    if (claimed === undefined || claimed === '') {
+      throw new AppError('UNAUTHENTICATED', 'the New-Api-User header is required');
+    }
+    if (!/^\d+$/.test(String(claimed)))
+      throw new AppError('UNAUTHENTICATED', 'the New-Api-User header must be a user id');
+    if (Number(claimed) !== user.id) {
+      throw new AppError('UNAUTHENTICATED', 'the New-Api-User header does not match the signed-in user');
+    }
+    if (user.status !== UserStatus.Enabled)
+      throw new AppError('USER_DISABLED', 'this user has been disabled');
+    return { user, viaAccessToken };
+  }
+
+  return {
+    authenticate,
+    /** A preHandler that admits users of at least `minRole`. */
+    requireRole(minRole: number = Role.User): preHandlerAsyncHookHandler {
+      return async (request) => {
+        const auth = await authenticate(request);
+        if (auth.user.role < minRole)
+          throw new AppError('FORBIDDEN', 'you do not have permission to do this');
+        request.auth = auth;
+      };
+    },
+    /** Reads the session user if there is one; never fails (for public routes that personalise). */
+    async tryUser(request: FastifyRequest): Promise<User | undefined> {
+      const uid = readSession(request, codec).uid;
+      return uid ? repo.findById(uid) : undefined;
+    },
+  };
+}
+export type AuthGate = ReturnType<typeof createAuthGate>;

@@ -1,0 +1,36 @@
+import { DEFAULT_MODEL_RATIO } from '@turnpike/core/billing/default-ratios';
+import { Role } from '@turnpike/core/domain/users';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ok } from '../../http/reply.ts';
+import type { RouteContext } from '../../http/route-context.ts';
+import { parseInput } from '../../http/validate.ts';
+
+/** Values arrive as text, but scripts often send JSON booleans and numbers; store them as their text. */
+const updateOptionSchema = z.object({
+  key: z.string({ error: 'key is required' }).trim().min(1, 'key is required'),
+  value: z
+    .union([z.string(), z.number(), z.boolean()], { error: 'value must be text, a number or a boolean' })
+    .transform(String),
+});
+
+export function registerOptionRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { options } = ctx.deps;
+  const root = { preHandler: ctx.auth.requireRole(Role.Root) };
+  const admin = { preHandler: ctx.auth.requireRole(Role.Admin) };
+
+  app.get('/option/', root, async () => ok(options.list()));
+
+  app.put('/option/', root, async (request) => {
+    const { key, value } = parseInput(updateOptionSchema, request.body);
+    await options.set(key, value);
+    return ok(undefined, 'saved');
+  });
+
+  app.post('/option/rest_model_ratio', root, async () => {
+    await options.set('ModelRatio', JSON.stringify(DEFAULT_MODEL_RATIO));
+    return ok(undefined, 'model ratios restored to the built-in defaults');
+  });
+
+  app.get('/group/', admin, async () => ok(Object.keys(options.get('GroupRatio'))));
+}

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, setupRoot, type TestApp } from '../../testing/test-app.ts';
+
+describe('GET /api/status', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers every field the console reads, publicly', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/status' });
+    expect(response.statusCode).toBe(200);
+    const data = response.json().data;
+    for (const field of [
+      'system_name',
+      'logo',
+      'footer_html',
+      'quota_per_unit',
+      'display_in_currency',
+      'enable_drawing',
+      'enable_task',
+      'enable_data_export',
+      'chats',
+      'data_export_default_time',
+      'default_collapse_sidebar',
+      'mj_notify_enabled',
+      'chat_link',
+      'chat_link2',
+      'docs_link',
+      'version',
+      'start_time',
+      'email_verification',
+      'turnstile_check',
+      'turnstile_site_key',
+      'github_oauth',
+      'github_client_id',
+      'oidc_enabled',
+      'oidc_client_id',
+      'oidc_authorization_endpoint',
+      'wechat_login',
+      'wechat_qrcode',
+      'telegram_oauth',
+      'telegram_bot_name',
+      'linuxdo_oauth',
+      'linuxdo_client_id',
+      'setup',
+      'self_use_mode_enabled',
+      'demo_site_enabled',
+      'server_address',
+      'price',
+      'min_topup',
+      'top_up_link',
+      'enable_online_topup',
+    ]) {
+      expect(data, field).toHaveProperty(field);
+    }
+    expect(data).toMatchObject({ quota_per_unit: 500000, setup: false, price: 7.3, min_topup: 1 });
+  });
+
+  it('reflects a changed option and never carries a secret', async () => {
+    const root = await setupRoot(t.app);
+    expect(
+      (await root.put('/api/option/', { key: 'SystemName', value: 'Acme Gateway' })).json().success,
+    ).toBe(true);
+    expect(
+      (await root.put('/api/option/', { key: 'GitHubClientSecret', value: 'gh-secret-value' })).json()
+        .success,
+    ).toBe(true);
+    const response = await t.app.inject({ method: 'GET', url: '/api/status' });
+    expect(response.json().data).toMatchObject({ system_name: 'Acme Gateway', setup: true });
+    expect(response.body).not.toContain('gh-secret-value');
+  });
+});

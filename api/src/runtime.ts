@@ -1,0 +1,56 @@
+import path from 'node:path';
+import type { ResolvedConfig } from '@turnpike/core/config';
+import { createDb } from '@turnpike/core/db/client';
+import { migrate } from '@turnpike/core/db/migrate';
+import { createEventBus } from '@turnpike/core/events/bus';
+import { createMemoryKv, createRedisKv } from '@turnpike/core/kv/kv';
+import { createOptionStore } from '@turnpike/core/options/store';
+import { Redis } from 'ioredis';
+import type { AppDeps } from './deps.ts';
+
+export const VERSION = process.env.npm_package_version ?? '0.1.0';
+
+export interface Runtime {
+  readonly deps: AppDeps;
+  close(): Promise<void>;
+}
+
+/** Opens the database (migrated), Redis, the event bus and the option cache that every role needs. */
+export async function createRuntime(
+  config: ResolvedConfig,
+  runtimeOptions: { inMemory?: boolean } = {},
+): Promise<Runtime> {
+  const dataDir = runtimeOptions.inMemory ? undefined : path.join(config.dataDir, 'db');
+  const database = await createDb({ url: config.databaseUrl, dataDir });
+  await migrate(database);
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
+  redis?.on('error', () => {});
+  const bus = await createEventBus({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+  const options = createOptionStore({
+    db: database.db,
+    bus,
+    syncIntervalMs: config.syncFrequencySeconds * 1000,
+  });
+  await options.load();
+  options.start();
+  const deps: AppDeps = {
+    config,
+    db: database.db,
+    dbKind: database.kind,
+    bus,
+    options,
+    kv: redis ? createRedisKv(redis, config.redisKeyPrefix) : createMemoryKv(),
+    redis,
+    version: VERSION,
+    startTime: Math.floor(Date.now() / 1000),
+  };
+  return {
+    deps,
+    async close() {
+      options.stop();
+      await bus.close();
+      redis?.disconnect();
+      await database.close();
+    },
+  };
+}

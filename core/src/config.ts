@@ -1,0 +1,117 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
+    .optional()
+    .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes', 'on'].includes(v)));
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must start with postgres:// or postgresql://')
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
+    .optional(),
+  REDIS_KEY_PREFIX: z.string().default('turnpike:'),
+  SESSION_SECRET: z.string().min(16, 'SESSION_SECRET must be at least 16 characters').optional(),
+  CRYPTO_SECRET: z.string().min(16, 'CRYPTO_SECRET must be at least 16 characters').optional(),
+  ROLE: z.enum(['all', 'api', 'relay']).default('all'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: flag(false),
+  GLOBAL_API_RATE_LIMIT_ENABLE: flag(true),
+  GLOBAL_API_RATE_LIMIT: positiveInt(180),
+  GLOBAL_API_RATE_LIMIT_DURATION: positiveInt(180),
+  GLOBAL_WEB_RATE_LIMIT_ENABLE: flag(true),
+  GLOBAL_WEB_RATE_LIMIT: positiveInt(60),
+  GLOBAL_WEB_RATE_LIMIT_DURATION: positiveInt(180),
+  CRITICAL_RATE_LIMIT_ENABLE: flag(true),
+  CRITICAL_RATE_LIMIT: positiveInt(20),
+  CRITICAL_RATE_LIMIT_DURATION: positiveInt(1200),
+  /** Seconds between full reloads of cached options, a safety net behind change events. */
+  SYNC_FREQUENCY: positiveInt(60),
+});
+
+/** A per-IP limit: `max` requests per `windowSeconds`. */
+export interface RateLimit {
+  readonly enabled: boolean;
+  readonly max: number;
+  readonly windowSeconds: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** Absent: the embedded PGlite database in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  /** Absent: caches, events and rate limits live in this process. */
+  readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel, so several installations can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Absent: generated once and kept in `dataDir` (see `ensureSecrets`). */
+  readonly sessionSecret: string | undefined;
+  readonly cryptoSecret: string | undefined;
+  readonly role: 'all' | 'api' | 'relay';
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly trustProxy: boolean;
+  readonly rateLimits: { readonly api: RateLimit; readonly web: RateLimit; readonly critical: RateLimit };
+  readonly syncFrequencySeconds: number;
+}
+
+/** Config with both secrets known. */
+export type ResolvedConfig = Config & { readonly sessionSecret: string; readonly cryptoSecret: string };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads and validates every setting; the only place in the product that looks at the environment. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    sessionSecret: e.SESSION_SECRET,
+    cryptoSecret: e.CRYPTO_SECRET ?? e.SESSION_SECRET,
+    role: e.ROLE,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    rateLimits: Object.freeze({
+      api: {
+        enabled: e.GLOBAL_API_RATE_LIMIT_ENABLE,
+        max: e.GLOBAL_API_RATE_LIMIT,
+        windowSeconds: e.GLOBAL_API_RATE_LIMIT_DURATION,
+      },
+      web: {
+        enabled: e.GLOBAL_WEB_RATE_LIMIT_ENABLE,
+        max: e.GLOBAL_WEB_RATE_LIMIT,
+        windowSeconds: e.GLOBAL_WEB_RATE_LIMIT_DURATION,
+      },
+      critical: {
+        enabled: e.CRITICAL_RATE_LIMIT_ENABLE,
+        max: e.CRITICAL_RATE_LIMIT,
+        windowSeconds: e.CRITICAL_RATE_LIMIT_DURATION,
+      },
+    }),
+    syncFrequencySeconds: e.SYNC_FREQUENCY,
+  });
+}

@@ -1,0 +1,50 @@
+import { bigint, doublePrecision, index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import { quotaAmount, unixSeconds } from './columns.ts';
+
+export const channels = pgTable(
+  'channels',
+  {
+    id: serial('id').primaryKey(),
+    type: integer('type').notNull().default(0),
+    /** Encrypted at rest with CRYPTO_SECRET; never returned by any endpoint. */
+    key: text('key').notNull(),
+    openaiOrganization: text('openai_organization'),
+    testModel: text('test_model'),
+    /** 1 enabled, 2 disabled by hand, 3 disabled automatically. */
+    status: integer('status').notNull().default(1),
+    name: varchar('name', { length: 255 }).notNull().default(''),
+    weight: integer('weight').notNull().default(0),
+    createdTime: unixSeconds('created_time').notNull().default(0),
+    testTime: unixSeconds('test_time').notNull().default(0),
+    /** Milliseconds of the last test. */
+    responseTime: integer('response_time').notNull().default(0),
+    baseUrl: text('base_url').notNull().default(''),
+    /** Per-type extra: Azure API version, Vertex region, Cloudflare account id, ... */
+    other: text('other').notNull().default(''),
+    balance: doublePrecision('balance').notNull().default(0),
+    balanceUpdatedTime: unixSeconds('balance_updated_time').notNull().default(0),
+    /** Comma-separated model names. */
+    models: text('models').notNull().default(''),
+    /** Comma-separated group names. */
+    group: varchar('group', { length: 255 }).notNull().default('default'),
+    usedQuota: quotaAmount('used_quota').notNull().default(0),
+    modelMapping: text('model_mapping'),
+    statusCodeMapping: varchar('status_code_mapping', { length: 1024 }),
+    priority: bigint('priority', { mode: 'number' }).notNull().default(0),
+    autoBan: integer('auto_ban').notNull().default(1),
+    /** JSON: status_reason, status_time. */
+    otherInfo: text('other_info'),
+    tag: varchar('tag', { length: 255 }),
+    /** JSON: force_format, proxy, thinking_to_content, headers, ... */
+    setting: text('setting'),
+    paramOverride: text('param_override'),
+  },
+  (t) => [
+    index('idx_channels_name').on(t.name),
+    index('idx_channels_status').on(t.status),
+    index('idx_channels_tag').on(t.tag),
+  ],
+);
+
+export type Channel = typeof channels.$inferSelect;
+export type NewChannel = typeof channels.$inferInsert;

@@ -1,0 +1,45 @@
+import { bigserial, boolean, index, integer, pgTable, text, varchar } from 'drizzle-orm/pg-core';
+import { quotaAmount, unixSeconds } from './columns.ts';
+
+/** Usage, top-up, management and system records. Type: 1 top-up, 2 consume, 3 manage, 4 system, 5 error. */
+export const logs = pgTable(
+  'logs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    userId: integer('user_id').notNull().default(0),
+    createdAt: unixSeconds('created_at').notNull(),
+    type: integer('type').notNull().default(0),
+    content: text('content').notNull().default(''),
+    username: varchar('username', { length: 64 }).notNull().default(''),
+    tokenName: varchar('token_name', { length: 64 }).notNull().default(''),
+    modelName: varchar('model_name', { length: 255 }).notNull().default(''),
+    quota: quotaAmount('quota').notNull().default(0),
+    promptTokens: integer('prompt_tokens').notNull().default(0),
+    completionTokens: integer('completion_tokens').notNull().default(0),
+    /** Seconds. */
+    useTime: integer('use_time').notNull().default(0),
+    isStream: boolean('is_stream').notNull().default(false),
+    channelId: integer('channel_id').notNull().default(0),
+    tokenId: integer('token_id').notNull().default(0),
+    group: varchar('group', { length: 64 }).notNull().default(''),
+    ip: varchar('ip', { length: 64 }).notNull().default(''),
+    /** The relay's request id; unique for consume logs so a replayed flush cannot bill twice. */
+    requestId: varchar('request_id', { length: 64 }),
+    /** JSON text: ratios, frt, cache tokens, admin_info, ... */
+    other: text('other').notNull().default(''),
+  },
+  (t) => [
+    index('idx_logs_created_at_type').on(t.createdAt, t.type),
+    index('idx_logs_user_id_created_at').on(t.userId, t.createdAt),
+    index('idx_logs_username_created_at').on(t.username, t.createdAt),
+    index('idx_logs_model_name_created_at').on(t.modelName, t.createdAt),
+    index('idx_logs_token_id_created_at').on(t.tokenId, t.createdAt),
+    index('idx_logs_token_name').on(t.tokenName),
+    index('idx_logs_channel_id_created_at').on(t.channelId, t.createdAt),
+    index('idx_logs_group_created_at').on(t.group, t.createdAt),
+    index('idx_logs_request_id').on(t.requestId),
+  ],
+);
+
+export type Log = typeof logs.$inferSelect;
+export type NewLog = typeof logs.$inferInsert;

@@ -1,0 +1,51 @@
+import { index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import { deletedAt, quotaAmount, unixSeconds } from './columns.ts';
+
+export const users = pgTable(
+  'users',
+  {
+    id: serial('id').primaryKey(),
+    username: varchar('username', { length: 64 }).notNull().unique(),
+    /** scrypt hash; never leaves the server. */
+    password: text('password').notNull(),
+    displayName: varchar('display_name', { length: 64 }).notNull().default(''),
+    role: integer('role').notNull().default(1),
+    status: integer('status').notNull().default(1),
+    email: varchar('email', { length: 255 }).notNull().default(''),
+    githubId: varchar('github_id', { length: 255 }).notNull().default(''),
+    oidcId: varchar('oidc_id', { length: 255 }).notNull().default(''),
+    wechatId: varchar('wechat_id', { length: 255 }).notNull().default(''),
+    telegramId: varchar('telegram_id', { length: 255 }).notNull().default(''),
+    linuxDoId: varchar('linux_do_id', { length: 255 }).notNull().default(''),
+    /** System access token for scripts (`Authorization: <token>` + `New-Api-User`). */
+    accessToken: varchar('access_token', { length: 64 }).unique(),
+    quota: quotaAmount('quota').notNull().default(0),
+    usedQuota: quotaAmount('used_quota').notNull().default(0),
+    requestCount: integer('request_count').notNull().default(0),
+    group: varchar('group', { length: 64 }).notNull().default('default'),
+    affCode: varchar('aff_code', { length: 32 }).unique(),
+    affCount: integer('aff_count').notNull().default(0),
+    /** Invite earnings not yet moved into `quota`. */
+    affQuota: quotaAmount('aff_quota').notNull().default(0),
+    affHistoryQuota: quotaAmount('aff_history').notNull().default(0),
+    inviterId: integer('inviter_id').notNull().default(0),
+    /** JSON text: notify_type, quota_warning_threshold, webhook_url, webhook_secret, notification_email, ... */
+    setting: text('setting').notNull().default(''),
+    createdTime: unixSeconds('created_time').notNull().default(0),
+    deletedAt: deletedAt(),
+  },
+  (t) => [
+    index('idx_users_display_name').on(t.displayName),
+    index('idx_users_email').on(t.email),
+    index('idx_users_inviter_id').on(t.inviterId),
+    index('idx_users_deleted_at').on(t.deletedAt),
+    index('idx_users_github_id').on(t.githubId),
+    index('idx_users_oidc_id').on(t.oidcId),
+    index('idx_users_wechat_id').on(t.wechatId),
+    index('idx_users_telegram_id').on(t.telegramId),
+    index('idx_users_linux_do_id').on(t.linuxDoId),
+  ],
+);
+
+export type User = typeof users.$inferSelect;
+export type NewUser = typeof users.$inferInsert;

@@ -1,0 +1,45 @@
+/** User roles; anything at or above Admin counts as an admin, Root is the one super administrator. */
+export const Role = { Guest: 0, User: 1, Admin: 10, Root: 100 } as const;
+export type Role = (typeof Role)[keyof typeof Role];
+
+export const UserStatus = { Enabled: 1, Disabled: 2 } as const;
+export type UserStatus = (typeof UserStatus)[keyof typeof UserStatus];
+
+export const isAdmin = (role: number): boolean => role >= Role.Admin;
+export const isRoot = (role: number): boolean => role >= Role.Root;
+
+export const ManageAction = ['promote', 'demote', 'disable', 'enable', 'delete'] as const;
+export type ManageAction = (typeof ManageAction)[number];
+
+export interface RoleHolder {
+  readonly id: number;
+  readonly role: number;
+}
+
+/**
+ * Why `actor` may not perform `action` on `target`, or undefined when it may. Rules: nobody acts on a user of the
+ * same or higher role (root on itself excepted, for editing); only root promotes; root is never disabled,
+ * deleted or demoted.
+ */
+export function whyCannotManage(
+  actor: RoleHolder,
+  target: RoleHolder,
+  action: ManageAction | 'edit',
+): string | undefined {
+  if (isRoot(target.role) && (action === 'disable' || action === 'delete' || action === 'demote')) {
+    return `the super administrator cannot be ${action === 'delete' ? 'deleted' : action === 'disable' ? 'disabled' : 'demoted'}`;
+  }
+  const isSelfRootEdit = action === 'edit' && isRoot(actor.role) && actor.id === target.id;
+  if (actor.role <= target.role && !isSelfRootEdit) {
+    return 'you cannot act on a user of the same or a higher role';
+  }
+  if (action === 'promote' && !isRoot(actor.role))
+    return 'only the super administrator can promote users to administrator';
+  if (action === 'promote' && isAdmin(target.role)) return 'this user is already an administrator';
+  if (action === 'demote' && target.role <= Role.User) return 'this user is already a regular user';
+  return undefined;
+}
+
+/** The role a new user may be given by `actorRole`: strictly below the actor's own. */
+export const canAssignRole = (actorRole: number, role: number): boolean =>
+  role < actorRole && (Object.values(Role) as number[]).includes(role);

@@ -6,9 +6,10 @@ import { createEventBus } from '@turnpike/core/events/bus';
 import { createMemoryKv, createRedisKv } from '@turnpike/core/kv/kv';
 import { createOptionStore } from '@turnpike/core/options/store';
 import { Redis } from 'ioredis';
+import rootPackage from '../../package.json' with { type: 'json' };
 import type { AppDeps } from './deps.ts';
 
-export const VERSION = process.env.npm_package_version ?? '0.1.0';
+export const VERSION: string = rootPackage.version;
 
 export interface Runtime {
   readonly deps: AppDeps;
@@ -18,7 +19,11 @@ export interface Runtime {
 /** Opens the database (migrated), Redis, the event bus and the option cache that every role needs. */
 export async function createRuntime(
   config: ResolvedConfig,
-  runtimeOptions: { inMemory?: boolean } = {},
+  runtimeOptions: {
+    inMemory?: boolean;
+    /** Where background failures (option sync, ...) are reported; the server passes its logger. */
+    onError?: (error: unknown, context: string) => void;
+  } = {},
 ): Promise<Runtime> {
   const dataDir = runtimeOptions.inMemory ? undefined : path.join(config.dataDir, 'db');
   const database = await createDb({ url: config.databaseUrl, dataDir });
@@ -30,6 +35,9 @@ export async function createRuntime(
     db: database.db,
     bus,
     syncIntervalMs: config.syncFrequencySeconds * 1000,
+    ...(runtimeOptions.onError
+      ? { onError: (error: unknown) => runtimeOptions.onError?.(error, 'option sync') }
+      : {}),
   });
   await options.load();
   options.start();

@@ -6,8 +6,15 @@ import { createRuntime } from './runtime.ts';
 
 /** The all-in-one server: configuration, database, migrations, then listen until a signal asks to stop. */
 const config = await ensureSecrets(loadConfig());
-const runtime = await createRuntime(config);
+// Failures reported while the runtime starts (an invalid stored option, say) wait until the logger exists.
+const earlyFailures: { err: unknown; context: string }[] = [];
+let reportFailure = (err: unknown, context: string): void => {
+  earlyFailures.push({ err, context });
+};
+const runtime = await createRuntime(config, { onError: (err, context) => reportFailure(err, context) });
 const app = await buildApp(runtime.deps, { logger: { level: config.logLevel } });
+reportFailure = (err, context) => app.log.error({ err, context }, 'background task failed');
+for (const failure of earlyFailures) reportFailure(failure.err, failure.context);
 
 closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
   if (err) app.log.error({ err }, 'stopping after an unexpected error');

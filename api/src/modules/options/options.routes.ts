@@ -1,4 +1,3 @@
-import { DEFAULT_MODEL_RATIO } from '@turnpike/core/billing/default-ratios';
 import { Role } from '@turnpike/core/domain/users';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -28,7 +27,8 @@ export function registerOptionRoutes(app: FastifyInstance, ctx: RouteContext): v
   });
 
   app.post('/option/rest_model_ratio', root, async () => {
-    await options.set('ModelRatio', JSON.stringify(DEFAULT_MODEL_RATIO));
+    // Dropping the stored value serves the built-in table, so later releases' new defaults reach this deployment.
+    await options.reset('ModelRatio');
     return ok(undefined, 'model ratios restored to the built-in defaults');
   });
 

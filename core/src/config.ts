@@ -38,6 +38,10 @@ const envSchema = z.object({
   CRITICAL_RATE_LIMIT_DURATION: positiveInt(1200),
   /** Seconds between full reloads of cached options, a safety net behind change events. */
   SYNC_FREQUENCY: positiveInt(60),
+  /** Where Turnstile answers are checked; only tests and air-gapped installs change it. */
+  TURNSTILE_VERIFY_URL: z
+    .url({ protocol: /^https?$/, error: 'TURNSTILE_VERIFY_URL must be an http(s) URL' })
+    .default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
 });
 
 /** A per-IP limit: `max` requests per `windowSeconds`. */
@@ -65,6 +69,8 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly rateLimits: { readonly api: RateLimit; readonly web: RateLimit; readonly critical: RateLimit };
   readonly syncFrequencySeconds: number;
+  /** Cloudflare's siteverify endpoint unless TURNSTILE_VERIFY_URL says otherwise. */
+  readonly turnstileVerifyUrl: string;
 }
 
 /** Config with both secrets known. */
@@ -113,5 +119,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
     }),
     syncFrequencySeconds: e.SYNC_FREQUENCY,
+    turnstileVerifyUrl: e.TURNSTILE_VERIFY_URL,
   });
 }

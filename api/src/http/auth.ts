@@ -66,14 +66,18 @@ export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
 
   return {
     authenticate,
-    /** A preHandler that admits users of at least `minRole`. */
-    requireRole(minRole: number = Role.User): preHandlerAsyncHookHandler {
-      return async (request) => {
+    /**
+     * A preHandler that admits users of at least `minRole`. The handler carries its `minRole` so a route's gate
+     * can be read back from the route table (see `gateRoleOf`).
+     */
+    requireRole(minRole: number = Role.User): RoleGate {
+      const gate: preHandlerAsyncHookHandler = async (request) => {
         const auth = await authenticate(request);
         if (auth.user.role < minRole)
           throw new AppError('FORBIDDEN', 'you do not have permission to do this');
         request.auth = auth;
       };
+      return Object.assign(gate, { minRole });
     },
     /** Reads the session user if there is one; never fails (for public routes that personalise). */
     async tryUser(request: FastifyRequest): Promise<User | undefined> {
@@ -83,3 +87,6 @@ export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
   };
 }
 export type AuthGate = ReturnType<typeof createAuthGate>;
+
+/** A `requireRole` preHandler, labelled with the least role it admits. */
+export type RoleGate = preHandlerAsyncHookHandler & { readonly minRole: number };

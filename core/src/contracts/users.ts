@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { User } from '../db/schema/users.ts';
 import { ManageAction } from '../domain/users.ts';
+import { pageQuerySchema } from './envelope.ts';
 
 export const USERNAME_MAX = 12;
 export const PASSWORD_MIN = 8;
@@ -59,11 +60,21 @@ export const updateSelfSchema = z.object({
 });
 export type UpdateSelf = z.infer<typeof updateSelfSchema>;
 
+const requiredForCreate = 'username and password must not be empty';
+
 export const createUserSchema = z.object({
-  username,
-  password,
+  username: z
+    .string({ error: requiredForCreate })
+    .trim()
+    .min(1, requiredForCreate)
+    .max(USERNAME_MAX, `username must be at most ${USERNAME_MAX} characters`),
+  password: z
+    .string({ error: requiredForCreate })
+    .min(1, requiredForCreate)
+    .min(PASSWORD_MIN, `password must be at least ${PASSWORD_MIN} characters`)
+    .max(PASSWORD_MAX, `password must be at most ${PASSWORD_MAX} characters`),
   display_name: displayName.optional().default(''),
-  role: z.number().int().optional(),
+  role: z.number({ error: 'role must be a number' }).int('role must be an integer').optional(),
 });
 export type CreateUser = z.infer<typeof createUserSchema>;
 
@@ -74,7 +85,12 @@ export const updateUserSchema = z.object({
   password: z.union([z.literal(''), password]).optional(),
   email: z.union([z.literal(''), z.email('email is not a valid address')]).optional(),
   group: z.string().trim().min(1).max(64).optional(),
-  quota: z.number({ error: 'quota must be an integer' }).int('quota must be an integer').optional(),
+  quota: z
+    .number({ error: 'quota must be an integer' })
+    .int('quota must be an integer')
+    .min(0, 'quota must not be negative')
+    .max(Number.MAX_SAFE_INTEGER, 'quota is too large')
+    .optional(),
 });
 export type UpdateUser = z.infer<typeof updateUserSchema>;
 
@@ -83,6 +99,19 @@ export const manageUserSchema = z.object({
   action: z.enum(ManageAction, { error: `action must be one of ${ManageAction.join(', ')}` }),
 });
 export type ManageUser = z.infer<typeof manageUserSchema>;
+
+/** `GET /api/user/search`: keyword and group, with the usual `p` / `page_size`. */
+export const userSearchQuerySchema = pageQuerySchema.extend({
+  keyword: z.string().trim().max(100, 'keyword must be at most 100 characters').optional().default(''),
+  group: z.string().trim().max(64, 'group must be at most 64 characters').optional().default(''),
+});
+export type UserSearchQuery = z.infer<typeof userSearchQuerySchema>;
+
+/** What `POST /api/user/manage` answers: the row's new role and status. */
+export interface ManageUserResult {
+  role: number;
+  status: number;
+}
 
 export const affTransferSchema = z.object({
   quota: z.number({ error: 'quota must be a number' }).int('quota must be an integer'),

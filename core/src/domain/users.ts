@@ -43,3 +43,32 @@ export function whyCannotManage(
 /** The role a new user may be given by `actorRole`: strictly below the actor's own. */
 export const canAssignRole = (actorRole: number, role: number): boolean =>
   role < actorRole && (Object.values(Role) as number[]).includes(role);
+
+/** What a manage action leaves behind: the new role and status, and whether the user is deregistered. */
+export interface ManageOutcome {
+  readonly role: number;
+  readonly status: number;
+  readonly deleted: boolean;
+}
+
+/**
+ * The state `action` moves `target` to, once `whyCannotManage` has allowed it. Promotion makes an administrator,
+ * demotion a regular user; deletion is a deregistration (soft delete), so the row and its name stay.
+ */
+export function applyManageAction(
+  target: { readonly role: number; readonly status: number },
+  action: ManageAction,
+): ManageOutcome {
+  switch (action) {
+    case 'promote':
+      return { role: Role.Admin, status: target.status, deleted: false };
+    case 'demote':
+      return { role: Role.User, status: target.status, deleted: false };
+    case 'disable':
+      return { role: target.role, status: UserStatus.Disabled, deleted: false };
+    case 'enable':
+      return { role: target.role, status: UserStatus.Enabled, deleted: false };
+    case 'delete':
+      return { role: target.role, status: target.status, deleted: true };
+  }
+}

@@ -1,6 +1,33 @@
-import { and, eq, isNull, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, ilike, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.ts';
 import { type NewUser, type User, users } from '../db/schema/index.ts';
+
+/** The admin search: `keyword` matches the id (when numeric) or part of the username, email or display name. */
+export interface UserSearch {
+  readonly keyword?: string | undefined;
+  /** Exact group name. */
+  readonly group?: string | undefined;
+}
+
+/** Escapes LIKE wildcards so a keyword is matched as typed. */
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function searchConditions(search: UserSearch): SQL | undefined {
+  const conditions: SQL[] = [];
+  const keyword = search.keyword?.trim();
+  if (keyword) {
+    const pattern = `%${escapeLike(keyword)}%`;
+    const matches: SQL[] = [
+      ilike(users.username, pattern),
+      ilike(users.email, pattern),
+      ilike(users.displayName, pattern),
+    ];
+    if (/^\d{1,9}$/.test(keyword)) matches.push(eq(users.id, Number(keyword)));
+    conditions.push(or(...matches)!);
+  }
+  if (search.group?.trim()) conditions.push(eq(users.group, search.group.trim()));
+  return conditions.length ? and(...conditions) : undefined;
+}
 
 /** Data access for users. Soft-deleted users are invisible to everything but the admin list and name checks. */
 export function createUserRepo(db: Executor) {
@@ -74,6 +101,26 @@ export function createUserRepo(db: Executor) {
         )
         .limit(1);
       return row !== undefined;
+    },
+
+    /**
+     * One page of the admin list, newest first. Deregistered users are included (the console shows them as
+     * such). `page` counts from 1.
+     */
+    async listPage(
+      search: UserSearch,
+      page: { page: number; pageSize: number },
+    ): Promise<{ rows: User[]; total: number }> {
+      const where = searchConditions(search);
+      const rows = await db
+        .select()
+        .from(users)
+        .where(where)
+        .orderBy(desc(users.id))
+        .limit(page.pageSize)
+        .offset((page.page - 1) * page.pageSize);
+      const [counted] = await db.select({ total: count() }).from(users).where(where);
+      return { rows, total: Number(counted?.total ?? 0) };
     },
 
     async hasRoot(): Promise<boolean> {

@@ -3,14 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
 import { clearSession, readSession, writeSession } from '../../http/session.ts';
+import { createTurnstileCheck } from '../../http/turnstile.ts';
 import { parseInput } from '../../http/validate.ts';
 import { createAuthService } from './auth.service.ts';
 
 export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const auth = createAuthService(ctx.deps);
   const critical = { onRequest: ctx.criticalLimit };
+  const checked = { ...critical, preHandler: createTurnstileCheck(ctx.deps, ctx.sessions) };
 
-  app.post('/user/login', critical, async (request, reply) => {
+  app.post('/user/login', checked, async (request, reply) => {
     const user = await auth.login(parseInput(loginSchema, request.body));
     writeSession(request, reply, ctx.sessions, {
       ...readSession(request, ctx.sessions),
@@ -25,7 +27,7 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext): voi
     return ok();
   });
 
-  app.post('/user/register', critical, async (request) => {
+  app.post('/user/register', checked, async (request) => {
     await auth.register(parseInput(registerSchema, request.body));
     return ok(undefined, 'registered; you can sign in now');
   });

@@ -54,18 +54,18 @@ export function createAuthService(deps: AppDeps) {
         );
       }
       const email = input.email.trim();
-      if (o.get('EmailVerificationEnabled')) {
-        if (!email || !input.verification_code) {
-          throw new AppError('VALIDATION_FAILED', 'an email address and its verification code are required');
-        }
-        if (!(await codes.consume('register', email, input.verification_code))) {
-          throw new AppError('VALIDATION_FAILED', 'the verification code is wrong or has expired');
-        }
+      const verifying = o.get('EmailVerificationEnabled');
+      if (verifying && (!email || !input.verification_code)) {
+        throw new AppError('VALIDATION_FAILED', 'an email address and its verification code are required');
       }
       if (await repo.isUsernameTaken(input.username))
         throw new AppError('CONFLICT', 'this username is already taken');
       if (email && (await repo.isEmailTaken(email)))
         throw new AppError('CONFLICT', 'this email address is already in use');
+      // Last check before writing, so a taken username does not burn the code.
+      if (verifying && !(await codes.consume('email', email, input.verification_code))) {
+        throw new AppError('VALIDATION_FAILED', 'the verification code is wrong or has expired');
+      }
 
       const inviter = input.aff_code ? await repo.findByAffCode(input.aff_code) : undefined;
       const newUserQuota = o.get('QuotaForNewUser');

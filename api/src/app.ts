@@ -10,12 +10,21 @@ import { createRateLimit } from './http/rate-limit.ts';
 import type { RouteContext } from './http/route-context.ts';
 import { createSessionCodec } from './http/session.ts';
 import { registerAuthRoutes } from './modules/auth/auth.routes.ts';
+import { registerChannelRoutes } from './modules/channels/channels.routes.ts';
+import { registerDataRoutes } from './modules/data/data.routes.ts';
+import { registerLogRoutes } from './modules/logs/logs.routes.ts';
+import { registerModelRoutes } from './modules/models/models.routes.ts';
 import { registerOptionRoutes } from './modules/options/options.routes.ts';
+import { registerPricingRoutes } from './modules/pricing/pricing.routes.ts';
+import { registerRedemptionRoutes } from './modules/redemptions/redemptions.routes.ts';
 import { registerSelfRoutes } from './modules/self/self.routes.ts';
 import { registerSetupRoutes } from './modules/setup/setup.routes.ts';
 import { registerStatusRoutes } from './modules/status/status.routes.ts';
+import { registerTaskRoutes } from './modules/tasks/tasks.routes.ts';
+import { registerTokenRoutes } from './modules/tokens/tokens.routes.ts';
 import { registerUserRoutes } from './modules/users/users.routes.ts';
 import { registerVerificationRoutes } from './modules/verification/verification.routes.ts';
+import { registerWalletRoutes } from './modules/wallet/wallet.routes.ts';
 
 export interface BuildAppOptions {
   /** pino options or false; the server passes its level, tests stay quiet. */
@@ -46,6 +55,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     logger,
     trustProxy: deps.config.trustProxy,
     bodyLimit: 10 * 1024 * 1024,
+    // The console calls some routes with a trailing slash and some without; both forms answer.
+    routerOptions: { ignoreTrailingSlash: true },
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -79,6 +90,15 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       registerUserRoutes(api, ctx);
       registerOptionRoutes(api, ctx);
       registerVerificationRoutes(api, ctx);
+      registerLogRoutes(api, ctx);
+      registerDataRoutes(api, ctx);
+      registerPricingRoutes(api, ctx);
+      registerTaskRoutes(api, ctx);
+      registerChannelRoutes(api, ctx);
+      registerModelRoutes(api, ctx);
+      registerTokenRoutes(api, ctx);
+      registerRedemptionRoutes(api, ctx);
+      registerWalletRoutes(api, ctx);
     },
     { prefix: '/api' },
   );

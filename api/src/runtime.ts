@@ -8,6 +8,7 @@ import { createOptionStore } from '@turnpike/core/options/store';
 import { Redis } from 'ioredis';
 import rootPackage from '../../package.json' with { type: 'json' };
 import type { AppDeps } from './deps.ts';
+import { startLogRetention } from './jobs/log-retention.ts';
 
 export const VERSION: string = rootPackage.version;
 
@@ -52,9 +53,16 @@ export async function createRuntime(
     version: VERSION,
     startTime: Math.floor(Date.now() / 1000),
   };
+  // Deletes usage logs older than LogRetentionDays (0 keeps them): on boot, then once a day.
+  const stopLogRetention = startLogRetention(deps, {
+    ...(runtimeOptions.onError
+      ? { onError: (error: unknown) => runtimeOptions.onError?.(error, 'log retention') }
+      : {}),
+  });
   return {
     deps,
     async close() {
+      await stopLogRetention();
       options.stop();
       await bus.close();
       redis?.disconnect();

@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'INVALID_CREDENTIALS'
   | 'USER_DISABLED'
   | 'INSUFFICIENT_QUOTA'
+  /** A provider the console back end called (model list, balance) failed or did not answer. */
+  | 'UPSTREAM_FAILED'
   | 'INTERNAL';
 
 const defaultStatus: Record<ErrorCode, number> = {
@@ -29,6 +31,7 @@ const defaultStatus: Record<ErrorCode, number> = {
   INVALID_CREDENTIALS: 400,
   USER_DISABLED: 403,
   INSUFFICIENT_QUOTA: 400,
+  UPSTREAM_FAILED: 502,
   INTERNAL: 500,
 };
 

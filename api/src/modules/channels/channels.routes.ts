@@ -1,0 +1,82 @@
+import {
+  batchTagSchema,
+  channelIdsSchema,
+  channelPageQuerySchema,
+  channelSearchQuerySchema,
+  createChannelSchema,
+  editTagSchema,
+  fetchModelsSchema,
+  tagSchema,
+  updateChannelSchema,
+} from '@turnpike/core/contracts/channels';
+import { Role } from '@turnpike/core/domain/users';
+import type { FastifyInstance } from 'fastify';
+import { ok } from '../../http/reply.ts';
+import type { RouteContext } from '../../http/route-context.ts';
+import { parseId, parseInput } from '../../http/validate.ts';
+import { createChannelService } from './channels.service.ts';
+
+export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const channels = createChannelService(ctx.deps);
+  const admin = { preHandler: ctx.auth.requireRole(Role.Admin) };
+  type IdParams = { Params: { id: string } };
+
+  app.get('/channel/', admin, async (request) =>
+    ok(await channels.list(parseInput(channelPageQuerySchema, request.query))),
+  );
+  app.get('/channel/search', admin, async (request) =>
+    ok(await channels.search(parseInput(channelSearchQuerySchema, request.query))),
+  );
+  app.get('/channel/models', admin, async () => ok(channels.catalogueModels()));
+  app.get('/channel/models_enabled', admin, async () => ok(await channels.enabledModels()));
+
+  app.get('/channel/update_balance', admin, async () => ok(await channels.updateAllBalances()));
+  app.get<IdParams>('/channel/update_balance/:id', admin, async (request) => {
+    const balance = await channels.updateBalance(parseId(request.params.id));
+    return { ...ok({ balance }), balance };
+  });
+
+  app.get<IdParams>('/channel/fetch_models/:id', admin, async (request) =>
+    ok(await channels.fetchModelsOf(parseId(request.params.id))),
+  );
+  app.post('/channel/fetch_models', admin, async (request) => {
+    const input = parseInput(fetchModelsSchema, request.body);
+    return ok(await channels.fetchModels(input.type, input.base_url, input.key));
+  });
+
+  app.get<IdParams>('/channel/:id', admin, async (request) =>
+    ok(await channels.get(parseId(request.params.id))),
+  );
+
+  app.post('/channel/', admin, async (request) => {
+    const created = await channels.create(parseInput(createChannelSchema, request.body));
+    return ok(created, created.length > 1 ? `${created.length} channels created` : 'channel created');
+  });
+  app.put('/channel/', admin, async (request) =>
+    ok(await channels.update(parseInput(updateChannelSchema, request.body)), 'saved'),
+  );
+
+  app.delete('/channel/disabled', admin, async () => ok(await channels.deleteDisabled()));
+  app.delete<IdParams>('/channel/:id', admin, async (request) => {
+    await channels.delete(parseId(request.params.id));
+    return ok(undefined, 'channel deleted');
+  });
+  app.post('/channel/batch', admin, async (request) =>
+    ok(await channels.deleteMany(parseInput(channelIdsSchema, request.body).ids)),
+  );
+  app.post('/channel/batch/tag', admin, async (request) => {
+    const { ids, tag } = parseInput(batchTagSchema, request.body);
+    return ok(await channels.tagMany(ids, tag));
+  });
+  app.post('/channel/fix', admin, async () => ok(await channels.fixAbilities()));
+
+  app.post('/channel/tag/enabled', admin, async (request) =>
+    ok(await channels.setTagStatus(parseInput(tagSchema, request.body).tag, 1)),
+  );
+  app.post('/channel/tag/disabled', admin, async (request) =>
+    ok(await channels.setTagStatus(parseInput(tagSchema, request.body).tag, 2)),
+  );
+  app.put('/channel/tag', admin, async (request) =>
+    ok(await channels.editTag(parseInput(editTagSchema, request.body))),
+  );
+}

@@ -1,0 +1,327 @@
+import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import {
+  ChannelStatus,
+  checkChannelOther,
+  splitChannelKeys,
+  splitCommaList,
+} from '@turnpike/core/channels/channel-rules';
+import { fetchUpstreamBalance, fetchUpstreamModels } from '@turnpike/core/channels/upstream';
+import {
+  type ChannelSearchQuery,
+  type ChannelTagView,
+  type ChannelView,
+  type CreateChannel,
+  type EditTag,
+  toChannelTagView,
+  toChannelView,
+  type UpdateChannel,
+} from '@turnpike/core/contracts/channels';
+import type { Page } from '@turnpike/core/contracts/envelope';
+import type { Executor } from '@turnpike/core/db/client';
+import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
+import { AppError } from '@turnpike/core/errors';
+import { findProviderType, knownModelOwners } from '@turnpike/core/providers/catalogue';
+import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
+import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
+import { nowSeconds } from '@turnpike/core/repos/log.repo';
+import type { SQL } from 'drizzle-orm';
+import type { AppDeps } from '../../deps.ts';
+
+const NOT_FOUND = 'channel not found';
+/** The reference's fixed "created" stamp of catalogue entries; clients only display it. */
+const CATALOGUE_CREATED = 1626777600;
+
+export type ChannelListEntry = ChannelView | ChannelTagView;
+
+/** Admin management of channels. Every write rebuilds the touched abilities in its transaction, then tells the relays. */
+export function createChannelService(deps: AppDeps) {
+  const box = createChannelKeyBox(deps.config.cryptoSecret);
+  const repo = createChannelRepo(deps.db);
+  const abilityRepo = createAbilityRepo(deps.db);
+  const changed = async (ids: number[]) => {
+    if (ids.length > 0) await deps.bus.publish({ type: 'channels.changed', ids });
+  };
+
+  /** Runs a write and rebuilds the abilities of the channels it answers, all in one transaction. */
+  async function write(run: (tx: Executor) => Promise<Channel[]>): Promise<Channel[]> {
+    const touched = await deps.db.transaction(async (tx) => {
+      const rows = await run(tx);
+      await createAbilityRepo(tx).rebuild(rows);
+      return rows;
+    });
+    await changed(touched.map((c) => c.id));
+    return touched;
+  }
+
+  function openKey(channel: Channel): string {
+    const key = box.open(channel.key);
+    if (key === undefined)
+      throw new AppError('CONFLICT', 'the stored key of this channel cannot be read; enter the key again');
+    return key;
+  }
+
+  async function mustFind(id: number): Promise<Channel> {
+    const channel = await repo.find(id);
+    if (!channel) throw new AppError('NOT_FOUND', NOT_FOUND);
+    return channel;
+  }
+
+  function checkOther(type: number, other: string): void {
+    const problem = checkChannelOther(type, other);
+    if (problem) throw new AppError('VALIDATION_FAILED', problem);
+  }
+
+  /** Form fields → columns; only fields that were sent. */
+  function toColumns(input: Omit<UpdateChannel, 'id'>): Partial<NewChannel> {
+    const patch: Partial<NewChannel> = {};
+    if (input.name !== undefined) patch.name = input.name;
+    if (input.type !== undefined) patch.type = input.type;
+    if (input.base_url !== undefined) patch.baseUrl = input.base_url;
+    if (input.other !== undefined) patch.other = input.other;
+    if (input.openai_organization !== undefined) patch.openaiOrganization = input.openai_organization || null;
+    if (input.test_model !== undefined) patch.testModel = input.test_model || null;
+    if (input.models !== undefined) patch.models = input.models;
+    if (input.group !== undefined) patch.group = input.group || 'default';
+    if (input.auto_ban !== undefined) patch.autoBan = input.auto_ban;
+    if (input.priority !== undefined) patch.priority = input.priority;
+    if (input.weight !== undefined) patch.weight = input.weight;
+    if (input.tag !== undefined) patch.tag = input.tag || null;
+    if (input.status !== undefined) patch.status = input.status;
+    if (input.model_mapping !== undefined) patch.modelMapping = input.model_mapping || null;
+    if (input.status_code_mapping !== undefined) patch.statusCodeMapping = input.status_code_mapping || null;
+    if (input.setting !== undefined) patch.setting = input.setting || null;
+    if (input.param_override !== undefined) patch.paramOverride = input.param_override || null;
+    if (input.other_info !== undefined) patch.otherInfo = input.other_info || null;
+    return patch;
+  }
+
+  function paginate<T>(entries: T[], page: number, size: number): Page<T> {
+    return {
+      items: entries.slice((page - 1) * size, page * size),
+      total: entries.length,
+      page,
+      page_size: size,
+    };
+  }
+
+  /** Tag mode: a tagged channel joins its tag's row (placed where its first channel is); untagged ones stand alone. */
+  function groupByTag(rows: Channel[]): ChannelListEntry[] {
+    const entries: (ChannelView | { tag: string; children: ChannelView[] })[] = [];
+    const byTag = new Map<string, ChannelView[]>();
+    for (const row of rows) {
+      const view = toChannelView(row);
+      if (!row.tag) {
+        entries.push(view);
+        continue;
+      }
+      let children = byTag.get(row.tag);
+      if (!children) {
+        children = [];
+        byTag.set(row.tag, children);
+        entries.push({ tag: row.tag, children });
+      }
+      children.push(view);
+    }
+    return entries.map((e) => ('children' in e ? toChannelTagView(e.tag, e.children) : e));
+  }
+
+  return {
+    async list(query: { p: number; page_size: number; id_sort: boolean; tag_mode: boolean }) {
+      if (query.tag_mode)
+        return paginate(groupByTag(await repo.all(query.id_sort)), query.p, query.page_size);
+      const { rows, total } = await repo.page(query.p, query.page_size, query.id_sort);
+      return { items: rows.map(toChannelView), total, page: query.p, page_size: query.page_size };
+    },
+
+    /** keyword: the id, part of the name, or the exact key; group: one of the groups; model: part of a model name. */
+    async search(query: ChannelSearchQuery): Promise<Page<ChannelListEntry>> {
+      const keyword = query.keyword.toLowerCase();
+      const model = query.model.toLowerCase();
+      const rows = (await repo.all(query.id_sort)).filter((c) => {
+        if (query.group && !splitCommaList(c.group).includes(query.group)) return false;
+        if (model && !c.models.toLowerCase().includes(model)) return false;
+        if (!keyword) return true;
+        return (
+          String(c.id) === keyword ||
+          c.name.toLowerCase().includes(keyword) ||
+          box.open(c.key) === query.keyword
+        );
+      });
+      if (query.tag_mode) return paginate(groupByTag(rows), query.p, query.page_size);
+      return paginate(rows.map(toChannelView), query.p, query.page_size);
+    },
+
+    async get(id: number): Promise<ChannelView> {
+      return toChannelView(await mustFind(id));
+    },
+
+    /** One channel per key line (one for a service-account document), all with the same settings. */
+    async create(input: CreateChannel): Promise<ChannelView[]> {
+      const keys = splitChannelKeys(input.type, input.key);
+      if (keys.length === 0)
+        throw new AppError('VALIDATION_FAILED', 'please fill in channel name and channel key');
+      const base = toColumns(input);
+      const other = input.type === 18 && !input.other ? 'v2.1' : (input.other ?? '');
+      checkOther(input.type, other);
+      const created = nowSeconds();
+      const rows = await write((tx) =>
+        createChannelRepo(tx).insertMany(
+          keys.map((key) => ({ ...base, type: input.type, other, key: box.seal(key), createdTime: created })),
+        ),
+      );
+      return rows.map(toChannelView);
+    },
+
+    /** Full or partial edit; a blank key keeps the stored one. */
+    async update(input: UpdateChannel): Promise<ChannelView> {
+      const { id, key, ...fields } = input;
+      const current = await mustFind(id);
+      const patch = toColumns(fields);
+      if (key !== undefined && key.trim() !== '') {
+        const keys = splitChannelKeys(patch.type ?? current.type, key);
+        if (keys.length !== 1)
+          throw new AppError('VALIDATION_FAILED', 'an existing channel takes exactly one key');
+        patch.key = box.seal(keys[0]!);
+      }
+      if (patch.type !== undefined || patch.other !== undefined)
+        checkOther(patch.type ?? current.type, patch.other ?? current.other);
+      const [row] = await write(async (tx) => {
+        const updated = await createChannelRepo(tx).update(id, patch);
+        if (!updated) throw new AppError('NOT_FOUND', NOT_FOUND);
+        return [updated];
+      });
+      return toChannelView(row!);
+    },
+
+    async delete(id: number): Promise<void> {
+      const gone = await deps.db.transaction(async (tx) => {
+        const ids = await createChannelRepo(tx).deleteByIds([id]);
+        await createAbilityRepo(tx).deleteFor(ids);
+        return ids;
+      });
+      if (gone.length === 0) throw new AppError('NOT_FOUND', NOT_FOUND);
+      await changed(gone);
+    },
+
+    async deleteMany(ids: number[]): Promise<number> {
+      const gone = await deps.db.transaction(async (tx) => {
+        const deleted = await createChannelRepo(tx).deleteByIds(ids);
+        await createAbilityRepo(tx).deleteFor(deleted);
+        return deleted;
+      });
+      await changed(gone);
+      return gone.length;
+    },
+
+    async deleteDisabled(): Promise<number> {
+      const gone = await deps.db.transaction(async (tx) => {
+        const deleted = await createChannelRepo(tx).deleteDisabled();
+        await createAbilityRepo(tx).deleteFor(deleted);
+        return deleted;
+      });
+      await changed(gone);
+      return gone.length;
+    },
+
+    async tagMany(ids: number[], tag: string): Promise<number> {
+      const rows = await write((tx) => createChannelRepo(tx).updateWhere(repo.whereIds(ids), { tag }));
+      return rows.length;
+    },
+
+    async setTagStatus(tag: string, status: 1 | 2): Promise<number> {
+      const rows = await write((tx) => createChannelRepo(tx).updateWhere(repo.whereTag(tag), { status }));
+      if (rows.length === 0) throw new AppError('NOT_FOUND', 'no channel has this tag');
+      return rows.length;
+    },
+
+    /** Overwrites what was sent on every channel of the tag; a blank new tag removes the tag. */
+    async editTag(edit: EditTag): Promise<number> {
+      const patch: Partial<NewChannel> = {};
+      if (edit.new_tag !== undefined) patch.tag = edit.new_tag || null;
+      if (edit.model_mapping !== undefined) patch.modelMapping = edit.model_mapping || null;
+      if (edit.models) patch.models = edit.models;
+      if (edit.groups) patch.group = edit.groups;
+      if (edit.priority !== undefined) patch.priority = edit.priority;
+      if (edit.weight !== undefined) patch.weight = edit.weight;
+      const rows = await write((tx) =>
+        createChannelRepo(tx).updateWhere(repo.whereTag(edit.tag) as SQL, patch),
+      );
+      if (rows.length === 0) throw new AppError('NOT_FOUND', 'no channel has this tag');
+      return rows.length;
+    },
+
+    /** Rebuilds every channel's abilities and drops rows of deleted channels; answers the channels rebuilt. */
+    async fixAbilities(): Promise<number> {
+      const rows = await deps.db.transaction(async (tx) => {
+        const all = await createChannelRepo(tx).all();
+        const abilitiesTx = createAbilityRepo(tx);
+        await abilitiesTx.deleteOrphans();
+        await abilitiesTx.rebuild(all);
+        return all;
+      });
+      await changed(rows.map((c) => c.id));
+      return rows.length;
+    },
+
+    /** The catalogue of known model names in the OpenAI list-item shape. */
+    catalogueModels() {
+      return knownModelOwners().map(({ model, owner }) => ({
+        id: model,
+        object: 'model',
+        created: CATALOGUE_CREATED,
+        owned_by: owner,
+      }));
+    },
+
+    enabledModels: () => abilityRepo.enabledModels(),
+
+    async fetchModels(type: number, baseUrl: string, key: string): Promise<string[]> {
+      const first = splitChannelKeys(type, key)[0];
+      if (!first) throw new AppError('VALIDATION_FAILED', 'please fill in the key');
+      return fetchUpstreamModels(type, baseUrl, first);
+    },
+
+    async fetchModelsOf(id: number): Promise<string[]> {
+      const channel = await mustFind(id);
+      return fetchUpstreamModels(channel.type, channel.baseUrl, openKey(channel));
+    },
+
+    async updateBalance(id: number): Promise<number> {
+      const channel = await mustFind(id);
+      const balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel));
+      await repo.update(id, { balance, balanceUpdatedTime: nowSeconds() });
+      return balance;
+    },
+
+    /**
+     * Refreshes the balance of every enabled channel whose type publishes one; a channel with nothing left is
+     * disabled automatically (status 3) with the reason in other_info.
+     */
+    async updateAllBalances(): Promise<{ updated: number; failed: number; disabled: number }> {
+      const result = { updated: 0, failed: 0, disabled: 0 };
+      for (const channel of await repo.all()) {
+        if (channel.status !== ChannelStatus.Enabled || !findProviderType(channel.type)?.balance) continue;
+        let balance: number;
+        try {
+          balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel));
+        } catch {
+          result.failed++;
+          continue;
+        }
+        const now = nowSeconds();
+        const patch: Partial<NewChannel> = { balance, balanceUpdatedTime: now };
+        if (balance <= 0) {
+          patch.status = ChannelStatus.AutoDisabled;
+          patch.otherInfo = JSON.stringify({ status_reason: 'balance exhausted', status_time: now });
+        }
+        await write(async (tx) => {
+          const row = await createChannelRepo(tx).update(channel.id, patch);
+          return row ? [row] : [];
+        });
+        result.updated++;
+        if (balance <= 0) result.disabled++;
+      }
+      return result;
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import {
+  adminLogQuerySchema,
+  deleteLogsQuerySchema,
+  logSearchQuerySchema,
+  selfLogQuerySchema,
+} from '@turnpike/core/contracts/logs';
+import { Role } from '@turnpike/core/domain/users';
+import type { FastifyInstance } from 'fastify';
+import { currentUser } from '../../http/auth.ts';
+import { ok } from '../../http/reply.ts';
+import type { RouteContext } from '../../http/route-context.ts';
+import { parseInput } from '../../http/validate.ts';
+import { createLogsService } from './logs.service.ts';
+
+/** Usage logs. The app ignores trailing slashes, so `/log/` and `/log` are one route. */
+export function registerLogRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const logs = createLogsService(ctx.deps);
+  const admin = { preHandler: ctx.auth.requireRole(Role.Admin) };
+  const signedIn = { preHandler: ctx.auth.requireRole(Role.User) };
+
+  app.get('/log/', admin, async (request) =>
+    ok(await logs.listAll(parseInput(adminLogQuerySchema, request.query))),
+  );
+  app.delete('/log/', admin, async (request) => {
+    const { target_timestamp } = parseInput(deleteLogsQuerySchema, request.query);
+    const count = await logs.deleteBefore(target_timestamp);
+    return ok(count, `deleted ${count} logs`);
+  });
+  app.get('/log/self', signedIn, async (request) =>
+    ok(await logs.listOwn(currentUser(request), parseInput(selfLogQuerySchema, request.query))),
+  );
+  app.get('/log/stat', admin, async (request) =>
+    ok(await logs.statAll(parseInput(adminLogQuerySchema, request.query))),
+  );
+  app.get('/log/self/stat', signedIn, async (request) =>
+    ok(await logs.statOwn(currentUser(request), parseInput(selfLogQuerySchema, request.query))),
+  );
+  app.get('/log/search', admin, async (request) =>
+    ok(await logs.searchAll(parseInput(logSearchQuerySchema, request.query))),
+  );
+  app.get('/log/self/search', signedIn, async (request) =>
+    ok(await logs.searchOwn(currentUser(request), parseInput(logSearchQuerySchema, request.query))),
+  );
+}

@@ -1,0 +1,84 @@
+import type { Page } from '@turnpike/core/contracts/envelope';
+import {
+  type AdminLogQuery,
+  type AdminLogView,
+  type LogSearchQuery,
+  type LogStat,
+  type SelfLogQuery,
+  type SelfLogView,
+  toAdminLogView,
+  toSelfLogView,
+} from '@turnpike/core/contracts/logs';
+import type { User } from '@turnpike/core/db/schema/users';
+import { createLogRepo, type LogFilter, type LogPage, nowSeconds } from '@turnpike/core/repos/log.repo';
+import type { AppDeps } from '../../deps.ts';
+
+function ownFilter(query: SelfLogQuery): LogFilter {
+  return {
+    type: query.type,
+    tokenName: query.token_name,
+    modelName: query.model_name,
+    start: query.start_timestamp,
+    end: query.end_timestamp,
+    group: query.group,
+  };
+}
+
+function adminFilter(query: AdminLogQuery): LogFilter {
+  return { ...ownFilter(query), username: query.username, channelId: query.channel };
+}
+
+function pageOf<T>(
+  result: LogPage,
+  query: { p: number; page_size: number },
+  view: (row: LogPage['rows'][number]) => T,
+): Page<T> {
+  return { items: result.rows.map(view), total: result.total, page: query.p, page_size: query.page_size };
+}
+
+const pageRequest = (query: { p: number; page_size: number }) => ({
+  page: query.p,
+  pageSize: query.page_size,
+});
+const adminView = (row: LogPage['rows'][number]) => toAdminLogView(row.log, row.channelName);
+const selfView = (row: LogPage['rows'][number]) => toSelfLogView(row.log);
+
+/**
+ * Usage logs. Administrators see every row with its channel; a user sees their own rows only, without the
+ * channel and the admin-only parts of `other` (the views in the contracts decide what each sees).
+ */
+export function createLogsService(deps: AppDeps) {
+  const repo = createLogRepo(deps.db);
+  return {
+    async listAll(query: AdminLogQuery): Promise<Page<AdminLogView>> {
+      return pageOf(await repo.list(adminFilter(query), pageRequest(query)), query, adminView);
+    },
+
+    async listOwn(user: User, query: SelfLogQuery): Promise<Page<SelfLogView>> {
+      const filter = { ...ownFilter(query), userId: user.id };
+      return pageOf(await repo.list(filter, pageRequest(query)), query, selfView);
+    },
+
+    async searchAll(query: LogSearchQuery): Promise<Page<AdminLogView>> {
+      return pageOf(await repo.search(query.keyword, {}, pageRequest(query)), query, adminView);
+    },
+
+    async searchOwn(user: User, query: LogSearchQuery): Promise<Page<SelfLogView>> {
+      const result = await repo.search(query.keyword, { userId: user.id }, pageRequest(query));
+      return pageOf(result, query, selfView);
+    },
+
+    statAll(query: AdminLogQuery, now = nowSeconds()): Promise<LogStat> {
+      return repo.stat(adminFilter(query), now);
+    },
+
+    statOwn(user: User, query: SelfLogQuery, now = nowSeconds()): Promise<LogStat> {
+      return repo.stat({ ...ownFilter(query), userId: user.id }, now);
+    },
+
+    /** Deletes every log created before `timestamp` (Unix seconds); answers the count. */
+    deleteBefore(timestamp: number): Promise<number> {
+      return repo.deleteBefore(timestamp);
+    },
+  };
+}

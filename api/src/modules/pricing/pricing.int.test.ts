@@ -1,0 +1,134 @@
+import { DEFAULT_MODEL_PRICE, DEFAULT_MODEL_RATIO } from '@turnpike/core/billing/default-ratios';
+import { abilities, users } from '@turnpike/core/db/schema/index';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ConsoleClient,
+  createTestApp,
+  registerUser,
+  setupRoot,
+  type TestApp,
+} from '../../testing/test-app.ts';
+
+interface Entry {
+  model_name: string;
+  quota_type: number;
+  model_ratio: number;
+  model_price: number;
+  completion_ratio: number;
+  enable_groups: string[];
+}
+
+describe('pricing page', () => {
+  let t: TestApp;
+  let root: ConsoleClient;
+  const visitor = () => t.app.inject({ method: 'GET', url: '/api/pricing' });
+  const entryOf = (entries: Entry[], model: string) => entries.find((e) => e.model_name === model);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    root = await setupRoot(t.app);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('lists every built-in priced model once, even with no channel', async () => {
+    const response = await visitor();
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.success).toBe(true);
+    const names = (body.data as Entry[]).map((e) => e.model_name);
+    const expected = new Set([...Object.keys(DEFAULT_MODEL_RATIO), ...Object.keys(DEFAULT_MODEL_PRICE)]);
+    expect(new Set(names).size).toBe(names.length);
+    expect(new Set(names)).toEqual(expected);
+    expect(entryOf(body.data, 'gpt-4o')).toEqual({
+      model_name: 'gpt-4o',
+      quota_type: 0,
+      model_ratio: 1.25,
+      model_price: 0,
+      completion_ratio: 4,
+      enable_groups: [],
+    });
+    expect(entryOf(body.data, 'dall-e-3')).toEqual({
+      model_name: 'dall-e-3',
+      quota_type: 1,
+      model_ratio: 0,
+      model_price: 0.04,
+      completion_ratio: 0,
+      enable_groups: [],
+    });
+  });
+
+  it('sorts per-token models first, gpt models first within each, then by name', async () => {
+    const entries = (await visitor()).json().data as Entry[];
+    const firstPerCall = entries.findIndex((e) => e.quota_type === 1);
+    expect(firstPerCall).toBeGreaterThan(0);
+    expect(entries.slice(firstPerCall).every((e) => e.quota_type === 1)).toBe(true);
+    const perToken = entries.slice(0, firstPerCall).map((e) => e.model_name);
+    const gpt = perToken.filter((name) => name.startsWith('gpt'));
+    expect(perToken.slice(0, gpt.length)).toEqual(gpt);
+    expect(gpt).toEqual([...gpt].sort());
+  });
+
+  it('shows a visitor the selectable groups and the enabled groups serving each model', async () => {
+    await t.runtime.deps.db.insert(abilities).values([
+      { group: 'default', model: 'gpt-4o', channelId: 1 },
+      { group: 'vip', model: 'gpt-4o', channelId: 1 },
+      { group: 'default', model: 'gpt-4o', channelId: 2 },
+      { group: 'svip', model: 'gpt-4o', channelId: 3 },
+      { group: 'default', model: 'gpt-4o-mini', channelId: 4, enabled: false },
+      { group: 'vip', model: 'dall-e-3', channelId: 5 },
+      { group: 'default', model: 'unpriced-private-model', channelId: 6 },
+    ]);
+    const body = (await visitor()).json();
+    expect(body.group_ratio).toEqual({ default: 1, vip: 1 });
+    expect(body.usable_group).toEqual({ default: 'Default group', vip: 'VIP group' });
+    expect(entryOf(body.data, 'gpt-4o')?.enable_groups).toEqual(['default', 'vip']);
+    expect(entryOf(body.data, 'gpt-4o-mini')?.enable_groups).toEqual([]);
+    expect(entryOf(body.data, 'dall-e-3')?.enable_groups).toEqual(['vip']);
+    expect(entryOf(body.data, 'unpriced-private-model')).toBeUndefined();
+  });
+
+  it("adds a signed-in user's own group with its ratio", async () => {
+    const sam = await registerUser(t.app, 'sam');
+    await t.runtime.deps.db.update(users).set({ group: 'svip' }).where(eq(users.id, sam.userId!));
+    expect(
+      (
+        await root.put('/api/option/', { key: 'GroupRatio', value: '{"default":1,"vip":1.5,"svip":0.8}' })
+      ).json().success,
+    ).toBe(true);
+    const body = (await sam.get('/api/pricing')).json();
+    expect(body.group_ratio).toEqual({ default: 1, vip: 1.5, svip: 0.8 });
+    expect(Object.keys(body.usable_group).sort()).toEqual(['default', 'svip', 'vip']);
+    expect(entryOf(body.data, 'gpt-4o')?.enable_groups).toEqual(['default', 'svip', 'vip']);
+    // A visitor still does not see the svip group.
+    expect((await visitor()).json().group_ratio).toEqual({ default: 1, vip: 1.5 });
+  });
+
+  it('follows the pricing options, and rest_model_ratio restores the built-in ratios', async () => {
+    const set = async (key: string, value: string) =>
+      expect((await root.put('/api/option/', { key, value })).json().success).toBe(true);
+    await set('ModelRatio', '{"gpt-4o":3,"my-model":0.5}');
+    await set('ModelPrice', '{"my-per-call":0.25}');
+    await set('CompletionRatio', '{"my-model":2}');
+    const entries = (await visitor()).json().data as Entry[];
+    expect(entries.map((e) => e.model_name)).toEqual(['gpt-4o', 'my-model', 'my-per-call']);
+    expect(entryOf(entries, 'gpt-4o')).toMatchObject({ quota_type: 0, model_ratio: 3, completion_ratio: 4 });
+    expect(entryOf(entries, 'my-model')).toMatchObject({ model_ratio: 0.5, completion_ratio: 2 });
+    expect(entryOf(entries, 'my-per-call')).toMatchObject({ quota_type: 1, model_price: 0.25 });
+
+    // A per-call price wins over a ratio for the same model.
+    await set('ModelPrice', '{"gpt-4o":0.5}');
+    expect(entryOf((await visitor()).json().data, 'gpt-4o')).toMatchObject({
+      quota_type: 1,
+      model_price: 0.5,
+    });
+
+    await set('ModelPrice', '{}');
+    expect((await root.post('/api/option/rest_model_ratio')).json().success).toBe(true);
+    const restored = (await visitor()).json().data as Entry[];
+    expect(entryOf(restored, 'gpt-4o')).toMatchObject({ quota_type: 0, model_ratio: 1.25 });
+    expect(restored).toHaveLength(Object.keys(DEFAULT_MODEL_RATIO).length);
+  });
+});

@@ -1,0 +1,114 @@
+import { AppError } from '../errors.ts';
+import { findProviderType } from '../providers/catalogue.ts';
+
+export const UPSTREAM_TIMEOUT_MS = 10_000;
+
+/**
+ * The one way the console back end talks to a provider: a GET with a timeout that answers parsed JSON. Failures
+ * become a clear 502 that names the status but never the key or the response body.
+ */
+export async function getUpstreamJson(
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs = UPSTREAM_TIMEOUT_MS,
+): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
+  } catch (cause) {
+    const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
+    throw new AppError(
+      'UPSTREAM_FAILED',
+      timedOut ? 'the upstream did not answer in time' : 'the upstream is unreachable',
+      { cause },
+    );
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new AppError('UPSTREAM_FAILED', `the upstream answered HTTP ${response.status}`);
+  }
+  try {
+    return await response.json();
+  } catch (cause) {
+    throw new AppError('UPSTREAM_FAILED', 'the upstream answered something that is not JSON', { cause });
+  }
+}
+
+/** Where a channel's requests go: its own base URL or its type's default. */
+export function channelBaseUrl(type: number, baseUrl: string): string {
+  return (baseUrl || findProviderType(type)?.defaultBaseUrl || '').replace(/\/+$/, '');
+}
+
+const asRecord = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/**
+ * The upstream's model ids. OpenAI-style providers list at `{base}/v1/models`; Gemini's OpenAI-compatible list
+ * is at `{base}/v1beta/openai/models` and names models as `models/<id>`.
+ */
+export async function fetchUpstreamModels(type: number, baseUrl: string, key: string): Promise<string[]> {
+  const base = channelBaseUrl(type, baseUrl);
+  if (!base) throw new AppError('VALIDATION_FAILED', 'this channel type needs a base_url to list models');
+  const isGemini = findProviderType(type)?.modelList === 'gemini';
+  const url = isGemini ? `${base}/v1beta/openai/models` : `${base}/v1/models`;
+  const body = asRecord(await getUpstreamJson(url, { authorization: `Bearer ${key}` }));
+  if (!Array.isArray(body.data)) throw new AppError('UPSTREAM_FAILED', 'the upstream model list has no data');
+  const ids = body.data
+    .map((m) => asRecord(m).id)
+    .filter((id): id is string => typeof id === 'string' && id !== '')
+    .map((id) => (isGemini ? id.replace(/^models\//, '') : id));
+  return [...new Set(ids)];
+}
+
+const toNumber = (v: unknown): number => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : Number.NaN;
+  if (!Number.isFinite(n)) throw new AppError('UPSTREAM_FAILED', 'the upstream balance is not a number');
+  return n;
+};
+
+const ymd = (d: Date) => d.toISOString().slice(0, 10);
+
+/** The channel's remaining balance (USD; CNY for DeepSeek), or a clear 400 for types without a balance endpoint. */
+export async function fetchUpstreamBalance(
+  type: number,
+  baseUrl: string,
+  key: string,
+  now = new Date(),
+): Promise<number> {
+  const provider = findProviderType(type);
+  const base = channelBaseUrl(type, baseUrl);
+  const auth = { authorization: `Bearer ${key}` };
+  switch (provider?.balance) {
+    case 'openai-billing': {
+      const sub = asRecord(await getUpstreamJson(`${base}/v1/dashboard/billing/subscription`, auth));
+      const start = new Date(now);
+      if (sub.has_payment_method === true) start.setUTCDate(1);
+      else start.setUTCDate(start.getUTCDate() - 100);
+      const end = new Date(now);
+      end.setUTCDate(end.getUTCDate() + 1);
+      const usage = asRecord(
+        await getUpstreamJson(
+          `${base}/v1/dashboard/billing/usage?start_date=${ymd(start)}&end_date=${ymd(end)}`,
+          auth,
+        ),
+      );
+      return toNumber(sub.hard_limit_usd) - toNumber(usage.total_usage) / 100;
+    }
+    case 'siliconflow': {
+      const info = asRecord(await getUpstreamJson(`${base}/v1/user/info`, auth));
+      return toNumber(asRecord(info.data).totalBalance);
+    }
+    case 'deepseek': {
+      const body = asRecord(await getUpstreamJson(`${base}/user/balance`, auth));
+      const infos = Array.isArray(body.balance_infos) ? body.balance_infos.map(asRecord) : [];
+      const cny = infos.find((i) => i.currency === 'CNY');
+      if (!cny) throw new AppError('UPSTREAM_FAILED', 'the upstream reports no CNY balance');
+      return toNumber(cny.total_balance);
+    }
+    default:
+      throw new AppError(
+        'BAD_REQUEST',
+        `balance query is not supported for ${provider?.label ?? 'this channel type'}`,
+      );
+  }
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { defaultModelsByType, findProviderType, knownModelNames, PROVIDER_TYPES } from './catalogue.ts';
+
+/** Spec 02 section 3: every value the console offers. */
+const SPEC_VALUES = [
+  1, 2, 5, 36, 4, 14, 33, 41, 3, 34, 39, 43, 15, 46, 17, 18, 16, 26, 24, 11, 47, 25, 20, 19, 23, 31, 35, 37,
+  38, 40, 42, 8, 22, 21, 44, 45, 48,
+];
+
+describe('provider catalogue', () => {
+  it('has exactly the types of the spec, each once', () => {
+    const values = PROVIDER_TYPES.map((p) => p.value);
+    expect(new Set(values).size).toBe(values.length);
+    expect([...values].sort((a, b) => a - b)).toEqual([...SPEC_VALUES].sort((a, b) => a - b));
+  });
+  it('gives every type a label and a key format', () => {
+    for (const p of PROVIDER_TYPES) {
+      expect(p.label).not.toBe('');
+      expect(p.keyFormat).not.toBe('');
+    }
+  });
+  it('names the well-known labels', () => {
+    expect(findProviderType(1)?.label).toBe('OpenAI');
+    expect(findProviderType(14)?.label).toBe('Anthropic Claude');
+    expect(findProviderType(48)?.label).toBe('xAI');
+    expect(findProviderType(999)).toBeUndefined();
+  });
+  it('offers a balance endpoint only for OpenAI, custom, SiliconCloud and DeepSeek', () => {
+    const withBalance = PROVIDER_TYPES.filter((p) => p.balance).map((p) => p.value);
+    expect(withBalance.sort((a, b) => a - b)).toEqual([1, 8, 40, 43]);
+  });
+  it('treats only the Vertex AI key as one document', () => {
+    expect(PROVIDER_TYPES.filter((p) => p.keyIsDocument).map((p) => p.value)).toEqual([41]);
+  });
+  it('maps types to their default models', () => {
+    const map = defaultModelsByType();
+    expect(map[1]).toContain('gpt-4o');
+    expect(map[43]).toContain('deepseek-chat');
+    expect(map[8]).toEqual([]);
+    expect(knownModelNames()).toContain('claude-3-5-sonnet-20241022');
+  });
+});

@@ -1,0 +1,436 @@
+/**
+ * The provider-type catalogue: every channel type the console offers (spec 02 section 3), with what the console
+ * and the API need to know about it. The numeric values are stored in `channels.type` and must never change.
+ */
+
+/** How a balance is read, or undefined when the provider publishes no balance endpoint. */
+export type BalanceKind = 'openai-billing' | 'siliconflow' | 'deepseek';
+
+/** How the upstream model list is read, or undefined when the provider has none we can call. */
+export type ModelListKind = 'openai' | 'gemini';
+
+export interface ProviderType {
+  readonly value: number;
+  readonly label: string;
+  readonly defaultBaseUrl: string;
+  readonly defaultModels: readonly string[];
+  /** A hint shown under the key field. */
+  readonly keyFormat: string;
+  /** What the `other` field means for this type, when it means anything. */
+  readonly extraFields: readonly {
+    readonly field: 'other' | 'openai_organization';
+    readonly label: string;
+  }[];
+  readonly balance?: BalanceKind;
+  readonly modelList?: ModelListKind;
+  /** The whole key field is one credential (a JSON document), so a multi-line key is not split. */
+  readonly keyIsDocument?: boolean;
+}
+
+/** Named values for the types code refers to; everything else is looked up through the catalogue. */
+export const ProviderTypeId = {
+  OpenAI: 1,
+  MidjourneyProxy: 2,
+  Azure: 3,
+  Ollama: 4,
+  MidjourneyProxyPlus: 5,
+  Custom: 8,
+  PaLM2: 11,
+  Anthropic: 14,
+  Baidu: 15,
+  Zhipu: 16,
+  Ali: 17,
+  Xunfei: 18,
+  Ai360: 19,
+  OpenRouter: 20,
+  AiProxyLibrary: 21,
+  FastGpt: 22,
+  Tencent: 23,
+  Gemini: 24,
+  Moonshot: 25,
+  ZhipuV4: 26,
+  Lingyi: 31,
+  AwsClaude: 33,
+  Cohere: 34,
+  MiniMax: 35,
+  Suno: 36,
+  Dify: 37,
+  Jina: 38,
+  Cloudflare: 39,
+  SiliconFlow: 40,
+  VertexAi: 41,
+  Mistral: 42,
+  DeepSeek: 43,
+  MokaAi: 44,
+  VolcEngine: 45,
+  BaiduV2: 46,
+  Xinference: 47,
+  Xai: 48,
+} as const;
+
+const bearer = 'one API key per line';
+const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const };
+
+const list: ProviderType[] = [
+  {
+    value: 1,
+    label: 'OpenAI',
+    defaultBaseUrl: 'https://api.openai.com',
+    defaultModels: [
+      'gpt-4o',
+      'gpt-4o-mini',
+      'gpt-4-turbo',
+      'gpt-3.5-turbo',
+      'o1',
+      'o1-mini',
+      'o3-mini',
+      'text-embedding-3-small',
+      'text-embedding-3-large',
+      'dall-e-3',
+      'whisper-1',
+      'tts-1',
+    ],
+    keyFormat: bearer,
+    extraFields: [{ field: 'openai_organization', label: 'OpenAI organization (optional)' }],
+    balance: 'openai-billing',
+    modelList: 'openai',
+  },
+  {
+    value: 2,
+    label: 'Midjourney Proxy',
+    defaultBaseUrl: 'https://oa.api2d.net',
+    defaultModels: ['midjourney', 'mj_imagine', 'mj_variation', 'mj_upscale', 'mj_blend', 'mj_describe'],
+    keyFormat: 'the mj-api-secret of the proxy',
+    extraFields: [],
+  },
+  {
+    value: 5,
+    label: 'Midjourney Proxy Plus',
+    defaultBaseUrl: 'https://api.openai-sb.com',
+    defaultModels: [
+      'midjourney',
+      'mj_imagine',
+      'mj_variation',
+      'mj_upscale',
+      'mj_blend',
+      'mj_describe',
+      'mj_modal',
+      'mj_shorten',
+      'swap_face',
+      'mj_upload',
+    ],
+    keyFormat: 'the mj-api-secret of the proxy',
+    extraFields: [],
+  },
+  {
+    value: 36,
+    label: 'Suno API',
+    defaultBaseUrl: '',
+    defaultModels: ['suno_music', 'suno_lyrics'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 4,
+    label: 'Ollama',
+    defaultBaseUrl: 'http://localhost:11434',
+    defaultModels: ['llama3.1', 'qwen2.5', 'nomic-embed-text'],
+    ...openaiLike,
+  },
+  {
+    value: 14,
+    label: 'Anthropic Claude',
+    defaultBaseUrl: 'https://api.anthropic.com',
+    defaultModels: [
+      'claude-3-5-sonnet-20241022',
+      'claude-3-5-haiku-20241022',
+      'claude-3-opus-20240229',
+      'claude-3-haiku-20240307',
+      'claude-3-7-sonnet-20250219',
+    ],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 33,
+    label: 'AWS Claude',
+    defaultBaseUrl: '',
+    defaultModels: [
+      'claude-3-5-sonnet-20241022',
+      'claude-3-5-haiku-20241022',
+      'claude-3-haiku-20240307',
+      'claude-3-opus-20240229',
+    ],
+    keyFormat: 'AccessKey|SecretAccessKey|Region',
+    extraFields: [],
+  },
+  {
+    value: 41,
+    label: 'Vertex AI',
+    defaultBaseUrl: '',
+    defaultModels: ['gemini-1.5-pro', 'gemini-1.5-flash', 'gemini-2.0-flash', 'claude-3-5-sonnet-20241022'],
+    keyFormat: 'the service-account JSON document',
+    extraFields: [{ field: 'other', label: 'region, or JSON {"default": region, "<model>": region}' }],
+    keyIsDocument: true,
+  },
+  {
+    value: 3,
+    label: 'Azure OpenAI',
+    defaultBaseUrl: '',
+    defaultModels: ['gpt-4o', 'gpt-4o-mini', 'gpt-4', 'gpt-35-turbo', 'text-embedding-ada-002'],
+    keyFormat: bearer,
+    extraFields: [{ field: 'other', label: 'API version, e.g. 2024-12-01-preview' }],
+  },
+  {
+    value: 34,
+    label: 'Cohere',
+    defaultBaseUrl: 'https://api.cohere.ai',
+    defaultModels: ['command-r', 'command-r-plus', 'rerank-english-v3.0', 'rerank-multilingual-v3.0'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 39,
+    label: 'Cloudflare',
+    defaultBaseUrl: 'https://api.cloudflare.com',
+    defaultModels: ['@cf/meta/llama-3.1-8b-instruct', '@cf/baai/bge-base-en-v1.5'],
+    keyFormat: bearer,
+    extraFields: [{ field: 'other', label: 'account id' }],
+  },
+  {
+    value: 43,
+    label: 'DeepSeek',
+    defaultBaseUrl: 'https://api.deepseek.com',
+    defaultModels: ['deepseek-chat', 'deepseek-reasoner', 'deepseek-coder'],
+    ...openaiLike,
+    balance: 'deepseek',
+  },
+  {
+    value: 15,
+    label: 'Baidu Wenxin',
+    defaultBaseUrl: 'https://aip.baidubce.com',
+    defaultModels: ['ERNIE-4.0-8K', 'ERNIE-3.5-8K', 'ERNIE-Speed-128K', 'Embedding-V1'],
+    keyFormat: 'APIKey|SecretKey',
+    extraFields: [],
+  },
+  {
+    value: 46,
+    label: 'Baidu Wenxin V2',
+    defaultBaseUrl: 'https://qianfan.baidubce.com',
+    defaultModels: ['ernie-4.0-8k-latest', 'ernie-3.5-8k', 'ernie-speed-128k'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 17,
+    label: 'Alibaba Qwen',
+    defaultBaseUrl: 'https://dashscope.aliyuncs.com',
+    defaultModels: ['qwen-turbo', 'qwen-plus', 'qwen-max', 'qwen-long', 'text-embedding-v1'],
+    keyFormat: bearer,
+    extraFields: [{ field: 'other', label: 'plugin parameter (X-DashScope-Plugin)' }],
+  },
+  {
+    value: 18,
+    label: 'iFlytek Spark',
+    defaultBaseUrl: '',
+    defaultModels: ['SparkDesk-v1.1', 'SparkDesk-v2.1', 'SparkDesk-v3.1', 'SparkDesk-v3.5', 'SparkDesk-v4.0'],
+    keyFormat: 'APPID|APISecret|APIKey',
+    extraFields: [{ field: 'other', label: 'API version, default v2.1' }],
+  },
+  {
+    value: 16,
+    label: 'Zhipu',
+    defaultBaseUrl: 'https://open.bigmodel.cn',
+    defaultModels: ['chatglm_turbo', 'chatglm_pro', 'chatglm_std', 'chatglm_lite'],
+    keyFormat: 'id.secret',
+    extraFields: [],
+  },
+  {
+    value: 26,
+    label: 'Zhipu GLM-4',
+    defaultBaseUrl: 'https://open.bigmodel.cn',
+    defaultModels: ['glm-4', 'glm-4v', 'glm-4-flash', 'glm-4-plus', 'embedding-2'],
+    keyFormat: 'id.secret',
+    extraFields: [],
+  },
+  {
+    value: 24,
+    label: 'Google Gemini',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+    defaultModels: ['gemini-1.5-pro', 'gemini-1.5-flash', 'gemini-2.0-flash', 'text-embedding-004'],
+    keyFormat: bearer,
+    extraFields: [{ field: 'other', label: 'API version, e.g. v1beta' }],
+    modelList: 'gemini',
+  },
+  {
+    value: 11,
+    label: 'Google PaLM2',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+    defaultModels: ['PaLM-2'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 47,
+    label: 'Xinference',
+    defaultBaseUrl: '',
+    defaultModels: ['qwen2.5-instruct', 'bge-m3'],
+    ...openaiLike,
+  },
+  {
+    value: 25,
+    label: 'Moonshot',
+    defaultBaseUrl: 'https://api.moonshot.cn',
+    defaultModels: ['moonshot-v1-8k', 'moonshot-v1-32k', 'moonshot-v1-128k'],
+    ...openaiLike,
+  },
+  {
+    value: 20,
+    label: 'OpenRouter',
+    defaultBaseUrl: 'https://openrouter.ai/api',
+    defaultModels: ['openai/gpt-4o', 'anthropic/claude-3.5-sonnet', 'google/gemini-pro-1.5'],
+    ...openaiLike,
+  },
+  {
+    value: 19,
+    label: '360',
+    defaultBaseUrl: 'https://api.360.cn',
+    defaultModels: ['360GPT_S2_V9', 'embedding-bert-512-v1', 'embedding_s1_v1', 'semantic_similarity_s1_v1'],
+    ...openaiLike,
+  },
+  {
+    value: 23,
+    label: 'Tencent Hunyuan',
+    defaultBaseUrl: 'https://hunyuan.tencentcloudapi.com',
+    defaultModels: ['hunyuan-lite', 'hunyuan-standard', 'hunyuan-pro'],
+    keyFormat: 'AppId|SecretId|SecretKey',
+    extraFields: [],
+  },
+  {
+    value: 31,
+    label: 'Lingyi',
+    defaultBaseUrl: 'https://api.lingyiwanwu.com',
+    defaultModels: ['yi-large', 'yi-medium', 'yi-spark', 'yi-lightning'],
+    ...openaiLike,
+  },
+  {
+    value: 35,
+    label: 'MiniMax',
+    defaultBaseUrl: 'https://api.minimax.chat',
+    defaultModels: ['abab6.5-chat', 'abab6.5s-chat', 'abab5.5-chat'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 37,
+    label: 'Dify',
+    defaultBaseUrl: 'https://api.dify.ai',
+    defaultModels: ['dify'],
+    keyFormat: 'the app API key',
+    extraFields: [],
+  },
+  {
+    value: 38,
+    label: 'Jina',
+    defaultBaseUrl: 'https://api.jina.ai',
+    defaultModels: ['jina-embeddings-v3', 'jina-reranker-v2-base-multilingual'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 40,
+    label: 'SiliconCloud',
+    defaultBaseUrl: 'https://api.siliconflow.cn',
+    defaultModels: ['deepseek-ai/DeepSeek-V3', 'Qwen/Qwen2.5-72B-Instruct', 'BAAI/bge-m3'],
+    ...openaiLike,
+    balance: 'siliconflow',
+  },
+  {
+    value: 42,
+    label: 'Mistral AI',
+    defaultBaseUrl: 'https://api.mistral.ai',
+    defaultModels: ['mistral-large-latest', 'mistral-small-latest', 'open-mistral-nemo', 'mistral-embed'],
+    ...openaiLike,
+  },
+  {
+    value: 8,
+    label: 'Custom channel',
+    defaultBaseUrl: '',
+    defaultModels: [],
+    keyFormat: bearer,
+    extraFields: [],
+    balance: 'openai-billing',
+    modelList: 'openai',
+  },
+  {
+    value: 22,
+    label: 'FastGPT knowledge base',
+    defaultBaseUrl: 'https://fastgpt.run/api/openapi',
+    defaultModels: [],
+    keyFormat: 'APIKey-AppId',
+    extraFields: [],
+  },
+  {
+    value: 21,
+    label: 'AI Proxy knowledge base',
+    defaultBaseUrl: 'https://api.aiproxy.io',
+    defaultModels: [],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 44,
+    label: 'M3E embeddings',
+    defaultBaseUrl: 'https://api.moka.ai',
+    defaultModels: ['m3e-base', 'm3e-large', 'm3e-small'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 45,
+    label: 'Volcano Ark / Doubao',
+    defaultBaseUrl: 'https://ark.cn-beijing.volces.com',
+    defaultModels: ['doubao-pro-32k', 'doubao-lite-32k', 'doubao-embedding'],
+    keyFormat: bearer,
+    extraFields: [],
+  },
+  {
+    value: 48,
+    label: 'xAI',
+    defaultBaseUrl: 'https://api.x.ai',
+    defaultModels: ['grok-2', 'grok-2-vision', 'grok-beta'],
+    ...openaiLike,
+  },
+];
+
+/** Every provider type in the order the console lists them. */
+export const PROVIDER_TYPES: readonly ProviderType[] = Object.freeze(list);
+
+const byValue = new Map(list.map((p) => [p.value, p]));
+
+export function findProviderType(value: number): ProviderType | undefined {
+  return byValue.get(value);
+}
+
+export const isKnownProviderType = (value: number): boolean => byValue.has(value);
+
+/** `GET /api/models`: type → default model list. */
+export function defaultModelsByType(): Record<number, string[]> {
+  const result: Record<number, string[]> = {};
+  for (const p of list) result[p.value] = [...p.defaultModels];
+  return result;
+}
+
+/** Every model name the catalogue knows, de-duplicated and sorted. */
+export function knownModelNames(): string[] {
+  return [...new Set(list.flatMap((p) => p.defaultModels))].sort();
+}
+
+/** Every known model with the label of the first provider type that offers it, sorted by name. */
+export function knownModelOwners(): { model: string; owner: string }[] {
+  const owners = new Map<string, string>();
+  for (const p of list) for (const m of p.defaultModels) if (!owners.has(m)) owners.set(m, p.label);
+  return [...owners]
+    .map(([model, owner]) => ({ model, owner }))
+    .sort((a, b) => a.model.localeCompare(b.model));
+}

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import {
+  builtInCompletionRatio,
+  isPricingRefusal,
+  lookupAudioRatio,
+  lookupCacheCreationRatio,
+  lookupCacheRatio,
+  lookupCompletionRatio,
+  lookupGroupRatio,
+  type PriceTables,
+  priceModelName,
+  resolvePricing,
+  UNSET_MODEL_RATIO,
+} from './ratios.ts';
+
+const tables: PriceTables = {
+  modelRatio: { 'gpt-4o': 1.25, 'claude-3-opus-20240229': 7.5, 'custom/model': 2, 'free-model': 0 },
+  completionRatio: { 'gpt-4o': 4, 'claude-3-opus-20240229': 6, 'custom/model': 1.5 },
+  cacheRatio: { 'gpt-4o': 0.5 },
+  modelPrice: { 'dall-e-3': 0.04, 'gpt-4-gizmo-*': 0.1, 'gpt-4o': 0.2 },
+  groupRatio: { default: 1, vip: 0.8 },
+  cacheCreationRatio: { 'claude-3-opus-20240229': 2 },
+};
+
+const base = { tables, group: 'default', selfUseMode: false, acceptUnsetModelRatio: false };
+
+describe('priceModelName', () => {
+  it.each([
+    ['gpt-4-gizmo-g-abc123', 'gpt-4-gizmo-*'],
+    ['gpt-4o-gizmo-g-xyz', 'gpt-4o-gizmo-*'],
+    ['gpt-4o', 'gpt-4o'],
+    ['gpt-4-turbo', 'gpt-4-turbo'],
+  ])('prices %s under %s', (model, expected) => {
+    expect(priceModelName(model)).toBe(expected);
+  });
+});
+
+describe('resolvePricing', () => {
+  it('bills a model with a per-call price per call, even when it also has a ratio', () => {
+    expect(resolvePricing({ ...base, model: 'gpt-4o', group: 'vip' })).toEqual({
+      kind: 'per-call',
+      model: 'gpt-4o',
+      modelPrice: 0.2,
+      groupRatio: 0.8,
+    });
+  });
+
+  it('finds the shared price of every custom GPT', () => {
+    const pricing = resolvePricing({ ...base, model: 'gpt-4-gizmo-g-123' });
+    expect(pricing).toMatchObject({ kind: 'per-call', modelPrice: 0.1 });
+  });
+
+  it('resolves every ratio of a per-token model', () => {
+    const pricing = resolvePricing({
+      ...base,
+      tables: { ...tables, modelPrice: {} },
+      model: 'gpt-4o',
+      group: 'vip',
+    });
+    expect(pricing).toEqual({
+      kind: 'per-token',
+      model: 'gpt-4o',
+      modelRatio: 1.25,
+      completionRatio: 4,
+      cacheRatio: 0.5,
+      cacheCreationRatio: 1.25,
+      groupRatio: 0.8,
+      isUnsetRatio: false,
+    });
+  });
+
+  it('refuses an unpriced model with model_price_error, telling root what to do', () => {
+    const user = resolvePricing({ ...base, model: 'mystery' });
+    const root = resolvePricing({ ...base, model: 'mystery', isRoot: true });
+    expect(isPricingRefusal(user) && user.message).toMatch(/ask an administrator/);
+    expect(isPricingRefusal(root) && root.message).toMatch(/self-use mode/);
+    expect(user).toMatchObject({ code: 'model_price_error' });
+  });
+
+  it.each([
+    ['self-use mode', { selfUseMode: true }],
+    ['the user accepting unpriced models', { acceptUnsetModelRatio: true }],
+  ])('bills an unpriced model at ratio 37.5 with %s', (_label, flags) => {
+    const pricing = resolvePricing({ ...base, ...flags, model: 'mystery' });
+    expect(pricing).toMatchObject({ kind: 'per-token', modelRatio: UNSET_MODEL_RATIO, isUnsetRatio: true });
+    expect(UNSET_MODEL_RATIO).toBe(37.5);
+  });
+
+  it('keeps a configured ratio of 0 (a free model) instead of treating it as unset', () => {
+    expect(resolvePricing({ ...base, model: 'free-model' })).toMatchObject({
+      modelRatio: 0,
+      isUnsetRatio: false,
+    });
+  });
+});
+
+describe('completion ratio', () => {
+  it('lets the configured value win over the built-in family rule (Claude included)', () => {
+    expect(lookupCompletionRatio(tables, 'claude-3-opus-20240229')).toBe(6);
+    expect(lookupCompletionRatio(tables, 'custom/model')).toBe(1.5);
+  });
+
+  it.each([
+    ['gpt-4o-2099-01-01', 4],
+    ['gpt-4o-2024-05-13', 3],
+    ['chatgpt-4o-latest', 3],
+    ['gpt-4.5-preview', 2],
+    ['gpt-4-turbo-2024-04-09', 3],
+    ['gpt-4-1106-preview', 3],
+    ['gpt-4-0613', 2],
+    ['o1-mini', 4],
+    ['o3-mini-high', 4],
+    ['gpt-3.5-turbo', 3],
+    ['gpt-3.5-turbo-0125', 3],
+    ['gpt-3.5-turbo-1106', 2],
+    ['gpt-3.5-turbo-16k', 4 / 3],
+    ['claude-2.1', 3],
+    ['claude-3-haiku-20240307', 5],
+    ['mistral-large', 3],
+    ['gemini-2.5-pro-preview-06-05', 8],
+    ['gemini-1.5-flash', 4],
+    ['command-r', 3],
+    ['command-r-plus', 5],
+    ['command-r-08-2024', 4],
+    ['deepseek-chat', 4],
+    ['ERNIE-Speed-8K', 2],
+    ['llama3-8b-8192', 2],
+    ['some-new-model', 1],
+    ['gpt-4-gizmo-g-1', 1],
+  ])('falls back to the family rule for unconfigured %s → %d', (model, expected) => {
+    expect(lookupCompletionRatio({ completionRatio: {} }, model)).toBeCloseTo(expected, 12);
+  });
+
+  it('has no family rule for an unknown model', () => {
+    expect(builtInCompletionRatio('acme-large')).toBeUndefined();
+  });
+});
+
+describe('group, cache and audio ratios', () => {
+  it('costs 1 in a group missing from GroupRatio', () => {
+    expect(lookupGroupRatio(tables, 'vip')).toBe(0.8);
+    expect(lookupGroupRatio(tables, 'gone')).toBe(1);
+  });
+
+  it('gives no cache discount unless configured and 1.25 for cache writes unless configured', () => {
+    expect(lookupCacheRatio(tables, 'gpt-4o')).toBe(0.5);
+    expect(lookupCacheRatio(tables, 'claude-3-opus-20240229')).toBe(1);
+    expect(lookupCacheCreationRatio(tables, 'claude-3-opus-20240229')).toBe(2);
+    expect(lookupCacheCreationRatio(tables, 'gpt-4o')).toBe(1.25);
+    expect(lookupCacheCreationRatio({}, 'gpt-4o')).toBe(1.25);
+  });
+
+  it.each([
+    ['gpt-4o-realtime-preview-2024-12-17', 8],
+    ['gpt-4o-mini-realtime-preview', 10 / 0.6],
+    ['gpt-4o-realtime-preview', 20],
+    ['gpt-4o-audio-preview-2024-12-17', 16],
+    ['gpt-4o-mini-audio-preview', 10 / 0.15],
+    ['gpt-4o-audio-preview', 40],
+    ['whisper-1', 20],
+  ])('prices audio of %s at %d × text', (model, expected) => {
+    expect(lookupAudioRatio(model)).toBeCloseTo(expected, 12);
+  });
+});

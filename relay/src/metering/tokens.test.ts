@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import {
+  countChatPromptTokens,
+  countInputTokens,
+  countTextTokens,
+  createTokenCounter,
+  encodingForModel,
+} from './tokens.ts';
+
+const english =
+  'The quick brown fox jumps over the lazy dog. It said: "don\'t stop!" and ran 1234567 metres,\n' +
+  'then wrote code: const x = a.b?.c ?? 42; // done\n\n  Indented  twice   spaced words, émigré café, ' +
+  '数字 123 and emoji 😀👍 end.\r\nNext line/with slashes.';
+
+/** Splits text into pieces of pseudo-random sizes (1–40 characters), like network chunks. */
+function split(text: string, seed: number): string[] {
+  const pieces: string[] = [];
+  let state = seed;
+  for (let at = 0; at < text.length; ) {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    const size = 1 + (state % 40);
+    pieces.push(text.slice(at, at + size));
+    at += size;
+  }
+  return pieces;
+}
+
+describe('encodingForModel', () => {
+  it('uses o200k for gpt-4o, 4.1, 5 and o-series and cl100k otherwise', () => {
+    for (const model of [
+      'gpt-4o',
+      'gpt-4o-mini',
+      'chatgpt-4o-latest',
+      'gpt-4.1-nano',
+      'gpt-5',
+      'o1',
+      'o3-mini',
+      'o4-mini',
+    ]) {
+      expect(encodingForModel(model)).toBe('o200k_base');
+    }
+    for (const model of [
+      'gpt-4',
+      'gpt-3.5-turbo',
+      'claude-3-5-sonnet',
+      'deepseek-chat',
+      'text-embedding-3-small',
+    ]) {
+      expect(encodingForModel(model)).toBe('cl100k_base');
+    }
+  });
+
+  it('counts differently with the two encodings', () => {
+    expect(countTextTokens('hello world', 'o200k_base')).toBe(2);
+    const chinese = '这是一个用于比较两种编码的中文句子';
+    expect(countTextTokens(chinese, 'o200k_base')).toBeLessThan(countTextTokens(chinese, 'cl100k_base'));
+  });
+
+  it('counts special-token text as plain text instead of throwing', () => {
+    expect(countTextTokens('<|endoftext|>', 'cl100k_base')).toBeGreaterThan(1);
+  });
+});
+
+describe('createTokenCounter', () => {
+  const long = english.repeat(250);
+
+  it.each(['gpt-4o', 'gpt-4'])('counts a stream split anywhere exactly like the whole text (%s)', (model) => {
+    const whole = countTextTokens(long, encodingForModel(model));
+    for (const seed of [1, 2, 3]) {
+      const counter = createTokenCounter(model);
+      for (const piece of split(long, seed)) counter.push(piece);
+      expect(counter.total()).toBe(whole);
+    }
+  });
+
+  it('keeps memory bounded on a long stream', () => {
+    const counter = createTokenCounter('gpt-4o');
+    let maxPending = 0;
+    for (const piece of split(long, 7)) {
+      counter.push(piece);
+      maxPending = Math.max(maxPending, counter.pendingLength);
+    }
+    expect(long.length).toBeGreaterThan(50_000);
+    expect(maxPending).toBeLessThan(1000);
+  });
+
+  it('stays within 0.1% on text with no spaces, with bounded memory', () => {
+    const cjk = '天地玄黄宇宙洪荒日月盈昃辰宿列张寒来暑往秋收冬藏'.repeat(500);
+    const whole = countTextTokens(cjk, 'o200k_base');
+    const counter = createTokenCounter('gpt-4o');
+    let maxPending = 0;
+    for (const piece of split(cjk, 5)) {
+      counter.push(piece);
+      maxPending = Math.max(maxPending, counter.pendingLength);
+    }
+    expect(Math.abs(counter.total() - whole) / whole).toBeLessThan(0.001);
+    expect(maxPending).toBeLessThanOrEqual(2048 + 40);
+  });
+});
+
+describe('prompt counting', () => {
+  it('counts chat messages with the per-message overhead', () => {
+    const messages = [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: [{ type: 'text', text: 'hello world' }], name: 'ann' },
+    ];
+    const o200k = (text: string) => countTextTokens(text, 'o200k_base');
+    const expected =
+      3 +
+      (3 + o200k('system') + o200k('You are terse.')) +
+      (3 + o200k('user') + o200k('hello world') + 1 + o200k('ann'));
+    expect(countChatPromptTokens('gpt-4o', messages)).toBe(expected);
+  });
+
+  it('counts every tool, not only the last one', () => {
+    const tool = (name: string) => ({
+      type: 'function',
+      function: { name, description: 'd', parameters: { type: 'object' } },
+    });
+    const one = countChatPromptTokens('gpt-4o', [], [tool('alpha')]);
+    const two = countChatPromptTokens('gpt-4o', [], [tool('alpha'), tool('beta')]);
+    expect(two - one).toBeGreaterThan(8);
+  });
+
+  it('counts embeddings input as a string, a list of strings or token ids', () => {
+    expect(countInputTokens('text-embedding-3-small', 'hello world')).toBe(2);
+    expect(countInputTokens('text-embedding-3-small', ['hello', 'world'])).toBe(2);
+    expect(countInputTokens('text-embedding-3-small', [[1, 2, 3]])).toBe(3);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Usage normalisation: every provider's usage report becomes one {@link NormalisedUsage}, the shape billing
+ * (`@turnpike/core/billing/settle`) settles. The rule that matters for money: `promptTokens` always *includes*
+ * cache reads and cache writes (OpenAI semantics). Anthropic reports input *excluding* them, and the reference
+ * mixed the two up (docs/adr/0006-billing-fixes.md), so each converter below states which semantics it reads.
+ */
+import type { TokenUsage } from '@turnpike/core/billing/settle';
+
+export interface NormalisedUsage extends TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens: number;
+  readonly cacheWriteTokens: number;
+  readonly audioInputTokens: number;
+  readonly audioOutputTokens: number;
+  /** Reasoning tokens (⊂ completionTokens, billed as completion). */
+  readonly reasoningTokens: number;
+  /** Where the numbers came from: the upstream's report, or our own count when it sent none. */
+  readonly source: 'upstream' | 'counted';
+}
+
+export const EMPTY_USAGE: NormalisedUsage = Object.freeze({
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  audioInputTokens: 0,
+  audioOutputTokens: 0,
+  reasoningTokens: 0,
+  source: 'upstream',
+});
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A whole token count ≥ 0 from an untrusted field; anything else is 0. */
+const tokens = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+
+const field = (object: unknown, key: string): unknown => (isRecord(object) ? object[key] : undefined);
+
+/**
+ * OpenAI usage, from chat completions (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details`,
+ * `completion_tokens_details`) or the Responses API (`input_tokens`, `output_tokens`, `*_details`), and the
+ * OpenAI-compatible variants: DeepSeek `prompt_cache_hit_tokens`, and providers that put `cached_tokens` at the
+ * top level. Returns undefined when there is no usage object at all.
+ */
+export function normaliseOpenAiUsage(usage: unknown): NormalisedUsage | undefined {
+  if (!isRecord(usage)) return undefined;
+  const promptDetails = usage.prompt_tokens_details ?? usage.input_tokens_details;
+  const completionDetails = usage.completion_tokens_details ?? usage.output_tokens_details;
+  const promptTokens = tokens(usage.prompt_tokens ?? usage.input_tokens);
+  const completionTokens = tokens(usage.completion_tokens ?? usage.output_tokens);
+  const cached =
+    tokens(field(promptDetails, 'cached_tokens')) ||
+    tokens(usage.prompt_cache_hit_tokens) ||
+    tokens(usage.cached_tokens);
+  return {
+    promptTokens,
+    completionTokens,
+    cachedTokens: Math.min(cached, promptTokens),
+    // OpenAI-compatible gateways in front of Anthropic sometimes pass the write count through.
+    cacheWriteTokens: Math.min(
+      tokens(field(promptDetails, 'cache_creation_tokens') ?? usage.cache_creation_input_tokens),
+      Math.max(promptTokens - cached, 0),
+    ),
+    audioInputTokens: Math.min(tokens(field(promptDetails, 'audio_tokens')), promptTokens),
+    audioOutputTokens: Math.min(tokens(field(completionDetails, 'audio_tokens')), completionTokens),
+    reasoningTokens: Math.min(tokens(field(completionDetails, 'reasoning_tokens')), completionTokens),
+    source: 'upstream',
+  };
+}
+
+/**
+ * Anthropic Messages usage (`input_tokens` *excluding* cache, `cache_read_input_tokens`,
+ * `cache_creation_input_tokens`, `output_tokens`). In a stream, `message_start` and `message_delta` each carry
+ * part of it: merge them with {@link mergeAnthropicUsage} first.
+ */
+export function normaliseAnthropicUsage(usage: unknown): NormalisedUsage | undefined {
+  if (!isRecord(usage)) return undefined;
+  const read = tokens(usage.cache_read_input_tokens);
+  const write = tokens(usage.cache_creation_input_tokens);
+  return {
+    ...EMPTY_USAGE,
+    promptTokens: tokens(usage.input_tokens) + read + write,
+    completionTokens: tokens(usage.output_tokens),
+    cachedTokens: read,
+    cacheWriteTokens: write,
+  };
+}
+
+/** Later Anthropic stream events repeat or update fields; a positive later value wins. */
+export function mergeAnthropicUsage(earlier: unknown, later: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = isRecord(earlier) ? { ...earlier } : {};
+  if (isRecord(later)) {
+    for (const [key, value] of Object.entries(later)) if (tokens(value) > 0) out[key] = value;
+  }
+  return out;
+}
+
+/** Whether the upstream reported anything billable (the reference falls back to counting otherwise). */
+export const hasUsage = (usage: NormalisedUsage | undefined): usage is NormalisedUsage =>
+  usage !== undefined && usage.promptTokens + usage.completionTokens > 0;
+
+/** The OpenAI `usage` object for a client (a synthesised final stream chunk, or a counted non-stream answer). */
+export function toOpenAiUsage(usage: NormalisedUsage): Record<string, unknown> {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens, audio_tokens: usage.audioInputTokens },
+    completion_tokens_details: {
+      reasoning_tokens: usage.reasoningTokens,
+      audio_tokens: usage.audioOutputTokens,
+    },
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * The one server-sent-events parser and writer of the relay (WHATWG HTML "Server-sent events" §9.2.6 wire format).
+ *
+ * The parser is incremental: feed it upstream chunks as they arrive, split anywhere (inside a line, inside a
+ * CRLF pair, inside a multi-byte UTF-8 character), and it returns the events completed so far. Memory is bounded
+ * by one event: a line or event larger than `maxEventBytes` throws instead of growing without end.
+ */
+
+/** One dispatched event. `data` lines are joined with "\n", as the standard says. */
+export interface SseEvent {
+  /** The `event:` field; undefined for the default "message" type (all OpenAI chunks). */
+  readonly event: string | undefined;
+  readonly data: string;
+  /** The `id:` field of this event, if it had one. */
+  readonly id: string | undefined;
+  /** The `retry:` field in milliseconds, if it had a valid one. */
+  readonly retry: number | undefined;
+}
+
+/** The terminating sentinel of OpenAI-style streams (`data: [DONE]`). */
+export const DONE = '[DONE]';
+
+export const isDoneEvent = (event: SseEvent): boolean => event.data === DONE;
+
+export interface SseParserOptions {
+  /** Largest line or event accepted, in UTF-16 code units (about bytes for ASCII); default 64 MiB. */
+  readonly maxEventBytes?: number;
+  /** Called for each comment line (`: PING`) — upstream keep-alives; by default ignored. */
+  readonly onComment?: (text: string) => void;
+}
+
+export interface SseParser {
+  /** Feeds the next chunk; returns the events it completed, in order. */
+  push(chunk: Uint8Array | string): SseEvent[];
+  /**
+   * Ends the stream. Unlike a browser, an event still waiting for its blank line is delivered rather than
+   * dropped: some upstreams close the connection straight after `data: [DONE]\n`, and dropping the usage chunk
+   * before it would lose billing data.
+   */
+  end(): SseEvent[];
+}
+
+/** Creates an incremental SSE parser. */
+export function createSseParser(options: SseParserOptions = {}): SseParser {
+  const maxEventBytes = options.maxEventBytes ?? 64 * 1024 * 1024;
+  const decoder = new TextDecoder('utf-8');
+  let pending = '';
+  let isFirstLine = true;
+  let pendingCr = false;
+  let dataLines: string[] = [];
+  let dataSize = 0;
+  let eventType: string | undefined;
+  let eventId: string | undefined;
+  let retry: number | undefined;
+  let hasField = false;
+
+  const dispatch = (out: SseEvent[]) => {
+    if (dataLines.length > 0) {
+      out.push({ event: eventType, data: dataLines.join('\n'), id: eventId, retry });
+    }
+    dataLines = [];
+    dataSize = 0;
+    eventType = undefined;
+    eventId = undefined;
+    retry = undefined;
+    hasField = false;
+  };
+
+  const processLine = (line: string, out: SseEvent[]) => {
+    if (isFirstLine) {
+      isFirstLine = false;
+      if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
+    }
+    if (line === '') {
+      dispatch(out);
+      return;
+    }
+    if (line.charCodeAt(0) === 58 /* : */) {
+      options.onComment?.(line.slice(line.charCodeAt(1) === 32 ? 2 : 1));
+      return;
+    }
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    hasField = true;
+    switch (field) {
+      case 'data':
+        dataSize += value.length + 1;
+        if (dataSize > maxEventBytes) throw new RangeError(`SSE event larger than ${maxEventBytes} bytes`);
+        dataLines.push(value);
+        break;
+      case 'event':
+        eventType = value;
+        break;
+      case 'id':
+        if (!value.includes('\0')) eventId = value;
+        break;
+      case 'retry':
+        if (/^\d+$/.test(value)) retry = Number(value);
+        break;
+      default:
+        // Unknown fields are ignored, as the standard says.
+        break;
+    }
+  };
+
+  const consume = (text: string, out: SseEvent[]) => {
+    let start = 0;
+    if (pendingCr) {
+      // A CR ended the previous chunk; an LF opening this one belongs to it.
+      pendingCr = false;
+      if (text.charCodeAt(0) === 10) start = 1;
+    }
+    const length = text.length;
+    let index = start;
+    while (index < length) {
+      const code = text.charCodeAt(index);
+      if (code === 10 || code === 13) {
+        const line = pending === '' ? text.slice(start, index) : pending + text.slice(start, index);
+        pending = '';
+        processLine(line, out);
+        if (code === 13) {
+          if (index + 1 === length) {
+            pendingCr = true;
+          } else if (text.charCodeAt(index + 1) === 10) {
+            index += 1;
+          }
+        }
+        start = index + 1;
+      }
+      index += 1;
+    }
+    if (start < length) {
+      pending += text.slice(start);
+      if (pending.length > maxEventBytes) throw new RangeError(`SSE line longer than ${maxEventBytes} bytes`);
+    }
+  };
+
+  return {
+    push(chunk) {
+      const out: SseEvent[] = [];
+      consume(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }), out);
+      return out;
+    },
+    end() {
+      const out: SseEvent[] = [];
+      const rest = decoder.decode();
+      if (rest !== '') consume(rest, out);
+      if (pending !== '') {
+        processLine(pending, out);
+        pending = '';
+      }
+      if (hasField) dispatch(out);
+      return out;
+    },
+  };
+}
+
+/** Response headers of a relayed stream (no compression, no proxy buffering). */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+/** `data: [DONE]` and its blank line. */
+export const SSE_DONE_FRAME = 'data: [DONE]\n\n';
+
+/** One event as wire text. Multi-line data becomes several `data:` lines, so any string round-trips. */
+export function formatSseEvent(data: string, options: { event?: string; id?: string } = {}): string {
+  let frame = '';
+  if (options.event !== undefined) frame += `event: ${assertSingleLine(options.event)}\n`;
+  if (options.id !== undefined) frame += `id: ${assertSingleLine(options.id)}\n`;
+  if (data.includes('\n') || data.includes('\r')) {
+    for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
+  } else {
+    frame += `data: ${data}\n`;
+  }
+  return `${frame}\n`;
+}
+
+/** A data-only event carrying JSON: `data: {...}\n\n` (JSON.stringify never emits a raw newline). */
+export const formatSseJson = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+
+/** A comment frame (`: PING\n\n`): ignored by clients, keeps proxies from closing an idle stream. */
+export const formatSseComment = (text: string): string => `: ${assertSingleLine(text)}\n\n`;
+
+function assertSingleLine(value: string): string {
+  if (/[\r\n]/.test(value)) throw new RangeError('an SSE field value cannot contain a line break');
+  return value;
+}

@@ -1,0 +1,381 @@
+/**
+ * A fake OpenAI upstream for tests and `make bench`, speaking the real wire format of
+ * https://platform.openai.com/docs/api-reference/chat (chat completions, streaming chunks), /embeddings and
+ * /models. It is plain node:http so it costs the benchmark as little CPU as possible.
+ *
+ * Behaviour is set at start and can be changed between requests with {@link FakeOpenAi.setBehaviour}; every
+ * request is recorded (method, path, headers, body) so tests can assert what the relay sent upstream.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  countChatPromptTokens,
+  countInputTokens,
+  countTextTokens,
+  encodingForModel,
+} from '../metering/tokens.ts';
+
+export type FakeError = 401 | 429 | 500;
+
+export interface FakeBehaviour {
+  /** The assistant's reply; streamed one word (with its leading space) per chunk. */
+  readonly reply: string;
+  /** Wait before the response head (ms). */
+  readonly headersDelayMs: number;
+  /** Wait before the first content chunk of a stream (ms), after the role chunk. */
+  readonly firstTokenDelayMs: number;
+  /** Wait between content chunks (ms). */
+  readonly chunkDelayMs: number;
+  /** Answer with this error instead of a completion. */
+  readonly error: FakeError | undefined;
+  /** Answer with `error` only for this many requests, then succeed (retry tests); undefined = always. */
+  readonly errorTimes: number | undefined;
+  /** Never report usage (neither in the body nor in a usage chunk), like some OpenAI-compatible providers. */
+  readonly omitUsage: boolean;
+  /** Report cached prompt tokens (`prompt_tokens_details.cached_tokens`) of this many tokens. */
+  readonly cachedTokens: number;
+  /** Close the connection after this many content chunks without finishing the stream. */
+  readonly dropAfterChunks: number | undefined;
+  /** Answer 200 with no content at all (an "empty reply"). */
+  readonly emptyReply: boolean;
+  /** When set, requests must carry `Authorization: Bearer <apiKey>` or get 401. */
+  readonly apiKey: string | undefined;
+  /** Embedding dimensions. */
+  readonly embeddingDimensions: number;
+}
+
+export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
+  reply: 'Hello! This is a reply from the fake OpenAI upstream.',
+  headersDelayMs: 0,
+  firstTokenDelayMs: 0,
+  chunkDelayMs: 0,
+  error: undefined,
+  errorTimes: undefined,
+  omitUsage: false,
+  cachedTokens: 0,
+  dropAfterChunks: undefined,
+  emptyReply: false,
+  apiKey: undefined,
+  embeddingDimensions: 8,
+};
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: unknown;
+}
+
+export interface FakeOpenAi {
+  /** `http://127.0.0.1:<port>` (append `/v1/...`). */
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  /** Requests whose client went away before the answer ended (an aborted stream). */
+  readonly abortedCount: number;
+  /** TCP connections accepted (to check keep-alive reuse). */
+  readonly connectionCount: number;
+  setBehaviour(change: Partial<FakeBehaviour>): void;
+  /** Stops recording requests (long benchmark runs). */
+  setRecording(on: boolean): void;
+  close(): Promise<void>;
+}
+
+const MODELS = ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'gpt-3.5-turbo', 'text-embedding-3-small', 'o3-mini'];
+
+/** The error bodies OpenAI sends for these statuses. */
+export function fakeErrorBody(status: FakeError): Record<string, unknown> {
+  switch (status) {
+    case 401:
+      return {
+        error: {
+          message:
+            'Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_api_key',
+        },
+      };
+    case 429:
+      return {
+        error: {
+          message: 'Rate limit reached for requests. Please try again in 20ms.',
+          type: 'requests',
+          param: null,
+          code: 'rate_limit_exceeded',
+        },
+      };
+    case 500:
+      return {
+        error: {
+          message: 'The server had an error while processing your request. Sorry about that!',
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      };
+  }
+}
+
+/** Splits a reply into stream pieces: one word each, the space kept in front as OpenAI's tokens do. */
+const wordsOf = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
+
+/** Starts the fake on 127.0.0.1 (port 0 = any free port). */
+export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port = 0): Promise<FakeOpenAi> {
+  let behaviour: FakeBehaviour = { ...DEFAULT_FAKE_BEHAVIOUR, ...initial };
+  let errorsSent = 0;
+  let recording = true;
+  let abortedCount = 0;
+  let connectionCount = 0;
+  let sequence = 0;
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const completionTokenCache = new Map<string, number>();
+
+  const completionTokens = (model: string, text: string): number => {
+    const key = `${encodingForModel(model)}\n${text}`;
+    let count = completionTokenCache.get(key);
+    if (count === undefined) {
+      count = countTextTokens(text, encodingForModel(model));
+      if (completionTokenCache.size < 100) completionTokenCache.set(key, count);
+    }
+    return count;
+  };
+
+  const sendJson = (res: ServerResponse, status: number, body: unknown) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      'x-request-id': `req_fake_${sequence}`,
+      'openai-processing-ms': '1',
+    });
+    res.end(text);
+  };
+
+  const usageOf = (prompt: number, completion: number) => ({
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: Math.min(behaviour.cachedTokens, prompt), audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  });
+
+  const chat = async (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => {
+    const model = typeof body.model === 'string' ? body.model : 'gpt-4o';
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    const promptTokens = countChatPromptTokens(model, messages, Array.isArray(body.tools) ? body.tools : []);
+    const reply = behaviour.emptyReply ? '' : behaviour.reply;
+    const id = `chatcmpl-fake${++sequence}`;
+    const created = Math.floor(Date.now() / 1000);
+    const fingerprint = 'fp_fake0001';
+
+    if (body.stream !== true) {
+      const completion = completionTokens(model, reply);
+      sendJson(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: reply, refusal: null, annotations: [] },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        ...(behaviour.omitUsage ? {} : { usage: usageOf(promptTokens, completion) }),
+        service_tier: 'default',
+        system_fingerprint: fingerprint,
+      });
+      return;
+    }
+
+    const options = body.stream_options as { include_usage?: unknown } | undefined;
+    const includeUsage = options?.include_usage === true && !behaviour.omitUsage;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-request-id': `req_fake_${sequence}`,
+    });
+    let closed = false;
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        closed = true;
+        abortedCount += 1;
+      }
+    });
+    const chunk = (choices: unknown[], usage?: unknown) =>
+      `data: ${JSON.stringify({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model,
+        service_tier: 'default',
+        system_fingerprint: fingerprint,
+        choices,
+        ...(includeUsage ? { usage: usage ?? null } : {}),
+      })}\n\n`;
+    const delta = (value: Record<string, unknown>, finish: string | null = null) => [
+      { index: 0, delta: value, logprobs: null, finish_reason: finish },
+    ];
+
+    res.write(chunk(delta({ role: 'assistant', content: '', refusal: null })));
+    if (behaviour.firstTokenDelayMs > 0) await sleep(behaviour.firstTokenDelayMs);
+    let sent = 0;
+    for (const word of wordsOf(reply)) {
+      if (closed) return;
+      if (behaviour.dropAfterChunks !== undefined && sent >= behaviour.dropAfterChunks) {
+        // Let what was written reach the client before the connection is cut.
+        await new Promise<void>((resolve) => res.write('', () => resolve()));
+        await sleep(20);
+        req.socket.destroy();
+        return;
+      }
+      if (sent > 0 && behaviour.chunkDelayMs > 0) await sleep(behaviour.chunkDelayMs);
+      if (closed) return;
+      res.write(chunk(delta({ content: word })));
+      sent += 1;
+    }
+    res.write(chunk(delta({}, 'stop')));
+    if (includeUsage) res.write(chunk([], usageOf(promptTokens, completionTokens(model, reply))));
+    res.end('data: [DONE]\n\n');
+  };
+
+  const embeddings = (res: ServerResponse, body: Record<string, unknown>) => {
+    const model = typeof body.model === 'string' ? body.model : 'text-embedding-3-small';
+    const inputs = Array.isArray(body.input) ? body.input : [body.input];
+    const dims = behaviour.embeddingDimensions;
+    const data = inputs.map((_input, index) => {
+      const vector = Array.from({ length: dims }, (_, i) => Math.round(Math.sin(index + i + 1) * 1e6) / 1e6);
+      const embedding =
+        body.encoding_format === 'base64'
+          ? Buffer.from(new Float32Array(vector).buffer).toString('base64')
+          : vector;
+      return { object: 'embedding', index, embedding };
+    });
+    const prompt = countInputTokens(model, body.input);
+    sendJson(res, 200, {
+      object: 'list',
+      data,
+      model,
+      ...(behaviour.omitUsage ? {} : { usage: { prompt_tokens: prompt, total_tokens: prompt } }),
+    });
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const raw = Buffer.concat(parts).toString('utf8');
+    let body: unknown = raw === '' ? undefined : raw;
+    if (raw !== '' && (req.headers['content-type'] ?? '').includes('json')) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        sendJson(res, 400, {
+          error: {
+            message: 'We could not parse the JSON body of your request.',
+            type: 'invalid_request_error',
+            param: null,
+            code: null,
+          },
+        });
+        return;
+      }
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (recording) requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+
+    if (behaviour.headersDelayMs > 0) await sleep(behaviour.headersDelayMs);
+    if (behaviour.apiKey !== undefined && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) {
+      sendJson(res, 401, fakeErrorBody(401));
+      return;
+    }
+    if (
+      behaviour.error !== undefined &&
+      (behaviour.errorTimes === undefined || errorsSent < behaviour.errorTimes)
+    ) {
+      errorsSent += 1;
+      sendJson(res, behaviour.error, fakeErrorBody(behaviour.error));
+      return;
+    }
+    const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, json);
+    if (req.method === 'POST' && path === '/v1/embeddings') return embeddings(res, json);
+    if (req.method === 'GET' && path === '/v1/models') {
+      sendJson(res, 200, {
+        object: 'list',
+        data: MODELS.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'system' })),
+      });
+      return;
+    }
+    const modelMatch = /^\/v1\/models\/([^/]+)$/.exec(path);
+    if (req.method === 'GET' && modelMatch) {
+      const id = decodeURIComponent(modelMatch[1] as string);
+      if (MODELS.includes(id))
+        sendJson(res, 200, { id, object: 'model', created: 1_700_000_000, owned_by: 'system' });
+      else
+        sendJson(res, 404, {
+          error: {
+            message: `The model '${id}' does not exist`,
+            type: 'invalid_request_error',
+            param: 'model',
+            code: 'model_not_found',
+          },
+        });
+      return;
+    }
+    sendJson(res, 404, {
+      error: {
+        message: `Invalid URL (${req.method} ${path})`,
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      },
+    });
+  };
+
+  const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, fakeErrorBody(500));
+      else res.destroy(error instanceof Error ? error : undefined);
+    });
+  });
+  server.on('connection', (socket) => {
+    connectionCount += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const address = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    requests,
+    get abortedCount() {
+      return abortedCount;
+    },
+    get connectionCount() {
+      return connectionCount;
+    },
+    setBehaviour(change) {
+      behaviour = { ...behaviour, ...change };
+      if ('error' in change || 'errorTimes' in change) errorsSent = 0;
+    },
+    setRecording(on) {
+      recording = on;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        for (const socket of sockets) socket.destroy();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}

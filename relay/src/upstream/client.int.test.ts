@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { normaliseOpenAiUsage } from '../metering/usage.ts';
+import { createSseParser, isDoneEvent, type SseEvent } from '../sse.ts';
+import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from '../testing/fake-openai.ts';
+import { createUpstreamClient, UpstreamFailure, type UpstreamResponse } from './client.ts';
+
+let fake: FakeOpenAi;
+const client = createUpstreamClient({ connectionsPerOrigin: 4, headersTimeoutMs: 2000, bodyTimeoutMs: 2000 });
+
+beforeAll(async () => {
+  fake = await startFakeOpenAi();
+});
+afterAll(async () => {
+  await client.close();
+  await fake.close();
+});
+beforeEach(() => {
+  fake.setBehaviour(DEFAULT_FAKE_BEHAVIOUR);
+  fake.requests.length = 0;
+});
+
+const chat = (body: Record<string, unknown>, signal?: AbortSignal) =>
+  client.request({
+    url: `${fake.url}/v1/chat/completions`,
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-upstream' },
+    body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Say hello' }], ...body }),
+    ...(signal ? { signal } : {}),
+  });
+
+async function events(response: UpstreamResponse): Promise<SseEvent[]> {
+  const parser = createSseParser();
+  const out: SseEvent[] = [];
+  for await (const chunk of response.body) out.push(...parser.push(chunk));
+  out.push(...parser.end());
+  return out;
+}
+
+describe('upstream client against the fake OpenAI upstream', () => {
+  it('returns a non-stream completion with usage and forwards headers and body', async () => {
+    const response = await chat({});
+    expect(response.status).toBe(200);
+    const body = JSON.parse(await response.readText());
+    expect(body.object).toBe('chat.completion');
+    expect(body.choices[0].message.content).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    expect(normaliseOpenAiUsage(body.usage)?.completionTokens).toBeGreaterThan(5);
+    expect(fake.requests[0]?.headers.authorization).toBe('Bearer sk-upstream');
+    expect(fake.requests[0]?.body).toMatchObject({ model: 'gpt-4o' });
+  });
+
+  it('streams role, content, finish and usage chunks then [DONE]', async () => {
+    const response = await chat({ stream: true, stream_options: { include_usage: true } });
+    expect(response.headers['content-type']).toContain('text/event-stream');
+    const received = await events(response);
+    expect(isDoneEvent(received[received.length - 1] as SseEvent)).toBe(true);
+    const chunks = received.filter((e) => !isDoneEvent(e)).map((e) => JSON.parse(e.data));
+    expect(chunks[0].choices[0].delta.role).toBe('assistant');
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    expect(text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    expect(chunks[chunks.length - 2].choices[0].finish_reason).toBe('stop');
+    const last = chunks[chunks.length - 1];
+    expect(last.choices).toEqual([]);
+    expect(last.usage.total_tokens).toBe(last.usage.prompt_tokens + last.usage.completion_tokens);
+    expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
+  });
+
+  it('sends no usage when asked to behave like a provider without usage', async () => {
+    fake.setBehaviour({ omitUsage: true });
+    const received = await events(await chat({ stream: true, stream_options: { include_usage: true } }));
+    expect(received.filter((e) => !isDoneEvent(e)).every((e) => !('usage' in JSON.parse(e.data)))).toBe(true);
+    const plain = JSON.parse(await (await chat({})).readText());
+    expect(plain.usage).toBeUndefined();
+  });
+
+  it.each([401, 429, 500] as const)('returns the status and OpenAI error body of a %i', async (status) => {
+    fake.setBehaviour({ error: status });
+    const response = await chat({});
+    expect(response.status).toBe(status);
+    const body = JSON.parse(await response.readText());
+    expect(typeof body.error.message).toBe('string');
+    expect(body.error).toHaveProperty('type');
+  });
+
+  it('fails only the first n requests when errorTimes is set', async () => {
+    fake.setBehaviour({ error: 429, errorTimes: 1 });
+    expect((await chat({})).status).toBe(429);
+    const second = await chat({});
+    await second.discard();
+    expect(second.status).toBe(200);
+  });
+
+  it('serves embeddings and models', async () => {
+    const embeddings = await client.request({
+      url: `${fake.url}/v1/embeddings`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'text-embedding-3-small', input: ['a', 'b'] }),
+    });
+    const body = JSON.parse(await embeddings.readText());
+    expect(body.data).toHaveLength(2);
+    expect(body.data[0].embedding).toHaveLength(8);
+    expect(body.usage.prompt_tokens).toBe(2);
+    const models = await client.request({ url: `${fake.url}/v1/models`, method: 'GET' });
+    expect(JSON.parse(await models.readText()).data.map((m: { id: string }) => m.id)).toContain('gpt-4o');
+  });
+
+  it('reuses keep-alive connections', async () => {
+    const before = fake.connectionCount;
+    for (let i = 0; i < 10; i += 1) await (await chat({})).readText();
+    expect(fake.connectionCount - before).toBeLessThanOrEqual(1);
+  });
+
+  it('aborts the upstream request when the caller aborts mid-stream', async () => {
+    fake.setBehaviour({ chunkDelayMs: 50 });
+    const abortedBefore = fake.abortedCount;
+    const controller = new AbortController();
+    const response = await chat({ stream: true }, controller.signal);
+    const parser = createSseParser();
+    let seen = 0;
+    await expect(
+      (async () => {
+        for await (const chunk of response.body) {
+          seen += parser.push(chunk).length;
+          if (seen >= 2) controller.abort();
+        }
+      })(),
+    ).rejects.toMatchObject({ kind: 'aborted' });
+    await expect.poll(() => fake.abortedCount).toBe(abortedBefore + 1);
+  });
+
+  it('times out a slow response head and a stalled stream', async () => {
+    fake.setBehaviour({ headersDelayMs: 400 });
+    await expect(
+      client.request({ url: `${fake.url}/v1/models`, method: 'GET', headersTimeoutMs: 100 }),
+    ).rejects.toMatchObject({ kind: 'timeout' });
+
+    fake.setBehaviour({ headersDelayMs: 0, firstTokenDelayMs: 600 });
+    const response = await client.request({
+      url: `${fake.url}/v1/chat/completions`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [], stream: true }),
+      bodyTimeoutMs: 150,
+    });
+    await expect(events(response)).rejects.toMatchObject({
+      kind: 'timeout',
+      message: 'upstream stream timeout',
+    });
+  });
+
+  it('reports a refused connection without the upstream address', async () => {
+    const failure = await client
+      .request({ url: 'http://127.0.0.1:1/v1/models', method: 'GET' })
+      .catch((e) => e);
+    expect(failure).toBeInstanceOf(UpstreamFailure);
+    expect(failure.kind).toBe('connect');
+    expect(failure.message).not.toContain('127.0.0.1');
+  });
+
+  it('ends a dropped stream with an error, keeping the chunks received', async () => {
+    fake.setBehaviour({ dropAfterChunks: 2 });
+    const response = await chat({ stream: true });
+    const parser = createSseParser();
+    const received: SseEvent[] = [];
+    const failure = await (async () => {
+      for await (const chunk of response.body) received.push(...parser.push(chunk));
+    })().catch((e) => e);
+    expect(failure).toBeInstanceOf(UpstreamFailure);
+    expect(received.length).toBe(3); // role chunk + 2 content chunks
+  });
+});

@@ -1,0 +1,220 @@
+/**
+ * The HTTP client for upstream providers: one undici Agent holding a keep-alive Pool per origin, with connect,
+ * headers (time to the response head, i.e. time to first byte) and body (idle time between chunks) timeouts,
+ * and the caller's AbortSignal (a client disconnect) cancelling the upstream request.
+ *
+ * The response body is handed back as the socket stream: nothing is buffered, so a streamed completion flows
+ * chunk by chunk and memory per request stays bounded. Only error bodies are read, with a size cap.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, type Dispatcher, errors } from 'undici';
+
+export interface UpstreamClientOptions {
+  /** Connections per origin (undici Pool size); default 128. */
+  readonly connectionsPerOrigin?: number;
+  /** Establishing the TCP/TLS connection; default 10 s. */
+  readonly connectTimeoutMs?: number;
+  /** From sending the request to the response head; default 300 s (0 = none). */
+  readonly headersTimeoutMs?: number;
+  /** Longest silence between two body chunks (`STREAMING_TIMEOUT`); default 300 s (0 = none). */
+  readonly bodyTimeoutMs?: number;
+  /** Idle keep-alive sockets are closed after this; default 30 s. */
+  readonly keepAliveTimeoutMs?: number;
+}
+
+export interface UpstreamRequest {
+  /** Full URL: `https://api.openai.com/v1/chat/completions?api-version=…`. */
+  readonly url: string;
+  readonly method?: 'GET' | 'POST' | 'DELETE';
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+  /** Aborts the upstream request (client went away, overall deadline). */
+  readonly signal?: AbortSignal;
+  /** Overrides the client's defaults for this request (e.g. ×2 for reasoning models). */
+  readonly headersTimeoutMs?: number;
+  readonly bodyTimeoutMs?: number;
+}
+
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** The body as it arrives from the socket; consume it or call {@link UpstreamResponse.discard}. */
+  readonly body: AsyncIterable<Uint8Array>;
+  /** Reads at most `limit` bytes of the body as text (for error bodies) and releases the connection. */
+  readText(limit?: number): Promise<string>;
+  /** Drops the body without reading it (frees the socket for reuse when the body is small, else closes it). */
+  discard(): Promise<void>;
+}
+
+/** Why an upstream request failed before or while its response arrived. */
+export type UpstreamFailureKind = 'connect' | 'timeout' | 'aborted' | 'socket';
+
+/**
+ * A transport failure (no HTTP status): connection refused, timeout, reset, or our own abort. The message never
+ * contains the upstream URL, which may carry keys or private addresses.
+ */
+export class UpstreamFailure extends Error {
+  readonly kind: UpstreamFailureKind;
+  constructor(kind: UpstreamFailureKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamFailure';
+    this.kind = kind;
+  }
+}
+
+/** Maps undici and socket errors to {@link UpstreamFailure}. */
+export function toUpstreamFailure(error: unknown): UpstreamFailure {
+  if (error instanceof UpstreamFailure) return error;
+  if (error instanceof errors.ConnectTimeoutError)
+    return new UpstreamFailure('timeout', 'upstream connect timeout', { cause: error });
+  if (error instanceof errors.HeadersTimeoutError)
+    return new UpstreamFailure('timeout', 'upstream response timeout', { cause: error });
+  if (error instanceof errors.BodyTimeoutError)
+    return new UpstreamFailure('timeout', 'upstream stream timeout', { cause: error });
+  if (
+    error instanceof errors.RequestAbortedError ||
+    (error instanceof Error && error.name === 'AbortError')
+  ) {
+    return new UpstreamFailure('aborted', 'upstream request aborted', { cause: error });
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') {
+    return new UpstreamFailure('connect', 'upstream connection failed', { cause: error });
+  }
+  return new UpstreamFailure('socket', 'upstream connection error', { cause: error });
+}
+
+export interface UpstreamClient {
+  request(request: UpstreamRequest): Promise<UpstreamResponse>;
+  /** Waits for requests in flight, then closes every pooled connection. */
+  close(): Promise<void>;
+  /** The undici dispatcher (for metrics on pool stats). */
+  readonly dispatcher: Dispatcher;
+}
+
+/** Default cap for reading an error body. */
+export const ERROR_BODY_LIMIT = 64 * 1024;
+
+export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
+  const defaultHeadersTimeoutMs = options.headersTimeoutMs ?? 300_000;
+  const defaultBodyTimeoutMs = options.bodyTimeoutMs ?? 300_000;
+  const agent = new Agent({
+    connections: options.connectionsPerOrigin ?? 128,
+    connectTimeout: options.connectTimeoutMs ?? 10_000,
+    // Both timeouts are enforced per request below (undici's may not fire, and cannot be raised per request
+    // above the Agent's value), so undici's are off.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+    keepAliveMaxTimeout: 600_000,
+  });
+
+  return {
+    dispatcher: agent,
+    async request(request) {
+      const url = new URL(request.url);
+      // undici's own headers timeout does not fire while it considers the request still being written, so the
+      // wait for the response head is bounded here as well, by aborting the request.
+      const headersTimeoutMs = request.headersTimeoutMs ?? defaultHeadersTimeoutMs;
+      const deadline = new AbortController();
+      const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+      const timer = headersTimeoutMs > 0 ? setTimeout(() => deadline.abort(), headersTimeoutMs) : undefined;
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await agent.request({
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: request.method ?? 'POST',
+          headers: request.headers,
+          body: request.body,
+          signal,
+        });
+      } catch (error) {
+        if (deadline.signal.aborted && !request.signal?.aborted) {
+          throw new UpstreamFailure('timeout', 'upstream response timeout', { cause: error });
+        }
+        throw toUpstreamFailure(error);
+      } finally {
+        clearTimeout(timer);
+      }
+      const { body } = response;
+      return {
+        status: response.statusCode,
+        headers: response.headers,
+        body: guardBody(body, request.bodyTimeoutMs ?? defaultBodyTimeoutMs),
+        async readText(limit = ERROR_BODY_LIMIT) {
+          const parts: Buffer[] = [];
+          let size = 0;
+          try {
+            for await (const chunk of body as AsyncIterable<Buffer>) {
+              const room = limit - size;
+              parts.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+              size += Math.min(chunk.length, room);
+              if (size >= limit) break;
+            }
+          } catch (error) {
+            throw toUpstreamFailure(error);
+          } finally {
+            if (!body.destroyed) body.destroy();
+          }
+          return Buffer.concat(parts).toString('utf8');
+        },
+        async discard() {
+          try {
+            await body.dump({ limit: ERROR_BODY_LIMIT });
+          } catch {
+            // The connection is closed instead of reused; nothing else to do.
+          }
+        },
+      };
+    },
+    close: () => agent.close(),
+  };
+}
+
+/**
+ * The body as an async iterable that re-throws body errors (reset, abort) as {@link UpstreamFailure} and enforces
+ * the idle timeout between chunks itself (undici's body timeout is not reliable for this). The clock runs only
+ * while waiting for the upstream, not while the consumer (a slow client) holds a chunk.
+ */
+async function* guardBody(body: Dispatcher.ResponseData['body'], idleMs: number): AsyncGenerator<Uint8Array> {
+  let waiting = true;
+  let timedOut = false;
+  const timer =
+    idleMs > 0
+      ? setTimeout(function onIdle() {
+          if (!waiting) return;
+          timedOut = true;
+          body.destroy(new Error('upstream stream idle'));
+        }, idleMs)
+      : undefined;
+  timer?.unref();
+  try {
+    for await (const chunk of body as AsyncIterable<Uint8Array>) {
+      waiting = false;
+      yield chunk;
+      waiting = true;
+      timer?.refresh();
+    }
+  } catch (error) {
+    if (timedOut) throw new UpstreamFailure('timeout', 'upstream stream timeout', { cause: error });
+    throw toUpstreamFailure(error);
+  } finally {
+    clearTimeout(timer);
+    if (!body.destroyed) body.destroy();
+  }
+}
+
+/** Header names never forwarded from an upstream response to the client (hop-by-hop, or recomputed by us). */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'content-encoding',
+]);

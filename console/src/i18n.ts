@@ -11,6 +11,8 @@ void i18next.use(initReactI18next).init({
   lng: stored === 'en' ? 'en' : 'zh',
   fallbackLng: 'zh',
   defaultNS: 'common',
+  // keys are flat ("nav.home"), not nested objects
+  keySeparator: false,
   interpolation: { escapeValue: false },
 });
 

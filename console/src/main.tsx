@@ -4,7 +4,10 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import './i18n.ts';
 import './index.css';
+import { applyTheme } from './lib/theme.ts';
 import { routeTree } from './routeTree.gen.ts';
+
+applyTheme();
 
 const queryClient = new QueryClient({
   defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false } },

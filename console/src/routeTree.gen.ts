@@ -10,33 +10,318 @@
 
 import { Route as rootRouteImport } from './routes/__root'
 import { Route as IndexRouteImport } from './routes/index'
+import { Route as ConsoleRouteImport } from './routes/_console'
+import { Route as AboutRouteImport } from './routes/about'
+import { Route as LoginRouteImport } from './routes/login'
+import { Route as PricingRouteImport } from './routes/pricing'
+import { Route as RegisterRouteImport } from './routes/register'
+import { Route as ResetRouteImport } from './routes/reset'
+import { Route as SetupRouteImport } from './routes/setup'
+import { Route as ConsoleChannelRouteImport } from './routes/_console/channel'
+import { Route as ConsoleChat2linkRouteImport } from './routes/_console/chat2link'
+import { Route as ConsoleDetailRouteImport } from './routes/_console/detail'
+import { Route as ConsoleLogRouteImport } from './routes/_console/log'
+import { Route as ConsoleMidjourneyRouteImport } from './routes/_console/midjourney'
+import { Route as ConsolePersonalRouteImport } from './routes/_console/personal'
+import { Route as ConsolePlaygroundRouteImport } from './routes/_console/playground'
+import { Route as ConsoleRedemptionRouteImport } from './routes/_console/redemption'
+import { Route as ConsoleSettingRouteImport } from './routes/_console/setting'
+import { Route as ConsoleTaskRouteImport } from './routes/_console/task'
+import { Route as ConsoleTokenRouteImport } from './routes/_console/token'
+import { Route as ConsoleTopupRouteImport } from './routes/_console/topup'
+import { Route as ChatSplatRouteImport } from './routes/chat.$'
+import { Route as OauthProviderRouteImport } from './routes/oauth/$provider'
+import { Route as UserResetRouteImport } from './routes/user/reset'
+import { Route as ConsoleUserIndexRouteImport } from './routes/_console/user/index'
 
 const IndexRoute = IndexRouteImport.update({
   id: '/',
   path: '/',
   getParentRoute: () => rootRouteImport,
 } as any)
+const ConsoleRoute = ConsoleRouteImport.update({
+  id: '/_console',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const AboutRoute = AboutRouteImport.update({
+  id: '/about',
+  path: '/about',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const LoginRoute = LoginRouteImport.update({
+  id: '/login',
+  path: '/login',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const PricingRoute = PricingRouteImport.update({
+  id: '/pricing',
+  path: '/pricing',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const RegisterRoute = RegisterRouteImport.update({
+  id: '/register',
+  path: '/register',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const ResetRoute = ResetRouteImport.update({
+  id: '/reset',
+  path: '/reset',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const SetupRoute = SetupRouteImport.update({
+  id: '/setup',
+  path: '/setup',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const ConsoleChannelRoute = ConsoleChannelRouteImport.update({
+  id: '/channel',
+  path: '/channel',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleChat2linkRoute = ConsoleChat2linkRouteImport.update({
+  id: '/chat2link',
+  path: '/chat2link',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleDetailRoute = ConsoleDetailRouteImport.update({
+  id: '/detail',
+  path: '/detail',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleLogRoute = ConsoleLogRouteImport.update({
+  id: '/log',
+  path: '/log',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleMidjourneyRoute = ConsoleMidjourneyRouteImport.update({
+  id: '/midjourney',
+  path: '/midjourney',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsolePersonalRoute = ConsolePersonalRouteImport.update({
+  id: '/personal',
+  path: '/personal',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsolePlaygroundRoute = ConsolePlaygroundRouteImport.update({
+  id: '/playground',
+  path: '/playground',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleRedemptionRoute = ConsoleRedemptionRouteImport.update({
+  id: '/redemption',
+  path: '/redemption',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleSettingRoute = ConsoleSettingRouteImport.update({
+  id: '/setting',
+  path: '/setting',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleTaskRoute = ConsoleTaskRouteImport.update({
+  id: '/task',
+  path: '/task',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleTokenRoute = ConsoleTokenRouteImport.update({
+  id: '/token',
+  path: '/token',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleTopupRoute = ConsoleTopupRouteImport.update({
+  id: '/topup',
+  path: '/topup',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ChatSplatRoute = ChatSplatRouteImport.update({
+  id: '/chat/$',
+  path: '/chat/$',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const OauthProviderRoute = OauthProviderRouteImport.update({
+  id: '/oauth/$provider',
+  path: '/oauth/$provider',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const UserResetRoute = UserResetRouteImport.update({
+  id: '/user/reset',
+  path: '/user/reset',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const ConsoleUserIndexRoute = ConsoleUserIndexRouteImport.update({
+  id: '/user/',
+  path: '/user/',
+  getParentRoute: () => ConsoleRoute,
+} as any)
 
 export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
+  '/about': typeof AboutRoute
+  '/login': typeof LoginRoute
+  '/pricing': typeof PricingRoute
+  '/register': typeof RegisterRoute
+  '/reset': typeof ResetRoute
+  '/setup': typeof SetupRoute
+  '/channel': typeof ConsoleChannelRoute
+  '/chat2link': typeof ConsoleChat2linkRoute
+  '/detail': typeof ConsoleDetailRoute
+  '/log': typeof ConsoleLogRoute
+  '/midjourney': typeof ConsoleMidjourneyRoute
+  '/personal': typeof ConsolePersonalRoute
+  '/playground': typeof ConsolePlaygroundRoute
+  '/redemption': typeof ConsoleRedemptionRoute
+  '/setting': typeof ConsoleSettingRoute
+  '/task': typeof ConsoleTaskRoute
+  '/token': typeof ConsoleTokenRoute
+  '/topup': typeof ConsoleTopupRoute
+  '/chat/$': typeof ChatSplatRoute
+  '/oauth/$provider': typeof OauthProviderRoute
+  '/user/reset': typeof UserResetRoute
+  '/user/': typeof ConsoleUserIndexRoute
 }
 export interface FileRoutesByTo {
   '/': typeof IndexRoute
+  '/about': typeof AboutRoute
+  '/login': typeof LoginRoute
+  '/pricing': typeof PricingRoute
+  '/register': typeof RegisterRoute
+  '/reset': typeof ResetRoute
+  '/setup': typeof SetupRoute
+  '/channel': typeof ConsoleChannelRoute
+  '/chat2link': typeof ConsoleChat2linkRoute
+  '/detail': typeof ConsoleDetailRoute
+  '/log': typeof ConsoleLogRoute
+  '/midjourney': typeof ConsoleMidjourneyRoute
+  '/personal': typeof ConsolePersonalRoute
+  '/playground': typeof ConsolePlaygroundRoute
+  '/redemption': typeof ConsoleRedemptionRoute
+  '/setting': typeof ConsoleSettingRoute
+  '/task': typeof ConsoleTaskRoute
+  '/token': typeof ConsoleTokenRoute
+  '/topup': typeof ConsoleTopupRoute
+  '/chat/$': typeof ChatSplatRoute
+  '/oauth/$provider': typeof OauthProviderRoute
+  '/user/reset': typeof UserResetRoute
+  '/user': typeof ConsoleUserIndexRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
   '/': typeof IndexRoute
+  '/_console': typeof ConsoleRouteWithChildren
+  '/about': typeof AboutRoute
+  '/login': typeof LoginRoute
+  '/pricing': typeof PricingRoute
+  '/register': typeof RegisterRoute
+  '/reset': typeof ResetRoute
+  '/setup': typeof SetupRoute
+  '/_console/channel': typeof ConsoleChannelRoute
+  '/_console/chat2link': typeof ConsoleChat2linkRoute
+  '/_console/detail': typeof ConsoleDetailRoute
+  '/_console/log': typeof ConsoleLogRoute
+  '/_console/midjourney': typeof ConsoleMidjourneyRoute
+  '/_console/personal': typeof ConsolePersonalRoute
+  '/_console/playground': typeof ConsolePlaygroundRoute
+  '/_console/redemption': typeof ConsoleRedemptionRoute
+  '/_console/setting': typeof ConsoleSettingRoute
+  '/_console/task': typeof ConsoleTaskRoute
+  '/_console/token': typeof ConsoleTokenRoute
+  '/_console/topup': typeof ConsoleTopupRoute
+  '/chat/$': typeof ChatSplatRoute
+  '/oauth/$provider': typeof OauthProviderRoute
+  '/user/reset': typeof UserResetRoute
+  '/_console/user/': typeof ConsoleUserIndexRoute
 }
 export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
-  fullPaths: '/'
+  fullPaths:
+    | '/'
+    | '/about'
+    | '/login'
+    | '/pricing'
+    | '/register'
+    | '/reset'
+    | '/setup'
+    | '/channel'
+    | '/chat2link'
+    | '/detail'
+    | '/log'
+    | '/midjourney'
+    | '/personal'
+    | '/playground'
+    | '/redemption'
+    | '/setting'
+    | '/task'
+    | '/token'
+    | '/topup'
+    | '/chat/$'
+    | '/oauth/$provider'
+    | '/user/reset'
+    | '/user/'
   fileRoutesByTo: FileRoutesByTo
-  to: '/'
-  id: '__root__' | '/'
+  to:
+    | '/'
+    | '/about'
+    | '/login'
+    | '/pricing'
+    | '/register'
+    | '/reset'
+    | '/setup'
+    | '/channel'
+    | '/chat2link'
+    | '/detail'
+    | '/log'
+    | '/midjourney'
+    | '/personal'
+    | '/playground'
+    | '/redemption'
+    | '/setting'
+    | '/task'
+    | '/token'
+    | '/topup'
+    | '/chat/$'
+    | '/oauth/$provider'
+    | '/user/reset'
+    | '/user'
+  id:
+    | '__root__'
+    | '/'
+    | '/_console'
+    | '/about'
+    | '/login'
+    | '/pricing'
+    | '/register'
+    | '/reset'
+    | '/setup'
+    | '/_console/channel'
+    | '/_console/chat2link'
+    | '/_console/detail'
+    | '/_console/log'
+    | '/_console/midjourney'
+    | '/_console/personal'
+    | '/_console/playground'
+    | '/_console/redemption'
+    | '/_console/setting'
+    | '/_console/task'
+    | '/_console/token'
+    | '/_console/topup'
+    | '/chat/$'
+    | '/oauth/$provider'
+    | '/user/reset'
+    | '/_console/user/'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
   IndexRoute: typeof IndexRoute
+  ConsoleRoute: typeof ConsoleRouteWithChildren
+  AboutRoute: typeof AboutRoute
+  LoginRoute: typeof LoginRoute
+  PricingRoute: typeof PricingRoute
+  RegisterRoute: typeof RegisterRoute
+  ResetRoute: typeof ResetRoute
+  SetupRoute: typeof SetupRoute
+  ChatSplatRoute: typeof ChatSplatRoute
+  OauthProviderRoute: typeof OauthProviderRoute
+  UserResetRoute: typeof UserResetRoute
 }
 
 declare module '@tanstack/react-router' {
@@ -48,11 +333,217 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof IndexRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/_console': {
+      id: '/_console'
+      path: ''
+      fullPath: '/'
+      preLoaderRoute: typeof ConsoleRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/about': {
+      id: '/about'
+      path: '/about'
+      fullPath: '/about'
+      preLoaderRoute: typeof AboutRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/login': {
+      id: '/login'
+      path: '/login'
+      fullPath: '/login'
+      preLoaderRoute: typeof LoginRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/pricing': {
+      id: '/pricing'
+      path: '/pricing'
+      fullPath: '/pricing'
+      preLoaderRoute: typeof PricingRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/register': {
+      id: '/register'
+      path: '/register'
+      fullPath: '/register'
+      preLoaderRoute: typeof RegisterRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/reset': {
+      id: '/reset'
+      path: '/reset'
+      fullPath: '/reset'
+      preLoaderRoute: typeof ResetRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/setup': {
+      id: '/setup'
+      path: '/setup'
+      fullPath: '/setup'
+      preLoaderRoute: typeof SetupRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/_console/channel': {
+      id: '/_console/channel'
+      path: '/channel'
+      fullPath: '/channel'
+      preLoaderRoute: typeof ConsoleChannelRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/chat2link': {
+      id: '/_console/chat2link'
+      path: '/chat2link'
+      fullPath: '/chat2link'
+      preLoaderRoute: typeof ConsoleChat2linkRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/detail': {
+      id: '/_console/detail'
+      path: '/detail'
+      fullPath: '/detail'
+      preLoaderRoute: typeof ConsoleDetailRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/log': {
+      id: '/_console/log'
+      path: '/log'
+      fullPath: '/log'
+      preLoaderRoute: typeof ConsoleLogRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/midjourney': {
+      id: '/_console/midjourney'
+      path: '/midjourney'
+      fullPath: '/midjourney'
+      preLoaderRoute: typeof ConsoleMidjourneyRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/personal': {
+      id: '/_console/personal'
+      path: '/personal'
+      fullPath: '/personal'
+      preLoaderRoute: typeof ConsolePersonalRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/playground': {
+      id: '/_console/playground'
+      path: '/playground'
+      fullPath: '/playground'
+      preLoaderRoute: typeof ConsolePlaygroundRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/redemption': {
+      id: '/_console/redemption'
+      path: '/redemption'
+      fullPath: '/redemption'
+      preLoaderRoute: typeof ConsoleRedemptionRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/setting': {
+      id: '/_console/setting'
+      path: '/setting'
+      fullPath: '/setting'
+      preLoaderRoute: typeof ConsoleSettingRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/task': {
+      id: '/_console/task'
+      path: '/task'
+      fullPath: '/task'
+      preLoaderRoute: typeof ConsoleTaskRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/token': {
+      id: '/_console/token'
+      path: '/token'
+      fullPath: '/token'
+      preLoaderRoute: typeof ConsoleTokenRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/topup': {
+      id: '/_console/topup'
+      path: '/topup'
+      fullPath: '/topup'
+      preLoaderRoute: typeof ConsoleTopupRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/chat/$': {
+      id: '/chat/$'
+      path: '/chat/$'
+      fullPath: '/chat/$'
+      preLoaderRoute: typeof ChatSplatRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/oauth/$provider': {
+      id: '/oauth/$provider'
+      path: '/oauth/$provider'
+      fullPath: '/oauth/$provider'
+      preLoaderRoute: typeof OauthProviderRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/user/reset': {
+      id: '/user/reset'
+      path: '/user/reset'
+      fullPath: '/user/reset'
+      preLoaderRoute: typeof UserResetRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/_console/user/': {
+      id: '/_console/user/'
+      path: '/user'
+      fullPath: '/user/'
+      preLoaderRoute: typeof ConsoleUserIndexRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
   }
 }
 
+interface ConsoleRouteChildren {
+  ConsoleChannelRoute: typeof ConsoleChannelRoute
+  ConsoleChat2linkRoute: typeof ConsoleChat2linkRoute
+  ConsoleDetailRoute: typeof ConsoleDetailRoute
+  ConsoleLogRoute: typeof ConsoleLogRoute
+  ConsoleMidjourneyRoute: typeof ConsoleMidjourneyRoute
+  ConsolePersonalRoute: typeof ConsolePersonalRoute
+  ConsolePlaygroundRoute: typeof ConsolePlaygroundRoute
+  ConsoleRedemptionRoute: typeof ConsoleRedemptionRoute
+  ConsoleSettingRoute: typeof ConsoleSettingRoute
+  ConsoleTaskRoute: typeof ConsoleTaskRoute
+  ConsoleTokenRoute: typeof ConsoleTokenRoute
+  ConsoleTopupRoute: typeof ConsoleTopupRoute
+  ConsoleUserIndexRoute: typeof ConsoleUserIndexRoute
+}
+
+const ConsoleRouteChildren: ConsoleRouteChildren = {
+  ConsoleChannelRoute: ConsoleChannelRoute,
+  ConsoleChat2linkRoute: ConsoleChat2linkRoute,
+  ConsoleDetailRoute: ConsoleDetailRoute,
+  ConsoleLogRoute: ConsoleLogRoute,
+  ConsoleMidjourneyRoute: ConsoleMidjourneyRoute,
+  ConsolePersonalRoute: ConsolePersonalRoute,
+  ConsolePlaygroundRoute: ConsolePlaygroundRoute,
+  ConsoleRedemptionRoute: ConsoleRedemptionRoute,
+  ConsoleSettingRoute: ConsoleSettingRoute,
+  ConsoleTaskRoute: ConsoleTaskRoute,
+  ConsoleTokenRoute: ConsoleTokenRoute,
+  ConsoleTopupRoute: ConsoleTopupRoute,
+  ConsoleUserIndexRoute: ConsoleUserIndexRoute,
+}
+
+const ConsoleRouteWithChildren =
+  ConsoleRoute._addFileChildren(ConsoleRouteChildren)
+
 const rootRouteChildren: RootRouteChildren = {
   IndexRoute: IndexRoute,
+  ConsoleRoute: ConsoleRouteWithChildren,
+  AboutRoute: AboutRoute,
+  LoginRoute: LoginRoute,
+  PricingRoute: PricingRoute,
+  RegisterRoute: RegisterRoute,
+  ResetRoute: ResetRoute,
+  SetupRoute: SetupRoute,
+  ChatSplatRoute: ChatSplatRoute,
+  OauthProviderRoute: OauthProviderRoute,
+  UserResetRoute: UserResetRoute,
 }
 export const routeTree = rootRouteImport
   ._addFileChildren(rootRouteChildren)

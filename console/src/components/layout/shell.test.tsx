@@ -1,0 +1,137 @@
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { setSessionUser } from '../../lib/session.ts';
+import { fakeServer, makeStatus, renderScreen } from '../../testing/render.tsx';
+import { DataTable, type TableColumn, usePageSize } from '../ui/data-table.tsx';
+import { ConsoleLayout } from './console-layout.tsx';
+import { Footer } from './footer.tsx';
+import { isNewYearsDay, TopBar } from './top-bar.tsx';
+
+const base = { id: 2, username: 'bob', display_name: '', status: 1, group: 'default' };
+const withStatus = (overrides = {}) => ({
+  'GET /api/status': () => ({ body: { success: true, data: makeStatus(overrides) } }),
+});
+const menuLabels = () =>
+  Array.from(screen.getByTestId('side-menu').querySelectorAll('a')).map((a) => a.getAttribute('title'));
+
+describe('side menu', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('hides admin items from a normal user and flag-gated items while their flags are off', async () => {
+    setSessionUser({ ...base, role: 1 });
+    fakeServer(withStatus());
+    await renderScreen(() => <ConsoleLayout>page</ConsoleLayout>);
+    expect(menuLabels()).toEqual(['Playground', 'API tokens', 'Usage log', 'Wallet', 'Personal settings']);
+  });
+
+  it('shows the admin group to an admin and flag items when the status flags are on', async () => {
+    setSessionUser({ ...base, role: 10 });
+    localStorage.setItem('enable_data_export', 'true');
+    localStorage.setItem('enable_drawing', 'true');
+    localStorage.setItem('enable_task', 'true');
+    fakeServer(withStatus());
+    await renderScreen(() => <ConsoleLayout>page</ConsoleLayout>);
+    expect(menuLabels()).toEqual([
+      'Playground',
+      'Dashboard',
+      'API tokens',
+      'Usage log',
+      'Drawing log',
+      'Task log',
+      'Channels',
+      'Redemption codes',
+      'User management',
+      'System settings',
+      'Wallet',
+      'Personal settings',
+    ]);
+  });
+
+  it('collapses to 60 px and remembers it', async () => {
+    setSessionUser({ ...base, role: 1 });
+    fakeServer(withStatus());
+    await renderScreen(() => <ConsoleLayout>page</ConsoleLayout>);
+    expect(screen.getByTestId('side-menu').style.width).toBe('200px');
+    await userEvent.click(screen.getByTestId('sidebar-toggle'));
+    expect(screen.getByTestId('side-menu').style.width).toBe('60px');
+    expect(localStorage.getItem('default_collapse_sidebar')).toBe('true');
+  });
+});
+
+describe('top bar and footer', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('offers sign in and sign up to visitors, but no sign up in self-use mode', async () => {
+    fakeServer(withStatus({ self_use_mode_enabled: true }));
+    await renderScreen(() => <TopBar />);
+    await screen.findByText('Self-use mode');
+    expect(screen.getByRole('link', { name: 'Sign in' })).toBeTruthy();
+    expect(screen.queryByRole('link', { name: 'Sign up' })).toBeNull();
+  });
+
+  it('switches theme and remembers it', async () => {
+    fakeServer(withStatus());
+    await renderScreen(() => <TopBar />);
+    await userEvent.click(screen.getByRole('button', { name: 'Switch to dark theme' }));
+    expect(document.documentElement.classList.contains('dark')).toBe(true);
+    expect(localStorage.getItem('theme-mode')).toBe('dark');
+    await userEvent.click(screen.getByRole('button', { name: 'Switch to light theme' }));
+    expect(document.documentElement.classList.contains('dark')).toBe(false);
+  });
+
+  it('renders the custom footer without scripts or event handlers', async () => {
+    fakeServer(
+      withStatus({ footer_html: '<b>ACME</b><img src=x onerror="alert(1)"><script>alert(2)</script>' }),
+    );
+    await renderScreen(() => <Footer />);
+    const footer = await screen.findByTestId('custom-footer');
+    expect(footer.querySelector('b')?.textContent).toBe('ACME');
+    expect(footer.innerHTML).not.toContain('onerror');
+    expect(footer.querySelector('script')).toBeNull();
+  });
+
+  it('shows the festive item on 1 January only', () => {
+    expect(isNewYearsDay(new Date(2027, 0, 1, 12))).toBe(true);
+    expect(isNewYearsDay(new Date(2027, 0, 2, 12))).toBe(false);
+  });
+
+  it('shows the default credit when no footer is set', async () => {
+    fakeServer(withStatus());
+    await renderScreen(() => <Footer />);
+    await waitFor(() => expect(screen.getByText(/Powered by Turnpike/)).toBeTruthy());
+  });
+});
+
+interface Row {
+  id: number;
+  name: string;
+}
+const columns: TableColumn<Row>[] = [{ accessorKey: 'name', header: 'Name' }];
+
+function PagedTable() {
+  const [size, setSize] = usePageSize('people');
+  return (
+    <DataTable
+      columns={columns}
+      data={[{ id: 1, name: 'Ada' }]}
+      page={1}
+      pageSize={size}
+      total={25}
+      onPageChange={() => {}}
+      onPageSizeChange={setSize}
+    />
+  );
+}
+
+describe('data table', () => {
+  it('remembers the page size per table', async () => {
+    fakeServer({});
+    await renderScreen(() => <PagedTable />);
+    expect(screen.getByText('Ada')).toBeTruthy();
+    expect(screen.getByText('1 / 3')).toBeTruthy();
+    await userEvent.selectOptions(screen.getByLabelText('Page size'), '20');
+    expect(localStorage.getItem('page-size-people')).toBe('20');
+    expect(screen.getByText('1 / 2')).toBeTruthy();
+  });
+});

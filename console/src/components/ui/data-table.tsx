@@ -1,0 +1,141 @@
+import { type ColumnDef, flexRender, type RowData, tableFeatures, useTable } from '@tanstack/react-table';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { readStored, writeStored } from '../../lib/storage.ts';
+import { cx } from './cx.ts';
+import { EmptyState } from './empty-state.tsx';
+import { Spinner } from './spinner.tsx';
+
+export const PAGE_SIZE_OPTIONS = [10, 20, 50, 100] as const;
+export const DEFAULT_PAGE_SIZE = 10;
+
+const features = tableFeatures({});
+export type TableColumn<T extends RowData> = ColumnDef<typeof features, T>;
+
+/** The page size chosen for one table, remembered in local storage under `page-size-<tableId>`. */
+export function usePageSize(tableId: string): [number, (size: number) => void] {
+  const key = `page-size-${tableId}`;
+  const [size, setSize] = useState(() => {
+    const stored = Number(readStored(key));
+    return (PAGE_SIZE_OPTIONS as readonly number[]).includes(stored) ? stored : DEFAULT_PAGE_SIZE;
+  });
+  return [
+    size,
+    (next) => {
+      writeStored(key, String(next));
+      setSize(next);
+    },
+  ];
+}
+
+export interface DataTableProps<T extends RowData> {
+  columns: TableColumn<T>[];
+  data: T[];
+  loading?: boolean;
+  /** Server-side paging: 1-based page, total row count. */
+  page: number;
+  pageSize: number;
+  total: number;
+  onPageChange: (page: number) => void;
+  onPageSizeChange: (size: number) => void;
+  rowKey?: (row: T) => string | number;
+}
+
+/** A table over @tanstack/react-table with server-side paging and a remembered page size. */
+export function DataTable<T extends RowData>({
+  columns,
+  data,
+  loading,
+  page,
+  pageSize,
+  total,
+  onPageChange,
+  onPageSizeChange,
+  rowKey,
+}: DataTableProps<T>) {
+  const { t } = useTranslation();
+  const table = useTable<typeof features, T>({ features, columns, data });
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  return (
+    <div className="flex flex-col gap-3">
+      <div className="overflow-x-auto rounded-lg border border-gray-200 dark:border-gray-700">
+        <table className="min-w-full divide-y divide-gray-200 text-sm dark:divide-gray-700">
+          <thead className="bg-gray-50 dark:bg-gray-800">
+            {table.getHeaderGroups().map((group) => (
+              <tr key={group.id}>
+                {group.headers.map((header) => (
+                  <th
+                    key={header.id}
+                    className="whitespace-nowrap px-3 py-2 text-left font-medium text-gray-600 dark:text-gray-300"
+                  >
+                    {header.isPlaceholder
+                      ? null
+                      : flexRender(header.column.columnDef.header, header.getContext())}
+                  </th>
+                ))}
+              </tr>
+            ))}
+          </thead>
+          <tbody className="divide-y divide-gray-100 dark:divide-gray-800">
+            {table.getRowModel().rows.map((row) => (
+              <tr
+                key={rowKey ? rowKey(row.original) : row.id}
+                className="hover:bg-gray-50 dark:hover:bg-gray-800/50"
+              >
+                {row.getAllCells().map((cell) => (
+                  <td key={cell.id} className="whitespace-nowrap px-3 py-2">
+                    {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {loading ? (
+          <div className="flex justify-center py-6 text-blue-600">
+            <Spinner />
+          </div>
+        ) : data.length === 0 ? (
+          <EmptyState />
+        ) : null}
+      </div>
+      <nav
+        className="flex flex-wrap items-center justify-end gap-2 text-sm"
+        aria-label={t('table.pagination')}
+      >
+        <span className="text-gray-500">{t('table.total', { total })}</span>
+        <button
+          type="button"
+          className={cx('rounded border px-2 py-1 dark:border-gray-600', page <= 1 && 'opacity-40')}
+          disabled={page <= 1}
+          onClick={() => onPageChange(page - 1)}
+        >
+          {t('table.previous')}
+        </button>
+        <span>
+          {page} / {pages}
+        </span>
+        <button
+          type="button"
+          className={cx('rounded border px-2 py-1 dark:border-gray-600', page >= pages && 'opacity-40')}
+          disabled={page >= pages}
+          onClick={() => onPageChange(page + 1)}
+        >
+          {t('table.next')}
+        </button>
+        <select
+          aria-label={t('table.pageSize')}
+          className="rounded border bg-transparent px-2 py-1 dark:border-gray-600"
+          value={pageSize}
+          onChange={(e) => onPageSizeChange(Number(e.target.value))}
+        >
+          {PAGE_SIZE_OPTIONS.map((size) => (
+            <option key={size} value={size}>
+              {t('table.perPage', { size })}
+            </option>
+          ))}
+        </select>
+      </nav>
+    </div>
+  );
+}

@@ -1,0 +1,113 @@
+import { Link, useNavigate } from '@tanstack/react-router';
+import { type FormEvent, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Button } from '../../../components/ui/button.tsx';
+import { Input } from '../../../components/ui/input.tsx';
+import { ConfirmDialog } from '../../../components/ui/modal.tsx';
+import { api } from '../../../lib/api.ts';
+import { type SessionUser, setSessionUser } from '../../../lib/session.ts';
+import { useStatus } from '../../../lib/status.ts';
+import { toast } from '../../../lib/toast.ts';
+import { validateLogin } from '../validation.ts';
+import { AuthCard } from './auth-card.tsx';
+import { ThirdPartyButtons } from './third-party-buttons.tsx';
+
+/** The password that ships as root's default; signing in with it triggers the change-now notice. */
+const DEFAULT_ROOT_PASSWORD = '123456';
+
+export function LoginForm({ expired }: { expired?: boolean }) {
+  const { t } = useTranslation();
+  const { data: status } = useStatus();
+  const navigate = useNavigate();
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(expired ? t('error.sessionExpired') : null);
+  const [busy, setBusy] = useState(false);
+  const [defaultWarning, setDefaultWarning] = useState(false);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const problem = validateLogin({ username, password });
+    if (problem) {
+      setError(t(problem));
+      return;
+    }
+    setError(null);
+    setBusy(true);
+    try {
+      const user = await api.post<SessionUser>(
+        '/api/user/login',
+        { username: username.trim(), password },
+        { silent: true },
+      );
+      setSessionUser(user);
+      toast.success(t('auth.loginSuccess'));
+      if (username.trim() === 'root' && password === DEFAULT_ROOT_PASSWORD) setDefaultWarning(true);
+      else await navigate({ to: '/token' });
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const passwordLogin = status?.password_login_enabled !== false;
+  return (
+    <AuthCard title={t('auth.loginTitle')}>
+      {passwordLogin ? (
+        <form onSubmit={(e) => void submit(e)} noValidate className="flex flex-col gap-3">
+          <Input
+            label={t('auth.usernameOrEmail')}
+            name="username"
+            autoComplete="username"
+            value={username}
+            onChange={(e) => setUsername(e.target.value)}
+          />
+          <Input
+            label={t('auth.password')}
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+          {error ? (
+            <p role="alert" className="text-sm text-red-600 dark:text-red-400">
+              {error}
+            </p>
+          ) : null}
+          <Button type="submit" loading={busy}>
+            {t('auth.login')}
+          </Button>
+        </form>
+      ) : (
+        <p className="text-sm text-gray-500">{t('auth.passwordLoginOff')}</p>
+      )}
+      <ThirdPartyButtons status={status} />
+      <div className="mt-4 flex justify-between text-sm">
+        {status?.self_use_mode_enabled ? (
+          <span />
+        ) : (
+          <span>
+            {t('auth.noAccount')}{' '}
+            <Link to="/register" className="text-blue-600 hover:underline">
+              {t('auth.register')}
+            </Link>
+          </span>
+        )}
+        <Link to="/reset" className="text-blue-600 hover:underline">
+          {t('auth.forgot')}
+        </Link>
+      </div>
+      <ConfirmDialog
+        open={defaultWarning}
+        title={t('auth.defaultPasswordTitle')}
+        message={t('auth.defaultPasswordBody')}
+        confirmText={t('auth.changeNow')}
+        danger
+        onConfirm={() => void navigate({ to: '/personal' })}
+        onCancel={() => void navigate({ to: '/token' })}
+      />
+    </AuthCard>
+  );
+}

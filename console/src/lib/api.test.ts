@@ -1,0 +1,74 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fakeServer } from '../testing/render.tsx';
+import { ApiError, api, setLoginRedirect } from './api.ts';
+import { getSessionUser, setSessionUser } from './session.ts';
+import { getToasts } from './toast.ts';
+
+const user = { id: 42, username: 'alice', display_name: '', role: 1, status: 1, group: 'default' };
+
+describe('request client', () => {
+  const redirect = vi.fn();
+  beforeEach(() => setLoginRedirect(redirect));
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    redirect.mockReset();
+  });
+
+  it('sends New-Api-User with the stored user id and unwraps data', async () => {
+    setSessionUser(user);
+    const server = fakeServer({
+      'GET /api/user/self': () => ({ body: { success: true, data: { id: 42 } } }),
+    });
+    await expect(api.get('/api/user/self')).resolves.toEqual({ id: 42 });
+    expect(server.calls[0]?.headers['New-Api-User']).toBe('42');
+  });
+
+  it('sends no New-Api-User header for a visitor', async () => {
+    const server = fakeServer({ 'GET /api/status': () => ({ body: { success: true, data: {} } }) });
+    await api.get('/api/status');
+    expect(server.calls[0]?.headers['New-Api-User']).toBeUndefined();
+  });
+
+  it('turns success:false into an error toast with the server message', async () => {
+    fakeServer({
+      'POST /api/token': () => ({ status: 400, body: { success: false, message: 'name too long' } }),
+    });
+    await expect(api.post('/api/token', {})).rejects.toThrow('name too long');
+    expect(getToasts().some((t) => t.kind === 'error' && t.text === 'name too long')).toBe(true);
+  });
+
+  it('keeps quiet when asked to be silent', async () => {
+    fakeServer({
+      'POST /api/quiet': () => ({ status: 400, body: { success: false, message: 'quiet failure' } }),
+    });
+    await expect(api.post('/api/quiet', {}, { silent: true })).rejects.toThrow('quiet failure');
+    expect(getToasts().some((t) => t.text === 'quiet failure')).toBe(false);
+  });
+
+  it('on 401 forgets the user and sends the browser to /login?expired=true', async () => {
+    setSessionUser(user);
+    fakeServer({ 'GET /api/user/self': () => ({ status: 401, body: { success: false, message: 'no' } }) });
+    const error = await api.get('/api/user/self').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(401);
+    expect(getSessionUser()).toBeNull();
+    expect(redirect).toHaveBeenCalledOnce();
+  });
+
+  it.each([
+    [429, 'Too many requests, please try again later'],
+    [500, 'Server internal error, please contact the administrator'],
+    [405, 'This site is a demo; there is no back end'],
+  ])('shows the catalogue message for HTTP %i', async (status, message) => {
+    fakeServer({ 'GET /api/x': () => ({ status, body: { success: false, message: 'internal detail' } }) });
+    await expect(api.get('/api/x')).rejects.toThrow(message);
+  });
+
+  it('reports a network failure as "Error: " plus the reason', async () => {
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => Promise.reject(new TypeError('Failed to fetch'))),
+    );
+    await expect(api.get('/api/x', { silent: true })).rejects.toThrow('Error: Failed to fetch');
+  });
+});

@@ -1,0 +1,7 @@
+import { createFileRoute } from '@tanstack/react-router';
+import { Placeholder } from '../../components/layout/placeholder.tsx';
+
+// Placeholder: the screen is built in a later slice.
+export const Route = createFileRoute('/_console/personal')({
+  component: () => <Placeholder title="menu.personal" />,
+});

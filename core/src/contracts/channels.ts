@@ -58,6 +58,9 @@ const jsonText = (field: (typeof CHANNEL_JSON_FIELDS)[number]) =>
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     });
 
+/** The largest value an `integer` column holds. */
+const INT32_MAX = 2_147_483_647;
+
 const integer = (field: string, min?: number) => {
   let n = z.coerce.number({ error: `${field} must be an integer` }).int(`${field} must be an integer`);
   if (min !== undefined) n = n.min(min, `${field} must be at least ${min}`);
@@ -101,7 +104,10 @@ const channelFields = {
     .int()
     .pipe(z.union([z.literal(0), z.literal(1)], { error: 'auto_ban must be 0 or 1' })),
   priority: integer('priority', -999),
-  weight: integer('weight').transform((w) => Math.max(w, 0)),
+  weight: integer('weight')
+    .max(INT32_MAX, 'weight is too large')
+    .transform((w) => Math.max(w, 0)),
+  max_input_tokens: integer('max_input_tokens', 0).max(INT32_MAX, 'max_input_tokens is too large'),
   tag: z
     .union([z.string(), z.null()])
     .transform((t) => (t ?? '').trim())
@@ -236,6 +242,7 @@ export interface ChannelView {
   weight: number;
   priority: number;
   auto_ban: number;
+  max_input_tokens: number;
   tag: string;
   model_mapping: string;
   status_code_mapping: string;
@@ -266,6 +273,7 @@ export function toChannelView(c: Channel): ChannelView {
     weight: c.weight,
     priority: c.priority,
     auto_ban: c.autoBan,
+    max_input_tokens: c.maxInputTokens,
     tag: c.tag ?? '',
     model_mapping: c.modelMapping ?? '',
     status_code_mapping: c.statusCodeMapping ?? '',

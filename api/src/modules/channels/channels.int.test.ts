@@ -348,6 +348,19 @@ describe('channels admin API', () => {
     expect((await put('/api/channel/', { id: 99999, name: 'x' })).statusCode).toBe(404);
   });
 
+  it('keeps max_input_tokens and refuses values its column cannot hold', async () => {
+    const [c] = await create({ models: 'gpt-4o', max_input_tokens: 128000 });
+    expect(c!.max_input_tokens).toBe(128000);
+    expect((await get(`/api/channel/${c!.id}`)).json().data.max_input_tokens).toBe(128000);
+    const tooLarge = await put('/api/channel/', { id: c!.id, max_input_tokens: 2 ** 31, weight: 2 ** 31 });
+    expect(tooLarge.statusCode).toBe(400);
+    expect(tooLarge.json().message).toMatch(/too large/);
+    expect((await get(`/api/channel/${c!.id}`)).json().data).toMatchObject({
+      max_input_tokens: 128000,
+      weight: 0,
+    });
+  });
+
   it('deletes one, the disabled ones and a batch, dropping their abilities', async () => {
     const [a] = await create({ name: 'a' });
     const [b] = await create({ name: 'b', status: 2 });

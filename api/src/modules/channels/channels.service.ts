@@ -85,6 +85,7 @@ export function createChannelService(deps: AppDeps) {
     if (input.auto_ban !== undefined) patch.autoBan = input.auto_ban;
     if (input.priority !== undefined) patch.priority = input.priority;
     if (input.weight !== undefined) patch.weight = input.weight;
+    if (input.max_input_tokens !== undefined) patch.maxInputTokens = input.max_input_tokens;
     if (input.tag !== undefined) patch.tag = input.tag || null;
     if (input.status !== undefined) patch.status = input.status;
     if (input.model_mapping !== undefined) patch.modelMapping = input.model_mapping || null;

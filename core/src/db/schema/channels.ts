@@ -38,6 +38,8 @@ export const channels = pgTable(
     /** JSON: force_format, proxy, thinking_to_content, headers, ... */
     setting: text('setting'),
     paramOverride: text('param_override'),
+    /** Largest prompt, in tokens, this channel accepts; 0 means no limit. */
+    maxInputTokens: integer('max_input_tokens').notNull().default(0),
   },
   (t) => [
     index('idx_channels_name').on(t.name),

@@ -1,0 +1,1 @@
+ALTER TABLE "channels" ADD COLUMN "max_input_tokens" integer DEFAULT 0 NOT NULL;

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import type { ChannelView } from '@turnpike/core/contracts/channels';
 import { abilities, channels } from '@turnpike/core/db/schema/index';
 import type { GatewayEvent } from '@turnpike/core/events/bus';
 import { eq } from 'drizzle-orm';
@@ -138,7 +139,7 @@ describe('channels admin API', () => {
       ...fields,
     });
     expect(r.json()).toMatchObject({ success: true });
-    return r.json().data as { id: number; status: number }[];
+    return r.json().data as ChannelView[];
   };
 
   beforeAll(async () => {

@@ -1,13 +1,24 @@
 import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
-import enCommon from './locales/en/common.json';
-import zhCommon from './locales/zh/common.json';
+
+type Strings = Record<string, string>;
+
+/**
+ * Every file `locales/<language>/<namespace>.json` is one namespace of one language; a feature adds its strings
+ * by adding a file, with no edit here.
+ */
+const files = import.meta.glob<Strings>('./locales/*/*.json', { eager: true, import: 'default' });
+const resources: Record<string, Record<string, Strings>> = {};
+for (const [path, strings] of Object.entries(files)) {
+  const [, language = '', namespace = ''] = /\.\/locales\/([^/]+)\/([^/]+)\.json$/.exec(path) ?? [];
+  resources[language] = { ...resources[language], [namespace]: strings };
+}
 
 /** Chinese is the default language; the choice is kept in local storage under i18nextLng. */
 const stored = typeof localStorage === 'undefined' ? null : localStorage.getItem('i18nextLng');
 
 void i18next.use(initReactI18next).init({
-  resources: { zh: { common: zhCommon }, en: { common: enCommon } },
+  resources,
   lng: stored === 'en' ? 'en' : 'zh',
   fallbackLng: 'zh',
   defaultNS: 'common',

@@ -1,5 +1,6 @@
 import { loadConfig } from '@turnpike/core/config';
 import { ensureSecrets } from '@turnpike/core/secrets';
+import { buildRelayApp, registerRelay } from '@turnpike/relay';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
 import { createRuntime } from './runtime.ts';
@@ -12,7 +13,13 @@ let reportFailure = (err: unknown, context: string): void => {
   earlyFailures.push({ err, context });
 };
 const runtime = await createRuntime(config, { onError: (err, context) => reportFailure(err, context) });
-const app = await buildApp(runtime.deps, { logger: { level: config.logLevel } });
+const logger = { level: config.logLevel };
+// ROLE=relay serves only /v1/*; ROLE=all serves the relay beside the console API on the same port.
+const app =
+  config.role === 'relay'
+    ? await buildRelayApp(runtime.deps, { logger })
+    : await buildApp(runtime.deps, { logger });
+if (config.role === 'all') await registerRelay(app, runtime.deps);
 reportFailure = (err, context) => app.log.error({ err, context }, 'background task failed');
 for (const failure of earlyFailures) reportFailure(failure.err, failure.context);
 

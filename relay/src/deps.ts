@@ -1,0 +1,12 @@
+import type { ResolvedConfig } from '@turnpike/core/config';
+import type { Db } from '@turnpike/core/db/client';
+import type { EventBus } from '@turnpike/core/events/bus';
+import type { OptionStore } from '@turnpike/core/options/store';
+
+/** What the relay needs from the runtime; the API's `AppDeps` satisfies it, so ROLE=all shares one runtime. */
+export interface RelayDeps {
+  readonly config: ResolvedConfig;
+  readonly db: Db;
+  readonly bus: EventBus;
+  readonly options: OptionStore;
+}

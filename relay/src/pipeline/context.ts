@@ -1,0 +1,22 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { RelayDeps } from '../deps.ts';
+import type { WordMatcher } from '../metering/sensitive.ts';
+import type { AuthCache } from '../state/auth-cache.ts';
+import type { ChannelCache } from '../state/channel-cache.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import type { BatchWriter } from './writer.ts';
+
+/** Everything a relay request handler uses, built once per relay app. */
+export interface RelayContext {
+  readonly deps: RelayDeps;
+  readonly auth: AuthCache;
+  readonly channels: ChannelCache;
+  readonly upstream: UpstreamClient;
+  readonly writer: BatchWriter;
+  /** `AutomaticDisableKeywords`, compiled once per change of the option. */
+  keywords(): WordMatcher;
+  readonly log: FastifyBaseLogger;
+}
+
+/** The response header carrying the quota charged for a request (for a stream: an SSE comment, see text.ts). */
+export const QUOTA_HEADER = 'x-turnpike-quota';

@@ -1,0 +1,210 @@
+/**
+ * Tokens and their owners, held in memory for token auth (reference §3.2) so the request path does not read
+ * the database.
+ *
+ * Decision (ADR-style): **loaded on demand, once per key**, not all at boot. An installation may hold hundreds
+ * of thousands of tokens of which few are active; loading on first use keeps boot fast and memory proportional
+ * to active tokens. After the first load an entry is served from memory and:
+ * - dropped on `tokens.changed` (by token id) and `users.changed` (the owner's snapshot, by user id), published
+ *   by the console API in this or any other process (Redis bus);
+ * - refreshed in the background once older than the sync period (`SYNC_FREQUENCY`), which covers a lost event;
+ *   the stale value keeps serving meanwhile, so no request waits on that refresh;
+ * - balance changes made by this relay (reservations, settlements) are applied to the snapshot at once from
+ *   the values the SQL update returned.
+ * Unknown keys are remembered (bounded, cleared on any `tokens.changed`) so a stream of bad keys cannot turn
+ * into a stream of database reads.
+ */
+import type { Db } from '@turnpike/core/db/client';
+import { type Token, tokens, users } from '@turnpike/core/db/schema/index';
+import { type IpRule, parseAllowIps } from '@turnpike/core/domain/tokens';
+import type { EventBus } from '@turnpike/core/events/bus';
+import { and, eq, isNull } from 'drizzle-orm';
+
+/** The owner of a token as the relay needs it. Balances are mutable: the relay keeps them current. */
+export interface UserSnapshot {
+  readonly id: number;
+  readonly username: string;
+  readonly role: number;
+  readonly status: number;
+  readonly group: string;
+  quota: number;
+  /** `accept_unset_model_ratio_model` from the user's settings. */
+  readonly acceptUnsetModelRatio: boolean;
+  loadedAt: number;
+}
+
+export interface TokenSnapshot {
+  readonly id: number;
+  readonly userId: number;
+  readonly key: string;
+  readonly name: string;
+  readonly status: number;
+  readonly expiredTime: number;
+  remainQuota: number;
+  readonly unlimitedQuota: boolean;
+  /** Undefined when the token may use every model. */
+  readonly modelLimits: ReadonlySet<string> | undefined;
+  readonly ipRules: readonly IpRule[];
+  /** Empty: the owner's group. */
+  readonly group: string;
+  loadedAt: number;
+}
+
+export interface AuthCache {
+  /** The token with this key (without `sk-`) and its owner, or undefined when there is no such token. */
+  lookup(key: string): Promise<{ token: TokenSnapshot; user: UserSnapshot } | undefined>;
+  /** Applies balances a SQL update returned, so the next decision sees them without a reload. */
+  setBalances(userId: number, userQuota: number | undefined, tokenId?: number, remainQuota?: number): void;
+  close(): void;
+}
+
+const MAX_UNKNOWN_KEYS = 10_000;
+
+function readAcceptUnset(setting: string): boolean {
+  try {
+    const parsed = JSON.parse(setting) as { accept_unset_model_ratio_model?: unknown };
+    return parsed?.accept_unset_model_ratio_model === true;
+  } catch {
+    return false;
+  }
+}
+
+function toTokenSnapshot(row: Token, now: number): TokenSnapshot {
+  const limits = row.modelLimits
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
+  return {
+    id: row.id,
+    userId: row.userId,
+    key: row.key,
+    name: row.name,
+    status: row.status,
+    expiredTime: row.expiredTime,
+    remainQuota: row.remainQuota,
+    unlimitedQuota: row.unlimitedQuota,
+    modelLimits: row.modelLimitsEnabled ? new Set(limits) : undefined,
+    ipRules: parseAllowIps(row.allowIps).rules,
+    group: row.group,
+    loadedAt: now,
+  };
+}
+
+export function createAuthCache(options: {
+  db: Db;
+  bus: EventBus;
+  /** Entries older than this are refreshed in the background. */
+  maxAgeMs: number;
+  onError?: (error: unknown) => void;
+}): AuthCache {
+  const { db } = options;
+  const onError = options.onError ?? (() => {});
+  const byKey = new Map<string, TokenSnapshot>();
+  const keyById = new Map<number, string>();
+  const usersById = new Map<number, UserSnapshot>();
+  const unknownKeys = new Set<string>();
+  const pendingTokens = new Map<string, Promise<TokenSnapshot | undefined>>();
+  const pendingUsers = new Map<number, Promise<UserSnapshot | undefined>>();
+
+  async function loadToken(key: string): Promise<TokenSnapshot | undefined> {
+    const [row] = await db
+      .select()
+      .from(tokens)
+      .where(and(eq(tokens.key, key), isNull(tokens.deletedAt)))
+      .limit(1);
+    if (!row) {
+      byKey.delete(key);
+      if (unknownKeys.size >= MAX_UNKNOWN_KEYS) unknownKeys.clear();
+      unknownKeys.add(key);
+      return undefined;
+    }
+    const snapshot = toTokenSnapshot(row, Date.now());
+    byKey.set(key, snapshot);
+    keyById.set(row.id, key);
+    return snapshot;
+  }
+
+  async function loadUser(id: number): Promise<UserSnapshot | undefined> {
+    const [row] = await db
+      .select()
+      .from(users)
+      .where(and(eq(users.id, id), isNull(users.deletedAt)))
+      .limit(1);
+    if (!row) {
+      usersById.delete(id);
+      return undefined;
+    }
+    const snapshot: UserSnapshot = {
+      id: row.id,
+      username: row.username,
+      role: row.role,
+      status: row.status,
+      group: row.group,
+      quota: row.quota,
+      acceptUnsetModelRatio: readAcceptUnset(row.setting),
+      loadedAt: Date.now(),
+    };
+    usersById.set(id, snapshot);
+    return snapshot;
+  }
+
+  const once = <K, V>(pending: Map<K, Promise<V>>, key: K, load: (key: K) => Promise<V>): Promise<V> => {
+    const running = pending.get(key);
+    if (running) return running;
+    const promise = load(key).finally(() => pending.delete(key));
+    pending.set(key, promise);
+    return promise;
+  };
+
+  const refreshInBackground = <K, V>(pending: Map<K, Promise<V>>, key: K, load: (key: K) => Promise<V>) => {
+    if (pending.has(key)) return;
+    once(pending, key, load).catch(onError);
+  };
+
+  const unsubscribe = options.bus.subscribe((event) => {
+    if (event.type === 'tokens.changed') {
+      unknownKeys.clear();
+      for (const id of event.ids) {
+        const key = keyById.get(id);
+        if (key !== undefined) byKey.delete(key);
+        keyById.delete(id);
+      }
+    } else if (event.type === 'users.changed') {
+      for (const id of event.ids) usersById.delete(id);
+    }
+  });
+
+  return {
+    async lookup(key) {
+      const now = Date.now();
+      let token = byKey.get(key);
+      if (token === undefined) {
+        if (unknownKeys.has(key)) return undefined;
+        token = await once(pendingTokens, key, loadToken);
+        if (token === undefined) return undefined;
+      } else if (now - token.loadedAt > options.maxAgeMs) {
+        token.loadedAt = now;
+        refreshInBackground(pendingTokens, key, loadToken);
+      }
+      let user = usersById.get(token.userId);
+      if (user === undefined) {
+        user = await once(pendingUsers, token.userId, loadUser);
+        if (user === undefined) return undefined;
+      } else if (now - user.loadedAt > options.maxAgeMs) {
+        user.loadedAt = now;
+        refreshInBackground(pendingUsers, token.userId, loadUser);
+      }
+      return { token, user };
+    },
+    setBalances(userId, userQuota, tokenId, remainQuota) {
+      const user = usersById.get(userId);
+      if (user && userQuota !== undefined) user.quota = userQuota;
+      if (tokenId !== undefined && remainQuota !== undefined) {
+        const key = keyById.get(tokenId);
+        const token = key === undefined ? undefined : byKey.get(key);
+        if (token) token.remainQuota = remainQuota;
+      }
+    },
+    close: unsubscribe,
+  };
+}

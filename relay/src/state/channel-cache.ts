@@ -1,0 +1,174 @@
+/**
+ * Channels and the routing table, held in memory. The table (group → model → priority tiers, see
+ * routing/pick.ts) is rebuilt from every channel row on `channels.changed` (debounced, so a batch edit costs one
+ * reload) and on a periodic safety reload (`SYNC_FREQUENCY`), so it is never stale by more than the debounce
+ * plus one query after an event. A channel's status is also kept here and checked at pick time, so a channel
+ * this process disables is skipped at once.
+ *
+ * Channel keys are opened once per reload; an unreadable key (wrong CRYPTO_SECRET) makes the channel
+ * unavailable rather than sending garbage upstream.
+ */
+import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import type { Db } from '@turnpike/core/db/client';
+import { channels } from '@turnpike/core/db/schema/index';
+import type { EventBus } from '@turnpike/core/events/bus';
+import { adapterFor } from '../adapters/registry.ts';
+import { buildRoutingTable, type RoutingTable } from '../routing/pick.ts';
+
+/** Channel statuses (reference: 1 enabled, 2 disabled by hand, 3 disabled automatically). */
+export const ChannelStatus = { Enabled: 1, ManuallyDisabled: 2, AutoDisabled: 3 } as const;
+
+/** A channel as the request path needs it: settings parsed once per reload. */
+export interface RelayChannel {
+  readonly id: number;
+  readonly name: string;
+  readonly type: number;
+  /** Opened key; undefined when it could not be opened. */
+  readonly key: string | undefined;
+  readonly baseUrl: string;
+  status: number;
+  readonly autoBan: boolean;
+  readonly modelMapping: Readonly<Record<string, string>>;
+  readonly statusCodeMapping: Readonly<Record<string, string | number>> | undefined;
+  readonly paramOverride: Readonly<Record<string, unknown>> | undefined;
+  /** Extra request headers from `setting.headers`. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly organization: string | undefined;
+}
+
+export interface ChannelCache {
+  /** Loads every channel and builds the table; the relay calls it at boot. */
+  load(): Promise<void>;
+  readonly table: RoutingTable;
+  get(id: number): RelayChannel | undefined;
+  /** Enabled, with a usable key, and of a type the relay has an adapter for. */
+  isAvailable(id: number): boolean;
+  /** Marks a channel disabled in memory at once (the database write and the event follow). */
+  markDisabled(id: number): void;
+  close(): void;
+}
+
+const parseObject = (text: string | null): Record<string, unknown> | undefined => {
+  if (!text || text.trim() === '') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+const stringEntries = (value: unknown): Record<string, string> => {
+  const out: Record<string, string> = {};
+  if (typeof value !== 'object' || value === null) return out;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string' && v !== '') out[k] = v;
+  return out;
+};
+
+export function createChannelCache(options: {
+  db: Db;
+  bus: EventBus;
+  cryptoSecret: string;
+  /** Debounce of reloads after change events; default 100 ms. */
+  debounceMs?: number;
+  /** Periodic safety reload; 0 turns it off. */
+  resyncMs: number;
+  onError?: (error: unknown) => void;
+}): ChannelCache {
+  const box = createChannelKeyBox(options.cryptoSecret);
+  const onError = options.onError ?? (() => {});
+  let byId = new Map<number, RelayChannel>();
+  let table: RoutingTable = new Map();
+  let debounce: NodeJS.Timeout | undefined;
+  let loading: Promise<void> | undefined;
+  let reloadAgain = false;
+
+  async function loadNow(): Promise<void> {
+    const rows = await options.db.select().from(channels);
+    const next = new Map<number, RelayChannel>();
+    for (const row of rows) {
+      const setting = parseObject(row.setting);
+      next.set(row.id, {
+        id: row.id,
+        name: row.name,
+        type: row.type,
+        key: box.open(row.key),
+        baseUrl: row.baseUrl,
+        status: row.status,
+        autoBan: row.autoBan === 1,
+        modelMapping: stringEntries(parseObject(row.modelMapping)),
+        statusCodeMapping: parseObject(row.statusCodeMapping) as Record<string, string | number> | undefined,
+        paramOverride: parseObject(row.paramOverride),
+        headers: stringEntries(setting?.headers),
+        organization: row.openaiOrganization ?? undefined,
+      });
+    }
+    table = buildRoutingTable(
+      rows.map((row) => ({
+        id: row.id,
+        group: row.group,
+        models: row.models,
+        priority: row.priority,
+        weight: row.weight,
+        isEnabled: row.status === ChannelStatus.Enabled,
+      })),
+    );
+    byId = next;
+  }
+
+  /** One load at a time; a change arriving during a load triggers exactly one more. */
+  function load(): Promise<void> {
+    if (loading) {
+      reloadAgain = true;
+      return loading;
+    }
+    loading = loadNow().finally(() => {
+      loading = undefined;
+      if (reloadAgain) {
+        reloadAgain = false;
+        load().catch(onError);
+      }
+    });
+    return loading;
+  }
+
+  const schedule = () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(() => load().catch(onError), options.debounceMs ?? 100);
+    debounce.unref();
+  };
+  const unsubscribe = options.bus.subscribe((event) => {
+    if (event.type === 'channels.changed') schedule();
+  });
+  const resync =
+    options.resyncMs > 0 ? setInterval(() => load().catch(onError), options.resyncMs) : undefined;
+  resync?.unref();
+
+  return {
+    load,
+    get table() {
+      return table;
+    },
+    get: (id) => byId.get(id),
+    isAvailable(id) {
+      const channel = byId.get(id);
+      return (
+        channel !== undefined &&
+        channel.status === ChannelStatus.Enabled &&
+        channel.key !== undefined &&
+        adapterFor(channel.type) !== undefined
+      );
+    },
+    markDisabled(id) {
+      const channel = byId.get(id);
+      if (channel) channel.status = ChannelStatus.AutoDisabled;
+    },
+    close() {
+      unsubscribe();
+      clearTimeout(debounce);
+      clearInterval(resync);
+    },
+  };
+}

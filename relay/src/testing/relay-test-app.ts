@@ -1,0 +1,115 @@
+/**
+ * A relay on a fresh database for one test file: the console API's test runtime (PGlite, or Postgres + Redis
+ * when TEST_POSTGRES_URL / TEST_REDIS_URL are set) with the relay built on the same deps, as ROLE=all does.
+ * Seeding goes through the core repos, like the console API writes them.
+ */
+import { createTestApp, type TestApp } from '@turnpike/api/testing/test-app';
+import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import type { Channel, Token, User } from '@turnpike/core/db/schema/index';
+import { generateTokenKey } from '@turnpike/core/domain/tokens';
+import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
+import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
+import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import type { FastifyInstance } from 'fastify';
+import { buildRelayApp } from '../app.ts';
+
+export interface RelayTestApp extends TestApp {
+  readonly relay: FastifyInstance;
+  /** Builds the relay (after channels and options are seeded: it loads channels at boot). */
+  startRelay(): Promise<FastifyInstance>;
+  seedUser(fields?: Partial<Pick<User, 'quota' | 'role' | 'group' | 'status' | 'setting'>>): Promise<User>;
+  seedToken(
+    userId: number,
+    fields?: Partial<
+      Pick<
+        Token,
+        | 'remainQuota'
+        | 'unlimitedQuota'
+        | 'status'
+        | 'modelLimitsEnabled'
+        | 'modelLimits'
+        | 'allowIps'
+        | 'group'
+        | 'expiredTime'
+      >
+    >,
+  ): Promise<Token>;
+  seedChannel(fields: {
+    key: string;
+    baseUrl: string;
+    models: string;
+    group?: string;
+    priority?: number;
+    weight?: number;
+    modelMapping?: Record<string, string>;
+    statusCodeMapping?: Record<string, string>;
+    autoBan?: number;
+    /** Channel type (catalogue value); default 1, OpenAI. */
+    type?: number;
+    name?: string;
+  }): Promise<Channel>;
+}
+
+let userSequence = 0;
+
+export async function createRelayTestApp(): Promise<RelayTestApp> {
+  const base = await createTestApp();
+  const { db, config } = base.runtime.deps;
+  const box = createChannelKeyBox(config.cryptoSecret);
+  let relay: FastifyInstance | undefined;
+  return {
+    ...base,
+    get relay() {
+      if (!relay) throw new Error('call startRelay() first');
+      return relay;
+    },
+    async startRelay() {
+      relay = await buildRelayApp(base.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 });
+      await relay.ready();
+      return relay;
+    },
+    seedUser(fields = {}) {
+      userSequence += 1;
+      return createUserRepo(db).insert({
+        username: `relay-user-${userSequence}-${Math.random().toString(36).slice(2, 8)}`,
+        password: 'not-a-real-hash',
+        quota: 1_000_000,
+        ...fields,
+      });
+    },
+    seedToken(userId, fields = {}) {
+      return createTokenRepo(db).insert({
+        userId,
+        key: generateTokenKey(),
+        name: 'relay-test',
+        remainQuota: 0,
+        unlimitedQuota: true,
+        ...fields,
+      });
+    },
+    async seedChannel(fields) {
+      const [channel] = await createChannelRepo(db).insertMany([
+        {
+          type: fields.type ?? 1,
+          name: fields.name ?? 'test channel',
+          key: box.seal(fields.key),
+          baseUrl: fields.baseUrl,
+          models: fields.models,
+          group: fields.group ?? 'default',
+          priority: fields.priority ?? 0,
+          weight: fields.weight ?? 0,
+          autoBan: fields.autoBan ?? 1,
+          modelMapping: fields.modelMapping ? JSON.stringify(fields.modelMapping) : null,
+          statusCodeMapping: fields.statusCodeMapping ? JSON.stringify(fields.statusCodeMapping) : null,
+        },
+      ]);
+      await createAbilityRepo(db).rebuild([channel!]);
+      return channel!;
+    },
+    async close() {
+      await relay?.close();
+      await base.close();
+    },
+  };
+}

@@ -1,7 +1,4 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { LogsPage } from '../../features/logs/components/logs-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
-export const Route = createFileRoute('/_console/log')({
-  component: () => <Placeholder title="menu.logs" />,
-});
+export const Route = createFileRoute('/_console/log')({ component: LogsPage });

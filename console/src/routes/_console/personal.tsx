@@ -1,7 +1,6 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { PersonalPage } from '../../features/personal/components/personal-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
 export const Route = createFileRoute('/_console/personal')({
-  component: () => <Placeholder title="menu.personal" />,
+  component: PersonalPage,
 });

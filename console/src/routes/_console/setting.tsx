@@ -1,10 +1,23 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import {
+  parseSettingsTab,
+  SettingsPage,
+  type SettingsTab,
+} from '../../features/settings/components/settings-page.tsx';
 import { requireUser } from '../../lib/guards.ts';
 import { Role } from '../../lib/session.ts';
 
-// Placeholder: the screen is built in a later slice.
 export const Route = createFileRoute('/_console/setting')({
+  validateSearch: (search: Record<string, unknown>): { tab?: SettingsTab } =>
+    search.tab === undefined ? {} : { tab: parseSettingsTab(search.tab) },
   beforeLoad: () => ({ user: requireUser(Role.Admin) }),
-  component: () => <Placeholder title="menu.settings" />,
+  component: SettingRoute,
 });
+
+function SettingRoute() {
+  const { tab } = Route.useSearch();
+  const navigate = Route.useNavigate();
+  return (
+    <SettingsPage tab={tab ?? 'operation'} onTabChange={(next) => void navigate({ search: { tab: next } })} />
+  );
+}

@@ -1,7 +1,6 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { TokensPage } from '../../features/tokens/components/tokens-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
 export const Route = createFileRoute('/_console/token')({
-  component: () => <Placeholder title="menu.tokens" />,
+  component: TokensPage,
 });

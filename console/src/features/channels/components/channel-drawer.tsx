@@ -1,0 +1,524 @@
+import { useQuery } from '@tanstack/react-query';
+import { findProviderType, PROVIDER_TYPES } from '@turnpike/core/providers/catalogue';
+import { type ReactNode, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import {
+  Button,
+  ConfirmDialog,
+  Input,
+  Select,
+  SideSheet,
+  Spinner,
+  Switch,
+  Tag,
+  Textarea,
+} from '../../../components/ui/index.ts';
+import { toast } from '../../../lib/toast.ts';
+import {
+  type ChannelInput,
+  type ChannelView,
+  createChannels,
+  fetchChannel,
+  fetchUpstreamModels,
+  fetchUpstreamModelsOf,
+  updateChannel,
+} from '../api/channels.ts';
+import {
+  addCustomModels,
+  checkChannelForm,
+  countKeyLines,
+  endsWithV1,
+  isJsonObjectText,
+  normalizeBaseUrl,
+  splitList,
+  toInteger,
+} from '../validation.ts';
+
+/** What the drawer opens on: a new channel, an existing one, or a copy of one (created as new). */
+export type DrawerTarget = { mode: 'create' } | { mode: 'edit'; id: number } | { mode: 'copy'; id: number };
+
+interface FormState {
+  name: string;
+  type: number;
+  key: string;
+  base_url: string;
+  other: string;
+  openai_organization: string;
+  models: string[];
+  groups: string[];
+  model_mapping: string;
+  status_code_mapping: string;
+  setting: string;
+  param_override: string;
+  auto_ban: boolean;
+  test_model: string;
+  tag: string;
+  priority: string;
+  weight: string;
+  max_input_tokens: string;
+}
+
+const EMPTY: FormState = {
+  name: '',
+  type: 1,
+  key: '',
+  base_url: '',
+  other: '',
+  openai_organization: '',
+  models: [],
+  groups: ['default'],
+  model_mapping: '',
+  status_code_mapping: '',
+  setting: '',
+  param_override: '',
+  auto_ban: true,
+  test_model: '',
+  tag: '',
+  priority: '0',
+  weight: '0',
+  max_input_tokens: '0',
+};
+
+function fromChannel(c: ChannelView, copy: boolean, copySuffix: string): FormState {
+  return {
+    name: copy ? `${c.name}${copySuffix}` : c.name,
+    type: c.type,
+    key: '',
+    base_url: c.base_url,
+    other: c.other,
+    openai_organization: c.openai_organization,
+    models: splitList(c.models),
+    groups: splitList(c.group),
+    model_mapping: c.model_mapping,
+    status_code_mapping: c.status_code_mapping,
+    setting: c.setting,
+    param_override: c.param_override,
+    auto_ban: c.auto_ban === 1,
+    test_model: c.test_model,
+    tag: c.tag,
+    priority: String(c.priority),
+    weight: String(c.weight),
+    max_input_tokens: String(c.max_input_tokens),
+  };
+}
+
+export interface ChannelDrawerProps {
+  target: DrawerTarget;
+  groups: string[];
+  onClose: () => void;
+  onSaved: () => void;
+}
+
+/** Loads the channel for edit/copy, then shows the form. */
+export function ChannelDrawer(props: ChannelDrawerProps) {
+  const { t } = useTranslation('channels');
+  const id = props.target.mode === 'create' ? null : props.target.id;
+  const channel = useQuery({
+    queryKey: ['channel', id],
+    queryFn: () => fetchChannel(id as number),
+    enabled: id !== null,
+    gcTime: 0,
+  });
+  const title =
+    props.target.mode === 'edit'
+      ? t('drawer.editTitle')
+      : props.target.mode === 'copy'
+        ? t('drawer.copyTitle')
+        : t('drawer.createTitle');
+  if (id !== null && !channel.data) {
+    return (
+      <SideSheet open onClose={props.onClose} title={title}>
+        {channel.isError ? (
+          <p role="alert" className="text-red-600">
+            {t('error.notFound')}
+          </p>
+        ) : (
+          <div className="flex justify-center py-10 text-blue-600">
+            <Spinner />
+          </div>
+        )}
+      </SideSheet>
+    );
+  }
+  const initial = channel.data
+    ? fromChannel(channel.data, props.target.mode === 'copy', t('drawer.copySuffix'))
+    : EMPTY;
+  return (
+    <ChannelForm
+      {...props}
+      title={title}
+      initial={initial}
+      editId={props.target.mode === 'edit' ? id : null}
+    />
+  );
+}
+
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <fieldset className="flex flex-col gap-3 border-t border-gray-200 pt-4 dark:border-gray-700">
+      <legend className="pr-2 text-sm font-semibold text-gray-500">{title}</legend>
+      {children}
+    </fieldset>
+  );
+}
+
+function ChannelForm({
+  title,
+  initial,
+  editId,
+  groups,
+  onClose,
+  onSaved,
+}: ChannelDrawerProps & { title: string; initial: FormState; editId: number | null }) {
+  const { t } = useTranslation('channels');
+  const isEdit = editId !== null;
+  const [form, setForm] = useState<FormState>(initial);
+  const [customModels, setCustomModels] = useState('');
+  const [modelFilter, setModelFilter] = useState('');
+  const [jsonErrors, setJsonErrors] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [fetching, setFetching] = useState(false);
+  const [confirmV1, setConfirmV1] = useState(false);
+  const provider = findProviderType(form.type);
+  const set = <K extends keyof FormState>(key: K, value: FormState[K]) => {
+    setForm((f) => ({ ...f, [key]: value }));
+    setError(null);
+  };
+  const keyLines = countKeyLines(form.key, provider?.keyIsDocument ?? false);
+  const groupChoices = [...new Set([...groups, ...form.groups])];
+  const filtered = form.models.filter((m) => m.toLowerCase().includes(modelFilter.toLowerCase()));
+
+  const checkJson = (
+    field: 'model_mapping' | 'status_code_mapping' | 'setting' | 'param_override',
+    msg: string,
+  ) => {
+    setJsonErrors((e) => {
+      const next = { ...e };
+      if (isJsonObjectText(form[field])) delete next[field];
+      else next[field] = t(msg);
+      return next;
+    });
+  };
+
+  const changeType = (value: number) => {
+    const next = findProviderType(value);
+    setForm((f) => ({
+      ...f,
+      type: value,
+      // a new channel starts with the type's default models; an edited one keeps its own
+      models: !isEdit && f.models.length === 0 && next ? [...next.defaultModels] : f.models,
+      other: value === 18 && !f.other ? 'v2.1' : f.other,
+    }));
+  };
+
+  const fillDefaults = () => {
+    if (!provider) return;
+    const { models } = addCustomModels(form.models, provider.defaultModels.join(','));
+    set('models', models);
+  };
+
+  const fetchUpstream = async () => {
+    if (!isEdit && !form.key.trim()) {
+      toast.error(t('error.fillKey'));
+      setError(t('error.fillKey'));
+      return;
+    }
+    setFetching(true);
+    try {
+      const names = isEdit
+        ? await fetchUpstreamModelsOf(editId)
+        : await fetchUpstreamModels({
+            type: form.type,
+            base_url: normalizeBaseUrl(form.base_url),
+            key: form.key,
+          });
+      set('models', [...new Set([...form.models, ...names])]);
+      toast.success(t('done.fetched', { count: names.length }));
+    } catch {
+      // the message is shown by the request client
+    } finally {
+      setFetching(false);
+    }
+  };
+
+  const addCustom = () => {
+    const { models, duplicates } = addCustomModels(form.models, customModels);
+    if (duplicates.length > 0) toast.warning(`${t('error.modelsExist')} ${duplicates.join(', ')}`);
+    set('models', models);
+    setCustomModels('');
+  };
+
+  const submit = async (confirmed: boolean) => {
+    const problem = checkChannelForm(form, isEdit);
+    if (problem) {
+      setError(t(problem));
+      toast.error(t(problem));
+      return;
+    }
+    if (!confirmed && endsWithV1(form.base_url)) {
+      setConfirmV1(true);
+      return;
+    }
+    const input: ChannelInput = {
+      name: form.name.trim(),
+      type: form.type,
+      base_url: normalizeBaseUrl(form.base_url),
+      other: form.type === 18 && !form.other.trim() ? 'v2.1' : form.other,
+      openai_organization: form.openai_organization,
+      models: form.models,
+      groups: form.groups.length ? form.groups : ['default'],
+      model_mapping: form.model_mapping.trim(),
+      status_code_mapping: form.status_code_mapping.trim(),
+      setting: form.setting.trim(),
+      param_override: form.param_override.trim(),
+      auto_ban: form.auto_ban ? 1 : 0,
+      test_model: form.test_model.trim(),
+      tag: form.tag.trim(),
+      priority: toInteger(form.priority, 0),
+      weight: Math.max(toInteger(form.weight, 0), 0),
+      max_input_tokens: Math.max(toInteger(form.max_input_tokens, 0), 0),
+    };
+    if (form.key.trim()) input.key = form.key;
+    setBusy(true);
+    try {
+      if (isEdit) {
+        await updateChannel({ ...input, id: editId });
+        toast.success(t('done.updated'));
+      } else {
+        const created = await createChannels(input);
+        toast.success(t('done.created', { count: created.length }));
+      }
+      onSaved();
+      onClose();
+    } catch {
+      // shown by the request client; the drawer stays open with the input
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <SideSheet
+      open
+      onClose={onClose}
+      title={title}
+      footer={
+        <>
+          <Button variant="secondary" onClick={onClose}>
+            {t('common:common.cancel')}
+          </Button>
+          <Button loading={busy} onClick={() => void submit(false)}>
+            {t('common:common.submit')}
+          </Button>
+        </>
+      }
+    >
+      <form
+        className="flex flex-col gap-4"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit(false);
+        }}
+      >
+        <Select
+          label={t('field.type')}
+          value={String(form.type)}
+          onChange={(e) => changeType(Number(e.target.value))}
+          options={PROVIDER_TYPES.map((p) => ({ value: String(p.value), label: `${p.label} (${p.value})` }))}
+        />
+        <Input label={t('field.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
+        <Textarea
+          label={t('field.key')}
+          value={form.key}
+          autoComplete="off"
+          placeholder={isEdit ? t('field.keyKeep') : provider?.keyFormat}
+          hint={
+            <>
+              {t('field.keyFormat', { format: provider?.keyFormat ?? '' })}
+              {!isEdit && keyLines > 1 ? (
+                <strong className="ml-1">{t('field.keyBatch', { count: keyLines })}</strong>
+              ) : null}
+            </>
+          }
+          onChange={(e) => set('key', e.target.value)}
+        />
+        <Input
+          label={t('field.baseUrl')}
+          value={form.base_url}
+          placeholder={provider?.defaultBaseUrl || t('field.baseUrlPlaceholder')}
+          hint={endsWithV1(form.base_url) ? t('field.baseUrlV1') : t('field.baseUrlHint')}
+          onChange={(e) => set('base_url', e.target.value)}
+        />
+        {provider?.extraFields.map((extra) =>
+          extra.field === 'other' ? (
+            <Input
+              key="other"
+              label={extra.label}
+              value={form.other}
+              onChange={(e) => set('other', e.target.value)}
+            />
+          ) : (
+            <Input
+              key="org"
+              label={extra.label}
+              value={form.openai_organization}
+              onChange={(e) => set('openai_organization', e.target.value)}
+            />
+          ),
+        )}
+
+        <Section title={t('field.models')}>
+          <div className="flex flex-wrap gap-2">
+            <Button size="sm" variant="secondary" loading={fetching} onClick={() => void fetchUpstream()}>
+              {t('models.fetch')}
+            </Button>
+            <Button size="sm" variant="secondary" onClick={fillDefaults}>
+              {t('models.fillRelated')}
+            </Button>
+            <Button size="sm" variant="ghost" onClick={() => set('models', [])}>
+              {t('models.clear')}
+            </Button>
+          </div>
+          <Input
+            label={t('models.filter')}
+            value={modelFilter}
+            onChange={(e) => setModelFilter(e.target.value)}
+          />
+          <ul aria-label={t('models.selected')} className="flex max-h-48 flex-wrap gap-1 overflow-y-auto">
+            {filtered.map((m) => (
+              <li key={m}>
+                <Tag color="blue">
+                  {m}
+                  <button
+                    type="button"
+                    className="ml-1"
+                    aria-label={t('models.remove', { model: m })}
+                    onClick={() =>
+                      set(
+                        'models',
+                        form.models.filter((x) => x !== m),
+                      )
+                    }
+                  >
+                    ×
+                  </button>
+                </Tag>
+              </li>
+            ))}
+            {form.models.length === 0 ? <li className="text-xs text-gray-500">{t('models.none')}</li> : null}
+          </ul>
+          <div className="flex items-end gap-2">
+            <div className="flex-1">
+              <Input
+                label={t('models.custom')}
+                placeholder={t('models.customPlaceholder')}
+                value={customModels}
+                onChange={(e) => setCustomModels(e.target.value)}
+              />
+            </div>
+            <Button variant="secondary" onClick={addCustom} disabled={!customModels.trim()}>
+              {t('models.add')}
+            </Button>
+          </div>
+        </Section>
+
+        <Section title={t('field.groups')}>
+          <div className="flex flex-wrap gap-3">
+            {groupChoices.map((g) => (
+              <label key={g} className="flex items-center gap-1 text-sm">
+                <input
+                  type="checkbox"
+                  checked={form.groups.includes(g)}
+                  onChange={(e) =>
+                    set('groups', e.target.checked ? [...form.groups, g] : form.groups.filter((x) => x !== g))
+                  }
+                />
+                {g}
+              </label>
+            ))}
+          </div>
+        </Section>
+
+        <Section title={t('drawer.advanced')}>
+          <Textarea
+            label={t('field.modelMapping')}
+            placeholder={t('field.modelMappingPlaceholder')}
+            value={form.model_mapping}
+            error={jsonErrors.model_mapping}
+            onChange={(e) => set('model_mapping', e.target.value)}
+            onBlur={() => checkJson('model_mapping', 'error.modelMapping')}
+          />
+          <Textarea
+            label={t('field.statusCodeMapping')}
+            placeholder={t('field.statusCodeMappingPlaceholder')}
+            value={form.status_code_mapping}
+            error={jsonErrors.status_code_mapping}
+            onChange={(e) => set('status_code_mapping', e.target.value)}
+            onBlur={() => checkJson('status_code_mapping', 'error.statusCodeMapping')}
+          />
+          <div className="grid grid-cols-1 gap-3 sm:grid-cols-3">
+            <Input
+              label={t('field.priority')}
+              type="number"
+              value={form.priority}
+              onChange={(e) => set('priority', e.target.value)}
+            />
+            <Input
+              label={t('field.weight')}
+              type="number"
+              min={0}
+              value={form.weight}
+              onChange={(e) => set('weight', e.target.value)}
+            />
+            <Input
+              label={t('field.maxInputTokens')}
+              type="number"
+              min={0}
+              value={form.max_input_tokens}
+              onChange={(e) => set('max_input_tokens', e.target.value)}
+            />
+          </div>
+          <Switch checked={form.auto_ban} onChange={(v) => set('auto_ban', v)} label={t('field.autoBan')} />
+          <Input
+            label={t('field.testModel')}
+            value={form.test_model}
+            onChange={(e) => set('test_model', e.target.value)}
+          />
+          <Input label={t('field.tag')} value={form.tag} onChange={(e) => set('tag', e.target.value)} />
+          <Textarea
+            label={t('field.setting')}
+            placeholder={t('field.settingPlaceholder')}
+            value={form.setting}
+            error={jsonErrors.setting}
+            onChange={(e) => set('setting', e.target.value)}
+            onBlur={() => checkJson('setting', 'error.setting')}
+          />
+          <Textarea
+            label={t('field.paramOverride')}
+            placeholder={t('field.paramOverridePlaceholder')}
+            value={form.param_override}
+            error={jsonErrors.param_override}
+            onChange={(e) => set('param_override', e.target.value)}
+            onBlur={() => checkJson('param_override', 'error.paramOverride')}
+          />
+        </Section>
+        {error ? (
+          <p role="alert" className="text-sm text-red-600">
+            {error}
+          </p>
+        ) : null}
+      </form>
+      <ConfirmDialog
+        open={confirmV1}
+        title={t('drawer.v1Title')}
+        message={t('field.baseUrlV1')}
+        onCancel={() => setConfirmV1(false)}
+        onConfirm={() => {
+          setConfirmV1(false);
+          void submit(true);
+        }}
+      />
+    </SideSheet>
+  );
+}

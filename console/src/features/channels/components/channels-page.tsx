@@ -1,0 +1,490 @@
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import {
+  Button,
+  ConfirmDialog,
+  EmptyState,
+  Input,
+  PAGE_SIZE_OPTIONS,
+  Select,
+  Switch,
+  usePageSize,
+} from '../../../components/ui/index.ts';
+import { useStatus } from '../../../lib/status.ts';
+import { readStored, readStoredJson, writeStored } from '../../../lib/storage.ts';
+import { toast } from '../../../lib/toast.ts';
+import {
+  type ChannelSearch,
+  type ChannelTagView,
+  type ChannelView,
+  channelsQueryKey,
+  deleteChannel,
+  deleteChannels,
+  deleteDisabledChannels,
+  editTag,
+  fetchChannels,
+  fetchEnabledModels,
+  fetchGroups,
+  fixChannels,
+  patchChannel,
+  setTagStatus,
+  testAllChannels,
+  testChannel,
+  updateAllBalances,
+  updateBalance,
+} from '../api/channels.ts';
+import {
+  CHANNEL_COLUMNS,
+  type ChannelColumn,
+  ChannelStatus,
+  COLUMNS_STORAGE_KEY,
+  checkTagPriority,
+  checkTagWeight,
+  ID_SORT_STORAGE_KEY,
+  parseRowPriority,
+  parseRowWeight,
+  TAG_MODE_STORAGE_KEY,
+} from '../validation.ts';
+import { BatchTagDialog, ColumnSettingsDialog, TagEditDialog, TestModelDialog } from './channel-dialogs.tsx';
+import { ChannelDrawer, type DrawerTarget } from './channel-drawer.tsx';
+import { ChannelTable } from './channel-table.tsx';
+
+type Pending =
+  | { kind: 'delete'; channel: ChannelView }
+  | { kind: 'deleteSelected' }
+  | { kind: 'deleteDisabled' }
+  | { kind: 'fix' };
+
+function storedColumns(): Record<ChannelColumn, boolean> {
+  const saved = readStoredJson<Partial<Record<ChannelColumn, boolean>>>(COLUMNS_STORAGE_KEY) ?? {};
+  return Object.fromEntries(CHANNEL_COLUMNS.map((c) => [c, saved[c] !== false])) as Record<
+    ChannelColumn,
+    boolean
+  >;
+}
+
+/** Manage channels (admin): search, table, quick edits, the edit drawer and the tag, column and test dialogs. */
+export function ChannelsPage() {
+  const { t } = useTranslation('channels');
+  const status = useStatus();
+  const queryClient = useQueryClient();
+  const [pageSize, setPageSize] = usePageSize('channels');
+  const [form, setForm] = useState({ keyword: '', group: '', model: '' });
+  const [search, setSearch] = useState<Omit<ChannelSearch, 'pageSize'>>(() => ({
+    keyword: '',
+    group: '',
+    model: '',
+    page: 1,
+    idSort: readStored(ID_SORT_STORAGE_KEY) === 'true',
+    tagMode: readStored(TAG_MODE_STORAGE_KEY) === 'true',
+  }));
+  const [columns, setColumns] = useState(storedColumns);
+  const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
+  const [busyIds, setBusyIds] = useState<ReadonlySet<string>>(new Set());
+  const [drawer, setDrawer] = useState<DrawerTarget | null>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [dialog, setDialog] = useState<
+    | { kind: 'batchTag' }
+    | { kind: 'columns' }
+    | { kind: 'tagEdit'; tag: ChannelTagView }
+    | { kind: 'testModel'; channel: ChannelView }
+    | null
+  >(null);
+
+  const query: ChannelSearch = { ...search, pageSize };
+  const channels = useQuery({
+    queryKey: channelsQueryKey(query),
+    queryFn: () => fetchChannels(query),
+    placeholderData: keepPreviousData,
+  });
+  const groups = useQuery({ queryKey: ['groups'], queryFn: fetchGroups });
+  const models = useQuery({ queryKey: ['channel-models-enabled'], queryFn: fetchEnabledModels });
+  const display = {
+    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
+    inCurrency: status.data?.display_in_currency ?? true,
+  };
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['channels'] });
+
+  const mark = (key: string, on: boolean) =>
+    setBusyIds((s) => {
+      const next = new Set(s);
+      if (on) next.add(key);
+      else next.delete(key);
+      return next;
+    });
+
+  const submitSearch = (e: FormEvent) => {
+    e.preventDefault();
+    setSearch((s) => ({ ...s, ...form, page: 1 }));
+  };
+
+  const quickEdit = async (
+    channel: ChannelView,
+    patch: Partial<Pick<ChannelView, 'status' | 'priority' | 'weight'>>,
+    done: string,
+  ) => {
+    mark(String(channel.id), true);
+    try {
+      await patchChannel(channel.id, patch);
+      toast.success(t(done));
+    } catch {
+      // the request client has shown the message
+    } finally {
+      mark(String(channel.id), false);
+      refresh();
+    }
+  };
+
+  const runTest = async (channel: ChannelView, model?: string) => {
+    mark(`test-${channel.id}`, true);
+    const outcome = await testChannel(channel.id, model);
+    mark(`test-${channel.id}`, false);
+    if (outcome.kind === 'unavailable') toast.warning(t('test.unavailable'));
+    else if (outcome.kind === 'failed') toast.error(t('test.failed', { message: outcome.message }));
+    else {
+      toast.success(t('test.ok', { seconds: outcome.seconds.toFixed(2) }));
+      refresh();
+    }
+  };
+
+  const runTestAll = async () => {
+    const outcome = await testAllChannels();
+    if (outcome.kind === 'unavailable') toast.warning(t('test.unavailable'));
+    else if (outcome.kind === 'failed') toast.error(t('test.failed', { message: outcome.message }));
+    else toast.info(t('test.allStarted'));
+  };
+
+  const refreshBalance = async (channel: ChannelView) => {
+    mark(`balance-${channel.id}`, true);
+    try {
+      await updateBalance(channel.id);
+      toast.success(t('done.balance'));
+      refresh();
+    } catch {
+      // shown by the request client
+    } finally {
+      mark(`balance-${channel.id}`, false);
+    }
+  };
+
+  const refreshAllBalances = async () => {
+    try {
+      await updateAllBalances();
+      toast.success(t('done.balanceAll'));
+      refresh();
+    } catch {
+      // shown by the request client
+    }
+  };
+
+  const tagQuickEdit = async (tag: ChannelTagView, field: 'priority' | 'weight', text: string) => {
+    const checked = field === 'priority' ? checkTagPriority(text) : checkTagWeight(text);
+    if ('error' in checked) {
+      toast.error(t(checked.error));
+      refresh();
+      return;
+    }
+    try {
+      await editTag({ tag: tag.tag, [field]: checked.value });
+      toast.success(t('done.updated'));
+    } catch {
+      // shown by the request client
+    } finally {
+      refresh();
+    }
+  };
+
+  const confirmPending = async () => {
+    if (!pending) return;
+    setConfirming(true);
+    try {
+      if (pending.kind === 'delete') {
+        await deleteChannel(pending.channel.id);
+        toast.success(t('done.deleted', { count: 1 }));
+        setSelected((s) => {
+          const next = new Set(s);
+          next.delete(pending.channel.id);
+          return next;
+        });
+      } else if (pending.kind === 'deleteSelected') {
+        const count = await deleteChannels([...selected]);
+        toast.success(t('done.deleted', { count }));
+        setSelected(new Set());
+      } else if (pending.kind === 'deleteDisabled') {
+        const count = await deleteDisabledChannels();
+        toast.success(t('done.deletedDisabled', { count }));
+      } else {
+        const count = await fixChannels();
+        toast.success(t('done.fixed', { count }));
+      }
+      refresh();
+    } catch {
+      // shown by the request client
+    } finally {
+      setConfirming(false);
+      setPending(null);
+    }
+  };
+
+  const toggleSetting = (key: 'idSort' | 'tagMode', on: boolean) => {
+    writeStored(key === 'idSort' ? ID_SORT_STORAGE_KEY : TAG_MODE_STORAGE_KEY, String(on));
+    setSearch((s) => ({ ...s, [key]: on, page: 1 }));
+  };
+
+  const rows = channels.data?.items ?? [];
+  const total = channels.data?.total ?? 0;
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  const hasFilter = Boolean(search.keyword || search.group || search.model);
+
+  return (
+    <section>
+      <h1 className="mb-4 text-xl font-semibold">{t('title')}</h1>
+      <form onSubmit={submitSearch} className="mb-3 grid grid-cols-1 gap-2 sm:flex sm:flex-wrap sm:items-end">
+        <Input
+          label={t('search.keyword')}
+          placeholder={t('search.keywordPlaceholder')}
+          value={form.keyword}
+          onChange={(e) => setForm((f) => ({ ...f, keyword: e.target.value }))}
+        />
+        <Select
+          label={t('search.group')}
+          value={form.group}
+          onChange={(e) => setForm((f) => ({ ...f, group: e.target.value }))}
+          options={[
+            { value: '', label: t('search.allGroups') },
+            ...(groups.data ?? []).map((g) => ({ value: g, label: g })),
+          ]}
+        />
+        <Input
+          label={t('search.model')}
+          list="channel-enabled-models"
+          value={form.model}
+          onChange={(e) => setForm((f) => ({ ...f, model: e.target.value }))}
+        />
+        <datalist id="channel-enabled-models">
+          {(models.data ?? []).map((m) => (
+            <option key={m} value={m} />
+          ))}
+        </datalist>
+        <Button type="submit">{t('search.submit')}</Button>
+      </form>
+
+      <div className="mb-3 flex flex-wrap items-center gap-2">
+        <Button onClick={() => setDrawer({ mode: 'create' })}>{t('toolbar.add')}</Button>
+        <Button variant="secondary" onClick={refresh}>
+          {t('toolbar.refresh')}
+        </Button>
+        <Button variant="secondary" onClick={() => void runTestAll()}>
+          {t('toolbar.testAll')}
+        </Button>
+        <Button variant="secondary" onClick={() => void refreshAllBalances()}>
+          {t('toolbar.balanceAll')}
+        </Button>
+        <Button variant="danger" onClick={() => setPending({ kind: 'deleteDisabled' })}>
+          {t('toolbar.deleteDisabled')}
+        </Button>
+        <Button
+          variant="danger"
+          onClick={() =>
+            selected.size === 0
+              ? toast.warning(t('error.selectToDelete'))
+              : setPending({ kind: 'deleteSelected' })
+          }
+        >
+          {t('toolbar.deleteSelected')}
+        </Button>
+        <Button
+          variant="secondary"
+          onClick={() =>
+            selected.size === 0 ? toast.warning(t('error.selectToTag')) : setDialog({ kind: 'batchTag' })
+          }
+        >
+          {t('toolbar.batchTag')}
+        </Button>
+        <Button variant="secondary" onClick={() => setPending({ kind: 'fix' })}>
+          {t('toolbar.fix')}
+        </Button>
+        <Button variant="secondary" onClick={() => setDialog({ kind: 'columns' })}>
+          {t('toolbar.columns')}
+        </Button>
+        <Switch
+          checked={search.idSort}
+          onChange={(on) => toggleSetting('idSort', on)}
+          label={t('toolbar.idSort')}
+        />
+        <Switch
+          checked={search.tagMode}
+          onChange={(on) => toggleSetting('tagMode', on)}
+          label={t('toolbar.tagMode')}
+        />
+        {selected.size > 0 ? (
+          <span className="text-sm text-gray-500">{t('toolbar.selected', { count: selected.size })}</span>
+        ) : null}
+      </div>
+
+      {!channels.isFetching && channels.data && rows.length === 0 ? (
+        <EmptyState title={hasFilter ? t('empty.filtered') : t('empty.title')}>
+          <p className="text-sm">{hasFilter ? t('empty.filteredHint') : t('empty.hint')}</p>
+          {hasFilter ? null : (
+            <Button onClick={() => setDrawer({ mode: 'create' })}>{t('toolbar.add')}</Button>
+          )}
+        </EmptyState>
+      ) : (
+        <ChannelTable
+          rows={rows}
+          loading={channels.isFetching && !channels.data}
+          columns={columns}
+          selected={selected}
+          busyIds={busyIds}
+          display={display}
+          onSelect={(ids, on) =>
+            setSelected((s) => {
+              const next = new Set(s);
+              for (const id of ids) {
+                if (on) next.add(id);
+                else next.delete(id);
+              }
+              return next;
+            })
+          }
+          onToggleStatus={(c) =>
+            void quickEdit(
+              c,
+              { status: c.status === ChannelStatus.Enabled ? ChannelStatus.Disabled : ChannelStatus.Enabled },
+              c.status === ChannelStatus.Enabled ? 'done.disabled' : 'done.enabled',
+            )
+          }
+          onPriority={(c, text) => {
+            const priority = parseRowPriority(text);
+            if (priority === null) return;
+            void quickEdit(c, { priority }, 'done.updated');
+          }}
+          onWeight={(c, text) => {
+            const weight = parseRowWeight(text);
+            if (weight === null) return;
+            void quickEdit(c, { weight }, 'done.updated');
+          }}
+          onRefreshBalance={(c) => void refreshBalance(c)}
+          onTest={(c) => void runTest(c, c.test_model || undefined)}
+          onPickTestModel={(c) => setDialog({ kind: 'testModel', channel: c })}
+          onEdit={(c) => setDrawer({ mode: 'edit', id: c.id })}
+          onCopy={(c) => setDrawer({ mode: 'copy', id: c.id })}
+          onDelete={(c) => setPending({ kind: 'delete', channel: c })}
+          onTagStatus={(tag, enabled) =>
+            void setTagStatus(tag.tag, enabled)
+              .then(() => toast.success(t(enabled ? 'done.enabled' : 'done.disabled')))
+              .catch(() => {})
+              .finally(refresh)
+          }
+          onTagPriority={(tag, text) => void tagQuickEdit(tag, 'priority', text)}
+          onTagWeight={(tag, text) => void tagQuickEdit(tag, 'weight', text)}
+          onEditTag={(tag) => setDialog({ kind: 'tagEdit', tag })}
+        />
+      )}
+
+      <nav
+        className="mt-3 flex flex-wrap items-center justify-end gap-2 text-sm"
+        aria-label={t('common:table.pagination')}
+      >
+        <span className="text-gray-500">{t('common:table.total', { total })}</span>
+        <Button
+          size="sm"
+          variant="secondary"
+          disabled={search.page <= 1}
+          onClick={() => setSearch((s) => ({ ...s, page: s.page - 1 }))}
+        >
+          {t('common:table.previous')}
+        </Button>
+        <span>
+          {search.page} / {pages}
+        </span>
+        <Button
+          size="sm"
+          variant="secondary"
+          disabled={search.page >= pages}
+          onClick={() => setSearch((s) => ({ ...s, page: s.page + 1 }))}
+        >
+          {t('common:table.next')}
+        </Button>
+        <select
+          aria-label={t('common:table.pageSize')}
+          className="rounded border bg-transparent px-2 py-1 dark:border-gray-600"
+          value={pageSize}
+          onChange={(e) => {
+            setPageSize(Number(e.target.value));
+            setSearch((s) => ({ ...s, page: 1 }));
+          }}
+        >
+          {PAGE_SIZE_OPTIONS.map((size) => (
+            <option key={size} value={size}>
+              {t('common:table.perPage', { size })}
+            </option>
+          ))}
+        </select>
+      </nav>
+
+      {drawer ? (
+        <ChannelDrawer
+          target={drawer}
+          groups={groups.data ?? ['default']}
+          onClose={() => setDrawer(null)}
+          onSaved={refresh}
+        />
+      ) : null}
+      {dialog?.kind === 'batchTag' ? (
+        <BatchTagDialog
+          ids={[...selected]}
+          onClose={() => setDialog(null)}
+          onDone={() => {
+            setSelected(new Set());
+            refresh();
+          }}
+        />
+      ) : null}
+      {dialog?.kind === 'tagEdit' ? (
+        <TagEditDialog
+          tag={dialog.tag}
+          groups={groups.data ?? []}
+          onClose={() => setDialog(null)}
+          onDone={refresh}
+        />
+      ) : null}
+      {dialog?.kind === 'columns' ? (
+        <ColumnSettingsDialog
+          columns={columns}
+          onClose={() => setDialog(null)}
+          onSave={(next) => {
+            writeStored(COLUMNS_STORAGE_KEY, JSON.stringify(next));
+            setColumns(next);
+          }}
+        />
+      ) : null}
+      {dialog?.kind === 'testModel' ? (
+        <TestModelDialog
+          channel={dialog.channel}
+          onClose={() => setDialog(null)}
+          onTest={(model) => void runTest(dialog.channel, model)}
+        />
+      ) : null}
+      <ConfirmDialog
+        open={pending !== null}
+        danger={pending?.kind !== 'fix'}
+        loading={confirming}
+        title={
+          pending?.kind === 'delete'
+            ? t('confirm.delete', { name: pending.channel.name })
+            : pending?.kind === 'deleteSelected'
+              ? t('confirm.deleteSelected', { count: selected.size })
+              : pending?.kind === 'deleteDisabled'
+                ? t('confirm.deleteDisabled')
+                : t('confirm.fix')
+        }
+        message={pending?.kind === 'fix' ? t('confirm.fixHint') : t('confirm.irreversible')}
+        onCancel={() => setPending(null)}
+        onConfirm={() => void confirmPending()}
+      />
+    </section>
+  );
+}

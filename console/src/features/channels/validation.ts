@@ -1,0 +1,212 @@
+/**
+ * The channel screen's rules (spec 02 sections 4, 5 and 9) as pure functions. Messages are i18n keys of the
+ * `channels` namespace so the components and the tests share them.
+ */
+
+export const ChannelStatus = { Enabled: 1, Disabled: 2, AutoDisabled: 3 } as const;
+
+export const ROW_PRIORITY_MIN = -999;
+export const ROW_WEIGHT_MIN = 0;
+
+/** Response-time colour: 0 untested; up to 1 s green, 3 s lime, 5 s yellow, beyond red. */
+export type ResponseTimeColor = 'gray' | 'green' | 'lime' | 'yellow' | 'red';
+export function responseTimeColor(ms: number): ResponseTimeColor {
+  if (!ms || ms <= 0) return 'gray';
+  if (ms <= 1000) return 'green';
+  if (ms <= 3000) return 'lime';
+  if (ms <= 5000) return 'yellow';
+  return 'red';
+}
+
+/** Why and when the system disabled a channel, from other_info; null when it says nothing. */
+export function autoDisabledInfo(otherInfo: string): { reason: string; time: number } | null {
+  if (!otherInfo.trim()) return null;
+  try {
+    const info = JSON.parse(otherInfo) as { status_reason?: unknown; status_time?: unknown };
+    const reason = typeof info.status_reason === 'string' ? info.status_reason : '';
+    const time = typeof info.status_time === 'number' ? info.status_time : 0;
+    return reason || time ? { reason, time } : null;
+  } catch {
+    return null;
+  }
+}
+
+const INTEGER = /^-?\d+$/;
+
+/**
+ * An inline priority edit: blank is ignored (null); below the minimum is raised to it. Answers null when the text
+ * is not an integer, so nothing is sent.
+ */
+export function parseRowPriority(text: string): number | null {
+  const t = text.trim();
+  if (!INTEGER.test(t)) return null;
+  return Math.max(Number(t), ROW_PRIORITY_MIN);
+}
+
+/** An inline weight edit: blank is ignored (null); a negative weight is clamped to 0. */
+export function parseRowWeight(text: string): number | null {
+  const t = text.trim();
+  if (!INTEGER.test(t)) return null;
+  return Math.max(Number(t), ROW_WEIGHT_MIN);
+}
+
+/** A tag-level priority must be an integer. */
+export function checkTagPriority(text: string): { value: number } | { error: string } {
+  const t = text.trim();
+  return INTEGER.test(t) ? { value: Number(t) } : { error: 'error.tagPriority' };
+}
+
+/** A tag-level weight must be a non-negative integer. */
+export function checkTagWeight(text: string): { value: number } | { error: string } {
+  const t = text.trim();
+  return /^\d+$/.test(t) ? { value: Number(t) } : { error: 'error.tagWeight' };
+}
+
+/** Blank is fine ("not set"); otherwise it must parse as a JSON object. */
+export function isJsonObjectText(text: string): boolean {
+  if (!text.trim()) return true;
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/** Base URLs that end in /v1: the relay adds the path itself, so the form warns first. */
+export const endsWithV1 = (url: string): boolean => /\/v1\/*$/.test(url.trim());
+
+/** The trailing slash is removed on submit. */
+export const normalizeBaseUrl = (url: string): string => url.trim().replace(/\/+$/, '');
+
+/** Priority and weight are parsed as integers when possible, otherwise they fall back. */
+export function toInteger(text: string | number, fallback: number): number {
+  const n = typeof text === 'number' ? text : Number.parseInt(String(text).trim(), 10);
+  return Number.isFinite(n) ? Math.trunc(n) : fallback;
+}
+
+/** How many channels a create will make: one per non-blank key line (a JSON document is one key). */
+export function countKeyLines(key: string, isDocument: boolean): number {
+  if (!key.trim()) return 0;
+  if (isDocument) return 1;
+  return key.split('\n').filter((line) => line.trim() !== '').length;
+}
+
+export interface ChannelFormValues {
+  name: string;
+  key: string;
+  models: string[];
+  model_mapping: string;
+  status_code_mapping: string;
+  setting: string;
+  param_override: string;
+}
+
+/**
+ * The submit checks of the drawer, in the spec's order; answers the first problem's message key or null. In edit
+ * mode a blank key keeps the stored one.
+ */
+export function checkChannelForm(values: ChannelFormValues, isEdit: boolean): string | null {
+  if (!values.name.trim() || (!isEdit && !values.key.trim())) return 'error.nameAndKey';
+  if (values.models.length === 0) return 'error.noModels';
+  if (!isJsonObjectText(values.model_mapping)) return 'error.modelMapping';
+  if (!isJsonObjectText(values.status_code_mapping)) return 'error.statusCodeMapping';
+  if (!isJsonObjectText(values.setting)) return 'error.setting';
+  if (!isJsonObjectText(values.param_override)) return 'error.paramOverride';
+  return null;
+}
+
+/** Adds custom model names (comma or newline separated); names already present are reported, not added twice. */
+export function addCustomModels(
+  current: readonly string[],
+  text: string,
+): { models: string[]; duplicates: string[] } {
+  const wanted = text
+    .split(/[,\n]/)
+    .map((m) => m.trim())
+    .filter(Boolean);
+  const models = [...current];
+  const duplicates: string[] = [];
+  for (const name of wanted) {
+    if (models.includes(name)) duplicates.push(name);
+    else models.push(name);
+  }
+  return { models, duplicates };
+}
+
+export const splitList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** Tag edit: blank fields change nothing; the new tag is always sent (blank dissolves the tag). */
+export function buildTagEdit(
+  tag: string,
+  fields: {
+    newTag: string;
+    modelMapping: string;
+    models: string;
+    groups: string;
+    priority: string;
+    weight: string;
+  },
+):
+  | {
+      edit: {
+        tag: string;
+        new_tag?: string;
+        model_mapping?: string;
+        models?: string;
+        groups?: string;
+        priority?: number;
+        weight?: number;
+      };
+    }
+  | { error: string } {
+  const edit: {
+    tag: string;
+    new_tag?: string;
+    model_mapping?: string;
+    models?: string;
+    groups?: string;
+    priority?: number;
+    weight?: number;
+  } = { tag };
+  if (fields.newTag.trim() !== tag) edit.new_tag = fields.newTag.trim();
+  if (fields.modelMapping.trim()) {
+    if (!isJsonObjectText(fields.modelMapping)) return { error: 'error.modelMapping' };
+    edit.model_mapping = fields.modelMapping.trim();
+  }
+  if (fields.models.trim()) edit.models = splitList(fields.models).join(',');
+  if (fields.groups.trim()) edit.groups = splitList(fields.groups).join(',');
+  if (fields.priority.trim()) {
+    const p = checkTagPriority(fields.priority);
+    if ('error' in p) return p;
+    edit.priority = p.value;
+  }
+  if (fields.weight.trim()) {
+    const w = checkTagWeight(fields.weight);
+    if ('error' in w) return w;
+    edit.weight = w.value;
+  }
+  if (Object.keys(edit).length === 1) return { error: 'error.noChanges' };
+  return { edit };
+}
+
+/** The table's optional columns, in display order; the column settings remember which are shown. */
+export const CHANNEL_COLUMNS = [
+  'id',
+  'name',
+  'group',
+  'type',
+  'status',
+  'response_time',
+  'balance',
+  'priority',
+  'weight',
+] as const;
+export type ChannelColumn = (typeof CHANNEL_COLUMNS)[number];
+export const COLUMNS_STORAGE_KEY = 'channels-table-columns';
+export const ID_SORT_STORAGE_KEY = 'id-sort';
+export const TAG_MODE_STORAGE_KEY = 'tag-mode';

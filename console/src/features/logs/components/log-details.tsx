@@ -1,0 +1,55 @@
+import { useTranslation } from 'react-i18next';
+import type { LogRow } from '../api/logs.ts';
+import { parseOther, retryPath } from '../rules.ts';
+
+/** The expanded part of a log row: how it was priced and the extra details of `other`. */
+export function LogDetails({ log, admin }: { log: LogRow; admin: boolean }) {
+  const { t } = useTranslation('logs');
+  const other = parseOther(log.other);
+  const rows: [string, string][] = [];
+  const add = (label: string, value: unknown) => {
+    if (value !== undefined && value !== null && value !== '') rows.push([label, String(value)]);
+  };
+  if (other.model_price !== undefined && other.model_price > 0) add(t('other.modelPrice'), other.model_price);
+  else add(t('other.modelRatio'), other.model_ratio);
+  add(t('other.completionRatio'), other.completion_ratio);
+  add(t('other.groupRatio'), other.group_ratio);
+  add(t('other.userGroupRatio'), other.user_group_ratio);
+  if (other.cache_tokens) {
+    add(t('other.cacheTokens'), other.cache_tokens);
+    add(t('other.cacheRatio'), other.cache_ratio);
+  }
+  if (other.cache_creation_tokens) {
+    add(t('other.cacheCreationTokens'), other.cache_creation_tokens);
+    add(t('other.cacheCreationRatio'), other.cache_creation_ratio);
+  }
+  if (other.audio || other.ws) {
+    add(t('other.textInput'), other.text_input);
+    add(t('other.textOutput'), other.text_output);
+    add(t('other.audioInput'), other.audio_input);
+    add(t('other.audioOutput'), other.audio_output);
+    add(t('other.audioRatio'), other.audio_ratio);
+    add(t('other.audioCompletionRatio'), other.audio_completion_ratio);
+  }
+  if (other.frt !== undefined && other.frt > 0)
+    add(t('other.firstToken'), `${(other.frt / 1000).toFixed(2)} s`);
+  add(t('other.reasoningEffort'), other.reasoning_effort);
+  if (other.claude) add(t('other.protocol'), 'Claude');
+  if (admin) {
+    if (other.is_model_mapped) add(t('other.upstreamModel'), other.upstream_model_name);
+    add(t('other.retry'), retryPath(other));
+  }
+  add(t('other.requestId'), log.request_id);
+  add(t('other.content'), log.content);
+  return (
+    <dl className="grid grid-cols-1 gap-x-6 gap-y-1 text-xs sm:grid-cols-2" aria-label={t('details.title')}>
+      {rows.length === 0 ? <p className="text-gray-500">{t('details.none')}</p> : null}
+      {rows.map(([label, value]) => (
+        <div key={label} className="flex gap-2 break-all">
+          <dt className="shrink-0 text-gray-500">{label}</dt>
+          <dd className="whitespace-pre-wrap">{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

@@ -1,0 +1,266 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Button, ConfirmDialog, Input } from '../../../components/ui/index.ts';
+import { toast } from '../../../lib/toast.ts';
+import { clearLogsBefore, type OptionValues, resetModelRatio } from '../api/options.ts';
+import type { OptionField } from '../option-fields.ts';
+import { validateLogClearTime } from '../validation.ts';
+import { OptionSection } from './option-section.tsx';
+import { PricingEditor } from './pricing-editor.tsx';
+import { UnsetModels } from './unset-models.tsx';
+
+const sw = (key: string): OptionField => ({ key, kind: 'switch' });
+const num = (key: string, extra: Partial<OptionField> = {}): OptionField => ({
+  key,
+  kind: 'number',
+  min: 0,
+  integer: true,
+  ...extra,
+});
+const json = (key: string): OptionField => ({ key, kind: 'json' });
+
+export const operationSections: { id: string; fields: OptionField[] }[] = [
+  {
+    id: 'opGeneral',
+    fields: [
+      { key: 'TopUpLink', kind: 'text' },
+      { key: 'general_setting.docs_link', kind: 'text' },
+      num('QuotaPerUnit', { min: 1, hint: 'hint.quotaPerUnit' }),
+      num('RetryTimes'),
+      sw('DisplayInCurrencyEnabled'),
+      sw('DisplayTokenStatEnabled'),
+      sw('DefaultCollapseSidebar'),
+      sw('DemoSiteEnabled'),
+      sw('SelfUseModeEnabled'),
+      json('Chats'),
+    ],
+  },
+  {
+    id: 'drawing',
+    fields: [
+      sw('DrawingEnabled'),
+      sw('MjNotifyEnabled'),
+      sw('MjAccountFilterEnabled'),
+      sw('MjForwardUrlEnabled'),
+      sw('MjModeClearEnabled'),
+      sw('MjActionCheckSuccessEnabled'),
+    ],
+  },
+  {
+    id: 'sensitive',
+    fields: [
+      sw('CheckSensitiveEnabled'),
+      sw('CheckSensitiveOnPromptEnabled'),
+      sw('CheckSensitiveOnCompletionEnabled'),
+      sw('StopOnSensitiveEnabled'),
+      { key: 'SensitiveWords', kind: 'textarea', hint: 'hint.onePerLine' },
+    ],
+  },
+  { id: 'logs', fields: [sw('LogConsumeEnabled')] },
+  {
+    id: 'dashboard',
+    fields: [
+      sw('DataExportEnabled'),
+      num('DataExportInterval', { min: 1, hint: 'hint.minutes' }),
+      {
+        key: 'DataExportDefaultTime',
+        kind: 'select',
+        options: [
+          { value: 'hour', label: 'time.hour' },
+          { value: 'day', label: 'time.day' },
+          { value: 'week', label: 'time.week' },
+        ],
+      },
+    ],
+  },
+  {
+    id: 'monitoring',
+    fields: [
+      num('ChannelDisableThreshold', { integer: false, hint: 'hint.seconds' }),
+      sw('AutomaticDisableChannelEnabled'),
+      sw('AutomaticEnableChannelEnabled'),
+      { key: 'AutomaticDisableKeywords', kind: 'textarea', hint: 'hint.onePerLine' },
+    ],
+  },
+  {
+    id: 'quota',
+    fields: [
+      num('QuotaForNewUser'),
+      num('PreConsumedQuota'),
+      num('QuotaForInviter'),
+      num('QuotaForInvitee'),
+      num('QuotaRemindThreshold'),
+    ],
+  },
+];
+
+export const ratioFields: OptionField[] = [
+  json('ModelPrice'),
+  json('ModelRatio'),
+  json('CacheRatio'),
+  json('CompletionRatio'),
+  json('GroupRatio'),
+  json('UserUsableGroups'),
+];
+
+export const rateLimitFields: OptionField[] = [
+  sw('ModelRequestRateLimitEnabled'),
+  num('ModelRequestRateLimitDurationMinutes', { min: 0, step: 1 }),
+  num('ModelRequestRateLimitCount', { min: 0, hint: 'hint.zeroUnlimited' }),
+  num('ModelRequestRateLimitSuccessCount', { min: 1 }),
+];
+
+const percentage = (key: string): OptionField => ({ key, kind: 'number', min: 0.1, max: 1, step: 0.1 });
+
+export const modelSections: { id: string; fields: OptionField[] }[] = [
+  {
+    id: 'global',
+    fields: [
+      sw('global.pass_through_request_enabled'),
+      sw('general_setting.ping_interval_enabled'),
+      num('general_setting.ping_interval_seconds', {
+        min: 1,
+        enabledBy: 'general_setting.ping_interval_enabled',
+      }),
+    ],
+  },
+  {
+    id: 'gemini',
+    fields: [
+      json('gemini.safety_settings'),
+      json('gemini.version_settings'),
+      json('gemini.supported_imagine_models'),
+      sw('gemini.thinking_adapter_enabled'),
+      percentage('gemini.thinking_adapter_budget_tokens_percentage'),
+    ],
+  },
+  {
+    id: 'claude',
+    fields: [
+      json('claude.model_headers_settings'),
+      json('claude.default_max_tokens'),
+      sw('claude.thinking_adapter_enabled'),
+      percentage('claude.thinking_adapter_budget_tokens_percentage'),
+    ],
+  },
+];
+
+/** A datetime-local value one month before now (the default of the log-clear picker). */
+export function monthAgoLocal(now = new Date()): string {
+  const d = new Date(now);
+  d.setMonth(d.getMonth() - 1);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/** Clear logs before a chosen time, after a confirmation. */
+export function ClearLogs() {
+  const { t } = useTranslation('settings');
+  const [value, setValue] = useState(() => monthAgoLocal());
+  const [error, setError] = useState<string | null>(null);
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const start = () => {
+    const problem = validateLogClearTime(value);
+    setError(problem ? t(problem) : null);
+    if (!problem) setAsking(true);
+  };
+  const run = async () => {
+    setBusy(true);
+    try {
+      const count = await clearLogsBefore(Math.floor(new Date(value).getTime() / 1000));
+      toast.success(t('logs.cleared', { count }));
+    } catch {
+      // the request client has shown the message
+    } finally {
+      setBusy(false);
+      setAsking(false);
+    }
+  };
+  return (
+    <div className="mt-3 flex flex-wrap items-end gap-2">
+      <Input
+        label={t('logs.before')}
+        type="datetime-local"
+        value={value}
+        error={error}
+        onChange={(e) => setValue(e.target.value)}
+      />
+      <Button variant="danger" onClick={start}>
+        {t('logs.clear')}
+      </Button>
+      <ConfirmDialog
+        open={asking}
+        danger
+        loading={busy}
+        title={t('logs.confirm')}
+        onCancel={() => setAsking(false)}
+        onConfirm={() => void run()}
+      />
+    </div>
+  );
+}
+
+export type RatioTab = 'model' | 'visual' | 'unset_models';
+
+/** The operation tab: option sections, then the nested pricing tabs. */
+export function OperationSettings({ values }: { values: OptionValues }) {
+  const { t } = useTranslation('settings');
+  const queryClient = useQueryClient();
+  const [ratioTab, setRatioTab] = useState<RatioTab>('model');
+  return (
+    <div className="flex flex-col gap-4">
+      {operationSections.map((s) => (
+        <OptionSection
+          key={s.id}
+          title={t(`section.${s.id}`)}
+          fields={s.fields}
+          values={values}
+          extra={s.id === 'logs' ? () => <ClearLogs /> : undefined}
+        />
+      ))}
+      <div
+        role="tablist"
+        aria-label={t('section.pricing')}
+        className="flex gap-2 border-b dark:border-gray-700"
+      >
+        {(['model', 'visual', 'unset_models'] as const).map((id) => (
+          <button
+            key={id}
+            type="button"
+            role="tab"
+            aria-selected={ratioTab === id}
+            className={`px-3 py-2 text-sm ${ratioTab === id ? 'border-b-2 border-blue-600 font-medium' : ''}`}
+            onClick={() => setRatioTab(id)}
+          >
+            {t(`ratioTab.${id}`)}
+          </button>
+        ))}
+      </div>
+      {ratioTab === 'model' ? (
+        <OptionSection
+          title={t('ratioTab.model')}
+          fields={ratioFields}
+          values={values}
+          extra={() => (
+            <Button
+              variant="secondary"
+              onClick={async () => {
+                await resetModelRatio();
+                toast.success(t('ratio.reset'));
+                await queryClient.invalidateQueries({ queryKey: ['options'] });
+              }}
+            >
+              {t('ratio.resetButton')}
+            </Button>
+          )}
+        />
+      ) : ratioTab === 'visual' ? (
+        <PricingEditor values={values} />
+      ) : (
+        <UnsetModels values={values} />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,331 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Button, Input, Modal, Select } from '../../../components/ui/index.ts';
+import { toast } from '../../../lib/toast.ts';
+import { type OptionValues, saveOptions } from '../api/options.ts';
+import {
+  applyBatch,
+  optionsFromRows,
+  type PriceRow,
+  rowFromInput,
+  rowsFromOptions,
+  sameJson,
+} from '../pricing.ts';
+import {
+  type BatchMode,
+  type PriceRowInput,
+  parseNumber,
+  ratioToTokenPrice,
+  validateBatchSet,
+  validatePriceRow,
+} from '../validation.ts';
+
+export const PRICING_PAGE_SIZE = 10;
+
+const emptyInput: PriceRowInput = { name: '', price: '', ratio: '', completionRatio: '' };
+
+/** The dialog that adds or edits one model's price. */
+export function PriceRowDialog({
+  open,
+  initial,
+  editing,
+  existing,
+  onClose,
+  onSubmit,
+}: {
+  open: boolean;
+  initial: PriceRowInput;
+  editing: string | null;
+  existing: readonly string[];
+  onClose: () => void;
+  onSubmit: (row: PriceRow) => void;
+}) {
+  const { t } = useTranslation('settings');
+  const [input, setInput] = useState(initial);
+  const [error, setError] = useState<string | null>(null);
+  const fixed = input.price.trim() !== '';
+  const set = (k: keyof PriceRowInput) => (e: { target: { value: string } }) =>
+    setInput((v) => ({ ...v, [k]: e.target.value }));
+  const submit = () => {
+    const problem = validatePriceRow(input, existing, editing);
+    setError(problem ? t(problem) : null);
+    if (!problem) onSubmit(rowFromInput(input));
+  };
+  return (
+    <Modal
+      open={open}
+      onClose={onClose}
+      title={editing ? t('pricing.edit') : t('pricing.add')}
+      footer={
+        <>
+          <Button variant="secondary" onClick={onClose}>
+            {t('common:common.cancel')}
+          </Button>
+          <Button onClick={submit}>{t('common:common.confirm')}</Button>
+        </>
+      }
+    >
+      <div className="flex flex-col gap-3">
+        <Input label={t('pricing.name')} value={input.name} onChange={set('name')} />
+        <Input
+          label={t('pricing.price')}
+          value={input.price}
+          onChange={set('price')}
+          hint={t('pricing.priceHint')}
+        />
+        <Input label={t('pricing.ratio')} value={input.ratio} onChange={set('ratio')} disabled={fixed} />
+        <Input
+          label={t('pricing.completionRatio')}
+          value={input.completionRatio}
+          onChange={set('completionRatio')}
+          disabled={fixed}
+        />
+        {error ? (
+          <p role="alert" className="text-sm text-red-600">
+            {error}
+          </p>
+        ) : null}
+      </div>
+    </Modal>
+  );
+}
+
+/** The batch-set dialog: one value (or ratio and completion ratio) for every selected model. */
+function BatchDialog({
+  open,
+  selected,
+  onClose,
+  onApply,
+}: {
+  open: boolean;
+  selected: number;
+  onClose: () => void;
+  onApply: (mode: BatchMode, value: number, completion: number) => void;
+}) {
+  const { t } = useTranslation('settings');
+  const [mode, setMode] = useState<BatchMode>('ratio');
+  const [value, setValue] = useState('');
+  const [completion, setCompletion] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const apply = () => {
+    const problem = validateBatchSet(selected, mode, value, completion);
+    setError(problem ? t(problem) : null);
+    if (!problem) onApply(mode, parseNumber(value) ?? 0, parseNumber(completion) ?? 0);
+  };
+  return (
+    <Modal
+      open={open}
+      onClose={onClose}
+      title={t('pricing.batch')}
+      footer={
+        <>
+          <Button variant="secondary" onClick={onClose}>
+            {t('common:common.cancel')}
+          </Button>
+          <Button onClick={apply}>{t('pricing.batchApply')}</Button>
+        </>
+      }
+    >
+      <div className="flex flex-col gap-3">
+        <Select
+          label={t('pricing.batchMode')}
+          value={mode}
+          onChange={(e) => setMode(e.target.value as BatchMode)}
+          options={(['price', 'ratio', 'completion', 'both'] as const).map((m) => ({
+            value: m,
+            label: t(`pricing.mode.${m}`),
+          }))}
+        />
+        <Input label={t('pricing.batchValue')} value={value} onChange={(e) => setValue(e.target.value)} />
+        {mode === 'both' ? (
+          <Input
+            label={t('pricing.completionRatio')}
+            value={completion}
+            onChange={(e) => setCompletion(e.target.value)}
+          />
+        ) : null}
+        {error ? (
+          <p role="alert" className="text-sm text-red-600">
+            {error}
+          </p>
+        ) : null}
+      </div>
+    </Modal>
+  );
+}
+
+function toInput(row: PriceRow): PriceRowInput {
+  return {
+    name: row.name,
+    price: row.price !== undefined ? String(row.price) : '',
+    ratio: row.ratio !== undefined ? String(row.ratio) : '',
+    completionRatio: row.completionRatio !== undefined ? String(row.completionRatio) : '',
+  };
+}
+
+/** Visual pricing editor (spec 02 section 5): search, paged rows, add/edit/delete, batch set, save. */
+export function PricingEditor({ values }: { values: OptionValues }) {
+  const { t } = useTranslation('settings');
+  const queryClient = useQueryClient();
+  const [rows, setRows] = useState<PriceRow[]>(() => rowsFromOptions(values));
+  const [search, setSearch] = useState('');
+  const [page, setPage] = useState(1);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [dialog, setDialog] = useState<{ row: PriceRowInput; editing: string | null } | null>(null);
+  const [batchOpen, setBatchOpen] = useState(false);
+  const [saving, setSaving] = useState(false);
+
+  const filtered = rows.filter((r) => r.name.toLowerCase().includes(search.trim().toLowerCase()));
+  const pages = Math.max(1, Math.ceil(filtered.length / PRICING_PAGE_SIZE));
+  const current = Math.min(page, pages);
+  const visible = filtered.slice((current - 1) * PRICING_PAGE_SIZE, current * PRICING_PAGE_SIZE);
+
+  const toggle = (name: string) =>
+    setSelected((s) => {
+      const next = new Set(s);
+      if (next.has(name)) next.delete(name);
+      else next.add(name);
+      return next;
+    });
+
+  const save = async () => {
+    const next = optionsFromRows(rows);
+    const changed = (Object.entries(next) as [string, string][]).filter(([k, v]) => !sameJson(values[k], v));
+    if (changed.length === 0) {
+      toast.info(t('save.nothingChanged'));
+      return;
+    }
+    setSaving(true);
+    const result = await saveOptions(changed);
+    setSaving(false);
+    if (result.failed.length === 0) toast.success(t('save.saved'));
+    else toast.error(t(result.saved.length > 0 ? 'save.partialFailed' : 'save.failed'));
+    await queryClient.invalidateQueries({ queryKey: ['options'] });
+  };
+
+  return (
+    <section aria-label={t('ratioTab.visual')} className="flex flex-col gap-3">
+      <div className="flex flex-wrap items-end gap-2">
+        <Input
+          label={t('pricing.search')}
+          value={search}
+          onChange={(e) => {
+            setSearch(e.target.value);
+            setPage(1);
+          }}
+        />
+        <Button variant="secondary" onClick={() => setDialog({ row: emptyInput, editing: null })}>
+          {t('pricing.add')}
+        </Button>
+        <Button
+          variant="secondary"
+          onClick={() => {
+            if (selected.size === 0) toast.error(t('pricing.batchNoSelection'));
+            else setBatchOpen(true);
+          }}
+        >
+          {t('pricing.batch')}
+        </Button>
+        <Button onClick={() => void save()} loading={saving}>
+          {t('pricing.save')}
+        </Button>
+      </div>
+      <div className="overflow-x-auto rounded-lg border border-gray-200 dark:border-gray-700">
+        <table className="min-w-full text-sm">
+          <thead className="bg-gray-50 dark:bg-gray-800">
+            <tr>
+              <th className="px-3 py-2" />
+              <th className="px-3 py-2 text-left">{t('pricing.name')}</th>
+              <th className="px-3 py-2 text-left">{t('pricing.price')}</th>
+              <th className="px-3 py-2 text-left">{t('pricing.ratio')}</th>
+              <th className="px-3 py-2 text-left">{t('pricing.completionRatio')}</th>
+              <th className="px-3 py-2 text-left">{t('pricing.tokenPrice')}</th>
+              <th className="px-3 py-2" />
+            </tr>
+          </thead>
+          <tbody>
+            {visible.map((row) => (
+              <tr key={row.name} className="border-t border-gray-100 dark:border-gray-800">
+                <td className="px-3 py-2">
+                  <input
+                    type="checkbox"
+                    aria-label={t('pricing.select', { name: row.name })}
+                    checked={selected.has(row.name)}
+                    onChange={() => toggle(row.name)}
+                  />
+                </td>
+                <td className="px-3 py-2">{row.name}</td>
+                <td className="px-3 py-2">{row.price ?? '-'}</td>
+                <td className="px-3 py-2">{row.price === undefined ? (row.ratio ?? '-') : '-'}</td>
+                <td className="px-3 py-2">{row.price === undefined ? (row.completionRatio ?? '-') : '-'}</td>
+                <td className="px-3 py-2">
+                  {row.price === undefined && row.ratio !== undefined
+                    ? `$${ratioToTokenPrice(row.ratio)} / $${ratioToTokenPrice(row.ratio) * (row.completionRatio ?? 1)}`
+                    : '-'}
+                </td>
+                <td className="px-3 py-2">
+                  <div className="flex gap-1">
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      onClick={() => setDialog({ row: toInput(row), editing: row.name })}
+                    >
+                      {t('pricing.editRow')}
+                    </Button>
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      onClick={() => setRows((rs) => rs.filter((r) => r.name !== row.name))}
+                    >
+                      {t('pricing.delete')}
+                    </Button>
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <nav className="flex items-center justify-end gap-2 text-sm">
+        <button type="button" disabled={current <= 1} onClick={() => setPage(current - 1)}>
+          {t('common:table.previous')}
+        </button>
+        <span>
+          {current} / {pages}
+        </span>
+        <button type="button" disabled={current >= pages} onClick={() => setPage(current + 1)}>
+          {t('common:table.next')}
+        </button>
+      </nav>
+      {dialog ? (
+        <PriceRowDialog
+          open
+          initial={dialog.row}
+          editing={dialog.editing}
+          existing={rows.map((r) => r.name)}
+          onClose={() => setDialog(null)}
+          onSubmit={(row) => {
+            setRows((rs) =>
+              [...rs.filter((r) => r.name !== dialog.editing && r.name !== row.name), row].sort((a, b) =>
+                a.name.localeCompare(b.name),
+              ),
+            );
+            setDialog(null);
+          }}
+        />
+      ) : null}
+      {batchOpen ? (
+        <BatchDialog
+          open
+          selected={selected.size}
+          onClose={() => setBatchOpen(false)}
+          onApply={(mode, value, completion) => {
+            setRows((rs) => applyBatch(rs, selected, mode, value, completion));
+            setBatchOpen(false);
+          }}
+        />
+      ) : null}
+    </section>
+  );
+}

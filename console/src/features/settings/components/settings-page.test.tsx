@@ -1,0 +1,212 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { setSessionUser } from '../../../lib/session.ts';
+import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
+import { SettingsPage, type SettingsTab } from './settings-page.tsx';
+
+const options: Record<string, string> = {
+  ServerAddress: 'https://gw.example.com',
+  PasswordLoginEnabled: 'true',
+  RegisterEnabled: 'true',
+  EmailDomainWhitelist: 'gmail.com',
+  'oidc.well_known': '',
+  ModelRequestRateLimitEnabled: 'false',
+  ModelRequestRateLimitSuccessCount: '1000',
+  ModelRequestRateLimitCount: '0',
+  ModelRequestRateLimitDurationMinutes: '1',
+  GroupRatio: '{"default": 1}',
+  ModelPrice: '{}',
+  ModelRatio: '{"gpt-4o": 1.25}',
+  CompletionRatio: '{"gpt-4o": 4}',
+  LogConsumeEnabled: 'true',
+  'general_setting.ping_interval_enabled': 'false',
+  'general_setting.ping_interval_seconds': '60',
+};
+
+function serve(putStatus: (key: string) => number = () => 200) {
+  return fakeServer({
+    'GET /api/option/': () => ({
+      body: { success: true, data: Object.entries(options).map(([key, value]) => ({ key, value })) },
+    }),
+    'PUT /api/option/': (call) => {
+      const status = putStatus((call.body as { key: string }).key);
+      return { status, body: { success: status === 200, message: status === 200 ? 'saved' : 'bad' } };
+    },
+    'GET /api/status': () => ({ body: { success: true, data: makeStatus() } }),
+    'DELETE /api/log/': () => ({ body: { success: true, data: 7 } }),
+  });
+}
+
+async function open(tab: SettingsTab) {
+  await renderScreen(() => <SettingsPage tab={tab} onTabChange={() => {}} />);
+  await screen.findAllByRole('button', { name: /^Save/ });
+}
+
+const section = (name: string) => within(screen.getByRole('region', { name }));
+
+describe('settings page', () => {
+  beforeEach(() =>
+    setSessionUser({ id: 1, username: 'root', display_name: 'Root', role: 100, status: 1, group: 'default' }),
+  );
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('says nothing changed and sends nothing when a section is saved untouched', async () => {
+    const server = serve();
+    await open('system');
+    await userEvent.click(section('General').getByRole('button', { name: 'Save General' }));
+    expect(await screen.findByText('You seem not to have changed anything')).toBeTruthy();
+    expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+  });
+
+  it('sends only the changed option, without the trailing slash', async () => {
+    const server = serve();
+    await open('system');
+    const input = section('General').getByLabelText('Server address');
+    await userEvent.clear(input);
+    await userEvent.type(input, 'https://new.example.com/');
+    await userEvent.click(section('General').getByRole('button', { name: 'Save General' }));
+    await screen.findByText('Saved');
+    expect(server.callsTo('PUT', '/api/option/').map((c) => c.body)).toEqual([
+      { key: 'ServerAddress', value: 'https://new.example.com' },
+    ]);
+  });
+
+  it('reports a partial failure when some options fail', async () => {
+    serve((key) => (key === 'SMTPPort' ? 400 : 200));
+    await open('system');
+    const smtp = section('SMTP');
+    await userEvent.type(smtp.getByLabelText('SMTP server'), 'smtp.example.com');
+    await userEvent.type(smtp.getByLabelText('SMTP port'), '465');
+    await userEvent.click(smtp.getByRole('button', { name: 'Save SMTP' }));
+    expect(await screen.findByText('Some settings could not be saved, please retry')).toBeTruthy();
+  });
+
+  it('asks before turning password login off and reverts on cancel', async () => {
+    const server = serve();
+    await open('system');
+    const login = section('Login and registration');
+    const toggle = login.getByRole('switch', { name: 'Allow password login' });
+    await userEvent.click(toggle);
+    await screen.findByText(/Turn off password login\?/);
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    await waitFor(() => expect(toggle.getAttribute('aria-checked')).toBe('true'));
+    await userEvent.click(toggle);
+    await userEvent.click(await screen.findByRole('button', { name: 'Confirm' }));
+    await waitFor(() => expect(toggle.getAttribute('aria-checked')).toBe('false'));
+    await userEvent.click(login.getByRole('button', { name: 'Save Login and registration' }));
+    await screen.findByText('Saved');
+    expect(server.callsTo('PUT', '/api/option/').map((c) => c.body)).toEqual([
+      { key: 'PasswordLoginEnabled', value: 'false' },
+    ]);
+  });
+
+  it('validates whitelist entries before adding them', async () => {
+    serve();
+    await open('system');
+    const wl = section('Email domain whitelist');
+    await userEvent.type(wl.getByLabelText('Domain to add'), 'gmail.com');
+    await userEvent.click(wl.getByRole('button', { name: 'Add' }));
+    expect(wl.getByRole('alert').textContent).toBe('This domain is already in the list');
+    await userEvent.clear(wl.getByLabelText('Domain to add'));
+    await userEvent.type(wl.getByLabelText('Domain to add'), 'nodot');
+    await userEvent.click(wl.getByRole('button', { name: 'Add' }));
+    expect(wl.getByRole('alert').textContent).toBe('Enter a valid domain name such as gmail.com');
+    await userEvent.clear(wl.getByLabelText('Domain to add'));
+    await userEvent.type(wl.getByLabelText('Domain to add'), 'qq.com');
+    await userEvent.click(wl.getByRole('button', { name: 'Add' }));
+    expect((wl.getByLabelText('Allowed domains') as HTMLInputElement).value).toBe('gmail.com,qq.com');
+  });
+
+  it('refuses to fetch OIDC configuration from a non-http address and fills endpoints from a good one', async () => {
+    serve();
+    await open('system');
+    const oidc = section('OIDC');
+    await userEvent.type(oidc.getByLabelText('Well-known URL'), 'idp.example.com');
+    await userEvent.click(oidc.getByRole('button', { name: 'Fetch configuration' }));
+    expect(await screen.findByText('The well-known URL must start with http:// or https://')).toBeTruthy();
+
+    const realFetch = globalThis.fetch;
+    vi.stubGlobal('fetch', async (url: string, init?: RequestInit) =>
+      String(url).startsWith('https://idp')
+        ? new Response(
+            JSON.stringify({
+              authorization_endpoint: 'https://idp.example.com/auth',
+              token_endpoint: 'https://idp.example.com/token',
+              userinfo_endpoint: 'https://idp.example.com/me',
+            }),
+          )
+        : realFetch(url, init),
+    );
+    await userEvent.clear(oidc.getByLabelText('Well-known URL'));
+    await userEvent.type(
+      oidc.getByLabelText('Well-known URL'),
+      'https://idp.example.com/.well-known/openid-configuration',
+    );
+    await userEvent.click(oidc.getByRole('button', { name: 'Fetch configuration' }));
+    await screen.findByText('OIDC configuration fetched');
+    expect((oidc.getByLabelText('Token endpoint') as HTMLInputElement).value).toBe(
+      'https://idp.example.com/token',
+    );
+  });
+
+  it('checks JSON fields when they lose focus and blocks the save', async () => {
+    const server = serve();
+    await open('operation');
+    const ratios = section('Model ratios');
+    const group = ratios.getByLabelText('Group ratios (JSON)');
+    await userEvent.clear(group);
+    await userEvent.type(group, '{{bad');
+    await userEvent.tab();
+    expect(ratios.getByRole('alert').textContent).toBe('Not a valid JSON string');
+    await userEvent.click(ratios.getByRole('button', { name: 'Save Model ratios' }));
+    expect(await screen.findByText('Please check your input')).toBeTruthy();
+    expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+  });
+
+  it('enforces the rate-limit minimums', async () => {
+    const server = serve();
+    await open('ratelimit');
+    const input = screen.getByLabelText('Max successful requests per period');
+    await userEvent.clear(input);
+    await userEvent.type(input, '0');
+    await userEvent.click(screen.getByRole('button', { name: 'Save Model request rate limit' }));
+    expect(screen.getByText('Must be at least 1')).toBeTruthy();
+    expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+  });
+
+  it('disables the ping interval unless ping is on', async () => {
+    serve();
+    await open('models');
+    const seconds = screen.getByLabelText('Ping interval (seconds)') as HTMLInputElement;
+    expect(seconds.disabled).toBe(true);
+    await userEvent.click(screen.getByRole('switch', { name: 'Send keep-alive pings on streams' }));
+    expect(seconds.disabled).toBe(false);
+  });
+
+  it('clears logs before the chosen time after confirmation, and needs a time', async () => {
+    const server = serve();
+    await open('operation');
+    const logs = section('Logs');
+    const picker = logs.getByLabelText('Clear logs before');
+    await userEvent.clear(picker);
+    await userEvent.click(logs.getByRole('button', { name: 'Clear history logs' }));
+    expect(logs.getByRole('alert').textContent).toBe('Please select the log time');
+    await userEvent.type(picker, '2026-01-01T00:00');
+    await userEvent.click(logs.getByRole('button', { name: 'Clear history logs' }));
+    await userEvent.click(await screen.findByRole('button', { name: 'Confirm' }));
+    expect(await screen.findByText('7 logs cleared')).toBeTruthy();
+    const call = server.callsTo('DELETE', '/api/log/')[0];
+    expect(call?.url).toContain(
+      `target_timestamp=${Math.floor(new Date('2026-01-01T00:00').getTime() / 1000)}`,
+    );
+  });
+
+  it('hides the root tabs from an admin', async () => {
+    setSessionUser({ id: 2, username: 'adm', display_name: 'Adm', role: 10, status: 1, group: 'default' });
+    serve();
+    await open('operation');
+    expect(screen.queryByRole('tab', { name: 'System' })).toBeNull();
+    expect(screen.getByRole('tab', { name: 'Rate limit' })).toBeTruthy();
+  });
+});

@@ -1,0 +1,70 @@
+import { useQuery } from '@tanstack/react-query';
+import { useTranslation } from 'react-i18next';
+import { PageSpinner } from '../../../components/ui/index.ts';
+import { isRoot, useSessionUser } from '../../../lib/session.ts';
+import { optionsQuery } from '../api/options.ts';
+import { modelSections, OperationSettings, rateLimitFields } from './operation-settings.tsx';
+import { OptionSection } from './option-section.tsx';
+import { OtherSettings } from './other-settings.tsx';
+import { SystemSettings } from './system-settings.tsx';
+
+export const SETTINGS_TABS = ['operation', 'ratelimit', 'models', 'system', 'other'] as const;
+export type SettingsTab = (typeof SETTINGS_TABS)[number];
+
+/** Normalises the `tab` query parameter (default `operation`). */
+export function parseSettingsTab(value: unknown): SettingsTab {
+  return (SETTINGS_TABS as readonly unknown[]).includes(value) ? (value as SettingsTab) : 'operation';
+}
+
+/** /setting: the tabs of specs 01 and 02; system and other are for root only. */
+export function SettingsPage({
+  tab,
+  onTabChange,
+}: {
+  tab: SettingsTab;
+  onTabChange: (tab: SettingsTab) => void;
+}) {
+  const { t } = useTranslation('settings');
+  const user = useSessionUser();
+  const options = useQuery(optionsQuery);
+  const tabs = SETTINGS_TABS.filter((id) => isRoot(user) || (id !== 'system' && id !== 'other'));
+  const active = tabs.includes(tab) ? tab : 'operation';
+  return (
+    <section>
+      <h1 className="mb-4 text-xl font-semibold">{t('title')}</h1>
+      <div role="tablist" className="mb-4 flex flex-wrap gap-2 border-b dark:border-gray-700">
+        {tabs.map((id) => (
+          <button
+            key={id}
+            type="button"
+            role="tab"
+            aria-selected={active === id}
+            className={`px-3 py-2 text-sm ${active === id ? 'border-b-2 border-blue-600 font-medium' : ''}`}
+            onClick={() => onTabChange(id)}
+          >
+            {t(`tab.${id}`)}
+          </button>
+        ))}
+      </div>
+      {options.isPending ? (
+        <PageSpinner />
+      ) : options.isError ? (
+        <p role="alert">{t('loadFailed')}</p>
+      ) : active === 'operation' ? (
+        <OperationSettings values={options.data} />
+      ) : active === 'ratelimit' ? (
+        <OptionSection title={t('section.ratelimit')} fields={rateLimitFields} values={options.data} />
+      ) : active === 'models' ? (
+        <div className="flex flex-col gap-4">
+          {modelSections.map((s) => (
+            <OptionSection key={s.id} title={t(`section.${s.id}`)} fields={s.fields} values={options.data} />
+          ))}
+        </div>
+      ) : active === 'system' ? (
+        <SystemSettings values={options.data} />
+      ) : (
+        <OtherSettings values={options.data} />
+      )}
+    </section>
+  );
+}

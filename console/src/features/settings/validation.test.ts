@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { changedEntries, fieldError, type OptionField } from './option-fields.ts';
+import { applyBatch, optionsFromRows, rowsFromOptions } from './pricing.ts';
+import {
+  stripTrailingSlash,
+  validateBatchSet,
+  validateLogClearTime,
+  validatePriceRow,
+  validateWellKnown,
+  validateWhitelistDomain,
+} from './validation.ts';
+
+describe('settings validation', () => {
+  it('accepts only http(s) well-known addresses for OIDC', () => {
+    expect(validateWellKnown('')).toBe('oidc.wellKnownRequired');
+    expect(validateWellKnown('ftp://idp/.well-known/openid-configuration')).toBe('oidc.wellKnownScheme');
+    expect(validateWellKnown('https://idp.example.com/.well-known/openid-configuration')).toBeNull();
+    expect(validateWellKnown('http://localhost:8080/x')).toBeNull();
+  });
+
+  it('checks whitelist domains and refuses duplicates', () => {
+    expect(validateWhitelistDomain('gmail', [])).toBe('whitelist.invalid');
+    expect(validateWhitelistDomain('not a domain.com', [])).toBe('whitelist.invalid');
+    expect(validateWhitelistDomain('Gmail.com', ['gmail.com'])).toBe('whitelist.duplicate');
+    expect(validateWhitelistDomain('qq.com', ['gmail.com'])).toBeNull();
+  });
+
+  it('strips trailing slashes from addresses', () => {
+    expect(stripTrailingSlash('https://a.example.com//')).toBe('https://a.example.com');
+  });
+
+  it('needs a chosen time to clear logs', () => {
+    expect(validateLogClearTime('')).toBe('logs.timeRequired');
+    expect(validateLogClearTime('2026-01-01T00:00')).toBeNull();
+  });
+
+  it('rejects a zero price, non-numbers and duplicate model names', () => {
+    const row = { name: 'gpt-4o', price: '', ratio: '1.25', completionRatio: '4' };
+    expect(validatePriceRow({ ...row, price: '0' }, [], null)).toBe('pricing.priceZero');
+    expect(validatePriceRow({ ...row, price: 'abc' }, [], null)).toBe('pricing.notNumber');
+    expect(validatePriceRow({ ...row, ratio: 'x' }, [], null)).toBe('pricing.notNumber');
+    expect(validatePriceRow(row, ['gpt-4o'], null)).toBe('pricing.duplicate');
+    expect(validatePriceRow(row, ['gpt-4o'], 'gpt-4o')).toBeNull();
+    // with a fixed price the (disabled) ratio fields are ignored
+    expect(validatePriceRow({ ...row, price: '0.02', ratio: 'junk' }, [], null)).toBeNull();
+  });
+
+  it('checks the batch-set dialog', () => {
+    expect(validateBatchSet(0, 'ratio', '1', '')).toBe('pricing.batchNoSelection');
+    expect(validateBatchSet(2, 'both', '1', '')).toBe('pricing.batchBothRequired');
+    expect(validateBatchSet(2, 'ratio', '', '')).toBe('pricing.batchValueRequired');
+    expect(validateBatchSet(2, 'ratio', 'x', '')).toBe('pricing.batchInvalid');
+    expect(validateBatchSet(2, 'both', '1', '2')).toBeNull();
+  });
+
+  it('a fixed price clears the ratios on save; per-token rows clear the price', () => {
+    const rows = rowsFromOptions({
+      ModelPrice: '{"mj": 0.1}',
+      ModelRatio: '{"gpt-4o": 1.25, "mj": 3}',
+      CompletionRatio: '{"gpt-4o": 4}',
+    });
+    const out = optionsFromRows(applyBatch(rows, new Set(['gpt-4o']), 'price', 0.5, 0));
+    expect(JSON.parse(out.ModelPrice)).toEqual({ mj: 0.1, 'gpt-4o': 0.5 });
+    expect(JSON.parse(out.ModelRatio)).toEqual({});
+    expect(JSON.parse(out.CompletionRatio)).toEqual({});
+  });
+
+  it('sends only changed fields, secrets only when typed, addresses without trailing slash', () => {
+    const fields: OptionField[] = [
+      { key: 'ServerAddress', kind: 'address' },
+      { key: 'SMTPToken', kind: 'secret' },
+      { key: 'RegisterEnabled', kind: 'switch' },
+    ];
+    const values = { ServerAddress: 'https://a.com', RegisterEnabled: 'true' };
+    expect(
+      changedEntries(fields, values, {
+        ServerAddress: 'https://a.com/',
+        SMTPToken: '',
+        RegisterEnabled: 'true',
+      }),
+    ).toEqual([]);
+    expect(
+      changedEntries(fields, values, {
+        ServerAddress: 'https://b.com/',
+        SMTPToken: 's3cret',
+        RegisterEnabled: 'false',
+      }),
+    ).toEqual([
+      ['ServerAddress', 'https://b.com'],
+      ['SMTPToken', 's3cret'],
+      ['RegisterEnabled', 'false'],
+    ]);
+  });
+
+  it('checks numeric bounds of rate limits and thinking percentages', () => {
+    const success: OptionField = {
+      key: 'ModelRequestRateLimitSuccessCount',
+      kind: 'number',
+      min: 1,
+      integer: true,
+    };
+    expect(fieldError(success, '0')).toBe('validation.min');
+    expect(fieldError(success, '1.5')).toBe('validation.integer');
+    expect(fieldError(success, 'x')).toBe('validation.number');
+    const pct: OptionField = { key: 'p', kind: 'number', min: 0.1, max: 1 };
+    expect(fieldError(pct, '0.05')).toBe('validation.min');
+    expect(fieldError(pct, '1.2')).toBe('validation.max');
+    expect(fieldError(pct, '0.6')).toBeNull();
+    expect(fieldError({ key: 'j', kind: 'json' }, '{bad')).toBe('validation.json');
+  });
+});

@@ -1,0 +1,282 @@
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import {
+  Button,
+  ConfirmDialog,
+  DataTable,
+  EmptyState,
+  Input,
+  type TableColumn,
+  Tag,
+  usePageSize,
+} from '../../../components/ui/index.ts';
+import { formatQuota, formatTimestamp } from '../../../lib/format.ts';
+import { useStatus } from '../../../lib/status.ts';
+import { toast } from '../../../lib/toast.ts';
+import {
+  deleteToken,
+  fetchTokens,
+  setTokenStatus,
+  type TokenRow,
+  type TokenSearch,
+  tokensQueryKey,
+} from '../api/tokens.ts';
+import { useCopy } from '../use-copy.tsx';
+import { NEVER_EXPIRES, TokenStatus, toggleTarget, tokenStatusName } from '../validation.ts';
+import { TokenSheet } from './token-sheet.tsx';
+
+const statusColor = {
+  enabled: 'green',
+  limited: 'blue',
+  disabled: 'red',
+  expired: 'yellow',
+  exhausted: 'gray',
+  unknown: 'gray',
+} as const;
+
+/** The signed-in user's API tokens: search, copy, create/edit, enable/disable and delete. */
+export function TokensPage() {
+  const { t } = useTranslation('tokens');
+  const status = useStatus();
+  const queryClient = useQueryClient();
+  const { copy, dialog: copyDialog } = useCopy();
+  const [pageSize, setPageSize] = usePageSize('tokens');
+  const [keyword, setKeyword] = useState('');
+  const [key, setKey] = useState('');
+  const [search, setSearch] = useState<Omit<TokenSearch, 'pageSize'>>({ keyword: '', token: '', page: 1 });
+  const [selected, setSelected] = useState<Set<number>>(new Set());
+  const [sheet, setSheet] = useState<{ id: number | null } | null>(null);
+  const [deleting, setDeleting] = useState<TokenRow | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const query = { ...search, pageSize };
+  const tokens = useQuery({
+    queryKey: tokensQueryKey(query),
+    queryFn: () => fetchTokens(query),
+    placeholderData: keepPreviousData,
+  });
+  const rows = tokens.data?.items ?? [];
+  const display = {
+    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
+    inCurrency: status.data?.display_in_currency ?? true,
+  };
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['tokens'] });
+
+  const submitSearch = (e: FormEvent) => {
+    e.preventDefault();
+    setSelected(new Set());
+    setSearch({ keyword, token: key, page: 1 });
+  };
+
+  const copySelected = () => {
+    const chosen = rows.filter((r) => selected.has(r.id));
+    if (chosen.length === 0) {
+      toast.warning(t('error.selectOne'));
+      return;
+    }
+    void copy(chosen.map((r) => `${r.name}    ${r.key}`).join('\n'));
+  };
+
+  const toggle = async (row: TokenRow) => {
+    const next = toggleTarget(row.status);
+    try {
+      await setTokenStatus(row.id, next);
+      toast.success(next === TokenStatus.Enabled ? t('enabledDone') : t('disabledDone'));
+      refresh();
+    } catch {
+      // the request client has shown the message
+    }
+  };
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    setBusy(true);
+    try {
+      await deleteToken(deleting.id);
+      toast.success(t('deleted'));
+      setSelected((s) => {
+        const next = new Set(s);
+        next.delete(deleting.id);
+        return next;
+      });
+      refresh();
+    } catch {
+      // the request client has shown the message
+    } finally {
+      setBusy(false);
+      setDeleting(null);
+    }
+  };
+
+  const allSelected = rows.length > 0 && rows.every((r) => selected.has(r.id));
+  const columns: TableColumn<TokenRow>[] = [
+    {
+      id: 'select',
+      header: () => (
+        <input
+          type="checkbox"
+          aria-label={t('selectAll')}
+          checked={allSelected}
+          onChange={(e) => setSelected(e.target.checked ? new Set(rows.map((r) => r.id)) : new Set())}
+        />
+      ),
+      cell: ({ row }) => (
+        <input
+          type="checkbox"
+          aria-label={t('select', { name: row.original.name })}
+          checked={selected.has(row.original.id)}
+          onChange={(e) =>
+            setSelected((s) => {
+              const next = new Set(s);
+              if (e.target.checked) next.add(row.original.id);
+              else next.delete(row.original.id);
+              return next;
+            })
+          }
+        />
+      ),
+    },
+    { accessorKey: 'name', header: t('col.name') },
+    {
+      id: 'status',
+      header: t('col.status'),
+      cell: ({ row }) => {
+        const name = tokenStatusName(row.original.status, row.original.model_limits_enabled);
+        return <Tag color={statusColor[name]}>{t(`status.${name}`)}</Tag>;
+      },
+    },
+    {
+      id: 'used',
+      header: t('col.used'),
+      cell: ({ row }) => formatQuota(row.original.used_quota, display),
+    },
+    {
+      id: 'remain',
+      header: t('col.remain'),
+      cell: ({ row }) =>
+        row.original.unlimited_quota ? (
+          <Tag color="purple">{t('unlimited')}</Tag>
+        ) : (
+          formatQuota(row.original.remain_quota, display)
+        ),
+    },
+    { id: 'group', header: t('col.group'), cell: ({ row }) => row.original.group || t('field.groupDefault') },
+    {
+      id: 'created',
+      header: t('col.created'),
+      cell: ({ row }) => formatTimestamp(row.original.created_time),
+    },
+    {
+      id: 'expires',
+      header: t('col.expires'),
+      cell: ({ row }) =>
+        row.original.expired_time === NEVER_EXPIRES ? t('never') : formatTimestamp(row.original.expired_time),
+    },
+    {
+      id: 'actions',
+      header: t('col.actions'),
+      cell: ({ row }) => {
+        const token = row.original;
+        const enable = toggleTarget(token.status) === TokenStatus.Enabled;
+        return (
+          <div className="flex gap-1">
+            <Button
+              size="sm"
+              variant="secondary"
+              aria-label={`${t('action.copy')} ${token.name}`}
+              onClick={() => void copy(token.key)}
+            >
+              {t('action.copy')}
+            </Button>
+            <Button
+              size="sm"
+              variant="secondary"
+              aria-label={`${enable ? t('action.enable') : t('action.disable')} ${token.name}`}
+              onClick={() => void toggle(token)}
+            >
+              {enable ? t('action.enable') : t('action.disable')}
+            </Button>
+            <Button
+              size="sm"
+              variant="secondary"
+              aria-label={`${t('action.edit')} ${token.name}`}
+              onClick={() => setSheet({ id: token.id })}
+            >
+              {t('action.edit')}
+            </Button>
+            <Button
+              size="sm"
+              variant="danger"
+              aria-label={`${t('action.delete')} ${token.name}`}
+              onClick={() => setDeleting(token)}
+            >
+              {t('action.delete')}
+            </Button>
+          </div>
+        );
+      },
+    },
+  ];
+
+  const isEmpty = !tokens.isLoading && rows.length === 0 && !search.keyword && !search.token;
+
+  return (
+    <section>
+      <h1 className="mb-2 text-xl font-semibold">{t('title')}</h1>
+      <p
+        role="note"
+        className="mb-4 rounded bg-yellow-50 p-3 text-sm text-yellow-800 dark:bg-yellow-900/30 dark:text-yellow-200"
+      >
+        {t('ownUseWarning')}
+      </p>
+      <form onSubmit={submitSearch} className="mb-4 flex flex-wrap items-end gap-2">
+        <Input label={t('search.keyword')} value={keyword} onChange={(e) => setKeyword(e.target.value)} />
+        <Input label={t('search.key')} value={key} onChange={(e) => setKey(e.target.value)} />
+        <Button type="submit">{t('search.submit')}</Button>
+        <Button variant="secondary" onClick={() => setSheet({ id: null })}>
+          {t('add')}
+        </Button>
+        <Button variant="secondary" onClick={copySelected}>
+          {t('copySelected')}
+        </Button>
+      </form>
+      {isEmpty ? (
+        <EmptyState title={t('empty.title')}>
+          <p className="text-sm">{t('empty.description')}</p>
+          <Button onClick={() => setSheet({ id: null })}>{t('add')}</Button>
+        </EmptyState>
+      ) : (
+        <DataTable
+          columns={columns}
+          data={rows}
+          loading={tokens.isFetching && !tokens.data}
+          page={search.page}
+          pageSize={pageSize}
+          total={tokens.data?.total ?? 0}
+          onPageChange={(page) => {
+            setSelected(new Set());
+            setSearch((s) => ({ ...s, page }));
+          }}
+          onPageSizeChange={(size) => {
+            setPageSize(size);
+            setSelected(new Set());
+            setSearch((s) => ({ ...s, page: 1 }));
+          }}
+          rowKey={(r) => r.id}
+        />
+      )}
+      {sheet ? <TokenSheet id={sheet.id} onClose={() => setSheet(null)} onSaved={refresh} /> : null}
+      <ConfirmDialog
+        open={deleting !== null}
+        danger
+        loading={busy}
+        title={t('confirmDelete', { name: deleting?.name ?? '' })}
+        message={t('confirmDeleteMessage')}
+        onCancel={() => setDeleting(null)}
+        onConfirm={() => void confirmDelete()}
+      />
+      {copyDialog}
+    </section>
+  );
+}

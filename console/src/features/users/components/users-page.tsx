@@ -1,0 +1,228 @@
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import {
+  Button,
+  ConfirmDialog,
+  DataTable,
+  Input,
+  Select,
+  type TableColumn,
+  Tag,
+  usePageSize,
+} from '../../../components/ui/index.ts';
+import { formatQuota } from '../../../lib/format.ts';
+import { useSessionUser } from '../../../lib/session.ts';
+import { useStatus } from '../../../lib/status.ts';
+import { toast } from '../../../lib/toast.ts';
+import {
+  fetchGroups,
+  fetchUsers,
+  type ManageAction,
+  manageUser,
+  type UserRow,
+  type UserSearch,
+  usersQueryKey,
+} from '../api/users.ts';
+import { allowedActions, roleName, statusName } from '../rules.ts';
+import { AddUserSheet } from './add-user-sheet.tsx';
+import { EditUserSheet } from './edit-user-sheet.tsx';
+
+const roleColor = { common: 'gray', admin: 'blue', root: 'orange', unknown: 'red' } as const;
+const statusColor = { active: 'green', banned: 'red', other: 'gray', unknown: 'gray' } as const;
+
+/** Manage users (admin): search, paged table, add and edit sheets, and the manage actions with confirmations. */
+export function UsersPage() {
+  const { t } = useTranslation('users');
+  const actor = useSessionUser();
+  const status = useStatus();
+  const queryClient = useQueryClient();
+  const [pageSize, setPageSize] = usePageSize('users');
+  const [keyword, setKeyword] = useState('');
+  const [group, setGroup] = useState('');
+  const [search, setSearch] = useState<UserSearch>({ keyword: '', group: '', page: 1, pageSize });
+  const [adding, setAdding] = useState(false);
+  const [editing, setEditing] = useState<number | null>(null);
+  const [pending, setPending] = useState<{ user: UserRow; action: ManageAction } | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const query = { ...search, pageSize };
+  const users = useQuery({
+    queryKey: usersQueryKey(query),
+    queryFn: () => fetchUsers(query),
+    placeholderData: keepPreviousData,
+  });
+  const groups = useQuery({ queryKey: ['groups'], queryFn: fetchGroups });
+  const display = {
+    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
+    inCurrency: status.data?.display_in_currency ?? true,
+  };
+
+  const submitSearch = (e: FormEvent) => {
+    e.preventDefault();
+    setSearch({ keyword, group, page: 1, pageSize });
+  };
+
+  const runAction = async () => {
+    if (!pending) return;
+    setBusy(true);
+    try {
+      const result = await manageUser(pending.user.id, pending.action);
+      toast.success(t(`done.${pending.action}`));
+      // the row takes the role and status the server answered
+      queryClient.setQueryData(usersQueryKey(query), (old: typeof users.data) =>
+        old
+          ? {
+              ...old,
+              items: old.items.map((u) =>
+                u.id === pending.user.id
+                  ? {
+                      ...u,
+                      ...result,
+                      ...(pending.action === 'delete' ? { DeletedAt: new Date().toISOString() } : {}),
+                    }
+                  : u,
+              ),
+            }
+          : old,
+      );
+    } catch {
+      // the request client has shown the message
+    } finally {
+      setBusy(false);
+      setPending(null);
+    }
+  };
+
+  const columns: TableColumn<UserRow>[] = [
+    { accessorKey: 'id', header: 'ID' },
+    {
+      id: 'username',
+      header: t('col.username'),
+      cell: ({ row }) => (
+        <span>
+          {row.original.username}
+          {row.original.display_name && row.original.display_name !== row.original.username ? (
+            <span className="ml-1 text-gray-500">({row.original.display_name})</span>
+          ) : null}
+        </span>
+      ),
+    },
+    { id: 'group', header: t('col.group'), cell: ({ row }) => <Tag>{row.original.group}</Tag> },
+    {
+      id: 'quota',
+      header: t('col.quota'),
+      cell: ({ row }) => (
+        <span className="text-xs">
+          {t('col.remaining')} {formatQuota(row.original.quota, display)} · {t('col.used')}{' '}
+          {formatQuota(row.original.used_quota, display)} · {t('col.requests')} {row.original.request_count}
+        </span>
+      ),
+    },
+    {
+      id: 'role',
+      header: t('col.role'),
+      cell: ({ row }) => {
+        const name = roleName(row.original.role);
+        return <Tag color={roleColor[name]}>{t(`role.${name}`)}</Tag>;
+      },
+    },
+    {
+      id: 'status',
+      header: t('col.status'),
+      cell: ({ row }) => {
+        if (row.original.DeletedAt) return <Tag color="red">{t('status.deregistered')}</Tag>;
+        const name = statusName(row.original.status);
+        return <Tag color={statusColor[name]}>{t(`status.${name}`)}</Tag>;
+      },
+    },
+    {
+      id: 'actions',
+      header: t('col.actions'),
+      cell: ({ row }) => {
+        const actions = allowedActions(actor?.role ?? 0, row.original);
+        return (
+          <div className="flex gap-1">
+            {actions.map((action) => (
+              <Button
+                key={action}
+                size="sm"
+                variant={action === 'delete' ? 'danger' : 'secondary'}
+                aria-label={`${t(`action.${action}`)} ${row.original.username}`}
+                onClick={() =>
+                  action === 'edit' ? setEditing(row.original.id) : setPending({ user: row.original, action })
+                }
+              >
+                {t(`action.${action}`)}
+              </Button>
+            ))}
+          </div>
+        );
+      },
+    },
+  ];
+
+  return (
+    <section>
+      <h1 className="mb-4 text-xl font-semibold">{t('title')}</h1>
+      <form onSubmit={submitSearch} className="mb-4 flex flex-wrap items-end gap-2">
+        <div className="w-full sm:w-72">
+          <Input
+            label={t('search.keyword')}
+            placeholder={t('search.placeholder')}
+            value={keyword}
+            onChange={(e) => setKeyword(e.target.value)}
+          />
+        </div>
+        <Select
+          label={t('search.group')}
+          value={group}
+          onChange={(e) => setGroup(e.target.value)}
+          options={[
+            { value: '', label: t('search.allGroups') },
+            ...(groups.data ?? []).map((g) => ({ value: g, label: g })),
+          ]}
+        />
+        <Button type="submit">{t('search.submit')}</Button>
+        <Button variant="secondary" onClick={() => setAdding(true)}>
+          {t('add.open')}
+        </Button>
+      </form>
+      <DataTable
+        columns={columns}
+        data={users.data?.items ?? []}
+        loading={users.isFetching && !users.data}
+        page={search.page}
+        pageSize={pageSize}
+        total={users.data?.total ?? 0}
+        onPageChange={(page) => setSearch((s) => ({ ...s, page }))}
+        onPageSizeChange={(size) => {
+          setPageSize(size);
+          setSearch((s) => ({ ...s, page: 1 }));
+        }}
+        rowKey={(u) => u.id}
+      />
+      <AddUserSheet
+        open={adding}
+        onClose={() => setAdding(false)}
+        onCreated={() => void queryClient.invalidateQueries({ queryKey: ['users'] })}
+      />
+      {editing !== null ? (
+        <EditUserSheet
+          id={editing}
+          groups={groups.data ?? []}
+          onClose={() => setEditing(null)}
+          onSaved={() => void queryClient.invalidateQueries({ queryKey: ['users'] })}
+        />
+      ) : null}
+      <ConfirmDialog
+        open={pending !== null}
+        danger={pending?.action === 'delete' || pending?.action === 'disable'}
+        loading={busy}
+        title={pending ? t(`confirm.${pending.action}`, { username: pending.user.username }) : ''}
+        onCancel={() => setPending(null)}
+        onConfirm={() => void runAction()}
+      />
+    </section>
+  );
+}

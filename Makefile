@@ -1,4 +1,4 @@
-# Turnpike: make run · make test · make build · make lint
+# Turnpike: make run · make test · make build · make lint · make bench
 # Every target runs on Node.js 24+. When the system node is older, the official binary is unpacked from the
 # npm registry's node-<os>-<arch> package into .tools/ and put first on PATH.
 SHELL := /bin/bash
@@ -20,7 +20,7 @@ endif
 
 INSTALLED := node_modules/.turnpike-installed
 
-.PHONY: run start build typecheck lint format test test-unit install node clean
+.PHONY: run start build typecheck lint format test test-unit bench install node clean
 
 node: $(NODE)
 
@@ -64,6 +64,10 @@ test: lint typecheck
 
 test-unit: install
 	npx vitest run --project '*:unit'
+
+## make bench: throughput and latency of the relay beside the upstream and a passthrough proxy (not a test)
+bench: install
+	node bench/run.ts
 
 clean:
 	rm -rf node_modules */node_modules .tools test-results

@@ -38,10 +38,19 @@ const envSchema = z.object({
   CRITICAL_RATE_LIMIT_DURATION: positiveInt(1200),
   /** Seconds between full reloads of cached options, a safety net behind change events. */
   SYNC_FREQUENCY: positiveInt(60),
+  /** Minutes between automatic tests of every channel (fractions allowed); absent: never. */
+  CHANNEL_TEST_FREQUENCY: z.coerce
+    .number()
+    .positive('CHANNEL_TEST_FREQUENCY must be above 0 minutes')
+    .optional(),
+  /** Seconds to wait between two channels in a test of all channels. */
+  POLLING_INTERVAL: z.coerce.number().min(0, 'POLLING_INTERVAL must not be negative').default(0),
   /** Where Turnstile answers are checked; only tests and air-gapped installs change it. */
   TURNSTILE_VERIFY_URL: z
     .url({ protocol: /^https?$/, error: 'TURNSTILE_VERIFY_URL must be an http(s) URL' })
     .default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  /** Bearer token `GET /metrics` asks for; absent: the endpoint is open. */
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
 });
 
 /** A per-IP limit: `max` requests per `windowSeconds`. */
@@ -69,8 +78,14 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly rateLimits: { readonly api: RateLimit; readonly web: RateLimit; readonly critical: RateLimit };
   readonly syncFrequencySeconds: number;
+  /** Minutes between automatic tests of every channel; undefined: no automatic test. */
+  readonly channelTestFrequencyMinutes: number | undefined;
+  /** Seconds between two channels of a test of all channels. */
+  readonly pollingIntervalSeconds: number;
   /** Cloudflare's siteverify endpoint unless TURNSTILE_VERIFY_URL says otherwise. */
   readonly turnstileVerifyUrl: string;
+  /** Bearer token of `GET /metrics`; undefined: no authentication. */
+  readonly metricsToken: string | undefined;
 }
 
 /** Config with both secrets known. */
@@ -119,6 +134,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
     }),
     syncFrequencySeconds: e.SYNC_FREQUENCY,
+    channelTestFrequencyMinutes: e.CHANNEL_TEST_FREQUENCY,
+    pollingIntervalSeconds: e.POLLING_INTERVAL,
     turnstileVerifyUrl: e.TURNSTILE_VERIFY_URL,
+    metricsToken: e.METRICS_TOKEN,
   });
 }

@@ -4,13 +4,50 @@
  * `buildRelayApp` is the app of a relay-only process (ROLE=relay).
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { registerBillingCompat } from './billing-compat.ts';
 import type { RelayDeps } from './deps.ts';
 import { localError, toOpenAiErrorBody } from './errors.ts';
 import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
+import {
+  createRelayMetrics,
+  isModelKnown,
+  registerMetricsHooks,
+  registerMetricsRoute,
+} from './metrics/relay-metrics.ts';
 import type { RelayContext } from './pipeline/context.ts';
+import {
+  imageEditSpec,
+  imageGenerationSpec,
+  speechSpec,
+  transcriptionsSpec,
+  translationsSpec,
+} from './pipeline/endpoints/media.ts';
+import type { EndpointSpec } from './pipeline/endpoints/spec.ts';
+import {
+  chatSpec,
+  completionsSpec,
+  embeddingsSpec,
+  moderationsSpec,
+  rerankSpec,
+  responsesSpec,
+} from './pipeline/endpoints/text.ts';
 import { listModels, retrieveModel } from './pipeline/models.ts';
-import { handleText } from './pipeline/text.ts';
+import { notImplemented } from './pipeline/not-implemented.ts';
+import { handlePlayground } from './pipeline/playground.ts';
+import {
+  createMemoryRateLimitStore,
+  createRateLimiter,
+  createRedisRateLimitStore,
+} from './pipeline/rate-limit.ts';
+import { handleRelay } from './pipeline/relay.ts';
+import type { SensitiveWords } from './pipeline/sensitive-words.ts';
 import { createBatchWriter } from './pipeline/writer.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
@@ -21,6 +58,8 @@ export interface RelayOptions {
   readonly flushIntervalMs?: number;
   /** Debounce of routing-table rebuilds after `channels.changed`; default 100 ms. */
   readonly channelDebounceMs?: number;
+  /** Replaces `ModelRequestRateLimitDurationMinutes` (tests); default the option. */
+  readonly rateLimitWindowMs?: number;
 }
 
 /** Registers the relay routes and their state on `app`; everything is flushed and closed with the app. */
@@ -52,15 +91,33 @@ export async function registerRelay(
     db: deps.db,
     intervalMs: options.flushIntervalMs ?? 1000,
     onError: onError('batch writer'),
+    dashboard: () => ({
+      enabled: deps.options.get('DataExportEnabled'),
+      intervalMs: deps.options.get('DataExportInterval') * 60_000,
+    }),
   });
   let keywordText: string | undefined;
   let keywords: WordMatcher = createWordMatcher([]);
+  let sensitiveText: string | undefined;
+  let sensitive: SensitiveWords = { matcher: createWordMatcher([]), longest: 0 };
   const ctx: RelayContext = {
     deps,
     auth,
     channels,
     upstream,
     writer,
+    metrics: createRelayMetrics({
+      isKnownModel: (model) =>
+        isModelKnown(model, channels.table, deps.options.get('ModelRatio'), deps.options.get('ModelPrice')),
+    }),
+    rateLimit: createRateLimiter({
+      options: deps.options,
+      store: deps.redis
+        ? createRedisRateLimitStore(deps.redis, deps.config.redisKeyPrefix)
+        : createMemoryRateLimitStore(),
+      log: app.log,
+      ...(options.rateLimitWindowMs === undefined ? {} : { windowMs: options.rateLimitWindowMs }),
+    }),
     log: app.log,
     keywords() {
       const text = deps.options.getText('AutomaticDisableKeywords');
@@ -70,21 +127,26 @@ export async function registerRelay(
       }
       return keywords;
     },
+    sensitiveWords() {
+      const text = deps.options.getText('SensitiveWords');
+      if (text !== sensitiveText) {
+        sensitiveText = text;
+        const words = deps.options.get('SensitiveWords');
+        sensitive = {
+          matcher: createWordMatcher(words),
+          longest: words.reduce((longest, word) => Math.max(longest, word.length), 0),
+        };
+      }
+      return sensitive;
+    },
   };
+
+  ctx.metrics.observeChannelStates(() => channels.health());
 
   await app.register(
     async (relay) => {
-      relay.setErrorHandler((error: FastifyError, request, reply) => {
-        const status =
-          error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-        if (status === 500) request.log.error({ err: error }, 'relay request failed');
-        const message = status === 500 ? 'internal error of the gateway' : error.message;
-        const code = status === 500 ? 'internal_error' : 'invalid_request';
-        const type = status === 500 ? 'new_api_error' : 'invalid_request_error';
-        return reply
-          .code(status)
-          .send(toOpenAiErrorBody(localError(status, code, message, type), request.id));
-      });
+      registerMetricsHooks(relay, ctx.metrics);
+      relay.setErrorHandler(openAiErrorHandler);
       relay.setNotFoundHandler((request, reply) =>
         reply
           .code(404)
@@ -100,15 +162,50 @@ export async function registerRelay(
             ),
           ),
       );
-      relay.post('/chat/completions', (request, reply) => handleText(ctx, 'chat', request, reply));
-      relay.post('/embeddings', (request, reply) => handleText(ctx, 'embeddings', request, reply));
+      // Multipart uploads are handed over unread: the endpoint spools them to disk (pipeline/multipart.ts).
+      relay.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
+      const route = (spec: EndpointSpec) => (request: FastifyRequest, reply: FastifyReply) =>
+        handleRelay(ctx, spec, request, reply);
+      relay.post('/chat/completions', route(chatSpec));
+      relay.post('/completions', route(completionsSpec));
+      relay.post('/embeddings', route(embeddingsSpec));
+      relay.post('/engines/:model/embeddings', route(embeddingsSpec));
+      relay.post('/moderations', route(moderationsSpec));
+      relay.post('/rerank', route(rerankSpec));
+      relay.post('/responses', route(responsesSpec));
+      relay.post('/images/generations', route(imageGenerationSpec));
+      relay.post('/images/edits', route(imageEditSpec));
+      relay.post('/audio/speech', route(speechSpec));
+      relay.post('/audio/transcriptions', route(transcriptionsSpec));
+      relay.post('/audio/translations', route(translationsSpec));
       relay.get('/models', (request, reply) => listModels(ctx, request, reply));
       relay.get<{ Params: { model: string } }>('/models/:model', (request, reply) =>
         retrieveModel(ctx, request, reply),
       );
+      const unimplemented = (request: FastifyRequest, reply: FastifyReply) =>
+        notImplemented(ctx, request, reply);
+      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/files', handler: unimplemented });
+      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/files/*', handler: unimplemented });
+      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/fine-tunes', handler: unimplemented });
+      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/fine-tunes/*', handler: unimplemented });
+      relay.post('/images/variations', unimplemented);
+      relay.delete('/models/:model', unimplemented);
     },
     { prefix: '/v1' },
   );
+  // The console playground: session auth, same port as /api in ROLE=all (reference §2.3).
+  const sessions = createSessionCodec(deps.config.sessionSecret);
+  await app.register(
+    async (playground) => {
+      playground.setErrorHandler(openAiErrorHandler);
+      playground.post('/chat/completions', (request, reply) =>
+        handlePlayground(ctx, sessions, request, reply),
+      );
+    },
+    { prefix: '/pg' },
+  );
+  registerMetricsRoute(app, ctx.metrics, deps.config.metricsToken);
+  await registerBillingCompat(app, ctx);
 
   app.addHook('onClose', async () => {
     auth.close();
@@ -116,6 +213,17 @@ export async function registerRelay(
     await writer.close();
     await upstream.close();
   });
+}
+
+/** Fastify-level failures (bad JSON, body too large, a bug) in OpenAI's error shape. */
+function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  if (status === 500) request.log.error({ err: error }, 'relay request failed');
+  const message = status === 500 ? 'internal error of the gateway' : error.message;
+  const code = status === 500 ? 'internal_error' : 'invalid_request';
+  const type = status === 500 ? 'new_api_error' : 'invalid_request_error';
+  return reply.code(status).send(toOpenAiErrorBody(localError(status, code, message, type), request.id));
 }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;

@@ -215,6 +215,8 @@ export const optionRegistry = {
   RetryEmptyResponseEnabled: bool(false),
   /** Give up on a stream (and retry elsewhere) when no first token arrives in this many seconds; 0 waits. */
   FirstTokenTimeoutSeconds: int(0, { min: 0 }),
+  /** A stream whose upstream sends nothing for this many seconds is ended and billed as far as it got; 0 waits. */
+  StreamingTimeoutSeconds: int(300, { min: 0 }),
 
   // Quota
   QuotaForNewUser: int(0, { min: 0 }),

@@ -1,27 +1,66 @@
 /**
- * Automatic disable after a failed attempt (reference §4.7): when `AutomaticDisableChannelEnabled` is on, the
- * channel's `auto_ban` is set and the error says the key is unusable (errors.ts `disableReason`), the channel is
- * switched off in memory at once, then in the database (status 3 with the reason, abilities disabled), then
- * every process is told. The write is not awaited by the request.
+ * What a failed attempt does to its channel.
+ *
+ * Automatic disable (reference §4.7): when `AutomaticDisableChannelEnabled` is on, the channel's `auto_ban` is
+ * set and the error says the key is unusable (errors.ts `disableReason`), the channel is switched off in memory
+ * at once, then in the database (status 3 with the reason, abilities disabled), then every process is told. The
+ * write is not awaited by the request.
+ *
+ * Cool-down (docs/adr/0008-channel-cool-down.md): otherwise, when `ChannelCooldownEnabled` is on and the failure
+ * is a busy-or-broken one (429, 408, 5xx, timeouts, connection errors; never a local error), it is counted; the
+ * `ChannelCooldownFailures`-th within `ChannelCooldownWindowSeconds` rests the channel in this process for
+ * `ChannelCooldownMinutes`. No database write: the channel comes back by itself.
  */
 import { abilities, channels } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { disableReason, type RelayError } from '../errors.ts';
+import { type CooldownPolicy, countsTowardCooldown } from '../health/cooldown.ts';
 import { ChannelStatus, type RelayChannel } from '../state/channel-cache.ts';
 import type { RelayContext } from './context.ts';
 
+/** Gemini answers 403 for a revoked key (reference §4.7). */
+const GEMINI_TYPE = 24;
+
+/** The `ChannelCooldown*` options as a policy, or undefined when cool-down is off. */
+export function cooldownPolicyOf(options: RelayContext['deps']['options']): CooldownPolicy | undefined {
+  if (!options.get('ChannelCooldownEnabled')) return undefined;
+  return {
+    failures: options.get('ChannelCooldownFailures'),
+    windowMs: options.get('ChannelCooldownWindowSeconds') * 1000,
+    cooldownMs: options.get('ChannelCooldownMinutes') * 60_000,
+  };
+}
+
+/** Called after every failed upstream attempt (HTTP error, timeout or connection failure) of a channel. */
 export function checkChannelHealth(ctx: RelayContext, channel: RelayChannel, error: RelayError): void {
   const reason = disableReason(error, {
     automaticDisableEnabled: ctx.deps.options.get('AutomaticDisableChannelEnabled'),
     autoBan: channel.autoBan,
+    isGeminiChannel: channel.type === GEMINI_TYPE,
     keywords: ctx.keywords(),
   });
-  if (reason === undefined) return;
+  if (reason === undefined) {
+    countFailure(ctx, channel, error);
+    return;
+  }
   ctx.channels.markDisabled(channel.id);
   ctx.log.warn({ channelId: channel.id, reason }, 'channel disabled automatically');
   void disableInDatabase(ctx, channel.id, reason).catch((err: unknown) =>
     ctx.log.error({ err, channelId: channel.id }, 'could not store the automatic disable of a channel'),
   );
+}
+
+function countFailure(ctx: RelayContext, channel: RelayChannel, error: RelayError): void {
+  if (!countsTowardCooldown(error)) return;
+  const policy = cooldownPolicyOf(ctx.deps.options);
+  if (!policy) return;
+  const until = ctx.channels.cooldown.recordFailure(channel.id, policy);
+  if (until !== undefined) {
+    ctx.log.warn(
+      { channelId: channel.id, status: error.status, until: new Date(until).toISOString() },
+      'channel cooling down after repeated failures',
+    );
+  }
 }
 
 async function disableInDatabase(ctx: RelayContext, channelId: number, reason: string): Promise<void> {

@@ -1,9 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { RelayDeps } from '../deps.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
+import type { RelayMetrics } from '../metrics/relay-metrics.ts';
 import type { AuthCache } from '../state/auth-cache.ts';
 import type { ChannelCache } from '../state/channel-cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import type { SensitiveWords } from './sensitive-words.ts';
 import type { BatchWriter } from './writer.ts';
 
 /** Everything a relay request handler uses, built once per relay app. */
@@ -13,8 +16,14 @@ export interface RelayContext {
   readonly channels: ChannelCache;
   readonly upstream: UpstreamClient;
   readonly writer: BatchWriter;
+  /** Prometheus metrics: `recordCall` once per call that reached an upstream. */
+  readonly metrics: RelayMetrics;
+  /** The per-user request rate limit (`ModelRequestRateLimit*`), asked once per request after auth. */
+  readonly rateLimit: RateLimiter;
   /** `AutomaticDisableKeywords`, compiled once per change of the option. */
   keywords(): WordMatcher;
+  /** `SensitiveWords`, compiled once per change of the option. */
+  sensitiveWords(): SensitiveWords;
   readonly log: FastifyBaseLogger;
 }
 

@@ -1,8 +1,8 @@
 import { createTestApp, type TestApp } from '@turnpike/api/testing/test-app';
-import { logs, users } from '@turnpike/core/db/schema/index';
+import { logs, quotaData, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
-import { eq } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchWriter } from './writer.ts';
 
@@ -43,5 +43,125 @@ describe('batch writer', () => {
     const [row] = await db.select().from(users).where(eq(users.id, user.id));
     expect(row).toMatchObject({ usedQuota: 50, requestCount: 5, quota: 100 });
     expect(await db.select().from(logs).where(eq(logs.userId, user.id))).toHaveLength(5);
+  });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A consume log as the pipeline writes it. */
+const consume = (
+  userId: number,
+  fields: { model: string; createdAt: number; quota: number; tokens: number },
+) => ({
+  userId,
+  tokenId: 0,
+  channelId: 0,
+  quota: fields.quota,
+  countRequest: true,
+  log: {
+    userId,
+    username: `dash-${userId}`,
+    createdAt: fields.createdAt,
+    type: LogType.Consume,
+    modelName: fields.model,
+    quota: fields.quota,
+    promptTokens: fields.tokens - 1,
+    completionTokens: 1,
+  },
+});
+
+describe('dashboard counters (quota_data)', () => {
+  const hour = 1_750_000_000 - (1_750_000_000 % 3600);
+  const bucketsOf = (userId: number) =>
+    t.runtime.deps.db
+      .select()
+      .from(quotaData)
+      .where(eq(quotaData.userId, userId))
+      .orderBy(asc(quotaData.createdAt), asc(quotaData.modelName));
+
+  it('adds every consume to its (user, model, hour) bucket and increments existing rows', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'dash-one', password: 'x', quota: 100 });
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 3_600_000,
+      dashboard: () => ({ enabled: true, intervalMs: 60_000 }),
+    });
+    writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour + 10, quota: 5, tokens: 30 }));
+    writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour + 3599, quota: 7, tokens: 20 }));
+    writer.add(consume(user.id, { model: 'gpt-4o-mini', createdAt: hour + 20, quota: 1, tokens: 4 }));
+    writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour + 3600, quota: 2, tokens: 3 }));
+    await writer.flush();
+    expect(await bucketsOf(user.id)).toMatchObject([
+      {
+        modelName: 'gpt-4o',
+        createdAt: hour,
+        count: 2,
+        quota: 12,
+        tokenUsed: 50,
+        username: `dash-${user.id}`,
+      },
+      { modelName: 'gpt-4o-mini', createdAt: hour, count: 1, quota: 1, tokenUsed: 4 },
+      { modelName: 'gpt-4o', createdAt: hour + 3600, count: 1, quota: 2, tokenUsed: 3 },
+    ]);
+    // A later flush (another process, say) adds to the same rows instead of inserting new ones.
+    writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour + 60, quota: 3, tokens: 10 }));
+    await writer.close();
+    const rows = await bucketsOf(user.id);
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toMatchObject({ count: 3, quota: 15, tokenUsed: 60 });
+  });
+
+  it('writes the counters every DataExportInterval while logs go out every flush', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'dash-two', password: 'x', quota: 100 });
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 20,
+      dashboard: () => ({ enabled: true, intervalMs: 800 }),
+    });
+    try {
+      await sleep(30);
+      writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour, quota: 5, tokens: 30 }));
+      await sleep(150);
+      expect(await db.select().from(logs).where(eq(logs.userId, user.id))).toHaveLength(1);
+      expect(await bucketsOf(user.id)).toEqual([]);
+      const deadline = Date.now() + 3000;
+      while ((await bucketsOf(user.id)).length === 0 && Date.now() < deadline) await sleep(50);
+      expect(await bucketsOf(user.id)).toMatchObject([{ count: 1, quota: 5 }]);
+    } finally {
+      await writer.close();
+    }
+  });
+
+  it('counts nothing while DataExportEnabled is off', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'dash-three', password: 'x', quota: 100 });
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 3_600_000,
+      dashboard: () => ({ enabled: false, intervalMs: 60_000 }),
+    });
+    writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour, quota: 5, tokens: 30 }));
+    await writer.close();
+    expect(await db.select().from(logs).where(eq(logs.userId, user.id))).toHaveLength(1);
+    expect(await bucketsOf(user.id)).toEqual([]);
+  });
+});
+
+describe('unflushed used quota', () => {
+  it('reports what this process charged and has not written yet', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'pending-user', password: 'x', quota: 100 });
+    const writer = createBatchWriter({ db, intervalMs: 3_600_000 });
+    writer.add({ userId: user.id, tokenId: 42, channelId: 0, quota: 9, countRequest: true, log: undefined });
+    writer.add({ userId: user.id, tokenId: 42, channelId: 0, quota: 4, countRequest: true, log: undefined });
+    expect(writer.unflushedUsedQuota({ userId: user.id })).toBe(13);
+    expect(writer.unflushedUsedQuota({ tokenId: 42 })).toBe(13);
+    expect(writer.unflushedUsedQuota({ tokenId: 43 })).toBe(0);
+    await writer.close();
+    expect(writer.unflushedUsedQuota({ userId: user.id })).toBe(0);
+    const [row] = await db.select().from(users).where(eq(users.id, user.id));
+    expect(row!.usedQuota).toBe(13);
   });
 });

@@ -3,9 +3,15 @@
  * tokens and channels are aggregated in memory and written every `intervalMs` in one transaction, and on close
  * (graceful shutdown flushes them). A failed flush keeps its data for the next one, so nothing is lost while the
  * database is briefly away. Balances are not written here: see billing.ts.
+ *
+ * The data dashboard's `quota_data` counters (reference §9.3) ride along: every consume log adds (1 request,
+ * its quota, prompt + completion tokens) to the bucket of (user, model, hour), and the buckets are upserted by
+ * increment every `DataExportInterval` minutes (and on close), so a crash loses at most one interval of them.
  */
 import type { Db } from '@turnpike/core/db/client';
 import { channels, logs, type NewLog, tokens, users } from '@turnpike/core/db/schema/index';
+import { LogType } from '@turnpike/core/domain/logs';
+import { createQuotaDataRepo, hourOf, type QuotaDataIncrement } from '@turnpike/core/repos/quota-data.repo';
 import { eq, sql } from 'drizzle-orm';
 
 export interface UsageWrite {
@@ -15,12 +21,25 @@ export interface UsageWrite {
   readonly quota: number;
   /** False for an empty answer: nothing charged, not counted (reference §5.4). */
   readonly countRequest: boolean;
+  /** The consume log; it also feeds the dashboard counters when `DataExportEnabled`. */
   readonly log: NewLog | undefined;
+}
+
+/** `DataExportEnabled` and `DataExportInterval` (in ms), read when they are needed. */
+export interface DashboardSettings {
+  readonly enabled: boolean;
+  readonly intervalMs: number;
 }
 
 export interface BatchWriter {
   add(write: UsageWrite): void;
+  /** Writes everything pending now, dashboard counters included. */
   flush(): Promise<void>;
+  /**
+   * Used quota added by this process that the database does not hold yet (pending or being written), so a
+   * reader of `used_quota` can show it at once.
+   */
+  unflushedUsedQuota(owner: { userId: number } | { tokenId: number }): number;
   /** Stops the timer and flushes what is left. */
   close(): Promise<void>;
 }
@@ -30,16 +49,36 @@ interface Counter {
   requests: number;
 }
 
+interface Batch {
+  logs: NewLog[];
+  users: Map<number, Counter>;
+  tokens: Map<number, number>;
+  channels: Map<number, number>;
+  dashboard: Map<string, QuotaDataIncrement>;
+}
+
+const emptyBatch = (): Batch => ({
+  logs: [],
+  users: new Map(),
+  tokens: new Map(),
+  channels: new Map(),
+  dashboard: new Map(),
+});
+
 export function createBatchWriter(options: {
   db: Db;
   intervalMs: number;
   onError?: (error: unknown) => void;
+  /** Without it the dashboard counters are off. */
+  dashboard?: () => DashboardSettings;
+  now?: () => number;
 }): BatchWriter {
   const onError = options.onError ?? (() => {});
-  let pendingLogs: NewLog[] = [];
-  let userCounts = new Map<number, Counter>();
-  let tokenCounts = new Map<number, number>();
-  let channelCounts = new Map<number, number>();
+  const now = options.now ?? Date.now;
+  const dashboardSettings = options.dashboard ?? (() => ({ enabled: false, intervalMs: 0 }));
+  let pending = emptyBatch();
+  let inFlight: Batch | undefined;
+  let lastDashboardFlush = now();
   let flushing: Promise<void> | undefined;
 
   const bump = (map: Map<number, Counter>, id: number, quota: number, requests: number) => {
@@ -50,20 +89,44 @@ export function createBatchWriter(options: {
   };
   const add = (map: Map<number, number>, id: number, quota: number) =>
     map.set(id, (map.get(id) ?? 0) + quota);
+  const addBucket = (map: Map<string, QuotaDataIncrement>, inc: QuotaDataIncrement) => {
+    const key = `${inc.userId}\u0000${inc.modelName}\u0000${inc.createdAt}`;
+    const seen = map.get(key);
+    map.set(
+      key,
+      seen
+        ? {
+            ...inc,
+            count: seen.count + inc.count,
+            quota: seen.quota + inc.quota,
+            tokenUsed: seen.tokenUsed + inc.tokenUsed,
+          }
+        : inc,
+    );
+  };
 
-  async function flushNow(): Promise<void> {
+  /** Merges a batch that could not be written back in front of what arrived meanwhile. */
+  const restore = (batch: Batch) => {
+    pending.logs = [...batch.logs, ...pending.logs];
+    for (const [id, c] of batch.users) bump(pending.users, id, c.quota, c.requests);
+    for (const [id, q] of batch.tokens) add(pending.tokens, id, q);
+    for (const [id, q] of batch.channels) add(pending.channels, id, q);
+    for (const inc of batch.dashboard.values()) addBucket(pending.dashboard, inc);
+  };
+
+  async function flushNow(includeDashboard: boolean): Promise<void> {
+    const dashboardDue = includeDashboard && pending.dashboard.size > 0;
     if (
-      pendingLogs.length === 0 &&
-      userCounts.size === 0 &&
-      tokenCounts.size === 0 &&
-      channelCounts.size === 0
+      pending.logs.length === 0 &&
+      pending.users.size === 0 &&
+      pending.tokens.size === 0 &&
+      pending.channels.size === 0 &&
+      !dashboardDue
     )
       return;
-    const batch = { logs: pendingLogs, users: userCounts, tokens: tokenCounts, channels: channelCounts };
-    pendingLogs = [];
-    userCounts = new Map();
-    tokenCounts = new Map();
-    channelCounts = new Map();
+    const batch: Batch = { ...pending, dashboard: dashboardDue ? pending.dashboard : new Map() };
+    pending = { ...emptyBatch(), dashboard: dashboardDue ? new Map() : pending.dashboard };
+    inFlight = batch;
     try {
       await options.db.transaction(async (tx) => {
         for (let i = 0; i < batch.logs.length; i += 200)
@@ -82,7 +145,7 @@ export function createBatchWriter(options: {
             .update(tokens)
             .set({
               usedQuota: sql`${tokens.usedQuota} + ${quota}`,
-              accessedTime: Math.floor(Date.now() / 1000),
+              accessedTime: Math.floor(now() / 1000),
             })
             .where(eq(tokens.id, id));
         }
@@ -92,42 +155,75 @@ export function createBatchWriter(options: {
             .set({ usedQuota: sql`${channels.usedQuota} + ${quota}` })
             .where(eq(channels.id, id));
         }
+        const buckets = [...batch.dashboard.values()];
+        for (let i = 0; i < buckets.length; i += 500)
+          await createQuotaDataRepo(tx).addUsage(buckets.slice(i, i + 500));
       });
     } catch (error) {
-      // Put the batch back in front of what arrived meanwhile; the next flush retries it.
-      pendingLogs = [...batch.logs, ...pendingLogs];
-      for (const [id, c] of batch.users) bump(userCounts, id, c.quota, c.requests);
-      for (const [id, q] of batch.tokens) add(tokenCounts, id, q);
-      for (const [id, q] of batch.channels) add(channelCounts, id, q);
+      restore(batch);
       throw error;
+    } finally {
+      inFlight = undefined;
     }
   }
 
-  function flush(): Promise<void> {
+  function flush(includeDashboard = true): Promise<void> {
+    const run = () => flushNow(includeDashboard);
     const previous = flushing ?? Promise.resolve();
-    const next = previous.then(flushNow, flushNow);
+    const next = previous.then(run, run);
     flushing = next.finally(() => {
       if (flushing === next) flushing = undefined;
     });
     return next;
   }
 
-  const timer = setInterval(() => flush().catch(onError), options.intervalMs);
+  const tick = () => {
+    const at = now();
+    const dashboardDue = at - lastDashboardFlush >= dashboardSettings().intervalMs;
+    if (dashboardDue) lastDashboardFlush = at;
+    flush(dashboardDue).catch(onError);
+  };
+  const timer = setInterval(tick, options.intervalMs);
   timer.unref();
+
+  const unflushed = (batch: Batch | undefined, owner: { userId: number } | { tokenId: number }) => {
+    if (!batch) return 0;
+    return 'userId' in owner
+      ? (batch.users.get(owner.userId)?.quota ?? 0)
+      : (batch.tokens.get(owner.tokenId) ?? 0);
+  };
 
   return {
     add(write) {
-      if (write.log) pendingLogs.push(write.log);
+      const { log } = write;
+      if (log) {
+        pending.logs.push(log);
+        if (log.type === LogType.Consume && dashboardSettings().enabled) {
+          const createdAt = log.createdAt ?? Math.floor(now() / 1000);
+          addBucket(pending.dashboard, {
+            userId: log.userId ?? write.userId,
+            username: log.username ?? '',
+            modelName: log.modelName ?? '',
+            createdAt: hourOf(createdAt),
+            count: 1,
+            quota: log.quota ?? 0,
+            tokenUsed: (log.promptTokens ?? 0) + (log.completionTokens ?? 0),
+          });
+        }
+      }
       if (write.countRequest) {
-        bump(userCounts, write.userId, write.quota, 1);
-        if (write.tokenId > 0) add(tokenCounts, write.tokenId, write.quota);
-        if (write.channelId > 0) add(channelCounts, write.channelId, write.quota);
+        bump(pending.users, write.userId, write.quota, 1);
+        if (write.tokenId > 0) add(pending.tokens, write.tokenId, write.quota);
+        if (write.channelId > 0) add(pending.channels, write.channelId, write.quota);
       }
     },
-    flush,
+    flush: () => flush(true),
+    unflushedUsedQuota(owner) {
+      return unflushed(pending, owner) + unflushed(inFlight, owner);
+    },
     async close() {
       clearInterval(timer);
-      await flush();
+      await flush(true);
     },
   };
 }

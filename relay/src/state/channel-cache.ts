@@ -7,12 +7,17 @@
  *
  * Channel keys are opened once per reload; an unreadable key (wrong CRYPTO_SECRET) makes the channel
  * unavailable rather than sending garbage upstream.
+ *
+ * Cool-downs (health/cooldown.ts) are kept beside the rows, keyed by channel id, so a reload neither ends nor
+ * extends one; a resting channel is unavailable until its time is up.
  */
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
-import { channels } from '@turnpike/core/db/schema/index';
+import { type Channel, channels } from '@turnpike/core/db/schema/index';
 import type { EventBus } from '@turnpike/core/events/bus';
 import { adapterFor } from '../adapters/registry.ts';
+import { type CooldownTracker, createCooldownTracker } from '../health/cooldown.ts';
 import { buildRoutingTable, type RoutingTable } from '../routing/pick.ts';
 
 /** Channel statuses (reference: 1 enabled, 2 disabled by hand, 3 disabled automatically). */
@@ -45,7 +50,26 @@ export interface ChannelCache {
   isAvailable(id: number): boolean;
   /** Marks a channel disabled in memory at once (the database write and the event follow). */
   markDisabled(id: number): void;
+  /** Failures counted toward cool-downs, and the channels resting now (see health/cooldown.ts). */
+  readonly cooldown: CooldownTracker;
+  /** Every known channel's health now, by id order: a read-only snapshot for metrics and diagnostics. */
+  health(): ChannelHealth[];
   close(): void;
+}
+
+/**
+ * What a channel's health gauge reports (snake_case: they become Prometheus label values). `cooling_down` wins
+ * over `enabled` while the rest lasts.
+ */
+export type ChannelHealthState = 'enabled' | 'disabled' | 'auto_disabled' | 'cooling_down';
+
+/** Shaped as the metrics' channel-state sample, so `observeChannelStates(() => cache.health())` needs no mapping. */
+export interface ChannelHealth {
+  readonly channelId: number;
+  readonly name: string;
+  readonly state: ChannelHealthState;
+  /** End of the cool-down (epoch ms) when `state` is `cooling_down`. */
+  readonly coolingUntil?: number;
 }
 
 const parseObject = (text: string | null): Record<string, unknown> | undefined => {
@@ -67,6 +91,28 @@ const stringEntries = (value: unknown): Record<string, string> => {
   return out;
 };
 
+/**
+ * A channel row as the request path needs it (settings parsed, key opened). Also used by the channel test of
+ * the console API, so a test sends exactly what the relay would.
+ */
+export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
+  const setting = parseObject(row.setting);
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    key: box.open(row.key),
+    baseUrl: row.baseUrl,
+    status: row.status,
+    autoBan: row.autoBan === 1,
+    modelMapping: stringEntries(parseObject(row.modelMapping)),
+    statusCodeMapping: parseObject(row.statusCodeMapping) as Record<string, string | number> | undefined,
+    paramOverride: parseObject(row.paramOverride),
+    headers: stringEntries(setting?.headers),
+    organization: row.openaiOrganization ?? undefined,
+  };
+}
+
 export function createChannelCache(options: {
   db: Db;
   bus: EventBus;
@@ -76,8 +122,11 @@ export function createChannelCache(options: {
   /** Periodic safety reload; 0 turns it off. */
   resyncMs: number;
   onError?: (error: unknown) => void;
+  /** The clock of cool-downs (tests); default `Date.now`. */
+  now?: () => number;
 }): ChannelCache {
   const box = createChannelKeyBox(options.cryptoSecret);
+  const cooldown = createCooldownTracker(options.now ? { now: options.now } : {});
   const onError = options.onError ?? (() => {});
   let byId = new Map<number, RelayChannel>();
   let table: RoutingTable = new Map();
@@ -88,23 +137,7 @@ export function createChannelCache(options: {
   async function loadNow(): Promise<void> {
     const rows = await options.db.select().from(channels);
     const next = new Map<number, RelayChannel>();
-    for (const row of rows) {
-      const setting = parseObject(row.setting);
-      next.set(row.id, {
-        id: row.id,
-        name: row.name,
-        type: row.type,
-        key: box.open(row.key),
-        baseUrl: row.baseUrl,
-        status: row.status,
-        autoBan: row.autoBan === 1,
-        modelMapping: stringEntries(parseObject(row.modelMapping)),
-        statusCodeMapping: parseObject(row.statusCodeMapping) as Record<string, string | number> | undefined,
-        paramOverride: parseObject(row.paramOverride),
-        headers: stringEntries(setting?.headers),
-        organization: row.openaiOrganization ?? undefined,
-      });
-    }
+    for (const row of rows) next.set(row.id, toRelayChannel(row, box));
     table = buildRoutingTable(
       rows.map((row) => ({
         id: row.id,
@@ -116,6 +149,7 @@ export function createChannelCache(options: {
       })),
     );
     byId = next;
+    cooldown.prune((id) => next.has(id));
   }
 
   /** One load at a time; a change arriving during a load triggers exactly one more. */
@@ -158,12 +192,32 @@ export function createChannelCache(options: {
         channel !== undefined &&
         channel.status === ChannelStatus.Enabled &&
         channel.key !== undefined &&
-        adapterFor(channel.type) !== undefined
+        adapterFor(channel.type) !== undefined &&
+        !cooldown.isCoolingDown(id)
       );
     },
     markDisabled(id) {
       const channel = byId.get(id);
       if (channel) channel.status = ChannelStatus.AutoDisabled;
+    },
+    cooldown,
+    health() {
+      const out: ChannelHealth[] = [];
+      for (const channel of [...byId.values()].sort((a, b) => a.id - b.id)) {
+        const { id: channelId, name } = channel;
+        if (channel.status === ChannelStatus.AutoDisabled)
+          out.push({ channelId, name, state: 'auto_disabled' });
+        else if (channel.status !== ChannelStatus.Enabled) out.push({ channelId, name, state: 'disabled' });
+        else {
+          const until = cooldown.coolingUntil(channelId);
+          out.push(
+            until === undefined
+              ? { channelId, name, state: 'enabled' }
+              : { channelId, name, state: 'cooling_down', coolingUntil: until },
+          );
+        }
+      }
+      return out;
     },
     close() {
       unsubscribe();

@@ -1,7 +1,9 @@
 /**
  * A fake OpenAI upstream for tests and `make bench`, speaking the real wire format of
  * https://platform.openai.com/docs/api-reference/chat (chat completions, streaming chunks), /embeddings and
- * /models. It is plain node:http so it costs the benchmark as little CPU as possible.
+ * /models, and of /completions, /moderations, /responses (events included), /images/generations and /edits,
+ * /audio/speech, /transcriptions and /translations, plus the Jina/Cohere `/rerank`. It is plain node:http so it
+ * costs the benchmark as little CPU as possible.
  *
  * Behaviour is set at start and can be changed between requests with {@link FakeOpenAi.setBehaviour}; every
  * request is recorded (method, path, headers, body) so tests can assert what the relay sent upstream.
@@ -43,6 +45,14 @@ export interface FakeBehaviour {
   readonly apiKey: string | undefined;
   /** Embedding dimensions. */
   readonly embeddingDimensions: number;
+  /** Stop sending (keep the connection open, silent) after this many content chunks of a stream. */
+  readonly stallAfterChunks: number | undefined;
+  /** How a transcription reports usage: `{type:"duration"}` (whisper-1), `{type:"tokens"}`, or not at all. */
+  readonly transcriptionUsage: 'duration' | 'tokens' | 'none';
+  /** Length of the "audio" a transcription says it heard, in seconds. */
+  readonly audioSeconds: number;
+  /** Rerank answer style: Jina (`usage.total_tokens`) or Cohere (`meta.billed_units`, no tokens). */
+  readonly rerankStyle: 'jina' | 'cohere';
 }
 
 export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
@@ -58,6 +68,10 @@ export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
   emptyReply: false,
   apiKey: undefined,
   embeddingDimensions: 8,
+  stallAfterChunks: undefined,
+  transcriptionUsage: 'duration',
+  audioSeconds: 9,
+  rerankStyle: 'jina',
 };
 
 export interface RecordedRequest {
@@ -65,6 +79,8 @@ export interface RecordedRequest {
   readonly path: string;
   readonly headers: IncomingMessage['headers'];
   readonly body: unknown;
+  /** The body's bytes as received (multipart uploads are compared byte for byte). */
+  readonly rawBody: Buffer;
 }
 
 export interface FakeOpenAi {
@@ -119,6 +135,32 @@ export function fakeErrorBody(status: FakeError): Record<string, unknown> {
 
 /** Splits a reply into stream pieces: one word each, the space kept in front as OpenAI's tokens do. */
 const wordsOf = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
+
+/** The text fields of a multipart/form-data body (file parts skipped), enough for the fake's answers. */
+export function formFields(raw: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const pattern =
+    /Content-Disposition: form-data; name="([^"]+)"(; filename="[^"]*")?\r\n(?:[^\r\n]+\r\n)*\r\n([\s\S]*?)\r\n--/gi;
+  for (const match of raw.matchAll(pattern)) {
+    if (match[2] === undefined && !(match[1]! in fields)) fields[match[1]!] = match[3]!;
+  }
+  return fields;
+}
+
+function startStream(res: ServerResponse): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+}
+
+/** Resolves when the client closes the response (a stalled stream waits for this). */
+const waitForClose = (res: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    if (res.destroyed) resolve();
+    else res.once('close', () => resolve());
+  });
 
 /** Starts the fake on 127.0.0.1 (port 0 = any free port). */
 export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port = 0): Promise<FakeOpenAi> {
@@ -241,6 +283,10 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       }
       if (sent > 0 && behaviour.chunkDelayMs > 0) await sleep(behaviour.chunkDelayMs);
       if (closed) return;
+      if (behaviour.stallAfterChunks !== undefined && sent >= behaviour.stallAfterChunks) {
+        await waitForClose(res);
+        return;
+      }
       res.write(chunk(delta({ content: word })));
       sent += 1;
     }
@@ -270,10 +316,253 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     });
   };
 
+  /** Legacy completions: `choices[].text`, the same stream framing as chat. */
+  const completions = async (res: ServerResponse, body: Record<string, unknown>) => {
+    const model = typeof body.model === 'string' ? body.model : 'gpt-3.5-turbo-instruct';
+    const promptTokens = countInputTokens(model, body.prompt);
+    const reply = behaviour.emptyReply ? '' : behaviour.reply;
+    const id = `cmpl-fake${++sequence}`;
+    const created = Math.floor(Date.now() / 1000);
+    const completion = completionTokens(model, reply);
+    if (body.stream !== true) {
+      sendJson(res, 200, {
+        id,
+        object: 'text_completion',
+        created,
+        model,
+        choices: [{ text: reply, index: 0, logprobs: null, finish_reason: 'stop' }],
+        ...(behaviour.omitUsage ? {} : { usage: usageOf(promptTokens, completion) }),
+      });
+      return;
+    }
+    const includeUsage =
+      (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true &&
+      !behaviour.omitUsage;
+    startStream(res);
+    const chunk = (choices: unknown[], usage?: unknown) =>
+      `data: ${JSON.stringify({ id, object: 'text_completion', created, model, choices, ...(usage ? { usage } : {}) })}\n\n`;
+    if (behaviour.firstTokenDelayMs > 0) await sleep(behaviour.firstTokenDelayMs);
+    for (const word of wordsOf(reply)) {
+      if (behaviour.chunkDelayMs > 0) await sleep(behaviour.chunkDelayMs);
+      if (res.destroyed) return;
+      res.write(chunk([{ text: word, index: 0, logprobs: null, finish_reason: null }]));
+    }
+    res.write(chunk([{ text: '', index: 0, logprobs: null, finish_reason: 'stop' }]));
+    if (includeUsage) res.write(chunk([], usageOf(promptTokens, completion)));
+    res.end('data: [DONE]\n\n');
+  };
+
+  const moderations = (res: ServerResponse, body: Record<string, unknown>) => {
+    const inputs = Array.isArray(body.input) ? body.input : [body.input];
+    const categories = { harassment: false, hate: false, 'self-harm': false, sexual: false, violence: false };
+    const scores = {
+      harassment: 0.0001,
+      hate: 0.0001,
+      'self-harm': 0.0001,
+      sexual: 0.0002,
+      violence: 0.0003,
+    };
+    sendJson(res, 200, {
+      id: `modr-fake${++sequence}`,
+      model: typeof body.model === 'string' ? body.model : 'text-moderation-007',
+      results: inputs.map(() => ({ flagged: false, categories, category_scores: scores })),
+    });
+  };
+
+  const rerank = (res: ServerResponse, body: Record<string, unknown>) => {
+    const model = typeof body.model === 'string' ? body.model : 'jina-reranker-v2-base-multilingual';
+    const documents = Array.isArray(body.documents) ? body.documents : [];
+    const texts = documents.map((d) =>
+      typeof d === 'string' ? d : String((d as { text?: unknown }).text ?? ''),
+    );
+    const results = texts
+      .map((text, index) => ({
+        index,
+        relevance_score: Math.round((1 / (index + 1.5)) * 1e6) / 1e6,
+        document: { text },
+      }))
+      .slice(0, typeof body.top_n === 'number' ? body.top_n : texts.length);
+    const tokens = countInputTokens(model, [String(body.query ?? ''), ...texts]);
+    if (behaviour.rerankStyle === 'cohere') {
+      sendJson(res, 200, {
+        id: `rerank-fake${++sequence}`,
+        results: results.map(({ index, relevance_score }) => ({ index, relevance_score })),
+        meta: { api_version: { version: '1' }, billed_units: { search_units: 1 } },
+      });
+      return;
+    }
+    sendJson(res, 200, {
+      model,
+      results,
+      ...(behaviour.omitUsage ? {} : { usage: { total_tokens: tokens, prompt_tokens: tokens } }),
+    });
+  };
+
+  /** The Responses API: a `response` object, or `response.*` events ending with `response.completed`. */
+  const responses = async (res: ServerResponse, body: Record<string, unknown>) => {
+    const model = typeof body.model === 'string' ? body.model : 'gpt-4o';
+    const texts: string[] = [];
+    if (typeof body.input === 'string') texts.push(body.input);
+    else if (Array.isArray(body.input))
+      for (const item of body.input) {
+        const content = (item as { content?: unknown }).content;
+        if (typeof content === 'string') texts.push(content);
+      }
+    const inputTokens = countInputTokens(model, texts) + 7;
+    const reply = behaviour.emptyReply ? '' : behaviour.reply;
+    const outputTokens = completionTokens(model, reply);
+    const id = `resp_fake${++sequence}`;
+    const itemId = `msg_fake${sequence}`;
+    const created = Math.floor(Date.now() / 1000);
+    const usage = {
+      input_tokens: inputTokens,
+      input_tokens_details: { cached_tokens: Math.min(behaviour.cachedTokens, inputTokens) },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: inputTokens + outputTokens,
+    };
+    const message = (text: string, status: string) => ({
+      id: itemId,
+      type: 'message',
+      status,
+      role: 'assistant',
+      content:
+        text === '' && status === 'in_progress' ? [] : [{ type: 'output_text', text, annotations: [] }],
+    });
+    const response = (status: string, output: unknown[], withUsage: boolean) => ({
+      id,
+      object: 'response',
+      created_at: created,
+      status,
+      model,
+      output,
+      parallel_tool_calls: true,
+      tool_choice: 'auto',
+      tools: [],
+      usage: withUsage && !behaviour.omitUsage ? usage : null,
+    });
+    if (body.stream !== true) {
+      sendJson(res, 200, response('completed', [message(reply, 'completed')], true));
+      return;
+    }
+    startStream(res);
+    let seq = 0;
+    const event = (type: string, data: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+    event('response.created', { response: response('in_progress', [], false) });
+    event('response.in_progress', { response: response('in_progress', [], false) });
+    event('response.output_item.added', { output_index: 0, item: message('', 'in_progress') });
+    event('response.content_part.added', {
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
+    if (behaviour.firstTokenDelayMs > 0) await sleep(behaviour.firstTokenDelayMs);
+    for (const word of wordsOf(reply)) {
+      if (behaviour.chunkDelayMs > 0) await sleep(behaviour.chunkDelayMs);
+      if (res.destroyed) return;
+      event('response.output_text.delta', {
+        item_id: itemId,
+        output_index: 0,
+        content_index: 0,
+        delta: word,
+        logprobs: [],
+      });
+    }
+    event('response.output_text.done', {
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      text: reply,
+      logprobs: [],
+    });
+    event('response.content_part.done', {
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: reply, annotations: [] },
+    });
+    event('response.output_item.done', { output_index: 0, item: message(reply, 'completed') });
+    event('response.completed', { response: response('completed', [message(reply, 'completed')], true) });
+    res.end();
+  };
+
+  const images = (res: ServerResponse, fields: Record<string, unknown>) => {
+    const n = Number(fields.n ?? 1) || 1;
+    const data = Array.from({ length: n }, (_, i) =>
+      fields.response_format === 'b64_json'
+        ? { b64_json: Buffer.from(`fake image ${i}`).toString('base64') }
+        : {
+            url: `https://images.example.com/fake-${sequence}-${i}.png`,
+            revised_prompt: String(fields.prompt ?? ''),
+          },
+    );
+    sequence += 1;
+    sendJson(res, 200, { created: Math.floor(Date.now() / 1000), data });
+  };
+
+  /** Deterministic "MP3" bytes: an ID3 tag then the input text repeated. */
+  const speech = (res: ServerResponse, body: Record<string, unknown>) => {
+    const audio = Buffer.concat([
+      Buffer.from('ID3\x04\x00'),
+      Buffer.from(String(body.input ?? '').repeat(4)),
+    ]);
+    const format = typeof body.response_format === 'string' ? body.response_format : 'mp3';
+    res.writeHead(200, {
+      'content-type': format === 'wav' ? 'audio/wav' : 'audio/mpeg',
+      'content-length': audio.length,
+      'x-request-id': `req_fake_${++sequence}`,
+    });
+    res.end(audio);
+  };
+
+  const transcription = (
+    res: ServerResponse,
+    fields: Record<string, string>,
+    task: 'transcribe' | 'translate',
+  ) => {
+    const text = behaviour.reply;
+    const format = fields.response_format ?? 'json';
+    const seconds = behaviour.audioSeconds;
+    const usage =
+      behaviour.transcriptionUsage === 'duration'
+        ? { type: 'duration', seconds: Math.ceil(seconds) }
+        : behaviour.transcriptionUsage === 'tokens'
+          ? {
+              type: 'tokens',
+              input_tokens: 14,
+              input_token_details: { text_tokens: 0, audio_tokens: 14 },
+              output_tokens: completionTokens('gpt-4o', text),
+              total_tokens: 14 + completionTokens('gpt-4o', text),
+            }
+          : undefined;
+    if (format === 'text' || format === 'srt' || format === 'vtt') {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(
+        format === 'text' ? `${text}\n` : `1\n00:00:00,000 --> 00:00:0${Math.min(9, seconds)},000\n${text}\n`,
+      );
+      return;
+    }
+    if (format === 'verbose_json') {
+      sendJson(res, 200, {
+        task,
+        language: 'english',
+        duration: seconds,
+        text,
+        segments: [{ id: 0, seek: 0, start: 0, end: seconds, text }],
+        ...(usage ? { usage } : {}),
+      });
+      return;
+    }
+    sendJson(res, 200, { text, ...(usage ? { usage } : {}) });
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const parts: Buffer[] = [];
     for await (const part of req) parts.push(part as Buffer);
-    const raw = Buffer.concat(parts).toString('utf8');
+    const rawBody = Buffer.concat(parts);
+    const raw = rawBody.toString('utf8');
     let body: unknown = raw === '' ? undefined : raw;
     if (raw !== '' && (req.headers['content-type'] ?? '').includes('json')) {
       try {
@@ -291,7 +580,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       }
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (recording) requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+    if (recording) requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, rawBody });
 
     if (behaviour.headersDelayMs > 0) await sleep(behaviour.headersDelayMs);
     if (behaviour.apiKey !== undefined && req.headers.authorization !== `Bearer ${behaviour.apiKey}`) {
@@ -309,6 +598,17 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     const json = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, json);
     if (req.method === 'POST' && path === '/v1/embeddings') return embeddings(res, json);
+    if (req.method === 'POST' && path === '/v1/completions') return completions(res, json);
+    if (req.method === 'POST' && path === '/v1/moderations') return moderations(res, json);
+    if (req.method === 'POST' && path === '/v1/rerank') return rerank(res, json);
+    if (req.method === 'POST' && path === '/v1/responses') return responses(res, json);
+    if (req.method === 'POST' && path === '/v1/images/generations') return images(res, json);
+    if (req.method === 'POST' && path === '/v1/images/edits') return images(res, formFields(raw));
+    if (req.method === 'POST' && path === '/v1/audio/speech') return speech(res, json);
+    if (req.method === 'POST' && path === '/v1/audio/transcriptions')
+      return transcription(res, formFields(raw), 'transcribe');
+    if (req.method === 'POST' && path === '/v1/audio/translations')
+      return transcription(res, formFields(raw), 'translate');
     if (req.method === 'GET' && path === '/v1/models') {
       sendJson(res, 200, {
         object: 'list',

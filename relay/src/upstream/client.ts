@@ -7,6 +7,7 @@
  * chunk by chunk and memory per request stays bounded. Only error bodies are read, with a size cap.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, errors } from 'undici';
 
 export interface UpstreamClientOptions {
@@ -27,7 +28,8 @@ export interface UpstreamRequest {
   readonly url: string;
   readonly method?: 'GET' | 'POST' | 'DELETE';
   readonly headers?: Readonly<Record<string, string>>;
-  readonly body?: string | Uint8Array;
+  /** A stream is sent as it is read (a spooled multipart upload); it can be sent once. */
+  readonly body?: string | Uint8Array | Readable;
   /** Aborts the upstream request (client went away, overall deadline). */
   readonly signal?: AbortSignal;
   /** Overrides the client's defaults for this request (e.g. ×2 for reasoning models). */

@@ -14,12 +14,14 @@ import type { FastifyInstance } from 'fastify';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
 import { parseId, parseInput } from '../../http/validate.ts';
+import { registerChannelTestRoutes } from './channel-test.routes.ts';
 import { createChannelService } from './channels.service.ts';
 
 export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const channels = createChannelService(ctx.deps);
   const admin = { preHandler: ctx.auth.requireRole(Role.Admin) };
   type IdParams = { Params: { id: string } };
+  registerChannelTestRoutes(app, ctx);
 
   app.get('/channel/', admin, async (request) =>
     ok(await channels.list(parseInput(channelPageQuerySchema, request.query))),

@@ -1,30 +1,76 @@
 /**
- * OpenAI-compatible upstreams: https://platform.openai.com/docs/api-reference/chat and /embeddings.
- * URL `<base>/v1/<endpoint>` (the type's default base when the channel names none), `Authorization: Bearer`.
+ * OpenAI-compatible upstreams: https://platform.openai.com/docs/api-reference (chat, completions, embeddings,
+ * moderations, responses, images, audio) and the Jina/Cohere-style `/v1/rerank` that OpenAI-compatible hosts
+ * (Jina, SiliconFlow, Xinference, ...) serve. URL `<base>/v1/<path>` (the type's default base when the channel
+ * names none), `Authorization: Bearer <key>`, `OpenAI-Organization` when the channel has one.
+ *
+ * Bodies: JSON requests go up as the client sent them with the mapped model, the channel's `param_override`
+ * merged on top (shallow) and, for streams of chat and completions, `stream_options.include_usage` forced on
+ * (billing needs the usage chunk; the pipeline hides it from a client that did not ask). Multipart requests
+ * (image edits, transcriptions) are streamed from the spool with the `model` field rewritten when mapped.
  */
 import { findProviderType } from '@turnpike/core/providers/catalogue';
 import type { RelayChannel } from '../../state/channel-cache.ts';
-import type { Adapter, TextEndpoint } from '../registry.ts';
+import type { Adapter, BuildRequestInput, Endpoint, UpstreamCall } from '../registry.ts';
 
-const PATHS: Record<TextEndpoint, string> = {
+const PATHS: Record<Endpoint, string> = {
   chat: '/v1/chat/completions',
+  completions: '/v1/completions',
   embeddings: '/v1/embeddings',
+  moderations: '/v1/moderations',
+  rerank: '/v1/rerank',
+  responses: '/v1/responses',
+  'image-generation': '/v1/images/generations',
+  'image-edit': '/v1/images/edits',
+  speech: '/v1/audio/speech',
+  transcription: '/v1/audio/transcriptions',
+  translation: '/v1/audio/translations',
 };
+
+/** Endpoints whose streams carry a usage chunk only when `stream_options.include_usage` is set. */
+const USAGE_CHUNK_ENDPOINTS: ReadonlySet<Endpoint> = new Set(['chat', 'completions']);
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function openAiUrl(channel: RelayChannel, endpoint: Endpoint): string {
+  const base = channel.baseUrl || findProviderType(channel.type)?.defaultBaseUrl || 'https://api.openai.com';
+  return `${base.replace(/\/+$/, '')}${PATHS[endpoint]}`;
+}
+
+function baseHeaders(channel: RelayChannel): Record<string, string> {
+  const headers: Record<string, string> = {
+    ...channel.headers,
+    authorization: `Bearer ${channel.key ?? ''}`,
+  };
+  if (channel.organization) headers['openai-organization'] = channel.organization;
+  return headers;
+}
 
 export const openAiAdapter: Adapter = {
   id: 'openai',
-  url(channel: RelayChannel, endpoint: TextEndpoint): string {
-    const base =
-      channel.baseUrl || findProviderType(channel.type)?.defaultBaseUrl || 'https://api.openai.com';
-    return `${base.replace(/\/+$/, '')}${PATHS[endpoint]}`;
-  },
-  headers(channel: RelayChannel): Record<string, string> {
-    const headers: Record<string, string> = {
-      ...channel.headers,
-      'content-type': 'application/json',
-      authorization: `Bearer ${channel.key ?? ''}`,
-    };
-    if (channel.organization) headers['openai-organization'] = channel.organization;
-    return headers;
+  supports: () => true,
+  buildRequest(channel: RelayChannel, input: BuildRequestInput): UpstreamCall {
+    const url = openAiUrl(channel, input.endpoint);
+    const headers = baseHeaders(channel);
+    const { payload } = input;
+    if (payload.kind === 'multipart') {
+      const { stream, length } = payload.body.open(input.upstreamModel);
+      headers['content-type'] = payload.body.contentType;
+      headers['content-length'] = String(length);
+      return { url, headers, body: stream };
+    }
+    const body: Record<string, unknown> = { ...payload.body, model: input.upstreamModel };
+    if (USAGE_CHUNK_ENDPOINTS.has(input.endpoint)) {
+      if (input.isStream) {
+        const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
+        body.stream_options = { ...streamOptions, include_usage: true };
+      } else {
+        delete body.stream_options;
+      }
+    }
+    if (channel.paramOverride) Object.assign(body, channel.paramOverride);
+    headers['content-type'] = 'application/json';
+    return { url, headers, body: JSON.stringify(body) };
   },
 };

@@ -1,0 +1,131 @@
+/**
+ * Concurrent requests of one payer against a balance that covers only some of them (reference §5.3): the balance
+ * never goes below zero, every refused request is refused before the upstream is called, and the quota of the
+ * consume logs adds up to exactly what the balance lost.
+ */
+import { logs, tokens, users } from '@turnpike/core/db/schema/index';
+import { eq } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
+import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+
+const CONCURRENCY = 50;
+
+let t: RelayTestApp;
+let fake: FakeOpenAi;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const db = () => t.runtime.deps.db;
+
+/** The quota a response says it was charged: the header, or the SSE comment of a stream. */
+function chargedOf(response: LightMyRequestResponse): number {
+  const header = response.headers['x-turnpike-quota'];
+  if (header !== undefined) return Number(header);
+  const match = /^: x-turnpike-quota: (\d+)$/m.exec(response.body);
+  if (!match) throw new Error(`no quota in the answer: ${response.body.slice(0, 200)}`);
+  return Number(match[1]);
+}
+
+/** Fires all requests at once, half of them streams. */
+function burst(key: string): Promise<LightMyRequestResponse[]> {
+  return Promise.all(
+    Array.from({ length: CONCURRENCY }, (_, i) =>
+      t.relay.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: { authorization: `Bearer sk-${key}` },
+        payload: {
+          model: 'gpt-4o-mini',
+          max_tokens: 100,
+          stream: i % 2 === 1,
+          messages: [{ role: 'user', content: `Concurrent request number ${i}` }],
+        },
+      }),
+    ),
+  );
+}
+
+/** Sum of the logged quota of a user once every consume log of the burst is written. */
+async function loggedQuota(userId: number, expectedLogs: number): Promise<number> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const rows = await db().select({ quota: logs.quota }).from(logs).where(eq(logs.userId, userId));
+    if (rows.length >= expectedLogs || Date.now() > deadline) {
+      expect(rows).toHaveLength(expectedLogs);
+      return rows.reduce((sum, row) => sum + row.quota, 0);
+    }
+    await sleep(20);
+  }
+}
+
+beforeAll(async () => {
+  // Upstream answers take a while, so the requests really overlap.
+  fake = await startFakeOpenAi({ headersDelayMs: 40, chunkDelayMs: 2 });
+  t = await createRelayTestApp();
+  await t.runtime.deps.options.set('ModelRatio', JSON.stringify({ 'gpt-4o-mini': 1.5 }));
+  await t.seedChannel({ key: 'sk-upstream', baseUrl: fake.url, models: 'gpt-4o-mini' });
+  await t.startRelay();
+});
+
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+describe(`${CONCURRENCY} concurrent requests of one payer`, () => {
+  it('never overspend a small user balance', async () => {
+    // Each request reserves about (prompt + 100) × 1.5 ≈ 170 and costs about 85: the balance covers a dozen.
+    const start = 2000;
+    const user = await t.seedUser({ quota: start });
+    const token = await t.seedToken(user.id);
+    fake.requests.length = 0;
+    const responses = await burst(token.key);
+
+    const ok = responses.filter((r) => r.statusCode === 200);
+    const refused = responses.filter((r) => r.statusCode !== 200);
+    expect(ok.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.statusCode).toBe(403);
+      expect(r.json().error.code).toBe('insufficient_user_quota');
+    }
+    // Refused requests never reached the upstream.
+    expect(fake.requests).toHaveLength(ok.length);
+
+    const [row] = await db().select().from(users).where(eq(users.id, user.id));
+    expect(row!.quota).toBeGreaterThanOrEqual(0);
+    const charged = ok.reduce((sum, r) => sum + chargedOf(r), 0);
+    expect(start - row!.quota).toBe(charged);
+    expect(await loggedQuota(user.id, ok.length)).toBe(start - row!.quota);
+  });
+
+  it('never overspend a small token remain_quota', async () => {
+    const start = 1_000_000;
+    const tokenStart = 1500;
+    const user = await t.seedUser({ quota: start });
+    const token = await t.seedToken(user.id, { unlimitedQuota: false, remainQuota: tokenStart });
+    fake.requests.length = 0;
+    const responses = await burst(token.key);
+
+    const ok = responses.filter((r) => r.statusCode === 200);
+    const refused = responses.filter((r) => r.statusCode !== 200);
+    expect(ok.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      // Refused while reserving, or at auth once the token is found spent.
+      expect([401, 403]).toContain(r.statusCode);
+      expect(['pre_consume_token_quota_failed', 'invalid_api_key']).toContain(r.json().error.code);
+    }
+    expect(fake.requests).toHaveLength(ok.length);
+
+    const [tokenAfter] = await db().select().from(tokens).where(eq(tokens.id, token.id));
+    const [userAfter] = await db().select().from(users).where(eq(users.id, user.id));
+    expect(tokenAfter!.remainQuota).toBeGreaterThanOrEqual(0);
+    const spent = tokenStart - tokenAfter!.remainQuota;
+    // The user pays exactly what the token lost.
+    expect(start - userAfter!.quota).toBe(spent);
+    expect(ok.reduce((sum, r) => sum + chargedOf(r), 0)).toBe(spent);
+    expect(await loggedQuota(user.id, ok.length)).toBe(spent);
+  });
+});

@@ -1,0 +1,198 @@
+/**
+ * Relays a 200 answer that is not a stream: JSON read whole (bounded) and metered, audio bytes piped, a
+ * transcription in whatever format was asked. Each settles the reservation before the client gets the answer,
+ * so the charged quota can go in the `x-turnpike-quota` header.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AttemptFailure, RelayError } from '../errors.ts';
+import { countTextTokens, encodingForModel } from '../metering/tokens.ts';
+import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
+import { HOP_BY_HOP_HEADERS, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
+import type { Caller } from './authenticate.ts';
+import { QUOTA_HEADER, type RelayContext } from './context.ts';
+import { transcriptionUsage } from './endpoints/media.ts';
+import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
+import { isRecord, type Json, upstreamFault } from './respond.ts';
+import { type CompletionCheck, SENSITIVE_REPLACEMENT, sensitiveCompletionError } from './sensitive-words.ts';
+import { type Billing, type SettleOutcome, settle } from './settle.ts';
+
+export interface AnswerInput {
+  readonly caller: Caller;
+  readonly prepared: PreparedRequest;
+  readonly billing: Billing;
+}
+
+export type AnswerResult =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'error'; readonly error: RelayError }
+  | { readonly kind: 'retry'; readonly reason: AttemptFailure };
+
+type Outcome = Omit<SettleOutcome, 'usage' | 'isStream' | 'frtMs'>;
+
+const ANSWER_LIMIT = 64 * 1024 * 1024;
+
+async function readAnswer(response: UpstreamResponse): Promise<string | AnswerResult> {
+  try {
+    return await response.readText(ANSWER_LIMIT);
+  } catch (error) {
+    if (toUpstreamFailure(error).kind === 'aborted') return { kind: 'done' };
+    return { kind: 'error', error: upstreamFault('the upstream answer was cut off', 'bad_response') };
+  }
+}
+
+/** A JSON answer: usage from the endpoint, else counted; sensitive words checked when asked. */
+export async function relayJson(
+  ctx: RelayContext,
+  spec: EndpointSpec,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: AnswerInput,
+  response: UpstreamResponse,
+  outcome: Outcome,
+  options: { retryEmpty: boolean; completionCheck: CompletionCheck | undefined },
+): Promise<AnswerResult> {
+  const text = await readAnswer(response);
+  if (typeof text !== 'string') return text;
+  const frtMs = performance.now() - outcome.startedAt;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    answer = undefined;
+  }
+  if (!isRecord(answer))
+    return { kind: 'error', error: upstreamFault('the upstream answer is not JSON', 'bad_response_body') };
+
+  const reported = spec.usageOf?.(answer);
+  const outputParts: string[] = [];
+  spec.visitOutput?.(answer, (part) => {
+    outputParts.push(part);
+    return part;
+  });
+  const counted = spec.countedOutput ? spec.countedOutput(answer) : outputParts.join('');
+  // Empty: an endpoint with output that produced none and reported no usage (an upstream glitch).
+  if (options.retryEmpty && spec.visitOutput !== undefined && !hasUsage(reported) && counted === '')
+    return { kind: 'retry', reason: 'empty-response' };
+  const { prepared } = input;
+  const usage: NormalisedUsage = hasUsage(reported)
+    ? reported
+    : {
+        ...EMPTY_USAGE,
+        promptTokens: prepared.promptTokens,
+        completionTokens: counted === '' ? 0 : countTextTokens(counted, encodingForModel(prepared.model)),
+        source: 'counted',
+      };
+
+  let body = text;
+  let stopped: RelayError | undefined;
+  const check = options.completionCheck;
+  if (check && spec.visitOutput) {
+    const found = new Set<string>();
+    for (const part of outputParts) for (const word of check.words.matcher.findWords(part)) found.add(word);
+    if (found.size > 0) {
+      request.log.warn({ channelId: outcome.channelId, words: [...found] }, 'sensitive words in an answer');
+      if (check.stop) stopped = sensitiveCompletionError();
+      else {
+        spec.visitOutput(answer, (part) => check.words.matcher.replaceAll(part, SENSITIVE_REPLACEMENT));
+        body = JSON.stringify(answer);
+      }
+    }
+  }
+
+  const charged = await settle(ctx, request, input.caller, input.billing, {
+    ...outcome,
+    usage,
+    isStream: false,
+    frtMs,
+    note: prepared.note,
+  });
+  // A stopped answer is billed (the upstream produced it) but not shown.
+  if (stopped) {
+    reply.header(QUOTA_HEADER, String(charged));
+    return { kind: 'error', error: stopped };
+  }
+  reply.code(200).header('content-type', 'application/json').header(QUOTA_HEADER, String(charged)).send(body);
+  return { kind: 'done' };
+}
+
+/** Speech: the bill is the input's characters, known before; the audio is piped as it comes. */
+export async function relayBinary(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: AnswerInput,
+  response: UpstreamResponse,
+  outcome: Outcome,
+): Promise<AnswerResult> {
+  const frtMs = performance.now() - outcome.startedAt;
+  const charged = await settle(ctx, request, input.caller, input.billing, {
+    ...outcome,
+    usage: { ...EMPTY_USAGE, promptTokens: input.prepared.promptTokens },
+    isStream: false,
+    frtMs,
+    note: input.prepared.note,
+  });
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value === undefined || HOP_BY_HOP_HEADERS.has(name) || name === 'x-request-id') continue;
+    if (name === 'content-type' || name === 'content-disposition' || name.startsWith('x-'))
+      reply.header(name, value);
+  }
+  const stream = Readable.from(response.body, { objectMode: false });
+  stream.on('error', (error) => {
+    const failure = toUpstreamFailure(error);
+    if (failure.kind !== 'aborted')
+      request.log.warn({ channelId: outcome.channelId, kind: failure.kind }, 'upstream audio broke');
+  });
+  reply.code(200).header(QUOTA_HEADER, String(charged)).send(stream);
+  return { kind: 'done' };
+}
+
+/** Transcription or translation: JSON (json, verbose_json) or text (text, srt, vtt), relayed as it came. */
+export async function relayTranscription(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: AnswerInput,
+  response: UpstreamResponse,
+  outcome: Outcome,
+): Promise<AnswerResult> {
+  const text = await readAnswer(response);
+  if (typeof text !== 'string') return text;
+  const frtMs = performance.now() - outcome.startedAt;
+  let answer: Json | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    answer = isRecord(parsed) ? parsed : undefined;
+  } catch {
+    answer = undefined;
+  }
+  const measured = answer ? transcriptionUsage(answer) : undefined;
+  const { prepared } = input;
+  let usage: NormalisedUsage;
+  let note: string;
+  if (measured) {
+    usage = measured.usage;
+    note = measured.note;
+  } else {
+    usage = { ...EMPTY_USAGE, promptTokens: prepared.promptTokens, source: 'counted' };
+    note = prepared.note ?? 'audio length estimated';
+  }
+  const charged = await settle(ctx, request, input.caller, input.billing, {
+    ...outcome,
+    usage,
+    isStream: false,
+    frtMs,
+    note,
+  });
+  const contentType = response.headers['content-type'];
+  reply
+    .code(200)
+    .header(
+      'content-type',
+      typeof contentType === 'string' ? contentType : answer ? 'application/json' : 'text/plain',
+    )
+    .header(QUOTA_HEADER, String(charged))
+    .send(text);
+  return { kind: 'done' };
+}

@@ -1,0 +1,255 @@
+/**
+ * Attempts over channels (reference §4.2): pick a channel (retries walk down the priority tiers and never pick a
+ * tried channel again), let its adapter build the upstream request, send it, and on a 200 hand the answer to the
+ * endpoint's relay step. Returns the error to answer with, or undefined when the answer was sent (or the client
+ * left). Never settles on failure: the caller refunds whatever is left unsettled.
+ *
+ * Optional retry rules (off by default): `FirstTokenTimeoutSeconds` gives up on a stream whose first output has
+ * not arrived in time, and `RetryEmptyResponseEnabled` treats a 200 with no output and no usage as a failure;
+ * both go on to the next channel with the reservation kept, like an upstream 5xx.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { adapterFor, type UpstreamCall } from '../adapters/registry.ts';
+import {
+  type AttemptFailure,
+  localError,
+  mapStatusCode,
+  parseUpstreamError,
+  type RelayError,
+  shouldRetry,
+} from '../errors.ts';
+import { pickChannel } from '../routing/pick.ts';
+import { toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
+import { relayBinary, relayJson, relayTranscription } from './answer.ts';
+import type { Caller } from './authenticate.ts';
+import { checkChannelHealth } from './channel-health.ts';
+import type { RelayContext } from './context.ts';
+import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
+import { completionCheckOf } from './sensitive-words.ts';
+import type { Billing } from './settle.ts';
+import { pipeStream } from './stream.ts';
+
+export interface AttemptInput {
+  readonly caller: Caller;
+  readonly prepared: PreparedRequest;
+  readonly billing: Billing;
+  readonly clientGone: AbortController;
+  readonly startedAt: number;
+}
+
+const failureError = (reason: AttemptFailure, seconds: number): RelayError =>
+  reason === 'first-token-timeout'
+    ? {
+        status: 504,
+        message: `the upstream sent no first token within ${seconds} s`,
+        type: 'upstream_error',
+        code: 'first_token_timeout',
+        param: null,
+        isLocal: false,
+      }
+    : {
+        status: 502,
+        message: 'the upstream answered with an empty response',
+        type: 'upstream_error',
+        code: 'empty_response',
+        param: null,
+        isLocal: false,
+      };
+
+export async function runAttempts(
+  ctx: RelayContext,
+  spec: EndpointSpec,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: AttemptInput,
+): Promise<RelayError | undefined> {
+  const { caller, prepared } = input;
+  const { model } = prepared;
+  const { options } = ctx.deps;
+  const isStream = prepared.isStream && spec.stream !== undefined;
+  const retryTimes = options.get('RetryTimes');
+  const firstTokenSeconds = isStream ? options.get('FirstTokenTimeoutSeconds') : 0;
+  const retryEmptyEnabled = options.get('RetryEmptyResponseEnabled');
+  const streamTimeoutSeconds = options.get('StreamingTimeoutSeconds');
+  const pingMs = options.get('general_setting.ping_interval_enabled')
+    ? options.get('general_setting.ping_interval_seconds') * 1000
+    : 0;
+  const completionCheck = completionCheckOf(ctx);
+  const tried = new Set<number>();
+  const used: number[] = [];
+  let lastError: RelayError | undefined;
+  let upstreamMsBefore = 0;
+
+  for (let attempt = 0; attempt <= retryTimes; attempt += 1) {
+    let channelId: number;
+    if (caller.forcedChannelId !== undefined) {
+      if (attempt > 0) break;
+      if (!ctx.channels.isAvailable(caller.forcedChannelId))
+        return localError(403, 'channel_unavailable', 'the chosen channel does not exist or is disabled');
+      channelId = caller.forcedChannelId;
+    } else {
+      const pick = pickChannel(ctx.channels.table, {
+        group: caller.group,
+        model,
+        attempt,
+        tried,
+        isAvailable: ctx.channels.isAvailable,
+      });
+      if (!pick) break;
+      channelId = pick.channelId;
+    }
+    const channel = ctx.channels.get(channelId);
+    if (!channel || channel.key === undefined) break;
+    const adapter = adapterFor(channel.type);
+    if (!adapter?.supports(spec.endpoint)) break;
+    tried.add(channelId);
+    used.push(channelId);
+    const upstreamModel = channel.modelMapping[model] ?? model;
+    const retryContext = {
+      remaining: retryTimes - attempt,
+      isForcedChannel: caller.forcedChannelId !== undefined,
+      retryEmptyAndSlow: true,
+    };
+    const mayRetryEmpty = retryEmptyEnabled && shouldRetry('empty-response', retryContext);
+
+    // The first-token timer covers the wait for the response head too.
+    const attemptAbort = new AbortController();
+    let firstTokenTimedOut = false;
+    const firstTokenTimer =
+      firstTokenSeconds > 0
+        ? setTimeout(() => {
+            firstTokenTimedOut = true;
+            attemptAbort.abort();
+          }, firstTokenSeconds * 1000)
+        : undefined;
+    const retryOrStop = (reason: AttemptFailure): 'retry' | RelayError => {
+      lastError = failureError(reason, firstTokenSeconds);
+      checkChannelHealth(ctx, channel, lastError);
+      request.log.warn({ channelId, reason }, 'upstream attempt failed');
+      return shouldRetry(reason, retryContext) ? 'retry' : lastError;
+    };
+
+    let call: UpstreamCall | undefined;
+    const upstreamSentAt = performance.now();
+    try {
+      let response: UpstreamResponse;
+      try {
+        call = adapter.buildRequest(channel, {
+          endpoint: spec.endpoint,
+          payload: prepared.payload,
+          upstreamModel,
+          isStream,
+        });
+        response = await ctx.upstream.request({
+          url: call.url,
+          headers: call.headers,
+          body: call.body,
+          signal: AbortSignal.any([input.clientGone.signal, attemptAbort.signal]),
+          ...(isStream ? { bodyTimeoutMs: streamTimeoutSeconds * 1000 } : {}),
+        });
+      } catch (error) {
+        if (firstTokenTimedOut && !input.clientGone.signal.aborted) {
+          const next = retryOrStop('first-token-timeout');
+          if (next === 'retry') continue;
+          return next;
+        }
+        const failure = toUpstreamFailure(error);
+        if (failure.kind === 'aborted') return undefined; // the client left; the caller refunds
+        lastError = {
+          status: failure.kind === 'timeout' ? 504 : 502,
+          message: failure.message,
+          type: 'upstream_error',
+          code: 'do_request_failed',
+          param: null,
+          isLocal: false,
+        };
+        checkChannelHealth(ctx, channel, lastError);
+        request.log.warn({ channelId, kind: failure.kind }, 'upstream request failed');
+        if (shouldRetry(failure.kind === 'connect' ? 'connect-error' : lastError, retryContext)) continue;
+        break;
+      }
+
+      if (response.status !== 200) {
+        const text = await response.readText().catch(() => '');
+        const parsed = parseUpstreamError(response.status, text);
+        checkChannelHealth(ctx, channel, parsed);
+        lastError = {
+          ...parsed,
+          status: mapStatusCode(response.status, channel.statusCodeMapping ?? undefined),
+        };
+        request.log.warn(
+          { channelId, status: response.status, code: parsed.code },
+          'upstream answered an error',
+        );
+        if (shouldRetry(parsed, retryContext)) continue;
+        break;
+      }
+
+      const outcome = {
+        channelId,
+        usedChannels: used,
+        upstreamModel,
+        startedAt: input.startedAt,
+        upstreamSentAt,
+        upstreamMsBefore,
+      };
+      const answerInput = { caller, prepared, billing: input.billing };
+      if (isStream && spec.stream) {
+        const result = await pipeStream(
+          ctx,
+          request,
+          reply,
+          {
+            caller,
+            body: prepared.payload.kind === 'json' ? { ...prepared.payload.body } : {},
+            model,
+            promptTokens: prepared.promptTokens,
+            billing: input.billing,
+            clientGone: input.clientGone.signal,
+          },
+          response,
+          outcome,
+          {
+            dialect: spec.stream,
+            holdHead: firstTokenSeconds > 0 || mayRetryEmpty,
+            retryEmpty: mayRetryEmpty,
+            onFirstOutput: () => clearTimeout(firstTokenTimer),
+            firstTokenTimedOut: () => firstTokenTimedOut,
+            pingMs,
+            streamTimeoutSeconds,
+            completionCheck,
+          },
+        );
+        if (result.kind === 'done') return undefined;
+        const next = retryOrStop(result.reason);
+        if (next === 'retry') continue;
+        return next;
+      }
+      clearTimeout(firstTokenTimer);
+      const result =
+        spec.answer === 'binary'
+          ? await relayBinary(ctx, request, reply, answerInput, response, outcome)
+          : spec.answer === 'transcription'
+            ? await relayTranscription(ctx, request, reply, answerInput, response, outcome)
+            : await relayJson(ctx, spec, request, reply, answerInput, response, outcome, {
+                retryEmpty: mayRetryEmpty,
+                completionCheck,
+              });
+      if (result.kind === 'done') return undefined;
+      if (result.kind === 'error') return result.error;
+      const next = retryOrStop(result.reason);
+      if (next === 'retry') continue;
+      return next;
+    } finally {
+      upstreamMsBefore += performance.now() - upstreamSentAt;
+      clearTimeout(firstTokenTimer);
+      // An upload stream the upstream did not read to the end (a refused connection, an early error) is closed.
+      if (call && typeof call.body !== 'string' && !call.body.destroyed) call.body.destroy();
+    }
+  }
+
+  return (
+    lastError ??
+    localError(503, 'model_not_found', `no channel is available for model ${model} in group ${caller.group}`)
+  );
+}

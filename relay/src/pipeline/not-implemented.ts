@@ -1,0 +1,28 @@
+/**
+ * OpenAI routes the gateway does not relay (files, fine-tunes, image variations, deleting a model): 501
+ * `api_not_implemented` in OpenAI's error shape, after token auth, as the reference answers them.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { localError } from '../errors.ts';
+import { authenticateRequest } from './authenticate-request.ts';
+import type { RelayContext } from './context.ts';
+import { sendError } from './respond.ts';
+
+export async function notImplemented(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const auth = await authenticateRequest(ctx, request);
+  if (!auth.ok) return sendError(request, reply, auth.error);
+  return sendError(
+    request,
+    reply,
+    localError(
+      501,
+      'api_not_implemented',
+      `${request.method} ${request.url.split('?')[0]} is not implemented by this gateway`,
+      'new_api_error',
+    ),
+  );
+}

@@ -1,0 +1,146 @@
+/**
+ * Settlement and the consume log (reference §4.9, §5.4): the one place a reservation is turned into a charge,
+ * idempotent per request, so every exit path (success, upstream error, client disconnect, exception) can call
+ * it and exactly one of them bills.
+ */
+
+import type { Pricing } from '@turnpike/core/billing/ratios';
+import { settleTokens } from '@turnpike/core/billing/settle';
+import { LogType } from '@turnpike/core/domain/logs';
+import type { FastifyRequest } from 'fastify';
+import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
+import type { Caller } from './authenticate.ts';
+import { type Payer, settleQuota } from './billing.ts';
+import type { RelayContext } from './context.ts';
+import type { Json } from './respond.ts';
+
+/** Per-request bookkeeping shared by the attempt loop and the settlement. */
+export interface Billing {
+  readonly payer: Payer;
+  readonly pricing: Pricing;
+  readonly reserved: number;
+  /** A bill fixed before the call (images): charged as is once the upstream answered, whatever the usage. */
+  readonly fixedQuota: number | undefined;
+  settled: boolean;
+}
+
+/** What one successful (or partly successful) attempt produced. */
+export interface SettleOutcome {
+  readonly usage: NormalisedUsage | undefined;
+  readonly channelId: number;
+  readonly usedChannels: readonly number[];
+  readonly upstreamModel: string;
+  readonly isStream: boolean;
+  readonly frtMs: number | undefined;
+  readonly startedAt: number;
+  /** When the answering attempt was sent upstream (`performance.now()`). */
+  readonly upstreamSentAt: number;
+  /** Time spent on upstreams by the failed attempts before it. */
+  readonly upstreamMsBefore: number;
+  /** Appended to the log line (image size and quality, how audio was measured, ...). */
+  readonly note?: string;
+  /** Extra fields of the log's `other` JSON. */
+  readonly other?: Json;
+}
+
+/**
+ * Settles the reservation: with `outcome` undefined everything reserved comes back (nothing was produced);
+ * otherwise the bill from the usage (or the fixed bill) is taken and the consume log written through the
+ * batching writer. Returns the quota charged.
+ */
+export async function settle(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  caller: Caller,
+  billing: Billing,
+  outcome: SettleOutcome | undefined,
+): Promise<number> {
+  if (billing.settled) return 0;
+  billing.settled = true;
+  const { options } = ctx.deps;
+  const quotaPerUnit = options.get('QuotaPerUnit');
+  const settlement =
+    outcome === undefined
+      ? { quota: 0, isEmpty: true }
+      : billing.fixedQuota !== undefined
+        ? { quota: billing.fixedQuota, isEmpty: false }
+        : outcome.usage === undefined
+          ? { quota: 0, isEmpty: true }
+          : settleTokens(billing.pricing, outcome.usage, quotaPerUnit);
+  const result = await settleQuota(ctx.deps.db, billing.payer, billing.reserved, settlement.quota);
+  ctx.auth.setBalances(caller.user.id, result.userQuota, caller.token.id, result.tokenQuota);
+  if (outcome === undefined) return 0;
+  const { pricing } = billing;
+  const usage = outcome.usage ?? EMPTY_USAGE;
+  const other: Json = {
+    model_ratio: pricing.kind === 'per-token' ? pricing.modelRatio : 0,
+    group_ratio: pricing.groupRatio,
+    completion_ratio: pricing.kind === 'per-token' ? pricing.completionRatio : 0,
+    cache_tokens: usage.cachedTokens,
+    cache_ratio: pricing.kind === 'per-token' ? pricing.cacheRatio : 0,
+    model_price: pricing.kind === 'per-call' ? pricing.modelPrice : -1,
+    frt: outcome.frtMs ?? -1000,
+    admin_info: { use_channel: outcome.usedChannels.map(String) },
+    ...outcome.other,
+  };
+  if (usage.cacheWriteTokens > 0 && pricing.kind === 'per-token') {
+    other.cache_creation_tokens = usage.cacheWriteTokens;
+    other.cache_creation_ratio = pricing.cacheCreationRatio;
+  }
+  if (outcome.upstreamModel !== pricing.model) {
+    other.is_model_mapped = true;
+    other.upstream_model_name = outcome.upstreamModel;
+  }
+  if (result.shortfall > 0) other.shortfall = result.shortfall;
+  if (usage.source === 'counted') other.usage_counted = true;
+  let content =
+    pricing.kind === 'per-token'
+      ? `model ratio ${pricing.modelRatio.toFixed(2)}, completion ratio ${pricing.completionRatio.toFixed(2)}, group ratio ${pricing.groupRatio.toFixed(2)}`
+      : `model price ${pricing.modelPrice.toFixed(2)}, group ratio ${pricing.groupRatio.toFixed(2)}`;
+  if (outcome.note) content += `, ${outcome.note}`;
+  if (settlement.isEmpty) content += ' (the upstream reported no tokens: possibly a timeout)';
+  const now = performance.now();
+  ctx.metrics.recordCall({
+    route: request.routeOptions.url ?? request.url,
+    model: pricing.model,
+    channelId: outcome.channelId,
+    status: 200,
+    isStream: outcome.isStream,
+    totalMs: now - outcome.startedAt,
+    upstreamMs: outcome.upstreamMsBefore + (now - outcome.upstreamSentAt),
+    frtMs: outcome.frtMs,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    quota: result.charged,
+  });
+  ctx.writer.add({
+    userId: caller.user.id,
+    tokenId: caller.token.id,
+    channelId: outcome.channelId,
+    quota: result.charged,
+    countRequest: !settlement.isEmpty,
+    log: options.get('LogConsumeEnabled')
+      ? {
+          userId: caller.user.id,
+          createdAt: Math.floor(Date.now() / 1000),
+          type: LogType.Consume,
+          content,
+          username: caller.user.username,
+          tokenName: caller.token.name,
+          modelName: pricing.model,
+          quota: result.charged,
+          promptTokens: usage.promptTokens,
+          completionTokens: usage.completionTokens,
+          useTime: Math.round((now - outcome.startedAt) / 1000),
+          isStream: outcome.isStream,
+          channelId: outcome.channelId,
+          tokenId: caller.token.id,
+          group: caller.group,
+          ip: request.ip,
+          requestId: request.id,
+          other: JSON.stringify(other),
+        }
+      : undefined,
+  });
+  return result.charged;
+}

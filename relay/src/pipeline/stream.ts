@@ -1,0 +1,416 @@
+/**
+ * Relays a streamed answer (reference §4.4) event by event; memory is one SSE event, the incremental token
+ * counter and the sensitive-word carry. Two dialects: OpenAI chat/completions chunks (`data: {...}` … `[DONE]`)
+ * and Responses API events (`event: response.*`, usage in `response.completed`, no `[DONE]`).
+ *
+ * - Keep-alive: with `general_setting.ping_interval_enabled`, a `: PING` comment goes out whenever nothing was
+ *   written for `ping_interval_seconds` — while the first token is slow and between chunks.
+ * - Held head: when the attempt may still be given up for another channel (first-token timeout, or an empty
+ *   answer with RetryEmptyResponseEnabled), nothing is sent to the client until the first output arrives; the
+ *   events before it are held (a role chunk or two). Pings start once the head is sent.
+ * - Stream timeout: the upstream client's idle timeout (`StreamingTimeoutSeconds`) ends a silent stream; what
+ *   was produced is billed and the client gets an error event before the end.
+ * - The charged quota goes out as the comment `: x-turnpike-quota: <n>` just before the end (see context.ts).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AttemptFailure } from '../errors.ts';
+import { createTokenCounter } from '../metering/tokens.ts';
+import {
+  EMPTY_USAGE,
+  hasUsage,
+  type NormalisedUsage,
+  normaliseOpenAiUsage,
+  toOpenAiUsage,
+} from '../metering/usage.ts';
+import { createSseParser, DONE, type SseEvent } from '../sse.ts';
+import { toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
+import type { Caller } from './authenticate.ts';
+import { QUOTA_HEADER, type RelayContext } from './context.ts';
+import type { StreamDialect } from './endpoints/spec.ts';
+import { isRecord, type Json } from './respond.ts';
+import {
+  type CompletionCheck,
+  createStreamFilter,
+  type FilterStep,
+  SENSITIVE_REPLACEMENT,
+  sensitiveCompletionError,
+} from './sensitive-words.ts';
+import { type Billing, type SettleOutcome, settle } from './settle.ts';
+
+export interface StreamInput {
+  readonly caller: Caller;
+  readonly body: Json;
+  readonly model: string;
+  readonly promptTokens: number;
+  readonly billing: Billing;
+  readonly clientGone: AbortSignal;
+}
+
+export interface StreamControl {
+  readonly dialect: StreamDialect;
+  /** Send nothing until the first output (the attempt may still be retried elsewhere). */
+  readonly holdHead: boolean;
+  /** An answer with no output and no usage is a retryable failure (only while the head is held). */
+  readonly retryEmpty: boolean;
+  /** Called once, at the first output (stops the first-token timer). */
+  onFirstOutput(): void;
+  /** Whether the attempt was aborted by the first-token timer. */
+  firstTokenTimedOut(): boolean;
+  /** Keep-alive interval; 0 = none. */
+  readonly pingMs: number;
+  readonly streamTimeoutSeconds: number;
+  readonly completionCheck: CompletionCheck | undefined;
+}
+
+export type StreamResult =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'retry'; readonly reason: AttemptFailure };
+
+type Outcome = Omit<SettleOutcome, 'usage' | 'isStream' | 'frtMs'>;
+
+const SSE_HEAD = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+/** A chat/completions chunk carrying text the sensitive-word carry held back. */
+function heldChatChunk(last: Json, index: number, text: string): string {
+  const isCompletion = last.object === 'text_completion';
+  const choice = isCompletion
+    ? { index, text, finish_reason: null }
+    : { index, delta: { content: text }, finish_reason: null };
+  return `data: ${JSON.stringify({ id: last.id, object: last.object, created: last.created, model: last.model, choices: [choice] })}\n\n`;
+}
+
+/** A Responses API delta carrying text the sensitive-word carry held back. */
+const heldResponsesDelta = (key: number, delta: string): string =>
+  `event: response.output_text.delta\ndata: ${JSON.stringify({
+    type: 'response.output_text.delta',
+    output_index: Math.floor(key / 1024),
+    content_index: key % 1024,
+    delta,
+  })}\n\n`;
+
+/** An error in the stream's own format: a chunk with `error` (chat), or an `error` event (Responses API). */
+const errorEvent = (dialect: StreamDialect, message: string, code: string, type: string) =>
+  dialect === 'chat'
+    ? `data: ${JSON.stringify({ error: { message, type, param: null, code } })}\n\n`
+    : `event: error\ndata: ${JSON.stringify({ type: 'error', code, message, param: null })}\n\n`;
+
+export async function pipeStream(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: StreamInput,
+  response: UpstreamResponse,
+  outcome: Outcome,
+  control: StreamControl,
+): Promise<StreamResult> {
+  const isChat = control.dialect === 'chat';
+  const clientAskedUsage =
+    isChat && isRecord(input.body.stream_options) && input.body.stream_options.include_usage === true;
+  const raw = reply.raw;
+  let committed = false;
+  const held: string[] = [];
+  let pingTimer: NodeJS.Timeout | undefined;
+
+  const rawWrite = async (text: string) => {
+    if (raw.destroyed || raw.writableEnded) return;
+    pingTimer?.refresh();
+    if (!raw.write(text)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          raw.off('drain', done);
+          raw.off('close', done);
+          resolve();
+        };
+        raw.on('drain', done);
+        raw.on('close', done);
+      });
+    }
+  };
+  const commit = async () => {
+    if (committed) return;
+    committed = true;
+    reply.hijack();
+    if (raw.destroyed) return;
+    raw.writeHead(200, { ...SSE_HEAD, 'x-request-id': request.id });
+    for (const text of held.splice(0)) await rawWrite(text);
+    if (control.pingMs > 0) {
+      pingTimer = setTimeout(function ping() {
+        if (raw.destroyed || raw.writableEnded) return;
+        raw.write(': PING\n\n');
+        pingTimer?.refresh();
+      }, control.pingMs);
+      pingTimer.unref();
+    }
+  };
+  const write = async (text: string) => {
+    if (committed) await rawWrite(text);
+    else held.push(text);
+  };
+  if (!control.holdHead) await commit();
+
+  const parser = createSseParser();
+  const counter = createTokenCounter(input.model);
+  const filter = control.completionCheck ? createStreamFilter(control.completionCheck) : undefined;
+  let upstreamUsage: NormalisedUsage | undefined;
+  let frtMs: number | undefined;
+  let sawOutput = false;
+  let stoppedFor: readonly string[] | undefined;
+  let last: Json = {};
+
+  const output = async (text: string) => {
+    if (text === '') return;
+    counter.push(text);
+    if (!sawOutput) {
+      sawOutput = true;
+      control.onFirstOutput();
+      await commit();
+    }
+  };
+
+  /** Runs a choice's text through the sensitive filter; false when the answer must stop. */
+  const filtered = (step: FilterStep): string | undefined => {
+    if (step.found.length > 0 && control.completionCheck?.stop) {
+      stoppedFor = step.found;
+      return undefined;
+    }
+    return step.text;
+  };
+
+  /** One chat/completions chunk; returns false to stop the stream. */
+  const handleChat = async (data: string): Promise<boolean> => {
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      await write(`data: ${data}\n\n`);
+      return true;
+    }
+    if (!isRecord(chunk)) {
+      await write(`data: ${data}\n\n`);
+      return true;
+    }
+    last = chunk;
+    let changed = false;
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
+    for (const choice of choices) {
+      if (!isRecord(choice)) continue;
+      const index = typeof choice.index === 'number' ? choice.index : 0;
+      const delta = isRecord(choice.delta) ? choice.delta : undefined;
+      const ended = choice.finish_reason !== null && choice.finish_reason !== undefined;
+      // Chat keeps text in delta.content, legacy completions in choice.text.
+      const holder: Json | undefined = delta ?? (typeof choice.text === 'string' ? choice : undefined);
+      const field = delta ? 'content' : 'text';
+      const text = holder && typeof holder[field] === 'string' ? (holder[field] as string) : undefined;
+      if (text !== undefined) await output(text);
+      if (delta) {
+        if (typeof delta.reasoning_content === 'string') await output(delta.reasoning_content);
+        if (Array.isArray(delta.tool_calls)) {
+          for (const call of delta.tool_calls) {
+            const fn = isRecord(call) ? call.function : undefined;
+            if (isRecord(fn)) await output(`${fn.name ?? ''}${fn.arguments ?? ''}`);
+          }
+        }
+      }
+      if (filter && holder && (text !== undefined || ended)) {
+        let shown = text === undefined ? '' : filtered(filter.push(index, text));
+        if (shown === undefined) return false;
+        if (ended) {
+          const rest = filtered(filter.flush(index));
+          if (rest === undefined) return false;
+          shown += rest;
+        }
+        if (shown !== text && !(text === undefined && shown === '')) {
+          holder[field] = shown;
+          changed = true;
+        }
+      }
+    }
+    const usage = normaliseOpenAiUsage(chunk.usage);
+    if (hasUsage(usage)) upstreamUsage = usage;
+    if (clientAskedUsage || !('usage' in chunk)) {
+      await write(`data: ${changed ? JSON.stringify(chunk) : data}\n\n`);
+      return true;
+    }
+    // The client did not ask for usage: the usage-only chunk is dropped, and `usage: null` fields removed.
+    if (choices.length === 0 && chunk.usage !== null) return true;
+    const { usage: _hidden, ...visible } = chunk;
+    await write(`data: ${JSON.stringify(visible)}\n\n`);
+    return true;
+  };
+
+  /** Masks every complete output text a Responses API event repeats (`.done` events, `response.completed`). */
+  const maskTexts = (payload: Json): boolean => {
+    const check = control.completionCheck;
+    if (!check) return false;
+    let changed = false;
+    const mask = (holder: unknown) => {
+      if (!isRecord(holder) || typeof holder.text !== 'string') return;
+      const masked = check.words.matcher.replaceAll(holder.text, SENSITIVE_REPLACEMENT);
+      if (masked !== holder.text) {
+        holder.text = masked;
+        changed = true;
+      }
+    };
+    const maskItem = (item: unknown) => {
+      if (isRecord(item) && Array.isArray(item.content)) for (const part of item.content) mask(part);
+    };
+    mask(payload);
+    mask(payload.part);
+    maskItem(payload.item);
+    if (isRecord(payload.response) && Array.isArray(payload.response.output))
+      for (const item of payload.response.output) maskItem(item);
+    return changed;
+  };
+  const textKey = (payload: Json): number =>
+    (typeof payload.output_index === 'number' ? payload.output_index : 0) * 1024 +
+    (typeof payload.content_index === 'number' ? payload.content_index : 0);
+  const frame = (name: string | undefined, data: string) =>
+    `${name === undefined ? '' : `event: ${name}\n`}data: ${data}\n\n`;
+
+  /** One Responses API event: passed through as it came (event name and data), masked when asked. */
+  const handleResponses = async (event: SseEvent): Promise<boolean> => {
+    let payload: unknown;
+    try {
+      payload = JSON.parse(event.data);
+    } catch {
+      payload = undefined;
+    }
+    const type = event.event ?? (isRecord(payload) && typeof payload.type === 'string' ? payload.type : '');
+    let changed = false;
+    if (isRecord(payload)) {
+      if (type.endsWith('.delta') && typeof payload.delta === 'string') await output(payload.delta);
+      const inner = isRecord(payload.response) ? payload.response : undefined;
+      if (inner) last = inner;
+      const usage = normaliseOpenAiUsage(inner?.usage);
+      if (hasUsage(usage)) upstreamUsage = usage;
+      if (filter) {
+        if (type === 'response.output_text.delta' && typeof payload.delta === 'string') {
+          const shown = filtered(filter.push(textKey(payload), payload.delta));
+          if (shown === undefined) return false;
+          changed = shown !== payload.delta;
+          payload.delta = shown;
+        } else if (type === 'response.output_text.done') {
+          const rest = filtered(filter.flush(textKey(payload)));
+          if (rest === undefined) return false;
+          if (rest !== '') {
+            const { text: _full, ...fields } = payload;
+            const delta = { ...fields, type: 'response.output_text.delta', delta: rest };
+            await write(frame(event.event && 'response.output_text.delta', JSON.stringify(delta)));
+          }
+        }
+        if (maskTexts(payload)) changed = true;
+      }
+    }
+    await write(frame(event.event, changed ? JSON.stringify(payload) : event.data));
+    return true;
+  };
+
+  const handle = async (event: SseEvent): Promise<boolean> => {
+    if (event.data === DONE) return true;
+    frtMs ??= performance.now() - outcome.startedAt;
+    return isChat ? handleChat(event.data) : handleResponses(event);
+  };
+
+  let cutOff = false;
+  let timedOut = false;
+  try {
+    let going = true;
+    reading: for await (const piece of response.body) {
+      for (const event of parser.push(piece)) {
+        going = await handle(event);
+        if (!going) break reading;
+      }
+    }
+    if (going) for (const event of parser.end()) if (!(await handle(event))) break;
+  } catch (error) {
+    const failure = toUpstreamFailure(error);
+    if (!committed && control.firstTokenTimedOut()) {
+      clearTimeout(pingTimer);
+      return { kind: 'retry', reason: 'first-token-timeout' };
+    }
+    cutOff = true;
+    timedOut = failure.kind === 'timeout';
+    if (failure.kind !== 'aborted')
+      request.log.warn({ channelId: outcome.channelId, kind: failure.kind }, 'upstream stream broke');
+  }
+
+  if (!committed && !sawOutput && upstreamUsage === undefined && control.retryEmpty && !cutOff) {
+    return { kind: 'retry', reason: 'empty-response' };
+  }
+  const clientThere = !input.clientGone.aborted;
+  // Also when the client left: the reply is taken over so Fastify does not answer it again.
+  await commit();
+  try {
+    if (clientThere && filter && stoppedFor === undefined) {
+      // Text still held back by the sensitive-word carry (a choice that never sent its last chunk).
+      for (const index of filter.pending()) {
+        const rest = filtered(filter.flush(index));
+        if (rest === undefined) break;
+        if (rest === '') continue;
+        await write(isChat ? heldChatChunk(last, index, rest) : heldResponsesDelta(index, rest));
+      }
+    }
+    const usage: NormalisedUsage = hasUsage(upstreamUsage)
+      ? upstreamUsage
+      : {
+          ...EMPTY_USAGE,
+          promptTokens: input.promptTokens,
+          completionTokens: counter.total(),
+          source: 'counted',
+        };
+    if (clientThere && clientAskedUsage && upstreamUsage === undefined && stoppedFor === undefined) {
+      const synthetic = {
+        id: last.id ?? `chatcmpl-${request.id}`,
+        object: last.object ?? 'chat.completion.chunk',
+        created: last.created ?? Math.floor(Date.now() / 1000),
+        model: last.model ?? outcome.upstreamModel,
+        choices: [],
+        usage: toOpenAiUsage(usage),
+      };
+      await write(`data: ${JSON.stringify(synthetic)}\n\n`);
+    }
+    if (clientThere && stoppedFor !== undefined) {
+      const error = sensitiveCompletionError();
+      await write(errorEvent(control.dialect, error.message, String(error.code), error.type));
+    } else if (clientThere && timedOut) {
+      await write(
+        errorEvent(
+          control.dialect,
+          `the upstream sent nothing for ${control.streamTimeoutSeconds} s; the answer is cut off`,
+          'stream_timeout',
+          'upstream_error',
+        ),
+      );
+    }
+    let charged = 0;
+    try {
+      charged = await settle(ctx, request, input.caller, input.billing, {
+        ...outcome,
+        usage,
+        isStream: true,
+        frtMs,
+      });
+    } finally {
+      if (clientThere) {
+        await write(`: ${QUOTA_HEADER}: ${charged}\n\n`);
+        if (isChat) await write(`data: ${DONE}\n\n`);
+      }
+    }
+  } finally {
+    clearTimeout(pingTimer);
+    if (committed && !raw.writableEnded) raw.end();
+  }
+  if (cutOff)
+    request.log.info({ channelId: outcome.channelId }, 'stream ended early; billed what was produced');
+  if (stoppedFor !== undefined)
+    request.log.warn(
+      { channelId: outcome.channelId, words: stoppedFor },
+      'answer stopped on sensitive words',
+    );
+  return { kind: 'done' };
+}

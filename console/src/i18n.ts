@@ -17,15 +17,19 @@ for (const [path, strings] of Object.entries(files)) {
 /** Chinese is the default language; the choice is kept in local storage under i18nextLng. */
 const stored = typeof localStorage === 'undefined' ? null : localStorage.getItem('i18nextLng');
 
+const language = stored === 'en' ? 'en' : 'zh';
+
 void i18next.use(initReactI18next).init({
   resources,
-  lng: stored === 'en' ? 'en' : 'zh',
+  lng: language,
   fallbackLng: 'zh',
   defaultNS: 'common',
   // keys are flat ("nav.home"), not nested objects
   keySeparator: false,
   interpolation: { escapeValue: false },
 });
+
+if (typeof document !== 'undefined') document.documentElement.lang = language;
 
 i18next.on('languageChanged', (lng) => {
   localStorage.setItem('i18nextLng', lng);

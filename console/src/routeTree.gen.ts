@@ -33,6 +33,8 @@ import { Route as ChatSplatRouteImport } from './routes/chat.$'
 import { Route as OauthProviderRouteImport } from './routes/oauth/$provider'
 import { Route as UserResetRouteImport } from './routes/user/reset'
 import { Route as ConsoleUserIndexRouteImport } from './routes/_console/user/index'
+import { Route as ConsoleUserEditIndexRouteImport } from './routes/_console/user/edit/index'
+import { Route as ConsoleUserEditIdRouteImport } from './routes/_console/user/edit/$id'
 
 const IndexRoute = IndexRouteImport.update({
   id: '/',
@@ -153,6 +155,16 @@ const ConsoleUserIndexRoute = ConsoleUserIndexRouteImport.update({
   path: '/user/',
   getParentRoute: () => ConsoleRoute,
 } as any)
+const ConsoleUserEditIndexRoute = ConsoleUserEditIndexRouteImport.update({
+  id: '/user/edit/',
+  path: '/user/edit/',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleUserEditIdRoute = ConsoleUserEditIdRouteImport.update({
+  id: '/user/edit/$id',
+  path: '/user/edit/$id',
+  getParentRoute: () => ConsoleRoute,
+} as any)
 
 export interface FileRoutesByFullPath {
   '/': typeof IndexRoute
@@ -178,6 +190,8 @@ export interface FileRoutesByFullPath {
   '/oauth/$provider': typeof OauthProviderRoute
   '/user/reset': typeof UserResetRoute
   '/user/': typeof ConsoleUserIndexRoute
+  '/user/edit/$id': typeof ConsoleUserEditIdRoute
+  '/user/edit/': typeof ConsoleUserEditIndexRoute
 }
 export interface FileRoutesByTo {
   '/': typeof IndexRoute
@@ -203,6 +217,8 @@ export interface FileRoutesByTo {
   '/oauth/$provider': typeof OauthProviderRoute
   '/user/reset': typeof UserResetRoute
   '/user': typeof ConsoleUserIndexRoute
+  '/user/edit/$id': typeof ConsoleUserEditIdRoute
+  '/user/edit': typeof ConsoleUserEditIndexRoute
 }
 export interface FileRoutesById {
   __root__: typeof rootRouteImport
@@ -230,6 +246,8 @@ export interface FileRoutesById {
   '/oauth/$provider': typeof OauthProviderRoute
   '/user/reset': typeof UserResetRoute
   '/_console/user/': typeof ConsoleUserIndexRoute
+  '/_console/user/edit/$id': typeof ConsoleUserEditIdRoute
+  '/_console/user/edit/': typeof ConsoleUserEditIndexRoute
 }
 export interface FileRouteTypes {
   fileRoutesByFullPath: FileRoutesByFullPath
@@ -257,6 +275,8 @@ export interface FileRouteTypes {
     | '/oauth/$provider'
     | '/user/reset'
     | '/user/'
+    | '/user/edit/$id'
+    | '/user/edit/'
   fileRoutesByTo: FileRoutesByTo
   to:
     | '/'
@@ -282,6 +302,8 @@ export interface FileRouteTypes {
     | '/oauth/$provider'
     | '/user/reset'
     | '/user'
+    | '/user/edit/$id'
+    | '/user/edit'
   id:
     | '__root__'
     | '/'
@@ -308,6 +330,8 @@ export interface FileRouteTypes {
     | '/oauth/$provider'
     | '/user/reset'
     | '/_console/user/'
+    | '/_console/user/edit/$id'
+    | '/_console/user/edit/'
   fileRoutesById: FileRoutesById
 }
 export interface RootRouteChildren {
@@ -494,6 +518,20 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof ConsoleUserIndexRouteImport
       parentRoute: typeof ConsoleRoute
     }
+    '/_console/user/edit/': {
+      id: '/_console/user/edit/'
+      path: '/user/edit'
+      fullPath: '/user/edit/'
+      preLoaderRoute: typeof ConsoleUserEditIndexRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/user/edit/$id': {
+      id: '/_console/user/edit/$id'
+      path: '/user/edit/$id'
+      fullPath: '/user/edit/$id'
+      preLoaderRoute: typeof ConsoleUserEditIdRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
   }
 }
 
@@ -511,6 +549,8 @@ interface ConsoleRouteChildren {
   ConsoleTokenRoute: typeof ConsoleTokenRoute
   ConsoleTopupRoute: typeof ConsoleTopupRoute
   ConsoleUserIndexRoute: typeof ConsoleUserIndexRoute
+  ConsoleUserEditIdRoute: typeof ConsoleUserEditIdRoute
+  ConsoleUserEditIndexRoute: typeof ConsoleUserEditIndexRoute
 }
 
 const ConsoleRouteChildren: ConsoleRouteChildren = {
@@ -527,6 +567,8 @@ const ConsoleRouteChildren: ConsoleRouteChildren = {
   ConsoleTokenRoute: ConsoleTokenRoute,
   ConsoleTopupRoute: ConsoleTopupRoute,
   ConsoleUserIndexRoute: ConsoleUserIndexRoute,
+  ConsoleUserEditIdRoute: ConsoleUserEditIdRoute,
+  ConsoleUserEditIndexRoute: ConsoleUserEditIndexRoute,
 }
 
 const ConsoleRouteWithChildren =

@@ -31,13 +31,17 @@ describe('route guards', () => {
   it('lets pages through once set up, and caches the status locally', async () => {
     fakeServer({
       'GET /api/status': () => ({
-        body: { success: true, data: makeStatus({ footer_html: '<i>x</i>', enable_task: true }) },
+        body: {
+          success: true,
+          data: makeStatus({ footer_html: '<i>x</i>', enable_task: true, chats: [{ Lobe: 'https://l' }] }),
+        },
       }),
     });
     expect(await redirectOf(() => requireSetup(new QueryClient(), '/token'))).toBeNull();
     expect(JSON.parse(localStorage.getItem('status') ?? '{}').setup).toBe(true);
     expect(localStorage.getItem('footer_html')).toBe('<i>x</i>');
     expect(localStorage.getItem('enable_task')).toBe('true');
+    expect(JSON.parse(localStorage.getItem('chats') ?? '[]')).toEqual([{ Lobe: 'https://l' }]);
   });
 
   it('falls back to the cached status when the server is unreachable', async () => {

@@ -26,6 +26,8 @@ export interface SiteStatus {
   mj_notify_enabled: boolean;
   chat_link: string;
   chat_link2: string;
+  /** Saved chat front-ends, each a one-entry map of name to link template (the Chats option). */
+  chats?: Array<Record<string, string>>;
   demo_site_enabled: boolean;
   self_use_mode_enabled: boolean;
   email_verification: boolean;
@@ -53,7 +55,7 @@ export function getCachedStatus(): SiteStatus | null {
 }
 
 /**
- * Stores the status and the derived keys the spec lists (footer_html, enable_* flags, mj_notify_enabled,
+ * Stores the status and the derived keys the spec lists (footer_html, enable_* flags, mj_notify_enabled, chats,
  * default_collapse_sidebar only when the visitor has not chosen yet).
  */
 export function cacheStatus(status: SiteStatus): void {
@@ -63,6 +65,7 @@ export function cacheStatus(status: SiteStatus): void {
   writeStored(StorageKey.EnableDrawing, String(Boolean(status.enable_drawing)));
   writeStored(StorageKey.EnableTask, String(Boolean(status.enable_task)));
   writeStored(StorageKey.MjNotifyEnabled, String(Boolean(status.mj_notify_enabled)));
+  writeStored(StorageKey.Chats, JSON.stringify(Array.isArray(status.chats) ? status.chats : []));
   if (readStored(StorageKey.CollapseSidebar) === null) {
     writeStored(StorageKey.CollapseSidebar, String(Boolean(status.default_collapse_sidebar)));
   }

@@ -9,6 +9,7 @@ export const StorageKey = {
   EnableDrawing: 'enable_drawing',
   EnableTask: 'enable_task',
   MjNotifyEnabled: 'mj_notify_enabled',
+  Chats: 'chats',
   Language: 'i18nextLng',
   AffCode: 'aff',
 } as const;

@@ -1,11 +1,13 @@
 import type { ReactNode } from 'react';
 import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { readStored, StorageKey, writeStored } from '../../lib/storage.ts';
 import { SideMenu } from './side-menu.tsx';
 import { useIsMobile } from './use-mobile.ts';
 
 /** The signed-in area: side menu (collapsible, remembered; a drawer on phones) beside the page. */
 export function ConsoleLayout({ children }: { children: ReactNode }) {
+  const { t } = useTranslation();
   const mobile = useIsMobile();
   const [collapsed, setCollapsed] = useState(() => readStored(StorageKey.CollapseSidebar) === 'true');
   const [drawerOpen, setDrawerOpen] = useState(false);
@@ -20,7 +22,7 @@ export function ConsoleLayout({ children }: { children: ReactNode }) {
           <button
             type="button"
             data-testid="mobile-menu"
-            aria-label="menu"
+            aria-label={t('nav.openMenu')}
             onClick={() => setDrawerOpen(true)}
             className="fixed bottom-4 left-4 z-30 rounded-full bg-blue-600 px-3 py-2 text-white shadow-lg"
           >
@@ -35,7 +37,7 @@ export function ConsoleLayout({ children }: { children: ReactNode }) {
               />
               <button
                 type="button"
-                aria-label="close"
+                aria-label={t('nav.closeMenu')}
                 className="flex-1 bg-black/40"
                 onClick={() => setDrawerOpen(false)}
               />

@@ -48,6 +48,40 @@ describe('side menu', () => {
     ]);
   });
 
+  it('lists the saved chat links under Chat, linking to /chat/{index}', async () => {
+    setSessionUser({ ...base, role: 1 });
+    localStorage.setItem(
+      'chats',
+      JSON.stringify([{ 'Next Web': 'https://n.example/#/?key={key}' }, { Lobe: 'x' }]),
+    );
+    fakeServer(withStatus());
+    await renderScreen(() => <ConsoleLayout>page</ConsoleLayout>);
+    expect(menuLabels().slice(0, 3)).toEqual(['Playground', 'Next Web', 'Lobe']);
+    expect(screen.getByTitle('Lobe').getAttribute('href')).toBe('/chat/1');
+    expect(screen.getByText('Chat')).toBeTruthy();
+  });
+
+  it('turns the side menu into a drawer at 600 px and below', async () => {
+    setSessionUser({ ...base, role: 1 });
+    fakeServer(withStatus());
+    const width = window.innerWidth;
+    try {
+      window.innerWidth = 600;
+      await renderScreen(() => <ConsoleLayout>page</ConsoleLayout>);
+      expect(screen.queryByTestId('side-menu')).toBeNull();
+      await userEvent.click(screen.getByRole('button', { name: 'Open menu' }));
+      expect(screen.getByTestId('side-menu').style.width).toBe('200px');
+      await userEvent.click(screen.getByRole('button', { name: 'Close menu' }));
+      expect(screen.queryByTestId('side-menu')).toBeNull();
+      window.innerWidth = 601;
+      window.dispatchEvent(new Event('resize'));
+      expect(await screen.findByTestId('side-menu')).toBeTruthy();
+      expect(screen.queryByRole('button', { name: 'Open menu' })).toBeNull();
+    } finally {
+      window.innerWidth = width;
+    }
+  });
+
   it('collapses to 60 px and remembers it', async () => {
     setSessionUser({ ...base, role: 1 });
     fakeServer(withStatus());
@@ -68,6 +102,22 @@ describe('top bar and footer', () => {
     await screen.findByText('Self-use mode');
     expect(screen.getByRole('link', { name: 'Sign in' })).toBeTruthy();
     expect(screen.queryByRole('link', { name: 'Sign up' })).toBeNull();
+  });
+
+  it('shows the demo badge in demo mode, and sign up stays offered', async () => {
+    fakeServer(withStatus({ demo_site_enabled: true }));
+    await renderScreen(() => <TopBar />);
+    await screen.findByText('Demo site');
+    expect(screen.queryByText('Self-use mode')).toBeNull();
+    expect(screen.getByRole('link', { name: 'Sign up' })).toBeTruthy();
+  });
+
+  it('shows the docs link only when one is set', async () => {
+    fakeServer(withStatus({ docs_link: 'https://docs.example.com' }));
+    await renderScreen(() => <TopBar />);
+    expect((await screen.findByRole('link', { name: 'Docs' })).getAttribute('href')).toBe(
+      'https://docs.example.com',
+    );
   });
 
   it('switches theme and remembers it', async () => {

@@ -2,7 +2,7 @@ import { Link } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { isAdmin, isRoot, type SessionUser, useSessionUser } from '../../lib/session.ts';
-import { readStored, StorageKey } from '../../lib/storage.ts';
+import { readStored, readStoredJson, StorageKey } from '../../lib/storage.ts';
 import { cx } from '../ui/cx.ts';
 
 export const SIDEBAR_WIDTH = 200;
@@ -10,17 +10,32 @@ export const SIDEBAR_COLLAPSED_WIDTH = 60;
 
 interface MenuEntry {
   to: string;
+  /** A locale key, or (with `literal`) the text itself, e.g. the name an administrator gave a chat link. */
   label: string;
+  literal?: boolean;
   icon: ReactNode;
   visible?: (user: SessionUser | null) => boolean;
+  /** Highlight only on this exact path (/user/edit is the user's own profile, not user management). */
+  exact?: boolean;
 }
 
 const flag = (key: string) => readStored(key) === 'true';
+
+/** The saved chat links the status lists (kept locally under `chats`), as menu entries to /chat/{index}. */
+function chatEntries(): MenuEntry[] {
+  const chats = readStoredJson<unknown>(StorageKey.Chats);
+  if (!Array.isArray(chats)) return [];
+  return chats.flatMap((entry, index) => {
+    const name = entry && typeof entry === 'object' ? Object.keys(entry)[0] : undefined;
+    return name ? [{ to: `/chat/${index}`, label: name, literal: true, icon: '✉' }] : [];
+  });
+}
 
 /** The side menu groups of spec 03 section 2, with the flags and roles that show each item. */
 export function menuGroups(): Array<{ label: string; items: MenuEntry[] }> {
   return [
     { label: '', items: [{ to: '/playground', label: 'menu.playground', icon: '▶' }] },
+    { label: 'menu.chat', items: chatEntries() },
     {
       label: 'menu.group.console',
       items: [
@@ -46,7 +61,7 @@ export function menuGroups(): Array<{ label: string; items: MenuEntry[] }> {
       items: [
         { to: '/channel', label: 'menu.channels', icon: '⇄', visible: isAdmin },
         { to: '/redemption', label: 'menu.redemptions', icon: '▣', visible: isAdmin },
-        { to: '/user', label: 'menu.users', icon: '☺', visible: isAdmin },
+        { to: '/user', label: 'menu.users', icon: '☺', visible: isAdmin, exact: true },
         { to: '/setting', label: 'menu.settings', icon: '⚙', visible: (u) => isAdmin(u) || isRoot(u) },
       ],
     },
@@ -90,7 +105,8 @@ export function SideMenu({
                 <Link
                   key={item.to}
                   to={item.to}
-                  title={t(item.label)}
+                  title={item.literal ? item.label : t(item.label)}
+                  activeOptions={{ exact: item.exact ?? false }}
                   onClick={onNavigate}
                   className={cx(
                     'mx-2 flex items-center gap-3 rounded-md px-3 py-2 text-sm hover:bg-gray-100 dark:hover:bg-gray-800 [&.active]:bg-blue-50 [&.active]:text-blue-700 dark:[&.active]:bg-blue-950 dark:[&.active]:text-blue-300',
@@ -100,7 +116,9 @@ export function SideMenu({
                   <span aria-hidden="true" className="w-4 text-center">
                     {item.icon}
                   </span>
-                  {collapsed ? null : <span className="truncate">{t(item.label)}</span>}
+                  {collapsed ? null : (
+                    <span className="truncate">{item.literal ? item.label : t(item.label)}</span>
+                  )}
                 </Link>
               ))}
             </div>

@@ -34,7 +34,7 @@ export function Button({
       disabled={disabled || loading}
       className={cx(
         'inline-flex items-center justify-center gap-2 rounded-md font-medium transition-colors disabled:cursor-not-allowed',
-        size === 'sm' ? 'px-2.5 py-1 text-sm' : 'px-4 py-2 text-sm',
+        size === 'sm' ? 'px-2.5 py-1 text-sm' : 'min-h-10 px-4 py-2 text-sm',
         variants[variant],
         className,
       )}

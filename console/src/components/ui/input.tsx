@@ -47,7 +47,7 @@ export function Input({ label, error, hint, id, className, ...rest }: InputProps
         id={inputId}
         aria-invalid={error ? true : undefined}
         aria-describedby={error ? `${inputId}-error` : undefined}
-        className={cx(fieldClass, error && 'border-red-500', className)}
+        className={cx(fieldClass, 'h-10', error && 'border-red-500', className)}
         {...rest}
       />
     </Field>
@@ -85,7 +85,8 @@ export function Select({ label, error, hint, id, className, options, ...rest }: 
   const inputId = id ?? autoId;
   return (
     <Field id={inputId} label={label} error={error} hint={hint}>
-      <select id={inputId} className={cx(fieldClass, className)} {...rest}>
+      {/* the same height as a text input, so fields side by side line up */}
+      <select id={inputId} className={cx(fieldClass, 'h-10', className)} {...rest}>
         {options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}

@@ -64,3 +64,22 @@ export function validateNotification(v: {
     return 'personal.validation.emailInvalid';
   return null;
 }
+
+export const USERNAME_MAX = 12;
+
+/**
+ * Self edit (/user/edit): the username is required (at most 12 characters); a new password needs the current one,
+ * 8 to 20 characters, and the same text twice.
+ */
+export function validateSelfEdit(v: {
+  username: string;
+  original: string;
+  password: string;
+  password2: string;
+}): string | null {
+  if (!v.username.trim()) return 'personal.selfEdit.usernameRequired';
+  if (v.username.trim().length > USERNAME_MAX) return 'personal.selfEdit.usernameMax';
+  if (!v.password && !v.password2) return null;
+  if (!v.original) return 'personal.selfEdit.originalRequired';
+  return validatePasswordChange(v);
+}

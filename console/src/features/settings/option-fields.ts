@@ -22,9 +22,33 @@ export interface OptionField {
 
 export type Draft = Record<string, string>;
 
-/** The form's starting values: the stored text, secrets empty. */
+/** JSON text pretty-printed with two spaces (spec 02 section 3); text that is not JSON is left as it is. */
+export function prettyJson(text: string): string {
+  if (text.trim() === '') return text;
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** The form's starting values: the stored text (JSON pretty-printed), secrets empty. */
 export function initialDraft(fields: readonly OptionField[], values: Record<string, string>): Draft {
-  return Object.fromEntries(fields.map((f) => [f.key, f.kind === 'secret' ? '' : (values[f.key] ?? '')]));
+  return Object.fromEntries(
+    fields.map((f) => {
+      const stored = values[f.key] ?? '';
+      return [f.key, f.kind === 'secret' ? '' : f.kind === 'json' ? prettyJson(stored) : stored];
+    }),
+  );
+}
+
+/** Two JSON texts that parse to the same value are the same setting, however they are laid out. */
+function sameJson(a: string, b: string): boolean {
+  try {
+    return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+  } catch {
+    return a === b;
+  }
 }
 
 /** The value as it will be saved. */
@@ -50,7 +74,7 @@ export function changedEntries(
     }
     const before =
       field.kind === 'switch' ? normalise(field, values[field.key] ?? '') : (values[field.key] ?? '');
-    if (next !== before) out.push([field.key, next]);
+    if (field.kind === 'json' ? !sameJson(next, before) : next !== before) out.push([field.key, next]);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changedEntries, fieldError, type OptionField } from './option-fields.ts';
+import { changedEntries, fieldError, initialDraft, type OptionField } from './option-fields.ts';
 import { applyBatch, optionsFromRows, rowsFromOptions } from './pricing.ts';
 import {
   stripTrailingSlash,
@@ -90,6 +90,20 @@ describe('settings validation', () => {
       ['SMTPToken', 's3cret'],
       ['RegisterEnabled', 'false'],
     ]);
+  });
+
+  it('shows JSON options pretty-printed and does not count a new layout as a change', () => {
+    const fields: OptionField[] = [{ key: 'GroupRatio', kind: 'json' }];
+    const values = { GroupRatio: '{"default":1,"vip":2}' };
+    const draft = initialDraft(fields, values);
+    expect(draft.GroupRatio).toBe('{\n  "default": 1,\n  "vip": 2\n}');
+    expect(changedEntries(fields, values, draft)).toEqual([]);
+    expect(changedEntries(fields, values, { GroupRatio: '{"default": 1, "vip": 3}' })).toEqual([
+      ['GroupRatio', '{"default": 1, "vip": 3}'],
+    ]);
+    // text that is not JSON is shown as stored, and a change to it still counts
+    expect(initialDraft(fields, { GroupRatio: '{bad' }).GroupRatio).toBe('{bad');
+    expect(changedEntries(fields, { GroupRatio: '{bad' }, { GroupRatio: '{bad}' })).toHaveLength(1);
   });
 
   it('checks numeric bounds of rate limits and thinking percentages', () => {

@@ -10,6 +10,7 @@ import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { validateLogin } from '../validation.ts';
 import { AuthCard } from './auth-card.tsx';
+import { useHumanCheck } from './human-check.tsx';
 import { ThirdPartyButtons } from './third-party-buttons.tsx';
 
 /** The password that ships as root's default; signing in with it triggers the change-now notice. */
@@ -24,6 +25,7 @@ export function LoginForm({ expired }: { expired?: boolean }) {
   const [error, setError] = useState<string | null>(expired ? t('error.sessionExpired') : null);
   const [busy, setBusy] = useState(false);
   const [defaultWarning, setDefaultWarning] = useState(false);
+  const humanCheck = useHumanCheck(status);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -32,13 +34,17 @@ export function LoginForm({ expired }: { expired?: boolean }) {
       setError(t(problem));
       return;
     }
+    if (humanCheck.pending) {
+      setError(t('auth.humanCheckRunning'));
+      return;
+    }
     setError(null);
     setBusy(true);
     try {
       const user = await api.post<SessionUser>(
         '/api/user/login',
         { username: username.trim(), password },
-        { silent: true },
+        { silent: true, query: humanCheck.query },
       );
       setSessionUser(user);
       toast.success(t('auth.loginSuccess'));
@@ -71,6 +77,7 @@ export function LoginForm({ expired }: { expired?: boolean }) {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
+          {humanCheck.widget}
           {error ? (
             <p role="alert" className="text-sm text-red-600 dark:text-red-400">
               {error}

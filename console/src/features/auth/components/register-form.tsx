@@ -10,6 +10,7 @@ import { toast } from '../../../lib/toast.ts';
 import { RESEND_WAIT_SECONDS, useCountdown } from '../use-countdown.ts';
 import { type RegisterForm as Form, isEmail, validateRegister } from '../validation.ts';
 import { AuthCard } from './auth-card.tsx';
+import { useHumanCheck } from './human-check.tsx';
 import { ThirdPartyButtons } from './third-party-buttons.tsx';
 
 export function RegisterForm() {
@@ -26,6 +27,7 @@ export function RegisterForm() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const countdown = useCountdown(RESEND_WAIT_SECONDS);
+  const humanCheck = useHumanCheck(status);
   const emailVerification = Boolean(status?.email_verification);
   const set = (key: keyof Form) => (e: { target: { value: string } }) =>
     setForm((f) => ({ ...f, [key]: e.target.value }));
@@ -35,10 +37,14 @@ export function RegisterForm() {
       setError(t(form.email.trim() ? 'validation.emailInvalid' : 'validation.emailRequired'));
       return;
     }
+    if (humanCheck.pending) {
+      setError(t('auth.humanCheckRunning'));
+      return;
+    }
     setError(null);
     countdown.start();
     try {
-      await api.get('/api/verification', { query: { email: form.email.trim() } });
+      await api.get('/api/verification', { query: { email: form.email.trim(), ...humanCheck.query } });
       toast.success(t('auth.codeSent'));
     } catch {
       // the toast already says why
@@ -50,6 +56,10 @@ export function RegisterForm() {
     const problem = validateRegister(form, emailVerification);
     if (problem) {
       setError(t(problem));
+      return;
+    }
+    if (humanCheck.pending) {
+      setError(t('auth.humanCheckRunning'));
       return;
     }
     setError(null);
@@ -65,7 +75,7 @@ export function RegisterForm() {
           verification_code: form.verificationCode.trim(),
           aff_code: readStored(StorageKey.AffCode) ?? '',
         },
-        { silent: true },
+        { silent: true, query: humanCheck.query },
       );
       toast.success(t('auth.registerSuccess'));
       await navigate({ to: '/login' });
@@ -132,6 +142,7 @@ export function RegisterForm() {
               />
             </>
           ) : null}
+          {humanCheck.widget}
           {error ? (
             <p role="alert" className="text-sm text-red-600 dark:text-red-400">
               {error}

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { api } from '../../../lib/api.ts';
 import { useStatus } from '../../../lib/status.ts';
@@ -36,7 +37,51 @@ export function AdminContent({ content, testId }: { content: string; testId: str
   );
 }
 
+/** The administrator's announcement (Notice, Markdown) above the home page; the visitor can close it. */
+export function NoticeBanner() {
+  const { t } = useTranslation();
+  const [closed, setClosed] = useState(false);
+  const notice = useQuery({
+    queryKey: ['notice'],
+    queryFn: () => api.get<string>('/api/notice', { silent: true }),
+  });
+  const text = notice.data?.trim();
+  if (!text || closed) return null;
+  return (
+    <aside
+      aria-label={t('notice.title')}
+      data-testid="notice"
+      className="mx-auto mt-4 flex max-w-5xl gap-3 rounded-md border border-blue-200 bg-blue-50 px-4 py-3 text-sm text-blue-900 dark:border-blue-900 dark:bg-blue-950 dark:text-blue-100"
+    >
+      <div
+        className="min-w-0 flex-1 break-words [&_a]:underline"
+        // biome-ignore lint/security/noDangerouslySetInnerHtml: sanitised by DOMPurify
+        dangerouslySetInnerHTML={{ __html: DOMPurify.sanitize(marked.parse(text, { async: false })) }}
+      />
+      <button
+        type="button"
+        aria-label={t('notice.close')}
+        onClick={() => setClosed(true)}
+        className="self-start rounded px-1 hover:bg-blue-100 dark:hover:bg-blue-900"
+      >
+        ✕
+      </button>
+    </aside>
+  );
+}
+
 export function HomePage() {
+  return (
+    <>
+      <div className="px-4">
+        <NoticeBanner />
+      </div>
+      <HomeContent />
+    </>
+  );
+}
+
+function HomeContent() {
   const { t } = useTranslation();
   const { data: status } = useStatus();
   const content = useQuery({

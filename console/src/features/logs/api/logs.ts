@@ -1,28 +1,8 @@
+import type { AdminLogView, SelfLogView } from '@turnpike/core/contracts/logs';
 import { api } from '../../../lib/api.ts';
 
 /** A log row as GET /api/log/ (admin) or /api/log/self/ answers; `channel*` only for admins. */
-export interface LogRow {
-  id: number;
-  user_id: number;
-  created_at: number;
-  type: number;
-  content: string;
-  username: string;
-  token_name: string;
-  token_id: number;
-  model_name: string;
-  quota: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  use_time: number;
-  is_stream: boolean;
-  group: string;
-  ip: string;
-  request_id: string;
-  other: string;
-  channel?: number;
-  channel_name?: string;
-}
+export type LogRow = SelfLogView & Partial<Pick<AdminLogView, 'channel' | 'channel_name'>>;
 
 export interface LogPage {
   items: LogRow[];

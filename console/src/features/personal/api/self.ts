@@ -42,9 +42,18 @@ export const transferAff = (quota: number) => api.post<void>('/api/user/aff_tran
 export const generateAccessToken = () => api.get<string>('/api/user/token');
 export const changePassword = (original_password: string, password: string) =>
   api.put<void>('/api/user/self', { original_password, password }, { silent: true });
+/** PUT /api/user/self with only the fields that changed (a password needs the current one). */
+export const updateSelf = (patch: {
+  username?: string;
+  display_name?: string;
+  password?: string;
+  original_password?: string;
+}) => api.put<void>('/api/user/self', patch, { silent: true });
 export const deleteSelf = () => api.delete<void>('/api/user/self');
 export const saveNotifySetting = (setting: NotifySetting) => api.put<void>('/api/user/setting', setting);
-export const sendEmailCode = (email: string) => api.get<void>('/api/verification', { query: { email } });
+/** Sends a verification code; `humanCheck` carries the Turnstile answer when the check is on. */
+export const sendEmailCode = (email: string, humanCheck: { turnstile?: string } = {}) =>
+  api.get<void>('/api/verification', { query: { email, ...humanCheck } });
 export const bindEmail = (email: string, code: string) =>
   api.get<void>('/api/oauth/email/bind', { query: { email, code }, silent: true });
 

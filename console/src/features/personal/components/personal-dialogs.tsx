@@ -5,7 +5,9 @@ import { Button, Input, Modal } from '../../../components/ui/index.ts';
 import { ApiError } from '../../../lib/api.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { setSessionUser } from '../../../lib/session.ts';
+import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { useHumanCheck } from '../../auth/components/human-check.tsx';
 import { RESEND_WAIT_SECONDS, useCountdown } from '../../auth/use-countdown.ts';
 import { bindEmail, changePassword, deleteSelf, sendEmailCode, transferAff } from '../api/self.ts';
 import {
@@ -103,13 +105,19 @@ export function BindEmailDialog({ open, onClose, onDone }: DialogProps & { onDon
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const countdown = useCountdown(RESEND_WAIT_SECONDS);
+  const { data: status } = useStatus();
+  const humanCheck = useHumanCheck(status);
   const send = async () => {
     const problem = validateEmailForCode(email);
     setError(problem ? t(problem) : null);
     if (problem) return;
+    if (humanCheck.pending) {
+      setError(t('common:auth.humanCheckRunning'));
+      return;
+    }
     countdown.start();
     try {
-      await sendEmailCode(email.trim());
+      await sendEmailCode(email.trim(), humanCheck.query);
       toast.success(t('personal.email.codeSent'));
     } catch {
       // shown by the request client
@@ -155,6 +163,7 @@ export function BindEmailDialog({ open, onClose, onDone }: DialogProps & { onDon
           </Button>
         </div>
         <Input label={t('personal.email.code')} value={code} onChange={(e) => setCode(e.target.value)} />
+        {open ? humanCheck.widget : null}
         {error ? (
           <p role="alert" className="text-sm text-red-600">
             {error}

@@ -1,4 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
 import { type ReactNode, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
@@ -263,6 +264,12 @@ export function PersonalPage() {
       <Card title={t('personal.security.title')}>
         <div className="flex flex-col gap-3">
           <div className="flex flex-wrap gap-2">
+            <Link
+              to="/user/edit"
+              className="inline-flex items-center rounded-md border border-gray-300 bg-white px-3 py-2 text-sm text-gray-800 hover:bg-gray-50 dark:border-gray-600 dark:bg-gray-800 dark:text-gray-100 dark:hover:bg-gray-700"
+            >
+              {t('personal.selfEdit.open')}
+            </Link>
             <Button variant="secondary" onClick={() => setDialog('token')}>
               {t('personal.token.generate')}
             </Button>

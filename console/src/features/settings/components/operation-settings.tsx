@@ -209,8 +209,33 @@ export function OperationSettings({ values }: { values: OptionValues }) {
   const { t } = useTranslation('settings');
   const queryClient = useQueryClient();
   const [ratioTab, setRatioTab] = useState<RatioTab>('model');
+  const [confirmReset, setConfirmReset] = useState(false);
+  const [resetting, setResetting] = useState(false);
+  /** Resets ModelRatio to the built-in table after the admin confirmed (it cannot be undone). */
+  const resetRatios = async () => {
+    setResetting(true);
+    try {
+      await resetModelRatio();
+      toast.success(t('ratio.reset'));
+      await queryClient.invalidateQueries({ queryKey: ['options'] });
+    } catch {
+      // the request client has shown the message
+    } finally {
+      setResetting(false);
+      setConfirmReset(false);
+    }
+  };
   return (
     <div className="flex flex-col gap-4">
+      <ConfirmDialog
+        open={confirmReset}
+        danger
+        loading={resetting}
+        title={t('ratio.resetConfirm')}
+        message={t('ratio.resetIrreversible')}
+        onCancel={() => setConfirmReset(false)}
+        onConfirm={() => void resetRatios()}
+      />
       {operationSections.map((s) => (
         <OptionSection
           key={s.id}
@@ -244,14 +269,7 @@ export function OperationSettings({ values }: { values: OptionValues }) {
           fields={ratioFields}
           values={values}
           extra={() => (
-            <Button
-              variant="secondary"
-              onClick={async () => {
-                await resetModelRatio();
-                toast.success(t('ratio.reset'));
-                await queryClient.invalidateQueries({ queryKey: ['options'] });
-              }}
-            >
+            <Button variant="secondary" onClick={() => setConfirmReset(true)}>
               {t('ratio.resetButton')}
             </Button>
           )}

@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
+import { LATEST_RELEASE_URL } from './other-settings.tsx';
 import { SettingsPage, type SettingsTab } from './settings-page.tsx';
 
 const options: Record<string, string> = {
@@ -24,10 +25,15 @@ const options: Record<string, string> = {
   'general_setting.ping_interval_seconds': '60',
 };
 
-function serve(putStatus: (key: string) => number = () => 200) {
+function serve(
+  putStatus: (key: string) => number = () => 200,
+  values: Record<string, string> = options,
+  extra: Parameters<typeof fakeServer>[0] = {},
+) {
   return fakeServer({
+    ...extra,
     'GET /api/option/': () => ({
-      body: { success: true, data: Object.entries(options).map(([key, value]) => ({ key, value })) },
+      body: { success: true, data: Object.entries(values).map(([key, value]) => ({ key, value })) },
     }),
     'PUT /api/option/': (call) => {
       const status = putStatus((call.body as { key: string }).key);
@@ -208,5 +214,70 @@ describe('settings page', () => {
     await open('operation');
     expect(screen.queryByRole('tab', { name: 'System' })).toBeNull();
     expect(screen.getByRole('tab', { name: 'Rate limit' })).toBeTruthy();
+  });
+
+  it('refuses payment settings until the server address is set', async () => {
+    const server = serve(undefined, { ...options, ServerAddress: '', Price: '7.3', MinTopUp: '1' });
+    await open('system');
+    const payment = section('Payment');
+    const price = payment.getByLabelText('Top-up price (per dollar)');
+    await userEvent.clear(price);
+    await userEvent.type(price, '7.5');
+    await userEvent.click(payment.getByRole('button', { name: 'Save Payment' }));
+    expect(await screen.findByText('Set the server address in the general section first')).toBeTruthy();
+    expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+  });
+
+  it('checks the top-up group ratio JSON when it loses focus and refuses to save it', async () => {
+    const server = serve();
+    await open('system');
+    const payment = section('Payment');
+    const ratio = payment.getByLabelText('Top-up group ratios (JSON)');
+    await userEvent.type(ratio, '{{"vip": ');
+    await userEvent.tab();
+    expect(payment.getByRole('alert').textContent).toBe('Not a valid JSON string');
+    await userEvent.click(payment.getByRole('button', { name: 'Save Payment' }));
+    expect(await screen.findByText('Please check your input')).toBeTruthy();
+    expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+  });
+
+  it('sends an empty worker key when the worker address is cleared, and no key otherwise', async () => {
+    const server = serve(undefined, { ...options, WorkerUrl: 'https://worker.example.com' });
+    await open('system');
+    const worker = section('Proxy worker');
+    await userEvent.clear(worker.getByLabelText('Worker URL'));
+    await userEvent.click(worker.getByRole('button', { name: 'Save Proxy worker' }));
+    await screen.findByText('Saved');
+    expect(server.callsTo('PUT', '/api/option/').map((c) => c.body)).toEqual([
+      { key: 'WorkerUrl', value: '' },
+      { key: 'WorkerValidKey', value: '' },
+    ]);
+  });
+
+  it('checks for updates against the latest release, and says when the check fails', async () => {
+    let answer: { status?: number; body: unknown } = { body: { tag_name: 'v9.9.9' } };
+    serve(undefined, options, { [`GET ${LATEST_RELEASE_URL}`]: () => answer });
+    await open('other');
+    const info = section('System info');
+    await userEvent.click(info.getByRole('button', { name: 'Check for updates' }));
+    expect(await info.findByText('A new version is available: v9.9.9')).toBeTruthy();
+    answer = { status: 403, body: { message: 'rate limited' } };
+    await userEvent.click(info.getByRole('button', { name: 'Check for updates' }));
+    expect(await screen.findByText('Update check failed')).toBeTruthy();
+  });
+
+  it('resets model ratios only after confirming that it cannot be undone', async () => {
+    const server = serve(undefined, options, {
+      'POST /api/option/rest_model_ratio': () => ({ body: { success: true } }),
+    });
+    await open('operation');
+    await userEvent.click(screen.getByRole('button', { name: 'Reset model ratios' }));
+    expect(await screen.findByText(/This change is irreversible/)).toBeTruthy();
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(server.callsTo('POST', '/api/option/rest_model_ratio')).toHaveLength(0);
+    await userEvent.click(screen.getByRole('button', { name: 'Reset model ratios' }));
+    await userEvent.click(await screen.findByRole('button', { name: 'Confirm' }));
+    expect(await screen.findByText('Model ratios reset to the built-in defaults')).toBeTruthy();
+    expect(server.callsTo('POST', '/api/option/rest_model_ratio')).toHaveLength(1);
   });
 });

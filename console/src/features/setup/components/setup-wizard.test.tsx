@@ -91,4 +91,10 @@ describe('setup wizard', () => {
     await userEvent.click(await screen.findByRole('button', { name: 'About usage modes' }));
     expect(await screen.findByText(/Self-use: for yourself only/)).toBeTruthy();
   });
+
+  it('goes to the home page when the system is already set up', async () => {
+    fakeServer(setupState({ status: true, root_init: true }));
+    const { router } = await renderScreen(() => <SetupWizard />, { path: '/setup' });
+    await waitFor(() => expect(router.state.location.pathname).toBe('/'));
+  });
 });

@@ -178,4 +178,14 @@ describe('user management', () => {
       quota: 400000,
     });
   });
+
+  it('opens the edit sheet of the user in the address (/user/edit/{id}) and reports when it closes', async () => {
+    serve();
+    const closed = vi.fn();
+    await renderScreen(() => <UsersPage editId={2} onEditClosed={closed} />);
+    expect(((await screen.findByLabelText('Remaining quota')) as HTMLInputElement).value).toBe('500000');
+    expect((screen.getByLabelText('GitHub ID') as HTMLInputElement).value).toBe('gh-alice');
+    await userEvent.click(within(screen.getByRole('dialog')).getByRole('button', { name: 'Close' }));
+    expect(closed).toHaveBeenCalledOnce();
+  });
 });

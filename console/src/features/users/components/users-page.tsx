@@ -31,8 +31,11 @@ import { EditUserSheet } from './edit-user-sheet.tsx';
 const roleColor = { common: 'gray', admin: 'blue', root: 'orange', unknown: 'red' } as const;
 const statusColor = { active: 'green', banned: 'red', other: 'gray', unknown: 'gray' } as const;
 
-/** Manage users (admin): search, paged table, add and edit sheets, and the manage actions with confirmations. */
-export function UsersPage() {
+/**
+ * Manage users (admin): search, paged table, add and edit sheets, and the manage actions with confirmations.
+ * `editId` opens the edit sheet at once (the /user/edit/{id} address); `onEditClosed` runs when it closes.
+ */
+export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClosed?: () => void } = {}) {
   const { t } = useTranslation('users');
   const actor = useSessionUser();
   const status = useStatus();
@@ -42,7 +45,7 @@ export function UsersPage() {
   const [group, setGroup] = useState('');
   const [search, setSearch] = useState<UserSearch>({ keyword: '', group: '', page: 1, pageSize });
   const [adding, setAdding] = useState(false);
-  const [editing, setEditing] = useState<number | null>(null);
+  const [editing, setEditing] = useState<number | null>(editId ?? null);
   const [pending, setPending] = useState<{ user: UserRow; action: ManageAction } | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -211,7 +214,10 @@ export function UsersPage() {
         <EditUserSheet
           id={editing}
           groups={groups.data ?? []}
-          onClose={() => setEditing(null)}
+          onClose={() => {
+            setEditing(null);
+            onEditClosed?.();
+          }}
           onSaved={() => void queryClient.invalidateQueries({ queryKey: ['users'] })}
         />
       ) : null}

@@ -242,7 +242,22 @@ describe('chat completions', () => {
     const { usage } = response.json();
     const quota = expectedQuota(usage.prompt_tokens, usage.completion_tokens);
     expect(Number(response.headers['x-turnpike-quota'])).toBe(quota);
-    expect(await userQuota(user.id)).toBe(start - quota);
+    // The charge of a trusted payer reaches the database with the next flush of the batching writer.
+    await expect.poll(() => userQuota(user.id)).toBe(start - quota);
+  });
+
+  it('debits 30 concurrent calls of a trusted user exactly once each through the batching writer', async () => {
+    const start = 20_000_000;
+    const { auth, user } = await newCaller(start);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        chat(auth, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] }),
+      ),
+    );
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    const charged = answers.reduce((sum, a) => sum + Number(a.headers['x-turnpike-quota']), 0);
+    expect(charged).toBeGreaterThan(0);
+    await expect.poll(() => userQuota(user.id)).toBe(start - charged);
   });
 
   it('streams chunk by chunk, hides the forced usage chunk and always ends with [DONE]', async () => {

@@ -65,12 +65,15 @@ export async function relayJson(
     return { kind: 'error', error: upstreamFault('the upstream answer is not JSON', 'bad_response_body') };
 
   const reported = spec.usageOf?.(answer);
+  // The output text is read only to count it (no usage reported) or to check it for sensitive words.
+  const readsOutput = !hasUsage(reported) || options.completionCheck !== undefined;
   const outputParts: string[] = [];
-  spec.visitOutput?.(answer, (part) => {
-    outputParts.push(part);
-    return part;
-  });
-  const counted = spec.countedOutput ? spec.countedOutput(answer) : outputParts.join('');
+  if (readsOutput)
+    spec.visitOutput?.(answer, (part) => {
+      outputParts.push(part);
+      return part;
+    });
+  const counted = !readsOutput ? '' : spec.countedOutput ? spec.countedOutput(answer) : outputParts.join('');
   // Empty: an endpoint with output that produced none and reported no usage (an upstream glitch).
   if (options.retryEmpty && spec.visitOutput !== undefined && !hasUsage(reported) && counted === '')
     return { kind: 'retry', reason: 'empty-response' };

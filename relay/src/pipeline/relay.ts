@@ -148,6 +148,7 @@ async function relayPrepared(
     payer,
     pricing,
     reserved: decision.reserve,
+    trusted: decision.trusted,
     fixedQuota: prepared.image ? estimate : undefined,
     settled: false,
   };

@@ -19,6 +19,12 @@ export interface Billing {
   readonly payer: Payer;
   readonly pricing: Pricing;
   readonly reserved: number;
+  /**
+   * Far above the trust line, nothing was reserved: the charge is taken from the cached balances at once and
+   * written by the batching writer (no SQL on the request path); otherwise it is settled in SQL against the
+   * reservation (billing.ts). See docs/adr/0012.
+   */
+  readonly trusted: boolean;
   /** A bill fixed before the call (images): charged as is once the upstream answered, whatever the usage. */
   readonly fixedQuota: number | undefined;
   settled: boolean;
@@ -67,8 +73,17 @@ export async function settle(
         : outcome.usage === undefined
           ? { quota: 0, isEmpty: true }
           : settleTokens(billing.pricing, outcome.usage, quotaPerUnit);
-  const result = await settleQuota(ctx.deps.db, billing.payer, billing.reserved, settlement.quota);
-  ctx.auth.setBalances(caller.user.id, result.userQuota, caller.token.id, result.tokenQuota);
+  const { payer } = billing;
+  const debit = billing.trusted ? { quota: settlement.quota, fromToken: !payer.tokenUnlimited } : undefined;
+  let result: { charged: number; shortfall: number };
+  if (debit) {
+    result = { charged: debit.quota, shortfall: 0 };
+    ctx.auth.debit(payer.userId, debit.quota, payer.tokenId, debit.fromToken);
+  } else {
+    const settled = await settleQuota(ctx.deps.db, payer, billing.reserved, settlement.quota);
+    ctx.auth.setBalances(payer.userId, settled.userQuota, payer.tokenId, settled.tokenQuota);
+    result = settled;
+  }
   if (outcome === undefined) return 0;
   const { pricing } = billing;
   const usage = outcome.usage ?? EMPTY_USAGE;
@@ -119,6 +134,7 @@ export async function settle(
     channelId: outcome.channelId,
     quota: result.charged,
     countRequest: !settlement.isEmpty,
+    debit,
     log: options.get('LogConsumeEnabled')
       ? {
           userId: caller.user.id,

@@ -137,7 +137,7 @@ export async function pipeStream(
     reply.hijack();
     if (raw.destroyed) return;
     raw.writeHead(200, { ...SSE_HEAD, 'x-request-id': request.id });
-    for (const text of held.splice(0)) await rawWrite(text);
+    if (held.length > 0) await rawWrite(held.splice(0).join(''));
     if (control.pingMs > 0) {
       pingTimer = setTimeout(function ping() {
         if (raw.destroyed || raw.writableEnded) return;
@@ -147,9 +147,17 @@ export async function pipeStream(
       pingTimer.unref();
     }
   };
+  // What the events of one upstream piece produce is written at once (one syscall per piece, not per event).
+  let out = '';
   const write = async (text: string) => {
-    if (committed) await rawWrite(text);
+    if (committed) out += text;
     else held.push(text);
+  };
+  const flushOut = async () => {
+    if (out === '') return;
+    const text = out;
+    out = '';
+    await rawWrite(text);
   };
   if (!control.holdHead) await commit();
 
@@ -325,6 +333,7 @@ export async function pipeStream(
         going = await handle(event);
         if (!going) break reading;
       }
+      await flushOut();
     }
     if (going) for (const event of parser.end()) if (!(await handle(event))) break;
   } catch (error) {
@@ -403,7 +412,7 @@ export async function pipeStream(
     }
   } finally {
     clearTimeout(pingTimer);
-    if (committed && !raw.writableEnded) raw.end();
+    if (committed && !raw.writableEnded) raw.end(raw.destroyed ? undefined : out);
   }
   if (cutOff)
     request.log.info({ channelId: outcome.channelId }, 'stream ended early; billed what was produced');

@@ -2,7 +2,12 @@
  * The batching writer (STYLE "Hot path"): consume logs and the used-quota / request-count counters of users,
  * tokens and channels are aggregated in memory and written every `intervalMs` in one transaction, and on close
  * (graceful shutdown flushes them). A failed flush keeps its data for the next one, so nothing is lost while the
- * database is briefly away. Balances are not written here: see billing.ts.
+ * database is briefly away.
+ *
+ * Balances of trusted payers (far above the trust line, see billing.ts and docs/adr/0012) are debited here too:
+ * `debit` takes the charge from the user (and the limited token) at the next flush, never below zero, and
+ * `pendingDebit` tells the token cache what the database does not hold yet, so every decision in this process
+ * sees the balance net of it. Payers near the line are charged in SQL at once by billing.ts instead.
  *
  * The data dashboard's `quota_data` counters (reference §9.3) ride along: every consume log adds (1 request,
  * its quota, prompt + completion tokens) to the bucket of (user, model, hour), and the buckets are upserted by
@@ -12,7 +17,7 @@ import type { Db } from '@turnpike/core/db/client';
 import { channels, logs, type NewLog, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { createQuotaDataRepo, hourOf, type QuotaDataIncrement } from '@turnpike/core/repos/quota-data.repo';
-import { eq, sql } from 'drizzle-orm';
+import { eq, getTableColumns, sql } from 'drizzle-orm';
 
 export interface UsageWrite {
   readonly userId: number;
@@ -23,6 +28,8 @@ export interface UsageWrite {
   readonly countRequest: boolean;
   /** The consume log; it also feeds the dashboard counters when `DataExportEnabled`. */
   readonly log: NewLog | undefined;
+  /** A charge of a trusted payer to take from the balances at the next flush (`fromToken`: limited token). */
+  readonly debit?: { readonly quota: number; readonly fromToken: boolean } | undefined;
 }
 
 /** `DataExportEnabled` and `DataExportInterval` (in ms), read when they are needed. */
@@ -40,6 +47,8 @@ export interface BatchWriter {
    * reader of `used_quota` can show it at once.
    */
   unflushedUsedQuota(owner: { userId: number } | { tokenId: number }): number;
+  /** Balance debits of this process that the database does not hold yet (pending or being written). */
+  pendingDebit(owner: { userId: number } | { tokenId: number }): number;
   /** Stops the timer and flushes what is left. */
   close(): Promise<void>;
 }
@@ -54,6 +63,8 @@ interface Batch {
   users: Map<number, Counter>;
   tokens: Map<number, number>;
   channels: Map<number, number>;
+  userDebits: Map<number, number>;
+  tokenDebits: Map<number, number>;
   dashboard: Map<string, QuotaDataIncrement>;
 }
 
@@ -62,8 +73,33 @@ const emptyBatch = (): Batch => ({
   users: new Map(),
   tokens: new Map(),
   channels: new Map(),
+  userDebits: new Map(),
+  tokenDebits: new Map(),
   dashboard: new Map(),
 });
+
+/** The columns of a log row as written (all but the serial id), with the default of each. */
+const LOG_COLUMNS = Object.entries(getTableColumns(logs))
+  .filter(([, column]) => column.name !== 'id')
+  .map(([key, column]) => ({
+    key: key as keyof NewLog,
+    name: column.name,
+    fallback: column.default ?? null,
+  }));
+const LOG_COLUMN_LIST = sql.raw(LOG_COLUMNS.map((c) => `"${c.name}"`).join(', '));
+
+/**
+ * One INSERT of many logs with a single JSON parameter: building a VALUES list of thousands of parameters cost the
+ * relay a fifth of its CPU under load (make bench), a JSON text is built natively.
+ */
+function insertLogsSql(rows: readonly NewLog[]) {
+  const records = rows.map((row) => {
+    const record: Record<string, unknown> = {};
+    for (const column of LOG_COLUMNS) record[column.name] = row[column.key] ?? column.fallback;
+    return record;
+  });
+  return sql`insert into logs (${LOG_COLUMN_LIST}) select ${LOG_COLUMN_LIST} from json_populate_recordset(null::logs, ${JSON.stringify(records)}::json)`;
+}
 
 export function createBatchWriter(options: {
   db: Db;
@@ -111,6 +147,8 @@ export function createBatchWriter(options: {
     for (const [id, c] of batch.users) bump(pending.users, id, c.quota, c.requests);
     for (const [id, q] of batch.tokens) add(pending.tokens, id, q);
     for (const [id, q] of batch.channels) add(pending.channels, id, q);
+    for (const [id, q] of batch.userDebits) add(pending.userDebits, id, q);
+    for (const [id, q] of batch.tokenDebits) add(pending.tokenDebits, id, q);
     for (const inc of batch.dashboard.values()) addBucket(pending.dashboard, inc);
   };
 
@@ -121,6 +159,8 @@ export function createBatchWriter(options: {
       pending.users.size === 0 &&
       pending.tokens.size === 0 &&
       pending.channels.size === 0 &&
+      pending.userDebits.size === 0 &&
+      pending.tokenDebits.size === 0 &&
       !dashboardDue
     )
       return;
@@ -129,23 +169,28 @@ export function createBatchWriter(options: {
     inFlight = batch;
     try {
       await options.db.transaction(async (tx) => {
-        for (let i = 0; i < batch.logs.length; i += 200)
-          await tx.insert(logs).values(batch.logs.slice(i, i + 200));
-        for (const [id, c] of batch.users) {
+        for (let i = 0; i < batch.logs.length; i += 1000)
+          await tx.execute(insertLogsSql(batch.logs.slice(i, i + 1000)));
+        for (const id of new Set([...batch.users.keys(), ...batch.userDebits.keys()])) {
+          const c = batch.users.get(id) ?? { quota: 0, requests: 0 };
+          const debit = batch.userDebits.get(id) ?? 0;
           await tx
             .update(users)
             .set({
               usedQuota: sql`${users.usedQuota} + ${c.quota}`,
               requestCount: sql`${users.requestCount} + ${c.requests}`,
+              ...(debit > 0 ? { quota: sql`greatest(${users.quota} - ${debit}, 0)` } : {}),
             })
             .where(eq(users.id, id));
         }
-        for (const [id, quota] of batch.tokens) {
+        for (const id of new Set([...batch.tokens.keys(), ...batch.tokenDebits.keys()])) {
+          const debit = batch.tokenDebits.get(id) ?? 0;
           await tx
             .update(tokens)
             .set({
-              usedQuota: sql`${tokens.usedQuota} + ${quota}`,
+              usedQuota: sql`${tokens.usedQuota} + ${batch.tokens.get(id) ?? 0}`,
               accessedTime: Math.floor(now() / 1000),
+              ...(debit > 0 ? { remainQuota: sql`greatest(${tokens.remainQuota} - ${debit}, 0)` } : {}),
             })
             .where(eq(tokens.id, id));
         }
@@ -186,6 +231,12 @@ export function createBatchWriter(options: {
   const timer = setInterval(tick, options.intervalMs);
   timer.unref();
 
+  const debitOf = (batch: Batch | undefined, owner: { userId: number } | { tokenId: number }) => {
+    if (!batch) return 0;
+    return 'userId' in owner
+      ? (batch.userDebits.get(owner.userId) ?? 0)
+      : (batch.tokenDebits.get(owner.tokenId) ?? 0);
+  };
   const unflushed = (batch: Batch | undefined, owner: { userId: number } | { tokenId: number }) => {
     if (!batch) return 0;
     return 'userId' in owner
@@ -211,6 +262,10 @@ export function createBatchWriter(options: {
           });
         }
       }
+      if (write.debit && write.debit.quota > 0) {
+        add(pending.userDebits, write.userId, write.debit.quota);
+        if (write.debit.fromToken) add(pending.tokenDebits, write.tokenId, write.debit.quota);
+      }
       if (write.countRequest) {
         bump(pending.users, write.userId, write.quota, 1);
         if (write.tokenId > 0) add(pending.tokens, write.tokenId, write.quota);
@@ -220,6 +275,9 @@ export function createBatchWriter(options: {
     flush: () => flush(true),
     unflushedUsedQuota(owner) {
       return unflushed(pending, owner) + unflushed(inFlight, owner);
+    },
+    pendingDebit(owner) {
+      return debitOf(pending, owner) + debitOf(inFlight, owner);
     },
     async close() {
       clearInterval(timer);

@@ -9,8 +9,10 @@
  *   by the console API in this or any other process (Redis bus);
  * - refreshed in the background once older than the sync period (`SYNC_FREQUENCY`), which covers a lost event;
  *   the stale value keeps serving meanwhile, so no request waits on that refresh;
- * - balance changes made by this relay (reservations, settlements) are applied to the snapshot at once from
- *   the values the SQL update returned.
+ * - balance changes made by this relay are applied to the snapshot at once: from the values a SQL update
+ *   returned (reservations, settlements near the trust line), or as a debit the batching writer has not written
+ *   yet (trusted payers); a snapshot (re)loaded from the database has those unwritten debits taken off, so it
+ *   never shows more than the payer has.
  * Unknown keys are remembered (bounded, cleared on any `tokens.changed`) so a stream of bad keys cannot turn
  * into a stream of database reads.
  */
@@ -55,6 +57,8 @@ export interface AuthCache {
   lookup(key: string): Promise<{ token: TokenSnapshot; user: UserSnapshot } | undefined>;
   /** Applies balances a SQL update returned, so the next decision sees them without a reload. */
   setBalances(userId: number, userQuota: number | undefined, tokenId?: number, remainQuota?: number): void;
+  /** Takes a charge not yet written to the database off the cached balances (the token's when `fromToken`). */
+  debit(userId: number, quota: number, tokenId: number, fromToken: boolean): void;
   close(): void;
 }
 
@@ -96,7 +100,10 @@ export function createAuthCache(options: {
   /** Entries older than this are refreshed in the background. */
   maxAgeMs: number;
   onError?: (error: unknown) => void;
+  /** Debits of this process the database does not hold yet (the batching writer's); default none. */
+  pendingDebit?: (owner: { userId: number } | { tokenId: number }) => number;
 }): AuthCache {
+  const pendingDebit = options.pendingDebit ?? (() => 0);
   const { db } = options;
   const onError = options.onError ?? (() => {});
   const byKey = new Map<string, TokenSnapshot>();
@@ -119,6 +126,7 @@ export function createAuthCache(options: {
       return undefined;
     }
     const snapshot = toTokenSnapshot(row, Date.now());
+    snapshot.remainQuota -= pendingDebit({ tokenId: row.id });
     byKey.set(key, snapshot);
     keyById.set(row.id, key);
     return snapshot;
@@ -140,7 +148,7 @@ export function createAuthCache(options: {
       role: row.role,
       status: row.status,
       group: row.group,
-      quota: row.quota,
+      quota: row.quota - pendingDebit({ userId: row.id }),
       acceptUnsetModelRatio: readAcceptUnset(row.setting),
       loadedAt: Date.now(),
     };
@@ -204,6 +212,14 @@ export function createAuthCache(options: {
         const token = key === undefined ? undefined : byKey.get(key);
         if (token) token.remainQuota = remainQuota;
       }
+    },
+    debit(userId, quota, tokenId, fromToken) {
+      const user = usersById.get(userId);
+      if (user) user.quota -= quota;
+      if (!fromToken) return;
+      const key = keyById.get(tokenId);
+      const token = key === undefined ? undefined : byKey.get(key);
+      if (token) token.remainQuota -= quota;
     },
     close: unsubscribe,
   };

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRelayApp } from './app.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { sleep, waitFor } from './testing/wait.ts';
 
 const START = 1_000_000;
 const QUOTA_PER_UNIT = 500_000;
@@ -22,18 +23,7 @@ let fakeCached: FakeOpenAi;
 let mainChannelId: number;
 let cachedChannelId: number;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const db = () => t.runtime.deps.db;
-
-async function waitFor<T>(read: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 interface Usage {
   readonly prompt: number;

@@ -3,11 +3,10 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { sleep } from './testing/wait.ts';
 
 let t: RelayTestApp;
 let fake: FakeOpenAi;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const get = (url: string, headers: Record<string, string>) => t.relay.inject({ method: 'GET', url, headers });
 

@@ -9,13 +9,13 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { sleep } from './testing/wait.ts';
 
 const CONCURRENCY = 50;
 
 let t: RelayTestApp;
 let fake: FakeOpenAi;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const db = () => t.runtime.deps.db;
 
 /** The quota a response says it was charged: the header, or the SSE comment of a stream. */

@@ -10,6 +10,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { sleep, waitFor } from './testing/wait.ts';
 
 const RATIOS = {
   'instruct-model': 1,
@@ -34,18 +35,6 @@ let fake: FakeOpenAi;
 let cohere: FakeOpenAi;
 let broken: FakeOpenAi;
 let mainChannelId: number;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(read: () => Promise<T | undefined>, ms = 3000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 const db = () => t.runtime.deps.db;
 const userQuota = async (id: number) =>

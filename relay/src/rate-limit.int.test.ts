@@ -7,6 +7,7 @@ import { buildRelayApp } from './app.ts';
 import type { RelayDeps } from './deps.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { sleep, waitFor } from './testing/wait.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -14,18 +15,6 @@ let t: RelayTestApp;
 let fake: FakeOpenAi;
 const opened: FastifyInstance[] = [];
 const connections: Redis[] = [];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(read: () => Promise<T | undefined>, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 /** A relay on the test database; `deps` replaces parts of the runtime (no Redis: memory mode). */
 async function startRelay(

@@ -5,6 +5,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { sleep, waitFor } from './testing/wait.ts';
 
 // Prices of this file: round((prompt + completion × 4) × 1.5 × group ratio) for gpt-4o-mini.
 const RATIOS = {
@@ -23,18 +24,6 @@ let fakeBroken: FakeOpenAi;
 let mainChannelId: number;
 let badChannelId: number;
 let backupChannelId: number;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(read: () => Promise<T | undefined>, ms = 3000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 const db = () => t.runtime.deps.db;
 const userQuota = async (id: number) =>

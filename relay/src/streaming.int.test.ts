@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerRelay } from './app.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { waitFor } from './testing/wait.ts';
 
 const REPLY = 'Hello! This is a reply from the fake OpenAI upstream.';
 
@@ -23,18 +24,6 @@ let fakeSlow: FakeOpenAi;
 let mainChannelId: number;
 let emptyChannelId: number;
 let slowChannelId: number;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(read: () => Promise<T | undefined>, ms = 3000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 const db = () => t.runtime.deps.db;
 const options = () => t.runtime.deps.options;

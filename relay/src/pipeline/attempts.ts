@@ -144,7 +144,10 @@ export async function runAttempts(
           url: call.url,
           headers: call.headers,
           body: call.body,
-          signal: AbortSignal.any([input.clientGone.signal, attemptAbort.signal]),
+          // A composite signal only when a first-token timer can abort this attempt (it costs on every call).
+          signal: firstTokenTimer
+            ? AbortSignal.any([input.clientGone.signal, attemptAbort.signal])
+            : input.clientGone.signal,
           ...(isStream ? { bodyTimeoutMs: streamTimeoutSeconds * 1000 } : {}),
         });
       } catch (error) {

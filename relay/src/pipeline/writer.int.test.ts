@@ -4,6 +4,7 @@ import { LogType } from '@turnpike/core/domain/logs';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../testing/wait.ts';
 import { createBatchWriter } from './writer.ts';
 
 let t: TestApp;
@@ -45,8 +46,6 @@ describe('batch writer', () => {
     expect(await db.select().from(logs).where(eq(logs.userId, user.id))).toHaveLength(5);
   });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A consume log as the pipeline writes it. */
 const consume = (

@@ -2,9 +2,9 @@ import { channels } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayTestApp, type RelayTestApp } from '../testing/relay-test-app.ts';
+import { sleep } from '../testing/wait.ts';
 import { type ChannelCache, createChannelCache } from './channel-cache.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const policy = { failures: 2, windowMs: 60_000, cooldownMs: 120_000 };
 
 describe('channel cache health', () => {

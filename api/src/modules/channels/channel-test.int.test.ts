@@ -1,6 +1,7 @@
 import { abilities, channels, logs, users } from '@turnpike/core/db/schema/index';
 import type { GatewayEvent } from '@turnpike/core/events/bus';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
+import { sleep, waitFor } from '@turnpike/relay/testing/wait';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,17 +14,6 @@ import {
 } from '../../testing/test-app.ts';
 
 const GOOD_KEY = 'sk-upstream-good';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(read: () => Promise<T | undefined> | T | undefined, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 /** Creates channels through the console API, as an administrator does. */
 async function createChannel(client: ConsoleClient, fields: Record<string, unknown>): Promise<number> {

@@ -1,12 +1,11 @@
 import { type ColumnDef, flexRender, type RowData, tableFeatures, useTable } from '@tanstack/react-table';
 import { useState } from 'react';
-import { useTranslation } from 'react-i18next';
 import { readStored, writeStored } from '../../lib/storage.ts';
-import { cx } from './cx.ts';
 import { EmptyState } from './empty-state.tsx';
+import { PAGE_SIZE_OPTIONS, Pager } from './pager.tsx';
 import { Spinner } from './spinner.tsx';
 
-export const PAGE_SIZE_OPTIONS = [10, 20, 50, 100] as const;
+export { PAGE_SIZE_OPTIONS };
 export const DEFAULT_PAGE_SIZE = 10;
 
 const features = tableFeatures({});
@@ -53,9 +52,7 @@ export function DataTable<T extends RowData>({
   onPageSizeChange,
   rowKey,
 }: DataTableProps<T>) {
-  const { t } = useTranslation();
   const table = useTable<typeof features, T>({ features, columns, data });
-  const pages = Math.max(1, Math.ceil(total / pageSize));
   return (
     <div className="flex flex-col gap-3">
       <div className="overflow-x-auto rounded-lg border border-gray-200 dark:border-gray-700">
@@ -99,43 +96,13 @@ export function DataTable<T extends RowData>({
           <EmptyState />
         ) : null}
       </div>
-      <nav
-        className="flex flex-wrap items-center justify-end gap-2 text-sm"
-        aria-label={t('table.pagination')}
-      >
-        <span className="text-gray-500">{t('table.total', { total })}</span>
-        <button
-          type="button"
-          className={cx('rounded border px-2 py-1 dark:border-gray-600', page <= 1 && 'opacity-40')}
-          disabled={page <= 1}
-          onClick={() => onPageChange(page - 1)}
-        >
-          {t('table.previous')}
-        </button>
-        <span>
-          {page} / {pages}
-        </span>
-        <button
-          type="button"
-          className={cx('rounded border px-2 py-1 dark:border-gray-600', page >= pages && 'opacity-40')}
-          disabled={page >= pages}
-          onClick={() => onPageChange(page + 1)}
-        >
-          {t('table.next')}
-        </button>
-        <select
-          aria-label={t('table.pageSize')}
-          className="rounded border bg-transparent px-2 py-1 dark:border-gray-600"
-          value={pageSize}
-          onChange={(e) => onPageSizeChange(Number(e.target.value))}
-        >
-          {PAGE_SIZE_OPTIONS.map((size) => (
-            <option key={size} value={size}>
-              {t('table.perPage', { size })}
-            </option>
-          ))}
-        </select>
-      </nav>
+      <Pager
+        page={page}
+        pageSize={pageSize}
+        total={total}
+        onPageChange={onPageChange}
+        onPageSizeChange={onPageSizeChange}
+      />
     </div>
   );
 }

@@ -1,6 +1,8 @@
 import { useTranslation } from 'react-i18next';
 import { cx } from './cx.ts';
-import { PAGE_SIZE_OPTIONS } from './data-table.tsx';
+
+/** The page sizes every table offers. */
+export const PAGE_SIZE_OPTIONS = [10, 20, 50, 100] as const;
 
 export interface PagerProps {
   /** 1-based page. */

@@ -3,6 +3,7 @@ import { TokenStatus } from '@turnpike/core/domain/tokens';
 import { Role } from '@turnpike/core/domain/users';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countTextTokens } from './metering/tokens.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 import { sleep, waitFor } from './testing/wait.ts';
@@ -311,7 +312,11 @@ describe('chat completions', () => {
         .filter((l) => l.startsWith('data: {'))
         .map((l) => JSON.parse(l.slice(6)));
       const usage = chunks.at(-1).usage;
-      expect(usage.completion_tokens).toBeGreaterThan(5);
+      // Every chunk after the first output was passed on unread; they are all counted at the end.
+      const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+      expect(text).toBe('Hello! This is a reply from the fake OpenAI upstream.');
+      expect(usage.completion_tokens).toBe(countTextTokens(text, 'o200k_base'));
+      expect(usage.prompt_tokens).toBeGreaterThan(0);
       expect(response.body.endsWith('data: [DONE]\n\n')).toBe(true);
       const log = await consumeLog(response.headers['x-request-id'] as string);
       expect(log.completionTokens).toBe(usage.completion_tokens);

@@ -78,6 +78,7 @@ beforeAll(async () => {
     await t.seedChannel({ key: 'sk-a', baseUrl: fake.url, models: 'chat-model,empty-model,slow-model' })
   ).id;
   await t.seedChannel({ key: 'sk-a', baseUrl: fake.url, models: 'chat-model', group: 'vip' });
+  await t.seedChannel({ key: 'sk-a', baseUrl: fake.url, models: 'chat-model', group: 'team-x' });
   emptyChannelId = (
     await t.seedChannel({ key: 'sk-b', baseUrl: fakeEmpty.url, models: 'empty-model', priority: 10 })
   ).id;
@@ -380,6 +381,19 @@ describe('playground', () => {
     expect(vip.statusCode).toBe(200);
     const vipLog = await consumeLog(vip.headers['x-request-id'] as string);
     expect(vipLog).toMatchObject({ tokenName: 'playground-vip', group: 'vip' });
+  });
+
+  it("accepts the user's own group by name even when GroupRatio does not list it (priced at ratio 1)", async () => {
+    const user = await t.seedUser({ quota: 500_000, group: 'team-x' });
+    const response = await playground(signedIn(user.id), {
+      model: 'chat-model',
+      group: 'team-x',
+      messages: hi,
+    });
+    expect(response.statusCode).toBe(200);
+    const log = await consumeLog(response.headers['x-request-id'] as string);
+    expect(log).toMatchObject({ tokenName: 'playground-team-x', group: 'team-x' });
+    expect(log.quota).toBe(log.promptTokens + log.completionTokens);
   });
 
   it('refuses a group the user may not use, access tokens and API keys', async () => {

@@ -19,7 +19,7 @@ import {
   shouldRetry,
 } from '../errors.ts';
 import { pickChannel } from '../routing/pick.ts';
-import { toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
+import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import { relayBinary, relayJson, relayTranscription } from './answer.ts';
 import type { Caller } from './authenticate.ts';
 import { checkChannelHealth } from './channel-health.ts';
@@ -113,7 +113,7 @@ export async function runAttempts(
     const mayRetryEmpty = retryEmptyEnabled && shouldRetry('empty-response', retryContext);
 
     // The first-token timer covers the wait for the response head too.
-    const attemptAbort = new AbortController();
+    const attemptAbort = abortedWith(input.clientGone.signal);
     let firstTokenTimedOut = false;
     const firstTokenTimer =
       firstTokenSeconds > 0
@@ -144,10 +144,7 @@ export async function runAttempts(
           url: call.url,
           headers: call.headers,
           body: call.body,
-          // A composite signal only when a first-token timer can abort this attempt (it costs on every call).
-          signal: firstTokenTimer
-            ? AbortSignal.any([input.clientGone.signal, attemptAbort.signal])
-            : input.clientGone.signal,
+          signal: attemptAbort.signal,
           ...(isStream ? { bodyTimeoutMs: streamTimeoutSeconds * 1000 } : {}),
         });
       } catch (error) {
@@ -206,7 +203,9 @@ export async function runAttempts(
             caller,
             body: prepared.payload.kind === 'json' ? { ...prepared.payload.body } : {},
             model,
-            promptTokens: prepared.promptTokens,
+            get promptTokens() {
+              return prepared.promptTokens;
+            },
             billing: input.billing,
             clientGone: input.clientGone.signal,
           },

@@ -86,7 +86,8 @@ export async function handlePlayground(
   const group = asked ? asked : row.group;
   if (asked) {
     const allowed = usableGroups({ ...options.get('UserUsableGroups') }, { ...groupRatio }, row.group);
-    if (!(asked in allowed) || !(asked in groupRatio))
+    // A usable group missing from GroupRatio is priced at ratio 1, as everywhere else.
+    if (!(asked in allowed))
       return sendError(
         request,
         reply,

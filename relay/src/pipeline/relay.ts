@@ -76,7 +76,8 @@ function estimateOf(ctx: RelayContext, pricing: Pricing, prepared: PreparedReque
     return Math.trunc(prepared.reserveTokens * pricing.modelRatio * pricing.groupRatio);
   return estimateQuota({
     pricing,
-    promptTokens: prepared.promptTokens,
+    // Read (and so counted) only when the estimate uses it: a request that names its output limit.
+    promptTokens: prepared.maxTokens ? prepared.promptTokens : 0,
     maxTokens: prepared.maxTokens,
     preConsumedTokens: options.get('PreConsumedQuota'),
     quotaPerUnit,

@@ -75,6 +75,24 @@ const SSE_HEAD = {
   'x-accel-buffering': 'no',
 };
 
+/** How long output after the upstream's end marker waits for the body to end (it normally ends at once). */
+const END_HOLD_MS = 50;
+
+/** Raw chunk text kept unparsed per stream, at most (see `isPlainChunk`); past it, chunks are read as they come. */
+const DEFERRED_LIMIT = 256 * 1024;
+
+/**
+ * Whether a chat chunk can be passed on without being read: it names no usage, or (when the client asked for
+ * usage and so gets chunks unchanged) only `"usage": null`. A quote inside a JSON string is escaped, so `"usage"`
+ * outside a key is a whole string value; that case, like any doubt, answers false and the chunk is read.
+ */
+export function isPlainChunk(data: string, clientAskedUsage: boolean): boolean {
+  const at = data.indexOf('"usage"');
+  if (at === -1) return true;
+  if (!clientAskedUsage || data.indexOf('"usage"', at + 7) !== -1) return false;
+  return /^\s*:\s*null\s*[,}]/.test(data.slice(at + 7, at + 20));
+}
+
 /** A chat/completions chunk carrying text the sensitive-word carry held back. */
 function heldChatChunk(last: Json, index: number, text: string): string {
   const isCompletion = last.object === 'text_completion';
@@ -189,8 +207,55 @@ export async function pipeStream(
     return step.text;
   };
 
+  /** Counts what one choice of a chat/completions chunk produced; answers where its text is kept. */
+  const outputChoice = async (choice: Json) => {
+    const delta = isRecord(choice.delta) ? choice.delta : undefined;
+    // Chat keeps text in delta.content, legacy completions in choice.text.
+    const holder: Json | undefined = delta ?? (typeof choice.text === 'string' ? choice : undefined);
+    const field = delta ? 'content' : 'text';
+    const text = holder && typeof holder[field] === 'string' ? (holder[field] as string) : undefined;
+    if (text !== undefined) await output(text);
+    if (delta) {
+      if (typeof delta.reasoning_content === 'string') await output(delta.reasoning_content);
+      if (Array.isArray(delta.tool_calls)) {
+        for (const call of delta.tool_calls) {
+          const fn = isRecord(call) ? call.function : undefined;
+          if (isRecord(fn)) await output(`${fn.name ?? ''}${fn.arguments ?? ''}`);
+        }
+      }
+    }
+    return { holder, field, text };
+  };
+
+  // Once the first output is out, a plain chunk is passed on unread and kept raw: it is read only when the
+  // upstream ends without reporting usage (its text is counted then), or when the kept text passes the limit.
+  const deferred: string[] = [];
+  let deferredSize = 0;
+  const readDeferred = async () => {
+    for (const data of deferred.splice(0)) {
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(data);
+      } catch {
+        continue;
+      }
+      if (!isRecord(chunk)) continue;
+      last = chunk;
+      if (Array.isArray(chunk.choices))
+        for (const choice of chunk.choices) if (isRecord(choice)) await outputChoice(choice);
+    }
+    deferredSize = 0;
+  };
+
   /** One chat/completions chunk; returns false to stop the stream. */
   const handleChat = async (data: string): Promise<boolean> => {
+    if (sawOutput && filter === undefined && isPlainChunk(data, clientAskedUsage)) {
+      deferred.push(data);
+      deferredSize += data.length;
+      if (deferredSize > DEFERRED_LIMIT) await readDeferred();
+      await write(`data: ${data}\n\n`);
+      return true;
+    }
     let chunk: unknown;
     try {
       chunk = JSON.parse(data);
@@ -202,28 +267,21 @@ export async function pipeStream(
       await write(`data: ${data}\n\n`);
       return true;
     }
+    const usage = normaliseOpenAiUsage(chunk.usage);
+    if (hasUsage(usage)) {
+      upstreamUsage = usage;
+      // The upstream's count is the bill: what was kept unread need not be counted.
+      deferred.length = 0;
+      deferredSize = 0;
+    } else if (deferred.length > 0) await readDeferred();
     last = chunk;
     let changed = false;
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     for (const choice of choices) {
       if (!isRecord(choice)) continue;
       const index = typeof choice.index === 'number' ? choice.index : 0;
-      const delta = isRecord(choice.delta) ? choice.delta : undefined;
       const ended = choice.finish_reason !== null && choice.finish_reason !== undefined;
-      // Chat keeps text in delta.content, legacy completions in choice.text.
-      const holder: Json | undefined = delta ?? (typeof choice.text === 'string' ? choice : undefined);
-      const field = delta ? 'content' : 'text';
-      const text = holder && typeof holder[field] === 'string' ? (holder[field] as string) : undefined;
-      if (text !== undefined) await output(text);
-      if (delta) {
-        if (typeof delta.reasoning_content === 'string') await output(delta.reasoning_content);
-        if (Array.isArray(delta.tool_calls)) {
-          for (const call of delta.tool_calls) {
-            const fn = isRecord(call) ? call.function : undefined;
-            if (isRecord(fn)) await output(`${fn.name ?? ''}${fn.arguments ?? ''}`);
-          }
-        }
-      }
+      const { holder, field, text } = await outputChoice(choice);
       if (filter && holder && (text !== undefined || ended)) {
         let shown = text === undefined ? '' : filtered(filter.push(index, text));
         if (shown === undefined) return false;
@@ -238,8 +296,6 @@ export async function pipeStream(
         }
       }
     }
-    const usage = normaliseOpenAiUsage(chunk.usage);
-    if (hasUsage(usage)) upstreamUsage = usage;
     if (clientAskedUsage || !('usage' in chunk)) {
       await write(`data: ${changed ? JSON.stringify(chunk) : data}\n\n`);
       return true;
@@ -318,7 +374,10 @@ export async function pipeStream(
     return true;
   };
 
+  // The upstream's end marker (`[DONE]`, or the Responses API's `response.completed`).
+  let sawEnd = false;
   const handle = async (event: SseEvent): Promise<boolean> => {
+    if (event.data === DONE || event.event === 'response.completed') sawEnd = true;
     if (event.data === DONE) return true;
     frtMs ??= performance.now() - outcome.startedAt;
     return isChat ? handleChat(event.data) : handleResponses(event);
@@ -326,6 +385,7 @@ export async function pipeStream(
 
   let cutOff = false;
   let timedOut = false;
+  let holdTimer: NodeJS.Timeout | undefined;
   try {
     let going = true;
     reading: for await (const piece of response.body) {
@@ -333,7 +393,11 @@ export async function pipeStream(
         going = await handle(event);
         if (!going) break reading;
       }
-      await flushOut();
+      // After the end marker the body ends at once: the rest goes out with the end of the answer, in one
+      // write. An upstream that stays open after its end marker has its output sent shortly anyway.
+      if (!sawEnd) await flushOut();
+      else if (holdTimer) holdTimer.refresh();
+      else holdTimer = setTimeout(() => void flushOut(), END_HOLD_MS);
     }
     if (going) for (const event of parser.end()) if (!(await handle(event))) break;
   } catch (error) {
@@ -364,6 +428,8 @@ export async function pipeStream(
         await write(isChat ? heldChatChunk(last, index, rest) : heldResponsesDelta(index, rest));
       }
     }
+    // Without usage from the upstream, the chunks passed on unread are counted now.
+    if (!hasUsage(upstreamUsage)) await readDeferred();
     const usage: NormalisedUsage = hasUsage(upstreamUsage)
       ? upstreamUsage
       : {
@@ -412,6 +478,7 @@ export async function pipeStream(
     }
   } finally {
     clearTimeout(pingTimer);
+    clearTimeout(holdTimer);
     if (committed && !raw.writableEnded) raw.end(raw.destroyed ? undefined : out);
   }
   if (cutOff)

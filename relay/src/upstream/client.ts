@@ -97,6 +97,18 @@ export interface UpstreamClient {
 /** Default cap for reading an error body. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
 
+/**
+ * A controller that also aborts when `parent` does. Cheaper than `AbortSignal.any` on every request (that one
+ * tracks its sources with weak references the garbage collector must process); the listener goes with the
+ * parent, which lives as long as the client's request.
+ */
+export function abortedWith(parent: AbortSignal | undefined): AbortController {
+  const controller = new AbortController();
+  if (parent?.aborted) controller.abort(parent.reason);
+  else parent?.addEventListener('abort', () => controller.abort(parent.reason), { once: true });
+  return controller;
+}
+
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
   const defaultHeadersTimeoutMs = options.headersTimeoutMs ?? 300_000;
   const defaultBodyTimeoutMs = options.bodyTimeoutMs ?? 300_000;
@@ -118,8 +130,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       // undici's own headers timeout does not fire while it considers the request still being written, so the
       // wait for the response head is bounded here as well, by aborting the request.
       const headersTimeoutMs = request.headersTimeoutMs ?? defaultHeadersTimeoutMs;
-      const deadline = new AbortController();
-      const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+      const deadline = abortedWith(request.signal);
+      const signal = deadline.signal;
       const timer = headersTimeoutMs > 0 ? setTimeout(() => deadline.abort(), headersTimeoutMs) : undefined;
       let response: Dispatcher.ResponseData;
       try {

@@ -52,6 +52,21 @@ function contentTexts(content: unknown, out: string[]): void {
 
 const json = (body: Json) => ({ kind: 'json' as const, body });
 
+/** The prepared request with its input tokens counted on first read: most answers report usage themselves. */
+function withLazyPromptTokens(
+  count: () => number,
+  fields: Omit<PreparedRequest, 'promptTokens'>,
+): PreparedRequest {
+  let counted: number | undefined;
+  return Object.defineProperty(fields, 'promptTokens', {
+    get: () => {
+      counted ??= count();
+      return counted;
+    },
+    enumerable: true,
+  }) as PreparedRequest;
+}
+
 function prepareChat(request: FastifyRequest): PreparedRequest | RelayError {
   const read = readJsonBody(request.body);
   if ('status' in read) return read;
@@ -60,18 +75,21 @@ function prepareChat(request: FastifyRequest): PreparedRequest | RelayError {
     return invalidRequest('messages is required and must be a non-empty list');
   const texts: string[] = [];
   for (const message of body.messages) if (isRecord(message)) contentTexts(message.content, texts);
-  return {
-    model,
-    payload: json(body),
-    isStream: body.stream === true,
-    promptTokens: countChatPromptTokens(
+  return withLazyPromptTokens(
+    () =>
+      countChatPromptTokens(
+        model,
+        body.messages as never[],
+        Array.isArray(body.tools) ? (body.tools as unknown[]) : [],
+      ),
+    {
       model,
-      body.messages as never[],
-      Array.isArray(body.tools) ? (body.tools as unknown[]) : [],
-    ),
-    maxTokens,
-    promptTexts: texts,
-  };
+      payload: json(body),
+      isStream: body.stream === true,
+      maxTokens,
+      promptTexts: texts,
+    },
+  );
 }
 
 /** Chat answer: message content and reasoning are output; tool calls are counted too. */
@@ -125,14 +143,13 @@ export const completionsSpec: EndpointSpec = {
     const { prompt } = body;
     if (prompt === undefined || prompt === null || (Array.isArray(prompt) && prompt.length === 0))
       return invalidRequest('prompt is required');
-    return {
+    return withLazyPromptTokens(() => countInputTokens(model, prompt), {
       model,
       payload: json(body),
       isStream: body.stream === true,
-      promptTokens: countInputTokens(model, prompt),
       maxTokens,
       promptTexts: inputTexts(prompt),
-    };
+    });
   },
   answer: 'json',
   stream: 'chat',
@@ -157,13 +174,12 @@ export const embeddingsSpec: EndpointSpec = {
     if ('status' in read) return read;
     const { body, model } = read;
     if (body.input === undefined || body.input === null) return invalidRequest('input is required');
-    return {
+    return withLazyPromptTokens(() => countInputTokens(model, body.input), {
       model,
       payload: json(body),
       isStream: false,
-      promptTokens: countInputTokens(model, body.input),
       promptTexts: inputTexts(body.input),
-    };
+    });
   },
   answer: 'json',
   usageOf: openAiUsage,
@@ -182,13 +198,15 @@ export const moderationsSpec: EndpointSpec = {
     const texts = inputTexts(body.input);
     // Multi-modal input: `[{type:"text", text}, {type:"image_url", ...}]`.
     if (Array.isArray(body.input)) contentTexts(body.input, texts);
-    return {
-      model,
-      payload: json({ ...body, model }),
-      isStream: false,
-      promptTokens: texts.reduce((sum, text) => sum + countTextTokens(text, encodingForModel(model)), 0),
-      promptTexts: texts,
-    };
+    return withLazyPromptTokens(
+      () => texts.reduce((sum, text) => sum + countTextTokens(text, encodingForModel(model)), 0),
+      {
+        model,
+        payload: json({ ...body, model }),
+        isStream: false,
+        promptTexts: texts,
+      },
+    );
   },
   answer: 'json',
   // Moderation answers carry no usage: the input is counted.
@@ -230,13 +248,12 @@ export const rerankSpec: EndpointSpec = {
       return invalidRequest('documents is required and must be a non-empty list');
     const texts = [body.query, ...body.documents.map(documentText)];
     const encoding = encodingForModel(model);
-    return {
+    return withLazyPromptTokens(() => texts.reduce((sum, text) => sum + countTextTokens(text, encoding), 0), {
       model,
       payload: json(body),
       isStream: false,
-      promptTokens: texts.reduce((sum, text) => sum + countTextTokens(text, encoding), 0),
       promptTexts: texts,
-    };
+    });
   },
   answer: 'json',
   usageOf: rerankUsage,
@@ -273,14 +290,16 @@ export const responsesSpec: EndpointSpec = {
     const encoding = encodingForModel(model);
     // Like a chat message: a few tokens of framing per item, as OpenAI counts them.
     const items = Array.isArray(body.input) ? body.input.length : 1;
-    return {
-      model,
-      payload: json(body),
-      isStream: body.stream === true,
-      promptTokens: texts.reduce((sum, text) => sum + countTextTokens(text, encoding), 0) + 3 * items + 3,
-      maxTokens,
-      promptTexts: texts,
-    };
+    return withLazyPromptTokens(
+      () => texts.reduce((sum, text) => sum + countTextTokens(text, encoding), 0) + 3 * items + 3,
+      {
+        model,
+        payload: json(body),
+        isStream: body.stream === true,
+        maxTokens,
+        promptTexts: texts,
+      },
+    );
   },
   answer: 'json',
   stream: 'responses',

@@ -66,6 +66,18 @@ export async function request<T = unknown>(
   path: string,
   options: RequestOptions = {},
 ): Promise<T> {
+  return (await requestEnvelope<T>(method, path, options)).data as T;
+}
+
+/**
+ * Like {@link request}, but answers the whole successful envelope, for the few calls that put fields beside
+ * `data` (the payment form's `url`). `E` names those extra fields.
+ */
+export async function requestEnvelope<T = unknown, E extends object = object>(
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<Envelope<T> & Partial<E>> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const user = getSessionUser();
   if (user) headers['New-Api-User'] = String(user.id);
@@ -97,9 +109,9 @@ export async function request<T = unknown>(
     return fail(i18next.t('error.sessionExpired'), 401, 'UNAUTHENTICATED');
   }
 
-  let envelope: Envelope<T> | null = null;
+  let envelope: (Envelope<T> & Partial<E>) | null = null;
   try {
-    envelope = (await response.json()) as Envelope<T>;
+    envelope = (await response.json()) as Envelope<T> & Partial<E>;
   } catch {
     envelope = null;
   }
@@ -115,7 +127,7 @@ export async function request<T = unknown>(
       envelope.code,
     );
   }
-  return envelope.data as T;
+  return envelope;
 }
 
 /** Shorthands for the common methods. */

@@ -21,6 +21,8 @@ export interface SiteStatus {
   enable_drawing: boolean;
   enable_task: boolean;
   enable_data_export: boolean;
+  /** The dashboard's default granularity and range (DataExportDefaultTime). */
+  data_export_default_time?: 'hour' | 'day' | 'week' | undefined;
   default_collapse_sidebar: boolean;
   enable_online_topup: boolean;
   mj_notify_enabled: boolean;

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { menuGroups } from '../components/layout/side-menu.tsx';
-import { CHANNEL_COLUMNS } from '../features/channels/validation.ts';
+import { CHANNEL_COLUMNS, TYPE_FORM_HINTS } from '../features/channels/validation.ts';
 import { LOG_COLUMNS, LOG_TYPE_NAMES } from '../features/logs/rules.ts';
 import { validateLogFilters } from '../features/logs/validation.ts';
 import {
@@ -149,7 +149,7 @@ describe('every text the console shows has a translation', () => {
     expect(absent).toEqual([]);
   });
 
-  it.each(['channels', 'tokens', 'logs'])(
+  it.each(['channels', 'tokens', 'logs', 'redemptions', 'wallet', 'tasks', 'dashboard'])(
     '%s: message keys handed around as values (rules, handlers) have texts in both languages',
     (namespace) => {
       // e.g. checkChannelForm answers 'error.noModels' and the page later calls t(problem)
@@ -194,7 +194,12 @@ describe('every text the console shows has a translation', () => {
       true,
     );
     const wanted: Record<string, string[]> = {
-      channels: [...CHANNEL_COLUMNS.map((c) => `col.${c}`)],
+      channels: [
+        ...CHANNEL_COLUMNS.map((c) => `col.${c}`),
+        ...Object.values(TYPE_FORM_HINTS).flatMap((h) =>
+          [h.baseUrlLabel, h.baseUrlHint, h.otherLabel, h.otherHint].filter((k): k is string => Boolean(k)),
+        ),
+      ],
       tokens: [
         ...tokenErrors,
         ...tokenStatuses.map((s) => `status.${s}`),

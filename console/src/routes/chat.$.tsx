@@ -1,7 +1,9 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../components/layout/placeholder.tsx';
+import { ChatPage } from '../features/chat/components/chat-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
 export const Route = createFileRoute('/chat/$')({
-  component: () => <Placeholder title="menu.chat" />,
+  component: function Chat() {
+    const { _splat } = Route.useParams();
+    return <ChatPage id={_splat} />;
+  },
 });

@@ -1,7 +1,5 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../components/layout/placeholder.tsx';
+import { PricingPage } from '../features/pricing/components/pricing-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
-export const Route = createFileRoute('/pricing')({
-  component: () => <Placeholder title="nav.pricing" />,
-});
+/** Public: visitors see the default group's prices, signed-in users their own group's. */
+export const Route = createFileRoute('/pricing')({ component: PricingPage });

@@ -174,6 +174,7 @@ describe('channels admin API', () => {
       ['POST', '/api/channel/batch'],
       ['POST', '/api/channel/batch/tag'],
       ['POST', '/api/channel/fix'],
+      ['POST', '/api/channel/copy/1'],
       ['POST', '/api/channel/tag/enabled'],
       ['POST', '/api/channel/tag/disabled'],
       ['PUT', '/api/channel/tag'],
@@ -360,6 +361,60 @@ describe('channels admin API', () => {
       max_input_tokens: 128000,
       weight: 0,
     });
+  });
+
+  it('copies a channel with its stored key and settings, starting without usage history', async () => {
+    const [source] = await create({
+      name: 'primary',
+      key: 'sk-good-0002',
+      models: 'gpt-4o,gpt-4o-mini',
+      group: 'default,vip',
+      priority: 4,
+      weight: 9,
+      tag: 'team',
+      model_mapping: '{"gpt-4o":"gpt-4o-2024-11-20"}',
+    });
+    await db()
+      .update(channels)
+      .set({ usedQuota: 12345, balance: 8.5, balanceUpdatedTime: 1700000000, responseTime: 900, testTime: 1 })
+      .where(eq(channels.id, source!.id));
+    events.length = 0;
+
+    const copied = await post(`/api/channel/copy/${source!.id}`);
+    expect(copied.json()).toMatchObject({
+      success: true,
+      data: {
+        name: 'primary_copy',
+        key: '',
+        models: 'gpt-4o,gpt-4o-mini',
+        group: 'default,vip',
+        priority: 4,
+        weight: 9,
+        tag: 'team',
+        model_mapping: '{"gpt-4o":"gpt-4o-2024-11-20"}',
+        used_quota: 0,
+        balance: 0,
+        response_time: 0,
+      },
+    });
+    const copyId = copied.json().data.id as number;
+    expect(copyId).not.toBe(source!.id);
+    // the copy works at once: the same key (without the admin typing it again) and its own routing rows
+    const box = createChannelKeyBox(t.config.cryptoSecret);
+    const [row] = await db().select().from(channels).where(eq(channels.id, copyId));
+    expect(box.open(row!.key)).toBe('sk-good-0002');
+    expect(await abilitiesOf(copyId)).toHaveLength(4);
+    expect(events).toContainEqual({ type: 'channels.changed', ids: [copyId] });
+
+    const named = await post(`/api/channel/copy/${source!.id}`, { suffix: ' (2)', reset_balance: false });
+    expect(named.json().data).toMatchObject({ name: 'primary (2)', balance: 8.5, used_quota: 0 });
+
+    expect((await post('/api/channel/copy/424242')).statusCode).toBe(404);
+    expect((await post(`/api/channel/copy/${source!.id}`, { suffix: 5 })).json()).toMatchObject({
+      success: false,
+      message: 'suffix must be text',
+    });
+    expect(await channelCount()).toBe(3);
   });
 
   it('deletes one, the disabled ones and a batch, dropping their abilities', async () => {

@@ -11,11 +11,18 @@ import {
 } from '@turnpike/core/contracts/channels';
 import { Role } from '@turnpike/core/domain/users';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
 import { parseId, parseInput } from '../../http/validate.ts';
 import { registerChannelTestRoutes } from './channel-test.routes.ts';
 import { createChannelService } from './channels.service.ts';
+
+/** `POST /api/channel/copy/:id`: what to append to the name, and whether the copy starts with a zero balance. */
+const copyChannelSchema = z.object({
+  suffix: z.string({ error: 'suffix must be text' }).max(64, 'suffix is too long').default('_copy'),
+  reset_balance: z.boolean({ error: 'reset_balance must be true or false' }).default(true),
+});
 
 export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const channels = createChannelService(ctx.deps);
@@ -57,6 +64,15 @@ export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): 
   app.put('/channel/', admin, async (request) =>
     ok(await channels.update(parseInput(updateChannelSchema, request.body)), 'saved'),
   );
+
+  app.post<IdParams>('/channel/copy/:id', admin, async (request) => {
+    const options = parseInput(copyChannelSchema, request.body);
+    const copy = await channels.copy(parseId(request.params.id), {
+      suffix: options.suffix,
+      resetBalance: options.reset_balance,
+    });
+    return ok(copy, 'channel copied');
+  });
 
   app.delete('/channel/disabled', admin, async () => ok(await channels.deleteDisabled()));
   app.delete<IdParams>('/channel/:id', admin, async (request) => {

@@ -7,6 +7,7 @@ import {
 } from '@turnpike/core/channels/channel-rules';
 import { fetchUpstreamBalance, fetchUpstreamModels } from '@turnpike/core/channels/upstream';
 import {
+  CHANNEL_NAME_MAX,
   type ChannelSearchQuery,
   type ChannelTagView,
   type ChannelView,
@@ -191,6 +192,25 @@ export function createChannelService(deps: AppDeps) {
         if (!updated) throw new AppError('NOT_FOUND', NOT_FOUND);
         return [updated];
       });
+      return toChannelView(row!);
+    },
+
+    /**
+     * A new channel with the settings and the stored key of another, named with `suffix` appended. The copy starts
+     * with no usage history: used quota, test results and (when `resetBalance`) the balance are zero.
+     */
+    async copy(id: number, options: { suffix: string; resetBalance: boolean }): Promise<ChannelView> {
+      const { id: _sourceId, ...source } = await mustFind(id);
+      const copy: NewChannel = {
+        ...source,
+        name: `${source.name}${options.suffix}`.slice(0, CHANNEL_NAME_MAX),
+        createdTime: nowSeconds(),
+        usedQuota: 0,
+        responseTime: 0,
+        testTime: 0,
+        ...(options.resetBalance ? { balance: 0, balanceUpdatedTime: 0 } : {}),
+      };
+      const [row] = await write((tx) => createChannelRepo(tx).insertMany([copy]));
       return toChannelView(row!);
     },
 

@@ -15,3 +15,4 @@ export { PageSpinner, Spinner } from './spinner.tsx';
 export { Switch } from './switch.tsx';
 export { Tag } from './tag.tsx';
 export { Toaster } from './toaster.tsx';
+export { useCopy } from './use-copy.tsx';

@@ -8,16 +8,22 @@ export interface SideSheetProps {
   title: ReactNode;
   children?: ReactNode;
   footer?: ReactNode;
+  /** 600 px instead of 36rem (the channel drawer, spec 02 section 9). */
+  wide?: boolean;
+  testId?: string;
 }
 
 /** A panel sliding in from the right; full width on phones. */
-export function SideSheet({ open, onClose, title, children, footer }: SideSheetProps) {
+export function SideSheet({ open, onClose, title, children, footer, wide, testId }: SideSheetProps) {
   const { t } = useTranslation();
   return (
     <Dialog open={open} onClose={onClose} className="relative z-50">
       <div className="fixed inset-0 bg-black/40" aria-hidden="true" />
-      <div className="fixed inset-y-0 right-0 flex w-full max-w-xl">
-        <DialogPanel className="flex w-full flex-col bg-white shadow-xl dark:bg-gray-900">
+      <div className={`fixed inset-y-0 right-0 flex w-full ${wide ? 'sm:w-[600px]' : 'max-w-xl'}`}>
+        <DialogPanel
+          data-testid={testId}
+          className="flex w-full flex-col bg-white shadow-xl dark:bg-gray-900"
+        >
           <div className="flex items-center justify-between border-b border-gray-200 px-5 py-4 dark:border-gray-700">
             <DialogTitle className="text-lg font-semibold">{title}</DialogTitle>
             <button

@@ -73,6 +73,69 @@ export function isJsonObjectText(text: string): boolean {
   }
 }
 
+/** The fields the form rules look at beyond the JSON ones: whether the type needs its base URL filled. */
+export interface TypeFormHints {
+  /** Label key of the base URL field when the type names it differently (Azure endpoint, full URL, ...). */
+  baseUrlLabel?: string;
+  /** Hint key under the base URL field. */
+  baseUrlHint?: string;
+  /** The channel cannot work without a base URL of its own. */
+  baseUrlRequired?: boolean;
+  /** Label key of the `other` field; the field is shown only when set. */
+  otherLabel?: string;
+  /** Hint key under the `other` field. */
+  otherHint?: string;
+  /** Shows the OpenAI organization field. */
+  organization?: boolean;
+}
+
+/** Type-specific fields of the drawer (spec 02 section 9); every value is a key of the `channels` namespace. */
+export const TYPE_FORM_HINTS: Readonly<Record<number, TypeFormHints>> = {
+  1: { organization: true },
+  3: {
+    baseUrlLabel: 'extra.azureEndpoint',
+    baseUrlHint: 'extra.azureEndpointHint',
+    baseUrlRequired: true,
+    otherLabel: 'extra.apiVersion',
+    otherHint: 'extra.azureVersionHint',
+  },
+  8: { baseUrlLabel: 'extra.customUrl', baseUrlHint: 'extra.customUrlHint', baseUrlRequired: true },
+  17: { otherLabel: 'extra.aliPlugin' },
+  18: { otherLabel: 'extra.sparkVersion', otherHint: 'extra.sparkVersionHint' },
+  21: { otherLabel: 'extra.knowledgeBase', otherHint: 'extra.knowledgeBaseHint' },
+  22: { baseUrlHint: 'extra.fastGptHint' },
+  24: { otherLabel: 'extra.geminiVersion' },
+  36: { baseUrlHint: 'extra.sunoHint', baseUrlRequired: true },
+  37: { baseUrlHint: 'extra.difyHint' },
+  39: { otherLabel: 'extra.cloudflareAccount' },
+  40: { baseUrlHint: 'extra.siliconHint' },
+  41: { otherLabel: 'extra.vertexRegion', otherHint: 'extra.vertexRegionHint' },
+};
+
+export const typeFormHints = (type: number): TypeFormHints => TYPE_FORM_HINTS[type] ?? {};
+
+/** 'Fill related models' picks the catalogue's models whose names start with these (spec 02 section 9). */
+export const RELATED_MODEL_PREFIXES = ['gpt-', 'text-'] as const;
+export const relatedModels = (catalogue: readonly string[]): string[] =>
+  catalogue.filter((m) => RELATED_MODEL_PREFIXES.some((prefix) => m.startsWith(prefix)));
+
+/** The model-test dialog lays the models out in a grid with columns at least this wide (px). */
+export const MODEL_TEST_MIN_COLUMN = 200;
+
+/** What GET /api/channel/test/progress answers about the current or last test of every channel. */
+export interface TestAllProgress {
+  running: boolean;
+  done: number;
+  total: number;
+  failed: number;
+  started_at: number;
+  finished_at: number;
+}
+
+/** Whole percent done of a test run; 0 before it knows how many channels it tests. */
+export const progressPercent = (p: Pick<TestAllProgress, 'done' | 'total'>): number =>
+  p.total > 0 ? Math.min(100, Math.round((p.done / p.total) * 100)) : 0;
+
 /** Base URLs that end in /v1: the relay adds the path itself, so the form warns first. */
 export const endsWithV1 = (url: string): boolean => /\/v1\/*$/.test(url.trim());
 
@@ -94,6 +157,8 @@ export function countKeyLines(key: string, isDocument: boolean): number {
 
 export interface ChannelFormValues {
   name: string;
+  type?: number;
+  base_url?: string;
   key: string;
   models: string[];
   model_mapping: string;
@@ -109,6 +174,8 @@ export interface ChannelFormValues {
 export function checkChannelForm(values: ChannelFormValues, isEdit: boolean): string | null {
   if (!values.name.trim() || (!isEdit && !values.key.trim())) return 'error.nameAndKey';
   if (values.models.length === 0) return 'error.noModels';
+  if (values.type !== undefined && typeFormHints(values.type).baseUrlRequired && !values.base_url?.trim())
+    return 'error.baseUrlRequired';
   if (!isJsonObjectText(values.model_mapping)) return 'error.modelMapping';
   if (!isJsonObjectText(values.status_code_mapping)) return 'error.statusCodeMapping';
   if (!isJsonObjectText(values.setting)) return 'error.setting';

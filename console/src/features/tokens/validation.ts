@@ -75,7 +75,28 @@ export interface TokenForm {
   group: string;
 }
 
-export type TokenFormError = 'nameRequired' | 'expiryFormat' | 'quotaInteger' | 'countPositive';
+/** The server refuses longer names. */
+export const TOKEN_NAME_MAX = 30;
+/** A dash and the random 6-character suffix extra tokens of a batch get. */
+const BATCH_SUFFIX_LENGTH = 7;
+/** The longest name a batch of more than one token may have. */
+export const BATCH_NAME_MAX = TOKEN_NAME_MAX - BATCH_SUFFIX_LENGTH;
+
+export type TokenFormError =
+  | 'nameRequired'
+  | 'expiryFormat'
+  | 'quotaInteger'
+  | 'countPositive'
+  | 'nameTooLongForBatch';
+
+/** The message key of each form error (namespace `tokens`). */
+export const TOKEN_ERROR_KEYS: Readonly<Record<TokenFormError, string>> = {
+  nameRequired: 'error.nameRequired',
+  expiryFormat: 'error.expiryFormat',
+  quotaInteger: 'error.quotaInteger',
+  countPositive: 'error.countPositive',
+  nameTooLongForBatch: 'error.nameTooLongForBatch',
+};
 
 export interface ParsedTokenForm {
   fields: {
@@ -109,6 +130,9 @@ export function parseTokenForm(
     const text = form.count.trim();
     count = Number(text);
     if (!/^\d+$/.test(text) || count < 1) return { ok: false, field: 'count', error: 'countPositive' };
+    // the extra tokens' names must still fit the server's limit once the suffix is added
+    if (count > 1 && name.length > BATCH_NAME_MAX)
+      return { ok: false, field: 'name', error: 'nameTooLongForBatch' };
   }
   return {
     ok: true,

@@ -1,7 +1,4 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { Chat2LinkPage } from '../../features/chat/components/chat2link-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
-export const Route = createFileRoute('/_console/chat2link')({
-  component: () => <Placeholder title="menu.chat" />,
-});
+export const Route = createFileRoute('/_console/chat2link')({ component: () => <Chat2LinkPage /> });

@@ -1,7 +1,4 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { DashboardPage } from '../../features/dashboard/components/dashboard-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
-export const Route = createFileRoute('/_console/detail')({
-  component: () => <Placeholder title="menu.dashboard" />,
-});
+export const Route = createFileRoute('/_console/detail')({ component: DashboardPage });

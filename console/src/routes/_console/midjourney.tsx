@@ -1,7 +1,4 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { DrawingLogPage } from '../../features/tasks/components/drawing-log-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
-export const Route = createFileRoute('/_console/midjourney')({
-  component: () => <Placeholder title="menu.drawing" />,
-});
+export const Route = createFileRoute('/_console/midjourney')({ component: DrawingLogPage });

@@ -1,7 +1,11 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { PlaygroundPage } from '../../features/playground/components/playground-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
 export const Route = createFileRoute('/_console/playground')({
-  component: () => <Placeholder title="menu.playground" />,
+  validateSearch: (search: Record<string, unknown>): { expired?: boolean } =>
+    search.expired === true || search.expired === 'true' ? { expired: true } : {},
+  component: function Playground() {
+    const { expired } = Route.useSearch();
+    return <PlaygroundPage expired={Boolean(expired)} />;
+  },
 });

@@ -1,7 +1,4 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { TaskLogPage } from '../../features/tasks/components/task-log-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
-export const Route = createFileRoute('/_console/task')({
-  component: () => <Placeholder title="menu.tasks" />,
-});
+export const Route = createFileRoute('/_console/task')({ component: TaskLogPage });

@@ -1,7 +1,6 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { Placeholder } from '../../components/layout/placeholder.tsx';
+import { WalletPage } from '../../features/wallet/components/wallet-page.tsx';
 
-// Placeholder: the screen is built in a later slice.
 export const Route = createFileRoute('/_console/topup')({
-  component: () => <Placeholder title="menu.wallet" />,
+  component: WalletPage,
 });

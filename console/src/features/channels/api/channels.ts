@@ -1,6 +1,7 @@
 import type { ChannelTagView, ChannelView } from '@turnpike/core/contracts/channels';
 import { api } from '../../../lib/api.ts';
 import { getSessionUser } from '../../../lib/session.ts';
+import type { TestAllProgress } from '../validation.ts';
 
 export type { ChannelTagView, ChannelView };
 
@@ -77,6 +78,13 @@ export const patchChannel = (
   patch: Partial<Pick<ChannelView, 'status' | 'priority' | 'weight'>>,
 ) => api.put<ChannelView>('/api/channel/', { id, ...patch });
 
+/**
+ * A new channel with the settings and stored key of another; the name gets `suffix`. Silent: the page shows
+ * 'channel copy failed: ' with the reason itself.
+ */
+export const copyChannel = (id: number, options: { suffix: string; reset_balance: boolean }) =>
+  api.post<ChannelView>(`/api/channel/copy/${id}`, options, { silent: true });
+
 export const deleteChannel = (id: number) => api.delete<unknown>(`/api/channel/${id}`);
 export const deleteChannels = (ids: number[]) => api.post<number>('/api/channel/batch', { ids });
 export const deleteDisabledChannels = () => api.delete<number>('/api/channel/disabled');
@@ -141,3 +149,7 @@ async function runTest(path: string, model?: string): Promise<TestOutcome> {
 
 export const testChannel = (id: number, model?: string) => runTest(`/api/channel/test/${id}`, model);
 export const testAllChannels = () => runTest('/api/channel/test');
+
+/** The current or last test of every channel; silent, a server without it just shows no progress. */
+export const fetchTestProgress = () =>
+  api.get<TestAllProgress>('/api/channel/test/progress', { silent: true });

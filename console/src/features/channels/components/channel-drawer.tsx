@@ -18,6 +18,7 @@ import {
   type ChannelInput,
   type ChannelView,
   createChannels,
+  fetchCatalogueModels,
   fetchChannel,
   fetchUpstreamModels,
   fetchUpstreamModelsOf,
@@ -30,12 +31,14 @@ import {
   endsWithV1,
   isJsonObjectText,
   normalizeBaseUrl,
+  relatedModels,
   splitList,
   toInteger,
+  typeFormHints,
 } from '../validation.ts';
 
-/** What the drawer opens on: a new channel, an existing one, or a copy of one (created as new). */
-export type DrawerTarget = { mode: 'create' } | { mode: 'edit'; id: number } | { mode: 'copy'; id: number };
+/** What the drawer opens on: a new channel or an existing one. */
+export type DrawerTarget = { mode: 'create' } | { mode: 'edit'; id: number };
 
 interface FormState {
   name: string;
@@ -58,6 +61,10 @@ interface FormState {
   max_input_tokens: string;
 }
 
+/** iFlytek Spark (type 18) with an empty `other` means this version (spec 02 section 5). */
+const SPARK_DEFAULT_VERSION = 'v2.1';
+
+/** A new channel: type 1 with its default models (changing the type of an empty list fills the new type's). */
 const EMPTY: FormState = {
   name: '',
   type: 1,
@@ -65,7 +72,7 @@ const EMPTY: FormState = {
   base_url: '',
   other: '',
   openai_organization: '',
-  models: [],
+  models: [...(findProviderType(1)?.defaultModels ?? [])],
   groups: ['default'],
   model_mapping: '',
   status_code_mapping: '',
@@ -79,9 +86,9 @@ const EMPTY: FormState = {
   max_input_tokens: '0',
 };
 
-function fromChannel(c: ChannelView, copy: boolean, copySuffix: string): FormState {
+function fromChannel(c: ChannelView): FormState {
   return {
-    name: copy ? `${c.name}${copySuffix}` : c.name,
+    name: c.name,
     type: c.type,
     key: '',
     base_url: c.base_url,
@@ -119,15 +126,10 @@ export function ChannelDrawer(props: ChannelDrawerProps) {
     enabled: id !== null,
     gcTime: 0,
   });
-  const title =
-    props.target.mode === 'edit'
-      ? t('drawer.editTitle')
-      : props.target.mode === 'copy'
-        ? t('drawer.copyTitle')
-        : t('drawer.createTitle');
+  const title = props.target.mode === 'edit' ? t('drawer.editTitle') : t('drawer.createTitle');
   if (id !== null && !channel.data) {
     return (
-      <SideSheet open onClose={props.onClose} title={title}>
+      <SideSheet open onClose={props.onClose} title={title} wide testId="channel-sheet">
         {channel.isError ? (
           <p role="alert" className="text-red-600">
             {t('error.notFound')}
@@ -140,15 +142,12 @@ export function ChannelDrawer(props: ChannelDrawerProps) {
       </SideSheet>
     );
   }
-  const initial = channel.data
-    ? fromChannel(channel.data, props.target.mode === 'copy', t('drawer.copySuffix'))
-    : EMPTY;
   return (
     <ChannelForm
       {...props}
       title={title}
-      initial={initial}
-      editId={props.target.mode === 'edit' ? id : null}
+      initial={channel.data ? fromChannel(channel.data) : EMPTY}
+      editId={id}
     />
   );
 }
@@ -181,6 +180,13 @@ function ChannelForm({
   const [fetching, setFetching] = useState(false);
   const [confirmV1, setConfirmV1] = useState(false);
   const provider = findProviderType(form.type);
+  const hints = typeFormHints(form.type);
+  const catalogue = useQuery({
+    queryKey: ['channel-catalogue'],
+    queryFn: fetchCatalogueModels,
+    staleTime: 300_000,
+  });
+  const catalogueNames = (catalogue.data ?? []).map((m) => m.id);
   const set = <K extends keyof FormState>(key: K, value: FormState[K]) => {
     setForm((f) => ({ ...f, [key]: value }));
     setError(null);
@@ -203,18 +209,31 @@ function ChannelForm({
 
   const changeType = (value: number) => {
     const next = findProviderType(value);
-    setForm((f) => ({
-      ...f,
-      type: value,
-      // a new channel starts with the type's default models; an edited one keeps its own
-      models: !isEdit && f.models.length === 0 && next ? [...next.defaultModels] : f.models,
-      other: value === 18 && !f.other ? 'v2.1' : f.other,
-    }));
+    setForm((f) => {
+      const before = findProviderType(f.type)?.defaultModels ?? [];
+      const untouched =
+        f.models.length === 0 ||
+        (f.models.length === before.length && f.models.every((m, i) => m === before[i]));
+      // values the form filled in itself follow the type; what the admin typed stays
+      const other = f.type === 18 && f.other === SPARK_DEFAULT_VERSION ? '' : f.other;
+      return {
+        ...f,
+        type: value,
+        // a new channel starts with the type's default models; an edited one keeps its own
+        models: !isEdit && untouched && next ? [...next.defaultModels] : f.models,
+        other: value === 18 && !other ? SPARK_DEFAULT_VERSION : other,
+      };
+    });
   };
 
   const fillDefaults = () => {
     if (!provider) return;
     const { models } = addCustomModels(form.models, provider.defaultModels.join(','));
+    set('models', models);
+  };
+
+  const fillRelated = () => {
+    const { models } = addCustomModels(form.models, relatedModels(catalogueNames).join(','));
     set('models', models);
   };
 
@@ -264,7 +283,7 @@ function ChannelForm({
       name: form.name.trim(),
       type: form.type,
       base_url: normalizeBaseUrl(form.base_url),
-      other: form.type === 18 && !form.other.trim() ? 'v2.1' : form.other,
+      other: form.type === 18 && !form.other.trim() ? SPARK_DEFAULT_VERSION : form.other,
       openai_organization: form.openai_organization,
       models: form.models,
       groups: form.groups.length ? form.groups : ['default'],
@@ -301,6 +320,8 @@ function ChannelForm({
   return (
     <SideSheet
       open
+      wide
+      testId="channel-sheet"
       onClose={onClose}
       title={title}
       footer={
@@ -344,37 +365,55 @@ function ChannelForm({
           onChange={(e) => set('key', e.target.value)}
         />
         <Input
-          label={t('field.baseUrl')}
+          label={hints.baseUrlLabel ? t(hints.baseUrlLabel) : t('field.baseUrl')}
           value={form.base_url}
+          required={hints.baseUrlRequired}
           placeholder={provider?.defaultBaseUrl || t('field.baseUrlPlaceholder')}
-          hint={endsWithV1(form.base_url) ? t('field.baseUrlV1') : t('field.baseUrlHint')}
+          hint={
+            endsWithV1(form.base_url)
+              ? t('field.baseUrlV1')
+              : hints.baseUrlHint
+                ? t(hints.baseUrlHint)
+                : t('field.baseUrlHint')
+          }
           onChange={(e) => set('base_url', e.target.value)}
         />
-        {provider?.extraFields.map((extra) =>
-          extra.field === 'other' ? (
-            <Input
-              key="other"
-              label={extra.label}
-              value={form.other}
-              onChange={(e) => set('other', e.target.value)}
-            />
-          ) : (
-            <Input
-              key="org"
-              label={extra.label}
-              value={form.openai_organization}
-              onChange={(e) => set('openai_organization', e.target.value)}
-            />
-          ),
-        )}
+        {hints.otherLabel || provider?.extraFields.some((x) => x.field === 'other') ? (
+          <Input
+            label={
+              hints.otherLabel
+                ? t(hints.otherLabel)
+                : (provider?.extraFields.find((x) => x.field === 'other')?.label ?? '')
+            }
+            hint={hints.otherHint ? t(hints.otherHint) : undefined}
+            value={form.other}
+            onChange={(e) => set('other', e.target.value)}
+          />
+        ) : null}
+        {hints.organization || provider?.extraFields.some((x) => x.field === 'openai_organization') ? (
+          <Input
+            label={t('extra.organization')}
+            hint={t('extra.organizationHint')}
+            value={form.openai_organization}
+            onChange={(e) => set('openai_organization', e.target.value)}
+          />
+        ) : null}
 
         <Section title={t('field.models')}>
           <div className="flex flex-wrap gap-2">
             <Button size="sm" variant="secondary" loading={fetching} onClick={() => void fetchUpstream()}>
               {t('models.fetch')}
             </Button>
-            <Button size="sm" variant="secondary" onClick={fillDefaults}>
+            <Button
+              size="sm"
+              variant="secondary"
+              disabled={catalogueNames.length === 0}
+              onClick={fillRelated}
+            >
               {t('models.fillRelated')}
+            </Button>
+            <Button size="sm" variant="secondary" disabled={!provider} onClick={fillDefaults}>
+              {t('models.fillDefaults')}
             </Button>
             <Button size="sm" variant="ghost" onClick={() => set('models', [])}>
               {t('models.clear')}
@@ -413,9 +452,23 @@ function ChannelForm({
               <Input
                 label={t('models.custom')}
                 placeholder={t('models.customPlaceholder')}
+                list="channel-catalogue-models"
                 value={customModels}
                 onChange={(e) => setCustomModels(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter') {
+                    e.preventDefault();
+                    if (customModels.trim()) addCustom();
+                  }
+                }}
               />
+              <datalist id="channel-catalogue-models">
+                {catalogueNames
+                  .filter((m) => !form.models.includes(m))
+                  .map((m) => (
+                    <option key={m} value={m} />
+                  ))}
+              </datalist>
             </div>
             <Button variant="secondary" onClick={addCustom} disabled={!customModels.trim()}>
               {t('models.add')}

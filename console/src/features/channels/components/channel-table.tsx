@@ -22,8 +22,9 @@ const timeClass = {
 
 export interface ChannelTableActions {
   onToggleStatus: (channel: ChannelView) => void;
-  onPriority: (channel: ChannelView, text: string) => void;
-  onWeight: (channel: ChannelView, text: string) => void;
+  /** Answers false when the text was not taken (blank or not a number): the field shows the stored value again. */
+  onPriority: (channel: ChannelView, text: string) => boolean;
+  onWeight: (channel: ChannelView, text: string) => boolean;
   onRefreshBalance: (channel: ChannelView) => void;
   onTest: (channel: ChannelView) => void;
   onPickTestModel: (channel: ChannelView) => void;
@@ -31,8 +32,8 @@ export interface ChannelTableActions {
   onCopy: (channel: ChannelView) => void;
   onDelete: (channel: ChannelView) => void;
   onTagStatus: (tag: ChannelTagView, enabled: boolean) => void;
-  onTagPriority: (tag: ChannelTagView, text: string) => void;
-  onTagWeight: (tag: ChannelTagView, text: string) => void;
+  onTagPriority: (tag: ChannelTagView, text: string) => boolean;
+  onTagWeight: (tag: ChannelTagView, text: string) => boolean;
   onEditTag: (tag: ChannelTagView) => void;
 }
 
@@ -46,7 +47,10 @@ export interface ChannelTableProps extends ChannelTableActions {
   display: QuotaDisplay;
 }
 
-/** A number field that reports its text when it loses focus (or on Enter) and the text changed. */
+/**
+ * A number field that reports its text when it loses focus (or on Enter) and the text changed; text the page does
+ * not take is replaced by the stored value again.
+ */
 function InlineNumber({
   label,
   value,
@@ -56,7 +60,7 @@ function InlineNumber({
   label: string;
   value: number | null;
   min?: number;
-  onCommit: (text: string) => void;
+  onCommit: (text: string) => boolean;
 }) {
   const initial = value === null ? '' : String(value);
   const [text, setText] = useState(initial);
@@ -67,7 +71,7 @@ function InlineNumber({
     setText(initial);
   }
   const commit = () => {
-    if (text !== initial) onCommit(text);
+    if (text !== initial && !onCommit(text)) setText(initial);
   };
   return (
     <input
@@ -111,6 +115,10 @@ function StatusTag({ channel }: { channel: ChannelView }) {
   }
   return <Tag>{t('status.unknown')}</Tag>;
 }
+
+/** DeepSeek reports its balance in yuan; the others in dollars. */
+const balanceText = (c: ChannelView) =>
+  findProviderType(c.type)?.balance === 'deepseek' ? `¥${c.balance.toFixed(2)}` : `$${c.balance.toFixed(2)}`;
 
 function ResponseTime({ ms }: { ms: number }) {
   const { t } = useTranslation('channels');
@@ -184,16 +192,26 @@ export function ChannelTable(props: ChannelTableProps) {
             <div>
               {t('balance.used')} {formatQuota(c.used_quota, display)}
             </div>
-            <button
-              type="button"
-              className="text-blue-600 hover:underline disabled:opacity-50"
-              disabled={busyIds.has(`balance-${c.id}`)}
-              title={t('balance.refresh')}
-              aria-label={t('balance.refreshOf', { name: c.name })}
-              onClick={() => props.onRefreshBalance(c)}
-            >
-              {t('balance.remaining')} ${c.balance.toFixed(2)}
-            </button>
+            {findProviderType(c.type)?.balance ? (
+              <button
+                type="button"
+                className="text-blue-600 hover:underline disabled:opacity-50"
+                disabled={busyIds.has(`balance-${c.id}`)}
+                title={
+                  c.balance_updated_time
+                    ? t('balance.updatedAt', { time: formatTimestamp(c.balance_updated_time) })
+                    : t('balance.refresh')
+                }
+                aria-label={t('balance.refreshOf', { name: c.name })}
+                onClick={() => props.onRefreshBalance(c)}
+              >
+                {t('balance.remaining')} {balanceText(c)}
+              </button>
+            ) : (
+              <div className="text-gray-500" title={t('balance.unsupported')}>
+                {t('balance.remaining')} -
+              </div>
+            )}
           </td>
         ) : null}
         {show('priority') ? (

@@ -29,7 +29,6 @@ import {
   fixChannels,
   patchChannel,
   setTagStatus,
-  testAllChannels,
   testChannel,
   updateAllBalances,
   updateBalance,
@@ -46,9 +45,16 @@ import {
   parseRowWeight,
   TAG_MODE_STORAGE_KEY,
 } from '../validation.ts';
-import { BatchTagDialog, ColumnSettingsDialog, TagEditDialog, TestModelDialog } from './channel-dialogs.tsx';
+import {
+  BatchTagDialog,
+  ColumnSettingsDialog,
+  CopyChannelDialog,
+  ModelTestDialog,
+  TagEditDialog,
+} from './channel-dialogs.tsx';
 import { ChannelDrawer, type DrawerTarget } from './channel-drawer.tsx';
 import { ChannelTable } from './channel-table.tsx';
+import { TestAllBanner, useTestAll } from './test-all-progress.tsx';
 
 type Pending =
   | { kind: 'delete'; channel: ChannelView }
@@ -90,6 +96,7 @@ export function ChannelsPage() {
     | { kind: 'columns' }
     | { kind: 'tagEdit'; tag: ChannelTagView }
     | { kind: 'testModel'; channel: ChannelView }
+    | { kind: 'copy'; channel: ChannelView }
     | null
   >(null);
 
@@ -106,6 +113,7 @@ export function ChannelsPage() {
     inCurrency: status.data?.display_in_currency ?? true,
   };
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['channels'] });
+  const testAll = useTestAll(refresh);
 
   const mark = (key: string, on: boolean) =>
     setBusyIds((s) => {
@@ -149,13 +157,6 @@ export function ChannelsPage() {
     }
   };
 
-  const runTestAll = async () => {
-    const outcome = await testAllChannels();
-    if (outcome.kind === 'unavailable') toast.warning(t('test.unavailable'));
-    else if (outcome.kind === 'failed') toast.error(t('test.failed', { message: outcome.message }));
-    else toast.info(t('test.allStarted'));
-  };
-
   const refreshBalance = async (channel: ChannelView) => {
     mark(`balance-${channel.id}`, true);
     try {
@@ -179,15 +180,21 @@ export function ChannelsPage() {
     }
   };
 
-  const tagQuickEdit = async (tag: ChannelTagView, field: 'priority' | 'weight', text: string) => {
+  /** Answers whether the text was taken; blank changes nothing, anything else that is not valid is refused. */
+  const tagQuickEdit = (tag: ChannelTagView, field: 'priority' | 'weight', text: string): boolean => {
+    if (!text.trim()) return false;
     const checked = field === 'priority' ? checkTagPriority(text) : checkTagWeight(text);
     if ('error' in checked) {
       toast.error(t(checked.error));
-      refresh();
-      return;
+      return false;
     }
+    void sendTagEdit(tag, field, checked.value);
+    return true;
+  };
+
+  const sendTagEdit = async (tag: ChannelTagView, field: 'priority' | 'weight', value: number) => {
     try {
-      await editTag({ tag: tag.tag, [field]: checked.value });
+      await editTag({ tag: tag.tag, [field]: value });
       toast.success(t('done.updated'));
     } catch {
       // shown by the request client
@@ -276,7 +283,7 @@ export function ChannelsPage() {
         <Button variant="secondary" onClick={refresh}>
           {t('toolbar.refresh')}
         </Button>
-        <Button variant="secondary" onClick={() => void runTestAll()}>
+        <Button variant="secondary" loading={testAll.running} onClick={() => void testAll.start()}>
           {t('toolbar.testAll')}
         </Button>
         <Button variant="secondary" onClick={() => void refreshAllBalances()}>
@@ -324,6 +331,8 @@ export function ChannelsPage() {
         ) : null}
       </div>
 
+      <TestAllBanner progress={testAll.progress} />
+
       {!channels.isFetching && channels.data && rows.length === 0 ? (
         <EmptyState title={hasFilter ? t('empty.filtered') : t('empty.title')}>
           <p className="text-sm">{hasFilter ? t('empty.filteredHint') : t('empty.hint')}</p>
@@ -358,19 +367,21 @@ export function ChannelsPage() {
           }
           onPriority={(c, text) => {
             const priority = parseRowPriority(text);
-            if (priority === null) return;
+            if (priority === null) return false;
             void quickEdit(c, { priority }, 'done.updated');
+            return true;
           }}
           onWeight={(c, text) => {
             const weight = parseRowWeight(text);
-            if (weight === null) return;
+            if (weight === null) return false;
             void quickEdit(c, { weight }, 'done.updated');
+            return true;
           }}
           onRefreshBalance={(c) => void refreshBalance(c)}
           onTest={(c) => void runTest(c, c.test_model || undefined)}
           onPickTestModel={(c) => setDialog({ kind: 'testModel', channel: c })}
           onEdit={(c) => setDrawer({ mode: 'edit', id: c.id })}
-          onCopy={(c) => setDrawer({ mode: 'copy', id: c.id })}
+          onCopy={(c) => setDialog({ kind: 'copy', channel: c })}
           onDelete={(c) => setPending({ kind: 'delete', channel: c })}
           onTagStatus={(tag, enabled) =>
             void setTagStatus(tag.tag, enabled)
@@ -378,8 +389,8 @@ export function ChannelsPage() {
               .catch(() => {})
               .finally(refresh)
           }
-          onTagPriority={(tag, text) => void tagQuickEdit(tag, 'priority', text)}
-          onTagWeight={(tag, text) => void tagQuickEdit(tag, 'weight', text)}
+          onTagPriority={(tag, text) => tagQuickEdit(tag, 'priority', text)}
+          onTagWeight={(tag, text) => tagQuickEdit(tag, 'weight', text)}
           onEditTag={(tag) => setDialog({ kind: 'tagEdit', tag })}
         />
       )}
@@ -462,11 +473,16 @@ export function ChannelsPage() {
         />
       ) : null}
       {dialog?.kind === 'testModel' ? (
-        <TestModelDialog
+        <ModelTestDialog
           channel={dialog.channel}
-          onClose={() => setDialog(null)}
-          onTest={(model) => void runTest(dialog.channel, model)}
+          onClose={() => {
+            setDialog(null);
+            refresh();
+          }}
         />
+      ) : null}
+      {dialog?.kind === 'copy' ? (
+        <CopyChannelDialog channel={dialog.channel} onClose={() => setDialog(null)} onDone={refresh} />
       ) : null}
       <ConfirmDialog
         open={pending !== null}

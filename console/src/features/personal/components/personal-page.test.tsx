@@ -171,7 +171,7 @@ describe('personal settings', () => {
     expect(dialog().getByText(/replaces the old one/)).toBeTruthy();
     expect(server.callsTo('GET', '/api/user/token')).toHaveLength(0);
     await userEvent.click(dialog().getByRole('button', { name: 'Generate' }));
-    expect(await screen.findByText('Cannot copy to the clipboard, please copy manually')).toBeTruthy();
+    expect(await screen.findByText('Unable to copy to clipboard, please copy manually')).toBeTruthy();
     expect(dialog().getByText('tok-123')).toBeTruthy();
     expect(
       (screen.getByLabelText('System access token', { selector: 'input' }) as HTMLInputElement).value,

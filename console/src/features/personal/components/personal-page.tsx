@@ -11,6 +11,7 @@ import {
   Switch,
   Tag,
 } from '../../../components/ui/index.ts';
+import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
@@ -24,7 +25,6 @@ import {
   saveNotifySetting,
   selfQueryKey,
 } from '../api/self.ts';
-import { useCopy } from '../copy.tsx';
 import { THRESHOLD_PRESETS, validateNotification } from '../validation.ts';
 import { BindingList } from './bindings.tsx';
 import {

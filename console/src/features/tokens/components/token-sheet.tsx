@@ -7,6 +7,7 @@ import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { createToken, fetchToken, fetchUserGroups, fetchUserModels, updateToken } from '../api/tokens.ts';
 import {
+  BATCH_NAME_MAX,
   batchNames,
   COUNT_PRESETS,
   DEFAULT_TOKEN_QUOTA,
@@ -16,6 +17,8 @@ import {
   parseTokenForm,
   presetExpiry,
   QUOTA_PRESETS,
+  TOKEN_ERROR_KEYS,
+  TOKEN_NAME_MAX,
   type TokenForm,
 } from '../validation.ts';
 
@@ -84,7 +87,7 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
     e.preventDefault();
     const parsed = parseTokenForm(form, isEdit);
     if (!parsed.ok) {
-      const message = t(`error.${parsed.error}`);
+      const message = t(TOKEN_ERROR_KEYS[parsed.error], { max: BATCH_NAME_MAX });
       setErrors({ [parsed.field]: message });
       toast.error(message);
       return;
@@ -147,7 +150,7 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
           <Input
             label={t('field.name')}
             value={form.name}
-            maxLength={30}
+            maxLength={TOKEN_NAME_MAX}
             error={errors.name}
             placeholder={t('field.namePlaceholder')}
             onChange={(e) => set('name', e.target.value)}

@@ -34,9 +34,9 @@ const tokens: TokenRow[] = [
   },
 ];
 
-function serve(items: TokenRow[] = tokens) {
+function serve(items: TokenRow[] = tokens, status = makeStatus()) {
   return fakeServer({
-    'GET /api/status': () => ({ body: { success: true, data: makeStatus() } }),
+    'GET /api/status': () => ({ body: { success: true, data: status } }),
     'GET /api/token/': () => ({
       body: { success: true, data: { items, total: items.length, page: 1, page_size: 10 } },
     }),
@@ -174,7 +174,7 @@ describe('tokens page', () => {
     vi.spyOn(navigator.clipboard, 'writeText').mockRejectedValueOnce(new Error('denied'));
     await user.click(row('laptop').getByRole('button', { name: 'Copy laptop' }));
     const dialog = await screen.findByRole('dialog');
-    expect(dialog.textContent).toContain('Cannot copy to clipboard, please copy manually');
+    expect(dialog.textContent).toContain('Unable to copy to clipboard, please copy manually');
     expect(dialog.textContent).toContain('sk-aaa111');
   });
 
@@ -229,6 +229,68 @@ describe('tokens page', () => {
     expect(bodies[2]?.name).toMatch(/^bot-[A-Za-z0-9]{6}$/);
     expect(await screen.findByText('3 tokens created')).toBeTruthy();
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+  });
+
+  it('refuses a batch whose name leaves no room for the random suffix', async () => {
+    const server = serve();
+    const user = userEvent.setup();
+    await renderScreen(() => <TokensPage />);
+    await screen.findByText('laptop');
+    await user.click(screen.getByRole('button', { name: 'Add token' }));
+    const sheet = within(await screen.findByRole('dialog'));
+    await user.type(sheet.getByLabelText('Name'), 'a-very-long-token-name-24');
+    await user.click(sheet.getByRole('button', { name: '10' }));
+    await user.click(sheet.getByRole('button', { name: 'Submit' }));
+    expect(await sheet.findByText(/at most 23 characters/)).toBeTruthy();
+    expect(server.callsTo('POST', '/api/token/')).toHaveLength(0);
+    // one token of that name is fine
+    await user.clear(sheet.getByLabelText('Number to create'));
+    await user.type(sheet.getByLabelText('Number to create'), '1');
+    await user.click(sheet.getByRole('button', { name: 'Submit' }));
+    await waitFor(() => expect(server.callsTo('POST', '/api/token/')).toHaveLength(1));
+  });
+
+  it('offers the chat links of the Chats option per token, filled with that token', async () => {
+    serve(
+      tokens,
+      makeStatus({
+        server_address: 'https://gw.example',
+        chats: [
+          { NextChat: 'https://next.example/#/?key={key}&url={address}' },
+          { Lobe: 'https://lobe.example/?k={key}' },
+        ],
+      }),
+    );
+    const user = userEvent.setup();
+    await renderScreen(() => <TokensPage />);
+    await screen.findByText('laptop');
+    await user.click(row('laptop').getByRole('button', { name: 'Open a chat with laptop' }));
+    const next = await screen.findByRole('menuitem', { name: 'NextChat' });
+    expect(next.getAttribute('href')).toBe(
+      'https://next.example/#/?key=sk-aaa111&url=https%3A%2F%2Fgw.example',
+    );
+    expect(next.getAttribute('target')).toBe('_blank');
+    expect(next.getAttribute('rel')).toContain('noopener');
+    expect(screen.getByRole('menuitem', { name: 'Lobe' }).getAttribute('href')).toBe(
+      'https://lobe.example/?k=sk-aaa111',
+    );
+  });
+
+  it('says whom to ask when no chat links are configured, and when the configuration is broken', async () => {
+    serve(tokens, makeStatus({ chats: [] }));
+    const user = userEvent.setup();
+    const first = await renderScreen(() => <TokensPage />);
+    await screen.findByText('laptop');
+    await user.click(row('laptop').getByRole('button', { name: 'Open a chat with laptop' }));
+    expect(await screen.findByText('Please contact the administrator to configure chat links')).toBeTruthy();
+    first.unmount();
+
+    // a Chats value that is not a list
+    serve(tokens, makeStatus({ chats: { NextChat: 'https://next.example' } as never }));
+    await renderScreen(() => <TokensPage />);
+    await screen.findByText('laptop');
+    await user.click(row('laptop').getByRole('button', { name: 'Open a chat with laptop' }));
+    expect(await screen.findByText('Chat link configuration error, contact the administrator')).toBeTruthy();
   });
 
   it('edits a token with its current values', async () => {

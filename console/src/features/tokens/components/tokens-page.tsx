@@ -11,9 +11,12 @@ import {
   Tag,
   usePageSize,
 } from '../../../components/ui/index.ts';
+import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatQuota, formatTimestamp } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
+import { readStored, StorageKey } from '../../../lib/storage.ts';
 import { toast } from '../../../lib/toast.ts';
+import { isScriptLink, parseChatLinks } from '../../chat/links.ts';
 import {
   deleteToken,
   fetchTokens,
@@ -22,8 +25,8 @@ import {
   type TokenSearch,
   tokensQueryKey,
 } from '../api/tokens.ts';
-import { useCopy } from '../use-copy.tsx';
 import { NEVER_EXPIRES, TokenStatus, toggleTarget, tokenStatusName } from '../validation.ts';
+import { ChatMenu } from './chat-menu.tsx';
 import { TokenSheet } from './token-sheet.tsx';
 
 const statusColor = {
@@ -62,6 +65,11 @@ export function TokensPage() {
     inCurrency: status.data?.display_in_currency ?? true,
   };
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['tokens'] });
+  const parsedLinks = parseChatLinks(status.data?.chats ?? readStored(StorageKey.Chats));
+  // null: a broken configuration; links that would run script are never offered.
+  const chatLinks =
+    parsedLinks.kind === 'ok' ? parsedLinks.links.filter((link) => !isScriptLink(link.template)) : null;
+  const serverAddress = status.data?.server_address ?? '';
 
   const submitSearch = (e: FormEvent) => {
     e.preventDefault();
@@ -189,6 +197,12 @@ export function TokensPage() {
             >
               {t('action.copy')}
             </Button>
+            <ChatMenu
+              tokenName={token.name}
+              tokenKey={token.key}
+              links={chatLinks}
+              serverAddress={serverAddress}
+            />
             <Button
               size="sm"
               variant="secondary"

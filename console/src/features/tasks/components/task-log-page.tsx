@@ -1,0 +1,152 @@
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Tag, usePageSize } from '../../../components/ui/index.ts';
+import { useCopy } from '../../../components/ui/use-copy.tsx';
+import { formatTimestamp } from '../../../lib/format.ts';
+import { isAdmin, useSessionUser } from '../../../lib/session.ts';
+import { fetchTasks, type TaskFilters, type TaskRow } from '../api/tasks.ts';
+import {
+  defaultTaskRange,
+  fromLocalInput,
+  spentSeconds,
+  TASK_ACTIONS,
+  TASK_COLUMNS,
+  TASK_PLATFORMS,
+  type TaskColumn,
+  taskStatusLook,
+  toLocalInput,
+  visibleColumns,
+} from '../rules.ts';
+import { useServerPages } from '../use-server-pages.ts';
+import { type TaskFilterErrors, type TaskFilterInput, validateTaskFilters } from '../validation.ts';
+import { ChannelTag, ClippedText, ProgressRing, SpentTag, TextDialog } from './cells.tsx';
+import { type LogColumnDef, TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
+
+function initialForm(): TaskFilterInput {
+  const range = defaultTaskRange();
+  return { taskId: '', channel: '', start: toLocalInput(range.start), end: toLocalInput(range.end) };
+}
+
+/** Creative task times are seconds on the wire. */
+const toFilters = (form: TaskFilterInput): TaskFilters => ({
+  taskId: form.taskId,
+  channelId: form.channel,
+  start: Math.floor(fromLocalInput(form.start) / 1000),
+  end: Math.floor(fromLocalInput(form.end) / 1000),
+});
+
+/** The creative task log (Suno music and lyrics): administrators see every task and its channel. */
+export function TaskLogPage() {
+  const { t } = useTranslation('tasks');
+  const admin = isAdmin(useSessionUser());
+  const [pageSize, setPageSize] = usePageSize('task');
+  const [form, setForm] = useState(initialForm);
+  const [errors, setErrors] = useState<TaskFilterErrors>({});
+  const [filters, setFilters] = useState(() => toFilters(form));
+  const [run, setRun] = useState(0);
+  const [text, setText] = useState<{ title: string; body: string } | null>(null);
+  const { copy, dialog: copyDialog } = useCopy();
+
+  const list = useServerPages<TaskRow>({
+    queryKey: ['creative-tasks', admin, filters, run],
+    pageSize,
+    fetchPage: (page, size) => fetchTasks(admin, filters, page, size),
+  });
+
+  const submit = () => {
+    const found = validateTaskFilters(form, admin);
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    setFilters(toFilters(form));
+    setRun((n) => n + 1);
+  };
+  const reset = () => {
+    const fresh = initialForm();
+    setForm(fresh);
+    setErrors({});
+    setFilters(toFilters(fresh));
+    setRun((n) => n + 1);
+  };
+
+  const cell = (column: TaskColumn, row: TaskRow) => {
+    switch (column) {
+      case 'submitTime':
+        return formatTimestamp(row.submit_time);
+      case 'finishTime':
+        return formatTimestamp(row.finish_time);
+      case 'progress':
+        return <ProgressRing progress={row.progress} failed={row.status === 'FAILURE'} />;
+      case 'duration':
+        return <SpentTag seconds={spentSeconds(row.submit_time, row.finish_time, 's')} />;
+      case 'channel':
+        return <ChannelTag id={row.channel_id} onCopy={copy} />;
+      case 'platform':
+        return row.platform in TASK_PLATFORMS ? (
+          <Tag color={TASK_PLATFORMS[row.platform]}>{t(`platform.${row.platform}`)}</Tag>
+        ) : (
+          <Tag>{row.platform || t('platform.unknown')}</Tag>
+        );
+      case 'type':
+        return row.action in TASK_ACTIONS ? (
+          <Tag color={TASK_ACTIONS[row.action]}>{t(`action.${row.action}`)}</Tag>
+        ) : (
+          <Tag>{row.action || t('action.unknown')}</Tag>
+        );
+      case 'taskId':
+        return row.task_id ? (
+          <button
+            type="button"
+            title={t('record.open')}
+            className="text-blue-600 hover:underline dark:text-blue-400"
+            onClick={() => setText({ title: t('record.title'), body: JSON.stringify(row, null, 2) })}
+          >
+            {row.task_id}
+          </button>
+        ) : (
+          <span className="text-gray-400">-</span>
+        );
+      case 'status': {
+        const look = taskStatusLook(row.status);
+        return <Tag color={look.color}>{t(`status.${look.name}`)}</Tag>;
+      }
+      case 'failReason':
+        return (
+          <ClippedText
+            text={row.fail_reason}
+            onOpen={(body) => setText({ title: t('col.failReason'), body })}
+          />
+        );
+    }
+  };
+
+  const columns: LogColumnDef<TaskRow>[] = visibleColumns(TASK_COLUMNS, admin).map((c) => ({
+    id: c,
+    header: t(`col.${c}`),
+    cell: (row) => cell(c, row),
+  }));
+
+  return (
+    <section>
+      <h1 className="mb-4 text-xl font-semibold">{t('task.title')}</h1>
+      <TaskFilterForm
+        value={form}
+        errors={errors}
+        admin={admin}
+        loading={list.isFetching}
+        onChange={setForm}
+        onSubmit={submit}
+        onReset={reset}
+      />
+      <TaskLogTable
+        columns={columns}
+        list={list}
+        rowKey={(row) => row.id}
+        pageSize={pageSize}
+        onPageSizeChange={setPageSize}
+        empty={<TaskLogEmpty title={t('task.empty')} hint={t('task.emptyHint')} failed={list.isError} />}
+      />
+      <TextDialog title={text?.title ?? ''} text={text?.body ?? null} onClose={() => setText(null)} />
+      {copyDialog}
+    </section>
+  );
+}

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_COMPLETION_RATIO } from './default-ratios.ts';
 import { buildPricing, completionRatioOf, type PricingInput, QuotaType } from './pricing.ts';
 
+/** Unless a test names the serving groups, every priced model is served, in a group the caller cannot see. */
 function input(overrides: Partial<PricingInput> = {}): PricingInput {
+  const names = [...Object.keys(overrides.modelRatio ?? {}), ...Object.keys(overrides.modelPrice ?? {})];
   return {
     modelRatio: {},
     completionRatio: {},
     modelPrice: {},
-    servingGroups: new Map(),
+    servingGroups: new Map(names.map((name) => [name, ['hidden']])),
     visibleGroups: new Set(['default', 'vip']),
     ...overrides,
   };
@@ -54,6 +56,20 @@ describe('pricing list', () => {
       ['free-chat', QuotaType.Ratio],
       ['free-call', QuotaType.Price],
     ]);
+  });
+
+  it('lists only the models an enabled channel serves, and of those only the priced ones', () => {
+    const list = buildPricing(
+      input({
+        modelRatio: { served: 1, unserved: 1 },
+        modelPrice: { 'unserved-call': 0.1 },
+        servingGroups: new Map([
+          ['served', ['default']],
+          ['served-unpriced', ['default']],
+        ]),
+      }),
+    );
+    expect(list.map((e) => e.model_name)).toEqual(['served']);
   });
 
   it('names only the visible groups that serve each model', () => {

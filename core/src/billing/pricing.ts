@@ -47,11 +47,14 @@ function comparePricing(a: PricingEntry, b: PricingEntry): number {
 }
 
 /**
- * Every model that has a price or a ratio, each once. A per-call price wins over a ratio, as in billing. Models
- * served by a channel but priced nowhere are not listed: the relay refuses them outside self-use mode.
+ * Every model an enabled channel serves (in any group) and that has a price or a ratio, each once, as the
+ * reference lists them. A per-call price wins over a ratio, as in billing. Models served but priced nowhere are
+ * not listed: the relay refuses them outside self-use mode.
  */
 export function buildPricing(input: PricingInput): PricingEntry[] {
-  const names = new Set([...Object.keys(input.modelPrice), ...Object.keys(input.modelRatio)]);
+  const names = [...input.servingGroups.keys()].filter(
+    (model) => input.modelPrice[model] !== undefined || input.modelRatio[model] !== undefined,
+  );
   const entries: PricingEntry[] = [];
   for (const model of names) {
     const enableGroups = (input.servingGroups.get(model) ?? []).filter((group) =>

@@ -1,4 +1,3 @@
-import { DEFAULT_MODEL_PRICE, DEFAULT_MODEL_RATIO } from '@turnpike/core/billing/default-ratios';
 import { abilities, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,42 +32,10 @@ describe('pricing page', () => {
     await t.close();
   });
 
-  it('lists every built-in priced model once, even with no channel', async () => {
+  it('lists nothing before a channel serves a model', async () => {
     const response = await visitor();
     expect(response.statusCode).toBe(200);
-    const body = response.json();
-    expect(body.success).toBe(true);
-    const names = (body.data as Entry[]).map((e) => e.model_name);
-    const expected = new Set([...Object.keys(DEFAULT_MODEL_RATIO), ...Object.keys(DEFAULT_MODEL_PRICE)]);
-    expect(new Set(names).size).toBe(names.length);
-    expect(new Set(names)).toEqual(expected);
-    expect(entryOf(body.data, 'gpt-4o')).toEqual({
-      model_name: 'gpt-4o',
-      quota_type: 0,
-      model_ratio: 1.25,
-      model_price: 0,
-      completion_ratio: 4,
-      enable_groups: [],
-    });
-    expect(entryOf(body.data, 'dall-e-3')).toEqual({
-      model_name: 'dall-e-3',
-      quota_type: 1,
-      model_ratio: 0,
-      model_price: 0.04,
-      completion_ratio: 0,
-      enable_groups: [],
-    });
-  });
-
-  it('sorts per-token models first, gpt models first within each, then by name', async () => {
-    const entries = (await visitor()).json().data as Entry[];
-    const firstPerCall = entries.findIndex((e) => e.quota_type === 1);
-    expect(firstPerCall).toBeGreaterThan(0);
-    expect(entries.slice(firstPerCall).every((e) => e.quota_type === 1)).toBe(true);
-    const perToken = entries.slice(0, firstPerCall).map((e) => e.model_name);
-    const gpt = perToken.filter((name) => name.startsWith('gpt'));
-    expect(perToken.slice(0, gpt.length)).toEqual(gpt);
-    expect(gpt).toEqual([...gpt].sort());
+    expect(response.json()).toMatchObject({ success: true, data: [] });
   });
 
   it('shows a visitor the selectable groups and the enabled groups serving each model', async () => {
@@ -85,9 +52,46 @@ describe('pricing page', () => {
     expect(body.group_ratio).toEqual({ default: 1, vip: 1 });
     expect(body.usable_group).toEqual({ default: 'Default group', vip: 'VIP group' });
     expect(entryOf(body.data, 'gpt-4o')?.enable_groups).toEqual(['default', 'vip']);
-    expect(entryOf(body.data, 'gpt-4o-mini')?.enable_groups).toEqual([]);
+    // Only a disabled channel serves it: not listed.
+    expect(entryOf(body.data, 'gpt-4o-mini')).toBeUndefined();
     expect(entryOf(body.data, 'dall-e-3')?.enable_groups).toEqual(['vip']);
     expect(entryOf(body.data, 'unpriced-private-model')).toBeUndefined();
+    expect(entryOf(body.data, 'gpt-4o')).toEqual({
+      model_name: 'gpt-4o',
+      quota_type: 0,
+      model_ratio: 1.25,
+      model_price: 0,
+      completion_ratio: 4,
+      enable_groups: ['default', 'vip'],
+    });
+    expect(entryOf(body.data, 'dall-e-3')).toEqual({
+      model_name: 'dall-e-3',
+      quota_type: 1,
+      model_ratio: 0,
+      model_price: 0.04,
+      completion_ratio: 0,
+      enable_groups: ['vip'],
+    });
+    const names = (body.data as Entry[]).map((e) => e.model_name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('sorts per-token models first, gpt models first within each, then by name', async () => {
+    await t.runtime.deps.db.insert(abilities).values(
+      ['claude-3-haiku-20240307', 'gpt-3.5-turbo', 'text-embedding-3-small'].map((model, i) => ({
+        group: 'default',
+        model,
+        channelId: 10 + i,
+      })),
+    );
+    const entries = (await visitor()).json().data as Entry[];
+    expect(entries.map((e) => e.model_name)).toEqual([
+      'gpt-3.5-turbo',
+      'gpt-4o',
+      'claude-3-haiku-20240307',
+      'text-embedding-3-small',
+      'dall-e-3',
+    ]);
   });
 
   it("adds a signed-in user's own group with its ratio", async () => {
@@ -109,6 +113,10 @@ describe('pricing page', () => {
   it('follows the pricing options, and rest_model_ratio restores the built-in ratios', async () => {
     const set = async (key: string, value: string) =>
       expect((await root.put('/api/option/', { key, value })).json().success).toBe(true);
+    await t.runtime.deps.db.insert(abilities).values([
+      { group: 'default', model: 'my-model', channelId: 20 },
+      { group: 'default', model: 'my-per-call', channelId: 20 },
+    ]);
     await set('ModelRatio', '{"gpt-4o":3,"my-model":0.5}');
     await set('ModelPrice', '{"my-per-call":0.25}');
     await set('CompletionRatio', '{"my-model":2}');
@@ -129,6 +137,12 @@ describe('pricing page', () => {
     expect((await root.post('/api/option/rest_model_ratio')).json().success).toBe(true);
     const restored = (await visitor()).json().data as Entry[];
     expect(entryOf(restored, 'gpt-4o')).toMatchObject({ quota_type: 0, model_ratio: 1.25 });
-    expect(restored).toHaveLength(Object.keys(DEFAULT_MODEL_RATIO).length);
+    // Back to the built-in ratios: my-model has none and drops out, as does dall-e-3 (ModelPrice is empty now).
+    expect(restored.map((e) => e.model_name)).toEqual([
+      'gpt-3.5-turbo',
+      'gpt-4o',
+      'claude-3-haiku-20240307',
+      'text-embedding-3-small',
+    ]);
   });
 });

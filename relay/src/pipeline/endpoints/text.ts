@@ -58,13 +58,13 @@ function withLazyPromptTokens(
   fields: Omit<PreparedRequest, 'promptTokens'>,
 ): PreparedRequest {
   let counted: number | undefined;
-  return Object.defineProperty(fields, 'promptTokens', {
-    get: () => {
+  return {
+    ...fields,
+    get promptTokens() {
       counted ??= count();
       return counted;
     },
-    enumerable: true,
-  }) as PreparedRequest;
+  };
 }
 
 function prepareChat(request: FastifyRequest): PreparedRequest | RelayError {

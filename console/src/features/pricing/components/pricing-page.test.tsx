@@ -148,7 +148,7 @@ describe('pricing page', () => {
     // availability in the viewed (default) group
     expect(rowOf('gpt-4o').getByText('Group default can use this model')).toBeTruthy();
     expect(rowOf('claude-3-5-sonnet').getByText('Group default cannot use this model')).toBeTruthy();
-    expect(rowOf('gpt-4o-mini').getByText('No channel serves it yet')).toBeTruthy();
+    expect(rowOf('gpt-4o-mini').getByText('Not offered to any group you can use')).toBeTruthy();
   });
 
   it("starts a signed-in user on their own group's ratio", async () => {

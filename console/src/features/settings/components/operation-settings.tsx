@@ -28,6 +28,9 @@ export const operationSections: { id: string; fields: OptionField[] }[] = [
       { key: 'general_setting.docs_link', kind: 'text' },
       num('QuotaPerUnit', { min: 1, hint: 'hint.quotaPerUnit' }),
       num('RetryTimes'),
+      sw('RetryEmptyResponseEnabled'),
+      num('FirstTokenTimeoutSeconds', { hint: 'hint.zeroOff' }),
+      num('StreamingTimeoutSeconds', { hint: 'hint.zeroOff' }),
       sw('DisplayInCurrencyEnabled'),
       sw('DisplayTokenStatEnabled'),
       sw('DefaultCollapseSidebar'),
@@ -40,6 +43,7 @@ export const operationSections: { id: string; fields: OptionField[] }[] = [
     id: 'drawing',
     fields: [
       sw('DrawingEnabled'),
+      sw('TaskEnabled'),
       sw('MjNotifyEnabled'),
       sw('MjAccountFilterEnabled'),
       sw('MjForwardUrlEnabled'),
@@ -57,7 +61,7 @@ export const operationSections: { id: string; fields: OptionField[] }[] = [
       { key: 'SensitiveWords', kind: 'textarea', hint: 'hint.onePerLine' },
     ],
   },
-  { id: 'logs', fields: [sw('LogConsumeEnabled')] },
+  { id: 'logs', fields: [sw('LogConsumeEnabled'), num('LogRetentionDays', { hint: 'hint.zeroKeep' })] },
   {
     id: 'dashboard',
     fields: [
@@ -81,6 +85,10 @@ export const operationSections: { id: string; fields: OptionField[] }[] = [
       sw('AutomaticDisableChannelEnabled'),
       sw('AutomaticEnableChannelEnabled'),
       { key: 'AutomaticDisableKeywords', kind: 'textarea', hint: 'hint.onePerLine' },
+      sw('ChannelCooldownEnabled'),
+      num('ChannelCooldownFailures', { min: 1 }),
+      num('ChannelCooldownWindowSeconds', { min: 1, hint: 'hint.seconds' }),
+      num('ChannelCooldownMinutes', { min: 1, hint: 'hint.minutes' }),
     ],
   },
   {
@@ -109,6 +117,7 @@ export const rateLimitFields: OptionField[] = [
   num('ModelRequestRateLimitDurationMinutes', { min: 0, step: 1 }),
   num('ModelRequestRateLimitCount', { min: 0, hint: 'hint.zeroUnlimited' }),
   num('ModelRequestRateLimitSuccessCount', { min: 1 }),
+  json('ModelRequestRateLimitGroup'),
 ];
 
 const percentage = (key: string): OptionField => ({ key, kind: 'number', min: 0.1, max: 1, step: 0.1 });

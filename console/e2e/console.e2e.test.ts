@@ -1,13 +1,23 @@
 /**
- * The console of issue 5 in real headless Chromium against a freshly started server: the whole first-day journey
+ * The console in real headless Chromium against a freshly started server: the whole first-day journey of issue 5
  * (setup → login → create a user → promote, disable, enable → change an option and see it after a reload → switch
- * language and theme → log out), then screenshots of the main screens in both languages, both themes, at desktop
- * and phone width, with checks for untranslated keys and for pages wider than a phone.
+ * language and theme → log out), then screenshots of every screen (with a channel on a fake OpenAI upstream, a
+ * token, redemption codes and a billed call behind the tables) in both languages, both themes, at desktop and
+ * phone width, with checks for untranslated keys and for pages wider than a phone. The journeys of issue 6 are in
+ * operations.e2e.test.ts.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, seedOperations, setOption, signIn } from './api.ts';
+import {
+  type Language,
+  sidewaysOverflow,
+  type Theme,
+  text,
+  untranslatedKeys,
+  widestElements,
+} from './checks.ts';
 import {
   buildConsoleIfStale,
   launchBrowser,
@@ -18,69 +28,20 @@ import {
   Viewport,
 } from './harness.ts';
 
-type Language = 'zh' | 'en';
-type Theme = 'light' | 'dark';
-type Strings = Record<string, Record<string, string>>;
-
-const localesDir = path.resolve(import.meta.dirname, '..', 'src', 'locales');
-function loadStrings(language: Language): Strings {
-  const dir = path.join(localesDir, language);
-  return Object.fromEntries(
-    readdirSync(dir)
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => [f.replace(/\.json$/, ''), JSON.parse(readFileSync(path.join(dir, f), 'utf8'))]),
-  );
-}
-const strings: Record<Language, Strings> = { zh: loadStrings('zh'), en: loadStrings('en') };
-/** The text a key shows in a language, e.g. text('zh', 'users', 'add.open'). */
-const text = (language: Language, namespace: string, key: string, vars: Record<string, string> = {}) => {
-  const raw = strings[language][namespace]?.[key];
-  if (raw === undefined) throw new Error(`no ${language} text for ${namespace}:${key}`);
-  return raw.replace(/\{\{(\w+)\}\}/g, (_, name: string) => vars[name] ?? '');
-};
-/** First segments of every translation key ("nav", "section", …): a text node like "section.quota" is a missing key. */
-const keyPrefixes = [
-  ...new Set(
-    Object.values(strings.en).flatMap((table) => Object.keys(table).map((k) => k.split('.')[0] ?? '')),
-  ),
-];
-
-/** Visible texts (and labels) that look like a translation key the page failed to translate. */
-async function untranslatedKeys(page: Page): Promise<string[]> {
-  return page.evaluate((prefixes) => {
-    const looksLikeKey = (s: string) => {
-      const t = s.trim();
-      return /^[a-z][A-Za-z]*(\.[A-Za-z_]+)+$/.test(t) && prefixes.includes(t.split('.')[0] ?? '');
-    };
-    const found: string[] = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode())
-      if (looksLikeKey(node.textContent ?? '')) found.push((node.textContent ?? '').trim());
-    for (const el of document.querySelectorAll('[placeholder],[title],[aria-label]'))
-      for (const attr of ['placeholder', 'title', 'aria-label'])
-        if (looksLikeKey(el.getAttribute(attr) ?? '')) found.push(`${attr}=${el.getAttribute(attr)}`);
-    return found;
-  }, keyPrefixes);
-}
-
-/** How far the page is wider than the window (a phone must not scroll sideways). */
-const sidewaysOverflow = (page: Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-
 const root = { username: 'root', password: 'root-pass-12' };
 
 describe('console in a real browser', () => {
   let server: RunningServer;
   let browser: Browser;
+  let upstream: FakeOpenAi;
 
   beforeAll(async () => {
     buildConsoleIfStale();
-    server = await startServer();
-    browser = await launchBrowser();
+    [server, browser, upstream] = await Promise.all([startServer(), launchBrowser(), startFakeOpenAi()]);
   });
   afterAll(async () => {
     await browser?.close();
-    await server?.stop();
+    await Promise.all([server?.stop(), upstream?.close()]);
   });
 
   async function login(page: Page, language: Language) {
@@ -275,26 +236,84 @@ describe('console in a real browser', () => {
     await context.close();
   });
 
-  it('renders the main screens in zh and en, light and dark, at 1280 and 375 px', async () => {
-    const settingsTabs = ['operation', 'ratelimit', 'models', 'system', 'other'] as const;
-    for (const combo of combos) {
+  /** A chat front-end the Chats option links to; the browser never reaches it (see chatRoutes). */
+  const chatHost = 'https://chat.example.test';
+  /**
+   * Answers for the chat front-end: a page inside the /chat frame, and "204 No Content" for /chat2link leaving the
+   * console, which keeps the browser on the redirect page so it can be photographed.
+   */
+  const chatRoutes = (context: BrowserContext) =>
+    context.route(`${chatHost}/**`, (route) =>
+      route.request().isNavigationRequest() && route.request().frame().parentFrame() === null
+        ? route.fulfill({ status: 204 })
+        : route.fulfill({
+            contentType: 'text/html',
+            body: '<h1 style="font:24px sans-serif">Chat front-end</h1>',
+          }),
+    );
+
+  const settingsTabs = ['operation', 'ratelimit', 'models', 'system', 'other'] as const;
+  let seeded: Promise<void> | undefined;
+  /**
+   * What the operations screens list, made once: a tested channel, a token, codes, a billed call, a chat link. The
+   * dashboard counters are written every minute, so the last test finds the call in the dashboard.
+   */
+  const seed = () => {
+    seeded ??= (async () => {
+      const api = await signIn(server.baseUrl, root);
+      await setOption(api, 'DataExportEnabled', 'true');
+      await setOption(api, 'DataExportInterval', '1');
+      await seedOperations(server.baseUrl, api, upstream.url);
+      await setOption(api, 'Chats', JSON.stringify([{ 'Chat UI': `${chatHost}/?key={key}&url={address}` }]));
+    })();
+    return seeded;
+  };
+
+  /** A signed-out page in one language, theme and width, with the checks every screen must pass. */
+  async function openCombo(combo: { language: Language; theme: Theme; width: 'desktop' | 'phone' }) {
+    const { language } = combo;
+    const context = await newContext(browser, server.baseUrl, {
+      language,
+      theme: combo.theme,
+      viewport: Viewport[combo.width],
+    });
+    await chatRoutes(context);
+    const page = await context.newPage();
+    const check = async (screen: string, { fullPage = true } = {}) => {
+      await page.waitForLoadState('networkidle');
+      expect.soft(await untranslatedKeys(page), `${screen} ${language}`).toEqual([]);
+      if (combo.width === 'phone') {
+        const overflow = await sidewaysOverflow(page);
+        const culprits = overflow > 0 ? await widestElements(page) : [];
+        expect
+          .soft(overflow, `${screen} is wider than the phone: ${culprits.join(', ')}`)
+          .toBeLessThanOrEqual(0);
+      }
+      await screenshot(page, shotName(screen, combo), { fullPage });
+    };
+    /** Opens a drawer or dialog, photographs the window with it, and closes it again. */
+    const checkDialog = async (screen: string, open: () => Promise<void>, title: string) => {
+      await open();
+      const dialog = page.getByRole('dialog', { name: title });
+      // the dialog element itself has no size (its panel is fixed to the window): wait for its title
+      await dialog.getByRole('heading', { name: title }).waitFor();
+      await check(screen, { fullPage: false });
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+    };
+    const t = (ns: string, key: string, vars?: Record<string, string>) => text(language, ns, key, vars);
+    return { context, page, check, checkDialog, t };
+  }
+
+  // one test per language, theme and width (each takes about 25 s); a failed check is reported and the run goes on
+  for (const combo of combos) {
+    it(`renders every screen in ${combo.language}, ${combo.theme}, at ${Viewport[combo.width].width} px`, async () => {
+      await seed();
       const { language } = combo;
-      const context = await newContext(browser, server.baseUrl, {
-        language,
-        theme: combo.theme,
-        viewport: Viewport[combo.width],
-      });
-      const page = await context.newPage();
-      const check = async (screen: string) => {
-        await page.waitForLoadState('networkidle');
-        expect(await untranslatedKeys(page), `${screen} ${language}`).toEqual([]);
-        if (combo.width === 'phone')
-          expect(await sidewaysOverflow(page), `${screen} is wider than the phone`).toBeLessThanOrEqual(0);
-        await screenshot(page, shotName(screen, combo));
-      };
+      const { context, page, check, checkDialog, t } = await openCombo(combo);
 
       await page.goto('/');
-      await page.getByRole('link', { name: text(language, 'common', 'nav.login') }).waitFor();
+      await page.getByRole('link', { name: t('common', 'nav.login') }).waitFor();
       await check('home');
       await page.goto('/login');
       await page.locator('input[name=username]').waitFor();
@@ -305,24 +324,87 @@ describe('console in a real browser', () => {
       await page.getByTestId('balance').waitFor();
       await check('personal');
       await page.goto('/user/edit');
-      await page.getByRole('heading', { name: text(language, 'users', 'personal.selfEdit.title') }).waitFor();
+      await page.getByRole('heading', { name: t('users', 'personal.selfEdit.title') }).waitFor();
       await check('profile');
       await page.goto('/user');
-      await page.getByRole('heading', { name: text(language, 'users', 'title') }).waitFor();
+      await page.getByRole('heading', { name: t('users', 'title') }).waitFor();
       await page.locator('tbody tr').first().waitFor();
       await check('users');
       for (const tab of settingsTabs) {
         await page.goto(`/setting?tab=${tab}`);
-        await page
-          .getByRole('tab', { name: text(language, 'settings', `tab.${tab}`), selected: true })
-          .waitFor();
+        await page.getByRole('tab', { name: t('settings', `tab.${tab}`), selected: true }).waitFor();
         await page.locator('section[aria-label]').first().waitFor();
         await check(`settings-${tab}`);
       }
       await page.goto('/setting?tab=operation');
-      await page.getByRole('tab', { name: text(language, 'settings', 'ratioTab.visual') }).click();
+      await page.getByRole('tab', { name: t('settings', 'ratioTab.visual') }).click();
       await page.locator('table').last().waitFor();
       await check('settings-pricing-editor');
+
+      // operations (spec 02)
+      await page.goto('/channel');
+      const channel = page.locator('tr', { has: page.getByText('fake-openai', { exact: true }) });
+      await channel
+        .getByText(/\d\.\d\d/)
+        .first()
+        .waitFor();
+      await check('channels');
+      await checkDialog(
+        'channel-drawer',
+        () => page.getByRole('button', { name: t('channels', 'toolbar.add') }).click(),
+        t('channels', 'drawer.createTitle'),
+      );
+      await checkDialog(
+        'channel-model-test',
+        () =>
+          channel
+            .getByRole('button', { name: t('channels', 'action.pickModelOf', { name: 'fake-openai' }) })
+            .click(),
+        t('channels', 'testModel.title', { name: 'fake-openai' }),
+      );
+      await page.goto('/token');
+      await page.locator('tr', { has: page.getByText('my-app', { exact: true }) }).waitFor();
+      await check('tokens');
+      await checkDialog(
+        'token-drawer',
+        () => page.getByRole('button', { name: t('tokens', 'add') }).click(),
+        t('tokens', 'sheet.createTitle'),
+      );
+      await page.goto('/log');
+      await page.locator('tbody tr').first().waitFor();
+      await check('logs');
+      await page.goto('/redemption');
+      await page.locator('tbody tr').first().waitFor();
+      await check('redemption');
+      await checkDialog(
+        'redemption-drawer',
+        () => page.getByRole('button', { name: t('redemptions', 'add') }).click(),
+        t('redemptions', 'sheet.createTitle'),
+      );
+      await page.goto('/topup');
+      await page.getByTestId('wallet-balance').waitFor();
+      await check('topup');
+      await page.goto('/chat/0');
+      await page.frameLocator('iframe[title="Chat UI"]').getByText('Chat front-end').waitFor();
+      await check('chat');
+      await page.goto('/chat2link');
+      await page.getByText(t('chat', 'redirecting')).waitFor();
+      await check('chat2link');
+
+      // tasks, discovery (spec 03)
+      await page.goto('/pricing');
+      await page.getByRole('button', { name: 'gpt-4o-mini', exact: true }).waitFor();
+      await check('pricing');
+      await page.goto('/playground');
+      await page.getByRole('log').getByTestId('message').nth(1).waitFor();
+      await check('playground');
+      await page.goto('/midjourney');
+      await page.getByRole('heading', { name: t('tasks', 'drawing.title') }).waitFor();
+      await check('midjourney');
+      await page.goto('/task');
+      await page.getByRole('heading', { name: t('tasks', 'task.title') }).waitFor();
+      await check('task');
+
       if (combo.width === 'phone') {
         // the side menu is a drawer behind a button on a phone
         expect(await page.getByTestId('side-menu').count()).toBe(0);
@@ -330,6 +412,25 @@ describe('console in a real browser', () => {
         await page.getByTestId('side-menu').waitFor();
         await screenshot(page, shotName('menu', combo));
       }
+      await context.close();
+    });
+  }
+
+  it('renders the dashboard with the usage of the seeded call in every combination', async () => {
+    await seed();
+    const api = await signIn(server.baseUrl, root);
+    const since = Math.floor(Date.now() / 1000) - 86_400;
+    await eventually(
+      () => api.ok<unknown[]>('GET', `/api/data/?start_timestamp=${since}`),
+      (rows) => rows.length > 0,
+      { timeoutMs: 90_000, what: 'the dashboard counters (written once a minute)' },
+    );
+    for (const combo of combos) {
+      const { context, page, check, t } = await openCombo(combo);
+      await login(page, combo.language);
+      await page.goto('/detail');
+      await page.getByText(t('dashboard', 'card.quota')).waitFor();
+      await check('detail');
       await context.close();
     }
   });

@@ -89,6 +89,9 @@ export async function startServer(): Promise<RunningServer> {
       // the suite makes about 300 /api calls from 127.0.0.1 in two minutes (every page.goto is a full load with
       // /api/status), more than the default 180 per fixed 180 s window; the limiter stays on with a larger budget
       GLOBAL_API_RATE_LIMIT: '100000',
+      // every screenshot run signs in once per language, theme and width (over 20 sign-ins, the default budget of
+      // the critical limiter per 20 minutes); it stays on with room for that
+      CRITICAL_RATE_LIMIT: '200',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -152,20 +155,22 @@ export async function newContext(
   const context = await browser.newContext({ baseURL: baseUrl, viewport });
   if (language || theme) {
     await context.addInitScript(
-      ([lng, mode]) => {
+      ([site, lng, mode]) => {
+        // only the console's pages: other sites (a chat front-end in a frame) may not even offer storage
+        if (location.origin !== site) return;
         if (lng && !localStorage.getItem('i18nextLng')) localStorage.setItem('i18nextLng', lng);
         if (mode && !localStorage.getItem('theme-mode')) localStorage.setItem('theme-mode', mode);
       },
-      [language ?? null, theme ?? null] as const,
+      [new URL(baseUrl).origin, language ?? null, theme ?? null] as const,
     );
   }
   return context;
 }
 
-/** Saves a full-page screenshot as test-results/screenshots/<name>.png. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** Saves a screenshot (of the whole page unless told otherwise) as test-results/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {
   mkdirSync(screenshotDir, { recursive: true });
   const file = path.join(screenshotDir, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage });
   return file;
 }

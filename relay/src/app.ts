@@ -253,8 +253,10 @@ export async function buildRelayApp(
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook: an async one costs a promise on every request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   await registerRelay(app, deps, options);
   return app;

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { menuGroups } from '../components/layout/side-menu.tsx';
+import { PROVIDERS_NS, providerTextKeys } from '../features/channels/provider-texts.ts';
 import { CHANNEL_COLUMNS, TYPE_FORM_HINTS } from '../features/channels/validation.ts';
 import { LOG_COLUMNS, LOG_TYPE_NAMES } from '../features/logs/rules.ts';
 import { validateLogFilters } from '../features/logs/validation.ts';
@@ -227,5 +228,14 @@ describe('every text the console shows has a translation', () => {
         .map(([key]) => `${ns}:${key}`),
     );
     expect(copied).toEqual([]);
+  });
+
+  it('every catalogue provider type has its key format, key placeholder and extra-field labels in both languages', () => {
+    const keys = providerTextKeys();
+    expect(keys.length).toBeGreaterThan(0);
+    const absent = (['zh', 'en'] as const).flatMap((lng) =>
+      keys.filter((k) => tables[lng][PROVIDERS_NS]?.[k] === undefined).map((k) => `${lng}: ${k}`),
+    );
+    expect(absent).toEqual([]);
   });
 });

@@ -25,6 +25,12 @@ import {
   updateChannel,
 } from '../api/channels.ts';
 import {
+  PROVIDERS_NS,
+  providerFieldKey,
+  providerKeyFormatKey,
+  providerKeyPlaceholderKey,
+} from '../provider-texts.ts';
+import {
   addCustomModels,
   checkChannelForm,
   countKeyLines,
@@ -181,6 +187,10 @@ function ChannelForm({
   const [confirmV1, setConfirmV1] = useState(false);
   const provider = findProviderType(form.type);
   const hints = typeFormHints(form.type);
+  // the catalogue's own wording is English only; its texts come from the `providers` namespace by type id
+  const providerText = (key: string) => (provider ? t(key, { ns: PROVIDERS_NS }) : '');
+  const declares = (field: 'other' | 'openai_organization') =>
+    provider?.extraFields.some((x) => x.field === field) ?? false;
   const catalogue = useQuery({
     queryKey: ['channel-catalogue'],
     queryFn: fetchCatalogueModels,
@@ -353,10 +363,10 @@ function ChannelForm({
           label={t('field.key')}
           value={form.key}
           autoComplete="off"
-          placeholder={isEdit ? t('field.keyKeep') : provider?.keyFormat}
+          placeholder={isEdit ? t('field.keyKeep') : providerText(providerKeyPlaceholderKey(form.type))}
           hint={
             <>
-              {t('field.keyFormat', { format: provider?.keyFormat ?? '' })}
+              {t('field.keyFormat', { format: providerText(providerKeyFormatKey(form.type)) })}
               {!isEdit && keyLines > 1 ? (
                 <strong className="ml-1">{t('field.keyBatch', { count: keyLines })}</strong>
               ) : null}
@@ -378,21 +388,23 @@ function ChannelForm({
           }
           onChange={(e) => set('base_url', e.target.value)}
         />
-        {hints.otherLabel || provider?.extraFields.some((x) => x.field === 'other') ? (
+        {hints.otherLabel || declares('other') ? (
           <Input
             label={
-              hints.otherLabel
-                ? t(hints.otherLabel)
-                : (provider?.extraFields.find((x) => x.field === 'other')?.label ?? '')
+              hints.otherLabel ? t(hints.otherLabel) : providerText(providerFieldKey(form.type, 'other'))
             }
             hint={hints.otherHint ? t(hints.otherHint) : undefined}
             value={form.other}
             onChange={(e) => set('other', e.target.value)}
           />
         ) : null}
-        {hints.organization || provider?.extraFields.some((x) => x.field === 'openai_organization') ? (
+        {hints.organization || declares('openai_organization') ? (
           <Input
-            label={t('extra.organization')}
+            label={
+              hints.organization
+                ? t('extra.organization')
+                : providerText(providerFieldKey(form.type, 'openai_organization'))
+            }
             hint={t('extra.organizationHint')}
             value={form.openai_organization}
             onChange={(e) => set('openai_organization', e.target.value)}

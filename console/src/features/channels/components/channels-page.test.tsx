@@ -1,6 +1,8 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { PROVIDER_TYPES } from '@turnpike/core/providers/catalogue';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { type FakeCall, fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { ChannelRow, ChannelTagView, ChannelView } from '../api/channels.ts';
@@ -662,6 +664,50 @@ describe('channel drawer', () => {
       other: '',
       models: expect.arrayContaining(['gpt-4o']),
     });
+  });
+
+  it('in Chinese shows each type its own key format and placeholder in Chinese, never the English catalogue', async () => {
+    await i18next.changeLanguage('zh');
+    try {
+      serve();
+      const user = userEvent.setup();
+      await renderScreen(() => <ChannelsPage />);
+      await screen.findByText('fast');
+      await user.click(screen.getAllByRole('button', { name: '添加渠道' })[0] as HTMLElement);
+      const sheet = within(await screen.findByTestId('channel-sheet'));
+      expect(sheet.getByText('格式：每行一个 API 密钥')).toBeTruthy();
+      expect(sheet.getByPlaceholderText('请输入 API 密钥，每行一个')).toBeTruthy();
+      expect(sheet.getByLabelText('OpenAI 组织')).toBeTruthy();
+      await user.selectOptions(sheet.getByLabelText('类型'), '41');
+      expect(sheet.getByText('格式：服务账号的 JSON 凭据（整个文件内容）')).toBeTruthy();
+      expect(sheet.getByPlaceholderText('粘贴服务账号 JSON 文件的全部内容')).toBeTruthy();
+      await user.selectOptions(sheet.getByLabelText('类型'), '2');
+      expect(sheet.getByText('格式：代理服务的 mj-api-secret')).toBeTruthy();
+      await user.selectOptions(sheet.getByLabelText('类型'), '33');
+      expect(sheet.getByText('格式：AccessKey|SecretAccessKey|Region')).toBeTruthy();
+      expect(sheet.getByPlaceholderText('AccessKey|SecretAccessKey|Region（每行一个）')).toBeTruthy();
+
+      // no type shows the catalogue's English wording (key format, placeholder or extra-field label)
+      const english = (text: string) => /[a-z]{2,}\s[a-z]{2,}/i.test(text);
+      const panel = screen.getByTestId('channel-sheet');
+      const shown = () =>
+        [
+          panel.textContent ?? '',
+          ...[...panel.querySelectorAll('input, textarea')].map((e) => e.getAttribute('placeholder') ?? ''),
+        ].join('\n');
+      const leaked: string[] = [];
+      let checked = 0;
+      for (const p of PROVIDER_TYPES) {
+        await user.selectOptions(sheet.getByLabelText('类型'), String(p.value));
+        const texts = [p.keyFormat, ...p.extraFields.map((x) => x.label)].filter(english);
+        checked += texts.length;
+        leaked.push(...texts.filter((text) => shown().includes(text)).map((text) => `${p.value}: ${text}`));
+      }
+      expect(checked).toBeGreaterThan(PROVIDER_TYPES.length / 2);
+      expect(leaked).toEqual([]);
+    } finally {
+      await i18next.changeLanguage('en');
+    }
   });
 
   it('fetches upstream models only with a key, fills related models and reports custom models that exist', async () => {

@@ -40,6 +40,7 @@ import {
   responsesSpec,
 } from './pipeline/endpoints/text.ts';
 import { listModels, retrieveModel } from './pipeline/models.ts';
+import { sweepStaleUploads } from './pipeline/multipart.ts';
 import { notImplemented } from './pipeline/not-implemented.ts';
 import { handlePlayground } from './pipeline/playground.ts';
 import {
@@ -209,6 +210,14 @@ export async function registerRelay(
   registerMetricsRoute(app, ctx.metrics, deps.config.metricsToken);
   await registerBillingCompat(app, ctx);
 
+  // Upload spools a crashed process left behind (pipeline/multipart.ts); in the background, at start.
+  app.addHook('onReady', async () => {
+    void sweepStaleUploads()
+      .then((removed) => {
+        if (removed > 0) app.log.info({ removed }, 'removed stale upload spools');
+      })
+      .catch((err: unknown) => app.log.warn({ err }, 'could not sweep upload spools'));
+  });
   app.addHook('onClose', async () => {
     auth.close();
     channels.close();

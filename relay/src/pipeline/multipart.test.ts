@@ -1,6 +1,9 @@
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
-import { createFormScanner, spoolUpload, UploadError } from './multipart.ts';
+import { createFormScanner, spoolUpload, sweepStaleUploads, UploadError } from './multipart.ts';
 
 async function encode(form: FormData): Promise<{ body: Buffer; contentType: string }> {
   const request = new Request('http://localhost/', { method: 'POST', body: form });
@@ -94,5 +97,29 @@ describe('spooled uploads', () => {
     await expect(spoolUpload(chunked(body.subarray(0, 3000), 1000), contentType)).rejects.toBeInstanceOf(
       UploadError,
     );
+  });
+});
+
+describe('sweepStaleUploads', () => {
+  it('removes the spools a crash left behind, keeping fresh ones and other files', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'turnpike-sweep-'));
+    try {
+      const now = Date.now();
+      const twoHoursAgo = new Date(now - 2 * 60 * 60 * 1000);
+      writeFileSync(path.join(dir, 'turnpike-upload-old'), 'x');
+      utimesSync(path.join(dir, 'turnpike-upload-old'), twoHoursAgo, twoHoursAgo);
+      writeFileSync(path.join(dir, 'turnpike-upload-live'), 'x');
+      writeFileSync(path.join(dir, 'someone-else-old'), 'x');
+      utimesSync(path.join(dir, 'someone-else-old'), twoHoursAgo, twoHoursAgo);
+
+      expect(await sweepStaleUploads(dir, 60 * 60 * 1000, now)).toBe(1);
+      expect(readdirSync(dir).sort()).toEqual(['someone-else-old', 'turnpike-upload-live']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers 0 for a folder that does not exist', async () => {
+    expect(await sweepStaleUploads(path.join(tmpdir(), 'turnpike-no-such-folder-1234'))).toBe(0);
   });
 });

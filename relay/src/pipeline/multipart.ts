@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -158,6 +158,29 @@ export function createFormScanner(boundary: string) {
   };
 }
 
+const SPOOL_PREFIX = 'turnpike-upload-';
+
+/**
+ * Deletes spool files older than `olderThanMs` that a crashed process left in `dir` (a live upload's file lives for
+ * one request; the default hour is far past any request timeout). Answers how many were removed.
+ */
+export async function sweepStaleUploads(
+  dir = tmpdir(),
+  olderThanMs = 60 * 60 * 1000,
+  now = Date.now(),
+): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith(SPOOL_PREFIX)) continue;
+    const file = path.join(dir, name);
+    const info = await stat(file).catch(() => undefined);
+    if (!info?.isFile() || now - info.mtimeMs < olderThanMs) continue;
+    await rm(file, { force: true });
+    removed += 1;
+  }
+  return removed;
+}
+
 /** Reads `source` into a spool file; the caller must `dispose()` the result. */
 export async function spoolUpload(
   source: AsyncIterable<Buffer | Uint8Array>,
@@ -166,7 +189,7 @@ export async function spoolUpload(
 ): Promise<SpooledUpload> {
   const boundary = boundaryOf(contentType);
   if (!boundary) throw new UploadError(400, 'the body must be multipart/form-data with a boundary');
-  const file = path.join(tmpdir(), `turnpike-upload-${randomBytes(12).toString('hex')}`);
+  const file = path.join(tmpdir(), `${SPOOL_PREFIX}${randomBytes(12).toString('hex')}`);
   const dispose = () => rm(file, { force: true });
   const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
   const scanner = createFormScanner(boundary);

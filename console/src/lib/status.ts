@@ -1,5 +1,6 @@
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { request } from './api.ts';
+import { DEFAULT_QUOTA_PER_UNIT, type QuotaDisplay } from './format.ts';
 import { readStored, readStoredJson, StorageKey, writeStored } from './storage.ts';
 
 /** The public status object of GET /api/status (the fields the console reads). */
@@ -90,4 +91,13 @@ export const statusQuery = queryOptions({
 export function useStatus() {
   const cached = getCachedStatus();
   return useQuery({ ...statusQuery, ...(cached ? { placeholderData: cached } : {}) });
+}
+
+/** How quota is shown on this site (QuotaPerUnit, DisplayInCurrencyEnabled), with the defaults until it loads. */
+export function useQuotaDisplay(): Required<QuotaDisplay> {
+  const status = useStatus();
+  return {
+    quotaPerUnit: status.data?.quota_per_unit ?? DEFAULT_QUOTA_PER_UNIT,
+    inCurrency: status.data?.display_in_currency ?? true,
+  };
 }

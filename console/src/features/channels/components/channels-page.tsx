@@ -11,7 +11,7 @@ import {
   Switch,
   usePageSize,
 } from '../../../components/ui/index.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay } from '../../../lib/status.ts';
 import { readStored, readStoredJson, writeStored } from '../../../lib/storage.ts';
 import { toast } from '../../../lib/toast.ts';
 import {
@@ -73,7 +73,6 @@ function storedColumns(): Record<ChannelColumn, boolean> {
 /** Manage channels (admin): search, table, quick edits, the edit drawer and the tag, column and test dialogs. */
 export function ChannelsPage() {
   const { t } = useTranslation('channels');
-  const status = useStatus();
   const queryClient = useQueryClient();
   const [pageSize, setPageSize] = usePageSize('channels');
   const [form, setForm] = useState({ keyword: '', group: '', model: '' });
@@ -108,10 +107,7 @@ export function ChannelsPage() {
   });
   const groups = useQuery({ queryKey: ['groups'], queryFn: fetchGroups });
   const models = useQuery({ queryKey: ['channel-models-enabled'], queryFn: fetchEnabledModels });
-  const display = {
-    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
-    inCurrency: status.data?.display_in_currency ?? true,
-  };
+  const display = useQuotaDisplay();
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['channels'] });
   const testAll = useTestAll(refresh);
 

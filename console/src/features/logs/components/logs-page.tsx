@@ -6,7 +6,7 @@ import { Button, Input, Modal, Select, Spinner, Tag, usePageSize } from '../../.
 import { Pager } from '../../../components/ui/pager.tsx';
 import { formatNumber, formatQuota, formatTimestamp } from '../../../lib/format.ts';
 import { isAdmin, useSessionUser } from '../../../lib/session.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay } from '../../../lib/status.ts';
 import { fetchLogStat, fetchLogs, fetchLogUser, type LogFilters, type LogRow } from '../api/logs.ts';
 import {
   ADMIN_LOG_COLUMNS,
@@ -69,11 +69,7 @@ export function LogsPage() {
   const { t } = useTranslation('logs');
   const user = useSessionUser();
   const admin = isAdmin(user);
-  const status = useStatus();
-  const display = {
-    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
-    inCurrency: status.data?.display_in_currency ?? true,
-  };
+  const display = useQuotaDisplay();
   const [pageSize, setPageSize] = usePageSize('logs');
   const [form, setForm] = useState<FormState>(initialForm);
   const [errors, setErrors] = useState<LogFilterErrors>({});

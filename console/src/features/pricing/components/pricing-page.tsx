@@ -6,7 +6,7 @@ import { Button, EmptyState, Input, Modal, PageSpinner, Select, Tag } from '../.
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { groupRatioColor } from '../../../lib/format.ts';
 import { useSessionUser } from '../../../lib/session.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { type PricingEntry, pricingQuery } from '../api/pricing.ts';
 import {
@@ -26,12 +26,8 @@ import {
 export function PricingPage() {
   const { t } = useTranslation('pricing');
   const user = useSessionUser();
-  const status = useStatus();
   const pricing = useQuery(pricingQuery(user?.id ?? 0));
-  const display: PriceDisplay = {
-    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
-    inCurrency: status.data?.display_in_currency ?? true,
-  };
+  const display = useQuotaDisplay();
   const [search, setSearch] = useState('');
   /** The group chosen by the viewer; null until they choose, so the default follows the loaded data. */
   const [chosenGroup, setChosenGroup] = useState<string | null>(null);

@@ -11,9 +11,10 @@ import {
   Tag,
   usePageSize,
 } from '../../../components/ui/index.ts';
+import { useRowSelection } from '../../../components/ui/row-selection.tsx';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatQuota, formatTimestamp } from '../../../lib/format.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import {
   deleteRedemption,
@@ -40,13 +41,11 @@ const statusColor = { unused: 'green', disabled: 'red', used: 'gray', unknown: '
 /** Admin management of redemption codes: search, create (with a .txt download), edit, enable/disable, delete. */
 export function RedemptionsPage() {
   const { t } = useTranslation('redemptions');
-  const status = useStatus();
   const queryClient = useQueryClient();
   const { copy, dialog: copyDialog } = useCopy();
   const [pageSize, setPageSize] = usePageSize('redemptions');
   const [keyword, setKeyword] = useState('');
   const [search, setSearch] = useState<Omit<RedemptionSearch, 'pageSize'>>({ keyword: '', page: 1 });
-  const [selected, setSelected] = useState<Set<number>>(new Set());
   const [sheet, setSheet] = useState<{ id: number | null } | null>(null);
   const [created, setCreated] = useState<{ name: string; keys: string[] } | null>(null);
   const [deleting, setDeleting] = useState<RedemptionRow | null>(null);
@@ -59,15 +58,17 @@ export function RedemptionsPage() {
     placeholderData: keepPreviousData,
   });
   const rows = codes.data?.items ?? [];
-  const display = {
-    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
-    inCurrency: status.data?.display_in_currency ?? true,
-  };
+  const label = (row: RedemptionRow) => `${row.name} #${row.id}`;
+  const selection = useRowSelection(rows, {
+    all: t('selectAll'),
+    row: (row) => t('select', { name: label(row) }),
+  });
+  const display = useQuotaDisplay();
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['redemptions'] });
 
   const submitSearch = (e: FormEvent) => {
     e.preventDefault();
-    setSelected(new Set());
+    selection.clear();
     setSearch({ keyword, page: 1 });
   };
 
@@ -85,7 +86,7 @@ export function RedemptionsPage() {
   };
 
   const copySelected = () => {
-    const chosen = rows.filter((r) => selected.has(r.id));
+    const chosen = selection.chosen;
     if (chosen.length === 0) {
       toast.warning(t('error.selectOne'));
       return;
@@ -111,11 +112,7 @@ export function RedemptionsPage() {
     try {
       await deleteRedemption(deleting.id);
       toast.success(t('deleted'));
-      setSelected((s) => {
-        const next = new Set(s);
-        next.delete(deleting.id);
-        return next;
-      });
+      selection.remove(deleting.id);
       // deleting the last row of a page goes back one page
       if (rows.length === 1 && search.page > 1) setSearch((s) => ({ ...s, page: s.page - 1 }));
       refresh();
@@ -127,35 +124,8 @@ export function RedemptionsPage() {
     }
   };
 
-  const label = (row: RedemptionRow) => `${row.name} #${row.id}`;
-  const allSelected = rows.length > 0 && rows.every((r) => selected.has(r.id));
   const columns: TableColumn<RedemptionRow>[] = [
-    {
-      id: 'select',
-      header: () => (
-        <input
-          type="checkbox"
-          aria-label={t('selectAll')}
-          checked={allSelected}
-          onChange={(e) => setSelected(e.target.checked ? new Set(rows.map((r) => r.id)) : new Set())}
-        />
-      ),
-      cell: ({ row }) => (
-        <input
-          type="checkbox"
-          aria-label={t('select', { name: label(row.original) })}
-          checked={selected.has(row.original.id)}
-          onChange={(e) =>
-            setSelected((s) => {
-              const next = new Set(s);
-              if (e.target.checked) next.add(row.original.id);
-              else next.delete(row.original.id);
-              return next;
-            })
-          }
-        />
-      ),
-    },
+    selection.column,
     { accessorKey: 'id', header: t('col.id') },
     { accessorKey: 'name', header: t('col.name') },
     {
@@ -270,12 +240,12 @@ export function RedemptionsPage() {
           pageSize={pageSize}
           total={codes.data?.total ?? 0}
           onPageChange={(page) => {
-            setSelected(new Set());
+            selection.clear();
             setSearch((s) => ({ ...s, page }));
           }}
           onPageSizeChange={(size) => {
             setPageSize(size);
-            setSelected(new Set());
+            selection.clear();
             setSearch((s) => ({ ...s, page: 1 }));
           }}
           rowKey={(r) => r.id}

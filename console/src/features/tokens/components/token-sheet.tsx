@@ -3,7 +3,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, Input, Select, SideSheet, Spinner, Switch, Textarea } from '../../../components/ui/index.ts';
 import { formatQuota } from '../../../lib/format.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { createToken, fetchToken, fetchUserGroups, fetchUserModels, updateToken } from '../api/tokens.ts';
 import {
@@ -45,11 +45,7 @@ export interface TokenSheetProps {
 export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
   const { t } = useTranslation('tokens');
   const isEdit = id !== null;
-  const status = useStatus();
-  const display = {
-    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
-    inCurrency: status.data?.display_in_currency ?? true,
-  };
+  const display = useQuotaDisplay();
   const [form, setForm] = useState<TokenForm>(emptyForm);
   const [errors, setErrors] = useState<Partial<Record<keyof TokenForm, string>>>({});
   const [saving, setSaving] = useState(false);

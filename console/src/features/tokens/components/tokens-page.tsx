@@ -11,9 +11,10 @@ import {
   Tag,
   usePageSize,
 } from '../../../components/ui/index.ts';
+import { useRowSelection } from '../../../components/ui/row-selection.tsx';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatQuota, formatTimestamp } from '../../../lib/format.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay, useStatus } from '../../../lib/status.ts';
 import { readStored, StorageKey } from '../../../lib/storage.ts';
 import { toast } from '../../../lib/toast.ts';
 import { isScriptLink, parseChatLinks } from '../../chat/links.ts';
@@ -48,7 +49,6 @@ export function TokensPage() {
   const [keyword, setKeyword] = useState('');
   const [key, setKey] = useState('');
   const [search, setSearch] = useState<Omit<TokenSearch, 'pageSize'>>({ keyword: '', token: '', page: 1 });
-  const [selected, setSelected] = useState<Set<number>>(new Set());
   const [sheet, setSheet] = useState<{ id: number | null } | null>(null);
   const [deleting, setDeleting] = useState<TokenRow | null>(null);
   const [busy, setBusy] = useState(false);
@@ -60,10 +60,11 @@ export function TokensPage() {
     placeholderData: keepPreviousData,
   });
   const rows = tokens.data?.items ?? [];
-  const display = {
-    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
-    inCurrency: status.data?.display_in_currency ?? true,
-  };
+  const selection = useRowSelection(rows, {
+    all: t('selectAll'),
+    row: (row) => t('select', { name: row.name }),
+  });
+  const display = useQuotaDisplay();
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['tokens'] });
   const parsedLinks = parseChatLinks(status.data?.chats ?? readStored(StorageKey.Chats));
   // null: a broken configuration; links that would run script are never offered.
@@ -73,12 +74,12 @@ export function TokensPage() {
 
   const submitSearch = (e: FormEvent) => {
     e.preventDefault();
-    setSelected(new Set());
+    selection.clear();
     setSearch({ keyword, token: key, page: 1 });
   };
 
   const copySelected = () => {
-    const chosen = rows.filter((r) => selected.has(r.id));
+    const chosen = selection.chosen;
     if (chosen.length === 0) {
       toast.warning(t('error.selectOne'));
       return;
@@ -103,11 +104,7 @@ export function TokensPage() {
     try {
       await deleteToken(deleting.id);
       toast.success(t('deleted'));
-      setSelected((s) => {
-        const next = new Set(s);
-        next.delete(deleting.id);
-        return next;
-      });
+      selection.remove(deleting.id);
       refresh();
     } catch {
       // the request client has shown the message
@@ -117,34 +114,8 @@ export function TokensPage() {
     }
   };
 
-  const allSelected = rows.length > 0 && rows.every((r) => selected.has(r.id));
   const columns: TableColumn<TokenRow>[] = [
-    {
-      id: 'select',
-      header: () => (
-        <input
-          type="checkbox"
-          aria-label={t('selectAll')}
-          checked={allSelected}
-          onChange={(e) => setSelected(e.target.checked ? new Set(rows.map((r) => r.id)) : new Set())}
-        />
-      ),
-      cell: ({ row }) => (
-        <input
-          type="checkbox"
-          aria-label={t('select', { name: row.original.name })}
-          checked={selected.has(row.original.id)}
-          onChange={(e) =>
-            setSelected((s) => {
-              const next = new Set(s);
-              if (e.target.checked) next.add(row.original.id);
-              else next.delete(row.original.id);
-              return next;
-            })
-          }
-        />
-      ),
-    },
+    selection.column,
     { accessorKey: 'name', header: t('col.name') },
     {
       id: 'status',
@@ -269,12 +240,12 @@ export function TokensPage() {
           pageSize={pageSize}
           total={tokens.data?.total ?? 0}
           onPageChange={(page) => {
-            setSelected(new Set());
+            selection.clear();
             setSearch((s) => ({ ...s, page }));
           }}
           onPageSizeChange={(size) => {
             setPageSize(size);
-            setSelected(new Set());
+            selection.clear();
             setSearch((s) => ({ ...s, page: 1 }));
           }}
           rowKey={(r) => r.id}

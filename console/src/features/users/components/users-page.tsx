@@ -13,7 +13,7 @@ import {
 } from '../../../components/ui/index.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { useSessionUser } from '../../../lib/session.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import {
   fetchGroups,
@@ -38,7 +38,6 @@ const statusColor = { active: 'green', banned: 'red', other: 'gray', unknown: 'g
 export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClosed?: () => void } = {}) {
   const { t } = useTranslation('users');
   const actor = useSessionUser();
-  const status = useStatus();
   const queryClient = useQueryClient();
   const [pageSize, setPageSize] = usePageSize('users');
   const [keyword, setKeyword] = useState('');
@@ -56,10 +55,7 @@ export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClo
     placeholderData: keepPreviousData,
   });
   const groups = useQuery({ queryKey: ['groups'], queryFn: fetchGroups });
-  const display = {
-    quotaPerUnit: status.data?.quota_per_unit ?? 500000,
-    inCurrency: status.data?.display_in_currency ?? true,
-  };
+  const display = useQuotaDisplay();
 
   const submitSearch = (e: FormEvent) => {
     e.preventDefault();

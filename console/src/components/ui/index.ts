@@ -10,7 +10,7 @@ export {
 export { EmptyState } from './empty-state.tsx';
 export { Input, Select, type SelectOption, Textarea } from './input.tsx';
 export { ConfirmDialog, Modal } from './modal.tsx';
-export { SideSheet } from './side-sheet.tsx';
+export { FormSheet, SideSheet } from './side-sheet.tsx';
 export { PageSpinner, Spinner } from './spinner.tsx';
 export { Switch } from './switch.tsx';
 export { Tag } from './tag.tsx';

@@ -1,6 +1,8 @@
 import { Dialog, DialogPanel, DialogTitle } from '@headlessui/react';
-import type { ReactNode } from 'react';
+import type { FormEvent, ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Button } from './button.tsx';
+import { Spinner } from './spinner.tsx';
 
 export interface SideSheetProps {
   open: boolean;
@@ -44,5 +46,50 @@ export function SideSheet({ open, onClose, title, children, footer, wide, testId
         </DialogPanel>
       </div>
     </Dialog>
+  );
+}
+
+export interface FormSheetProps {
+  onClose: () => void;
+  title: ReactNode;
+  /** The id of the form, tying the footer's submit button to it. */
+  formId: string;
+  onSubmit: (e: FormEvent) => void;
+  /** The record being edited is still loading: a spinner instead of the form. */
+  loading?: boolean;
+  saving: boolean;
+  cancelLabel: string;
+  submitLabel: string;
+  children: ReactNode;
+}
+
+/** A side sheet holding one form: Cancel and Submit in the footer, a spinner while the record loads. */
+export function FormSheet(props: FormSheetProps) {
+  return (
+    <SideSheet
+      open
+      onClose={props.onClose}
+      title={props.title}
+      footer={
+        <>
+          <Button variant="secondary" onClick={props.onClose}>
+            {props.cancelLabel}
+          </Button>
+          <Button type="submit" form={props.formId} loading={props.saving}>
+            {props.submitLabel}
+          </Button>
+        </>
+      }
+    >
+      {props.loading ? (
+        <div className="flex justify-center py-8 text-blue-600">
+          <Spinner />
+        </div>
+      ) : (
+        <form id={props.formId} noValidate onSubmit={props.onSubmit} className="flex flex-col gap-4">
+          {props.children}
+        </form>
+      )}
+    </SideSheet>
   );
 }

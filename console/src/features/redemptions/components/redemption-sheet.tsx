@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, SideSheet, Spinner } from '../../../components/ui/index.ts';
+import { Button, FormSheet, Input } from '../../../components/ui/index.ts';
 import { formatQuota, type QuotaDisplay } from '../../../lib/format.ts';
 import { toast } from '../../../lib/toast.ts';
 import { createRedemptions, fetchRedemption, updateRedemption } from '../api/redemptions.ts';
@@ -84,75 +84,60 @@ export function RedemptionSheet({ id, display, onClose, onSaved, onCreated }: Re
   const quota = Number.parseInt(form.quota, 10);
 
   return (
-    <SideSheet
-      open
+    <FormSheet
       onClose={onClose}
       title={isEdit ? t('sheet.editTitle') : t('sheet.createTitle')}
-      footer={
-        <>
-          <Button variant="secondary" onClick={onClose}>
-            {t('sheet.cancel')}
-          </Button>
-          <Button type="submit" form="redemption-form" loading={saving}>
-            {t('sheet.submit')}
-          </Button>
-        </>
-      }
+      formId="redemption-form"
+      onSubmit={submit}
+      loading={isEdit && existing.isLoading}
+      saving={saving}
+      cancelLabel={t('sheet.cancel')}
+      submitLabel={t('sheet.submit')}
     >
-      {isEdit && existing.isLoading ? (
-        <div className="flex justify-center py-8 text-blue-600">
-          <Spinner />
+      <Input
+        label={t('field.name')}
+        value={form.name}
+        error={errors.name}
+        placeholder={isEdit ? undefined : t('field.namePlaceholder')}
+        hint={t('field.nameHint', { max: REDEMPTION_NAME_MAX })}
+        onChange={(e) => set('name', e.target.value)}
+      />
+      <div className="flex flex-col gap-2">
+        <Input
+          label={t('field.quota')}
+          inputMode="numeric"
+          value={form.quota}
+          error={errors.quota}
+          hint={Number.isNaN(quota) ? undefined : t('field.quotaIs', { money: formatQuota(quota, display) })}
+          onChange={(e) => set('quota', e.target.value)}
+        />
+        <div className="flex flex-wrap gap-2">
+          {QUOTA_PRESETS.map((q) => (
+            <Button key={q} size="sm" variant="secondary" onClick={() => set('quota', String(q))}>
+              {formatQuota(q, { ...display, inCurrency: true })}
+            </Button>
+          ))}
         </div>
-      ) : (
-        <form id="redemption-form" noValidate onSubmit={submit} className="flex flex-col gap-4">
+      </div>
+      {isEdit ? null : (
+        <div className="flex flex-col gap-2">
           <Input
-            label={t('field.name')}
-            value={form.name}
-            error={errors.name}
-            placeholder={isEdit ? undefined : t('field.namePlaceholder')}
-            hint={t('field.nameHint', { max: REDEMPTION_NAME_MAX })}
-            onChange={(e) => set('name', e.target.value)}
+            label={t('field.count')}
+            inputMode="numeric"
+            value={form.count}
+            error={errors.count}
+            hint={t('field.countHint', { max: REDEMPTION_COUNT_MAX })}
+            onChange={(e) => set('count', e.target.value)}
           />
-          <div className="flex flex-col gap-2">
-            <Input
-              label={t('field.quota')}
-              inputMode="numeric"
-              value={form.quota}
-              error={errors.quota}
-              hint={
-                Number.isNaN(quota) ? undefined : t('field.quotaIs', { money: formatQuota(quota, display) })
-              }
-              onChange={(e) => set('quota', e.target.value)}
-            />
-            <div className="flex flex-wrap gap-2">
-              {QUOTA_PRESETS.map((q) => (
-                <Button key={q} size="sm" variant="secondary" onClick={() => set('quota', String(q))}>
-                  {formatQuota(q, { ...display, inCurrency: true })}
-                </Button>
-              ))}
-            </div>
+          <div className="flex flex-wrap gap-2">
+            {COUNT_PRESETS.map((n) => (
+              <Button key={n} size="sm" variant="secondary" onClick={() => set('count', String(n))}>
+                {n}
+              </Button>
+            ))}
           </div>
-          {isEdit ? null : (
-            <div className="flex flex-col gap-2">
-              <Input
-                label={t('field.count')}
-                inputMode="numeric"
-                value={form.count}
-                error={errors.count}
-                hint={t('field.countHint', { max: REDEMPTION_COUNT_MAX })}
-                onChange={(e) => set('count', e.target.value)}
-              />
-              <div className="flex flex-wrap gap-2">
-                {COUNT_PRESETS.map((n) => (
-                  <Button key={n} size="sm" variant="secondary" onClick={() => set('count', String(n))}>
-                    {n}
-                  </Button>
-                ))}
-              </div>
-            </div>
-          )}
-        </form>
+        </div>
       )}
-    </SideSheet>
+    </FormSheet>
   );
 }

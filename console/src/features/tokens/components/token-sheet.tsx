@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, Select, SideSheet, Spinner, Switch, Textarea } from '../../../components/ui/index.ts';
+import { Button, FormSheet, Input, Select, Switch, Textarea } from '../../../components/ui/index.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
@@ -122,164 +122,151 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
   const groupEntries = Object.entries(groups.data ?? {});
 
   return (
-    <SideSheet
-      open
+    <FormSheet
       onClose={onClose}
       title={isEdit ? t('sheet.editTitle') : t('sheet.createTitle')}
-      footer={
-        <>
-          <Button variant="secondary" onClick={onClose}>
-            {t('sheet.cancel')}
-          </Button>
-          <Button type="submit" form="token-form" loading={saving}>
-            {t('sheet.submit')}
-          </Button>
-        </>
-      }
+      formId="token-form"
+      onSubmit={submit}
+      loading={isEdit && existing.isLoading}
+      saving={saving}
+      cancelLabel={t('sheet.cancel')}
+      submitLabel={t('sheet.submit')}
     >
-      {isEdit && existing.isLoading ? (
-        <div className="flex justify-center py-8 text-blue-600">
-          <Spinner />
+      <Input
+        label={t('field.name')}
+        value={form.name}
+        maxLength={TOKEN_NAME_MAX}
+        error={errors.name}
+        placeholder={t('field.namePlaceholder')}
+        onChange={(e) => set('name', e.target.value)}
+      />
+      <div className="flex flex-col gap-2">
+        <Input
+          label={t('field.expiry')}
+          value={form.expiry}
+          error={errors.expiry}
+          placeholder={t('field.expiryPlaceholder')}
+          hint={form.expiry.trim() ? undefined : t('field.expiryNever')}
+          onChange={(e) => set('expiry', e.target.value)}
+        />
+        <div className="flex flex-wrap gap-2">
+          {(Object.keys(EXPIRY_PRESETS) as ExpiryPreset[]).map((preset) => (
+            <Button
+              key={preset}
+              size="sm"
+              variant="secondary"
+              onClick={() => set('expiry', presetExpiry(preset))}
+            >
+              {t(`expiry.${preset}`)}
+            </Button>
+          ))}
         </div>
-      ) : (
-        <form id="token-form" noValidate onSubmit={submit} className="flex flex-col gap-4">
+      </div>
+      <p className="rounded bg-yellow-50 p-2 text-xs text-yellow-800 dark:bg-yellow-900/30 dark:text-yellow-200">
+        {t('field.quotaNote')}
+      </p>
+      <Switch
+        checked={form.unlimitedQuota}
+        onChange={(v) => set('unlimitedQuota', v)}
+        label={t('field.unlimited')}
+      />
+      {form.unlimitedQuota ? null : (
+        <div className="flex flex-col gap-2">
           <Input
-            label={t('field.name')}
-            value={form.name}
-            maxLength={TOKEN_NAME_MAX}
-            error={errors.name}
-            placeholder={t('field.namePlaceholder')}
-            onChange={(e) => set('name', e.target.value)}
+            label={t('field.quota')}
+            inputMode="numeric"
+            value={form.remainQuota}
+            error={errors.remainQuota}
+            hint={
+              Number.isNaN(quotaUnits)
+                ? undefined
+                : t('field.quotaIs', { money: formatQuota(quotaUnits, display) })
+            }
+            onChange={(e) => set('remainQuota', e.target.value)}
           />
-          <div className="flex flex-col gap-2">
-            <Input
-              label={t('field.expiry')}
-              value={form.expiry}
-              error={errors.expiry}
-              placeholder={t('field.expiryPlaceholder')}
-              hint={form.expiry.trim() ? undefined : t('field.expiryNever')}
-              onChange={(e) => set('expiry', e.target.value)}
-            />
-            <div className="flex flex-wrap gap-2">
-              {(Object.keys(EXPIRY_PRESETS) as ExpiryPreset[]).map((preset) => (
-                <Button
-                  key={preset}
-                  size="sm"
-                  variant="secondary"
-                  onClick={() => set('expiry', presetExpiry(preset))}
-                >
-                  {t(`expiry.${preset}`)}
-                </Button>
+          <div className="flex flex-wrap gap-2">
+            {QUOTA_PRESETS.map((q) => (
+              <Button key={q} size="sm" variant="secondary" onClick={() => set('remainQuota', String(q))}>
+                {formatQuota(q, { ...display, inCurrency: true })}
+              </Button>
+            ))}
+          </div>
+        </div>
+      )}
+      {isEdit ? null : (
+        <div className="flex flex-col gap-2">
+          <Input
+            label={t('field.count')}
+            inputMode="numeric"
+            value={form.count}
+            error={errors.count}
+            hint={t('field.countHint')}
+            onChange={(e) => set('count', e.target.value)}
+          />
+          <div className="flex flex-wrap gap-2">
+            {COUNT_PRESETS.map((n) => (
+              <Button key={n} size="sm" variant="secondary" onClick={() => set('count', String(n))}>
+                {n}
+              </Button>
+            ))}
+          </div>
+        </div>
+      )}
+      <Switch
+        checked={form.modelLimitsEnabled}
+        onChange={(v) => set('modelLimitsEnabled', v)}
+        label={t('field.modelLimitsEnabled')}
+      />
+      {form.modelLimitsEnabled ? (
+        <fieldset className="flex flex-col gap-1">
+          <legend className="text-sm font-medium">{t('field.modelLimits')}</legend>
+          {modelOptions.length === 0 ? (
+            <p className="text-xs text-gray-500">{t('field.noModels')}</p>
+          ) : (
+            <div className="grid max-h-48 grid-cols-1 gap-1 overflow-y-auto rounded border border-gray-200 p-2 sm:grid-cols-2 dark:border-gray-700">
+              {modelOptions.map((model) => (
+                <label key={model} className="flex items-center gap-2 text-sm">
+                  <input
+                    type="checkbox"
+                    checked={form.modelLimits.includes(model)}
+                    onChange={(e) =>
+                      set(
+                        'modelLimits',
+                        e.target.checked
+                          ? [...form.modelLimits, model]
+                          : form.modelLimits.filter((m) => m !== model),
+                      )
+                    }
+                  />
+                  <span className="break-all">{model}</span>
+                </label>
               ))}
             </div>
-          </div>
-          <p className="rounded bg-yellow-50 p-2 text-xs text-yellow-800 dark:bg-yellow-900/30 dark:text-yellow-200">
-            {t('field.quotaNote')}
-          </p>
-          <Switch
-            checked={form.unlimitedQuota}
-            onChange={(v) => set('unlimitedQuota', v)}
-            label={t('field.unlimited')}
-          />
-          {form.unlimitedQuota ? null : (
-            <div className="flex flex-col gap-2">
-              <Input
-                label={t('field.quota')}
-                inputMode="numeric"
-                value={form.remainQuota}
-                error={errors.remainQuota}
-                hint={
-                  Number.isNaN(quotaUnits)
-                    ? undefined
-                    : t('field.quotaIs', { money: formatQuota(quotaUnits, display) })
-                }
-                onChange={(e) => set('remainQuota', e.target.value)}
-              />
-              <div className="flex flex-wrap gap-2">
-                {QUOTA_PRESETS.map((q) => (
-                  <Button key={q} size="sm" variant="secondary" onClick={() => set('remainQuota', String(q))}>
-                    {formatQuota(q, { ...display, inCurrency: true })}
-                  </Button>
-                ))}
-              </div>
-            </div>
           )}
-          {isEdit ? null : (
-            <div className="flex flex-col gap-2">
-              <Input
-                label={t('field.count')}
-                inputMode="numeric"
-                value={form.count}
-                error={errors.count}
-                hint={t('field.countHint')}
-                onChange={(e) => set('count', e.target.value)}
-              />
-              <div className="flex flex-wrap gap-2">
-                {COUNT_PRESETS.map((n) => (
-                  <Button key={n} size="sm" variant="secondary" onClick={() => set('count', String(n))}>
-                    {n}
-                  </Button>
-                ))}
-              </div>
-            </div>
-          )}
-          <Switch
-            checked={form.modelLimitsEnabled}
-            onChange={(v) => set('modelLimitsEnabled', v)}
-            label={t('field.modelLimitsEnabled')}
-          />
-          {form.modelLimitsEnabled ? (
-            <fieldset className="flex flex-col gap-1">
-              <legend className="text-sm font-medium">{t('field.modelLimits')}</legend>
-              {modelOptions.length === 0 ? (
-                <p className="text-xs text-gray-500">{t('field.noModels')}</p>
-              ) : (
-                <div className="grid max-h-48 grid-cols-1 gap-1 overflow-y-auto rounded border border-gray-200 p-2 sm:grid-cols-2 dark:border-gray-700">
-                  {modelOptions.map((model) => (
-                    <label key={model} className="flex items-center gap-2 text-sm">
-                      <input
-                        type="checkbox"
-                        checked={form.modelLimits.includes(model)}
-                        onChange={(e) =>
-                          set(
-                            'modelLimits',
-                            e.target.checked
-                              ? [...form.modelLimits, model]
-                              : form.modelLimits.filter((m) => m !== model),
-                          )
-                        }
-                      />
-                      <span className="break-all">{model}</span>
-                    </label>
-                  ))}
-                </div>
-              )}
-            </fieldset>
-          ) : null}
-          <Textarea
-            label={t('field.allowIps')}
-            value={form.allowIps}
-            placeholder={t('field.allowIpsPlaceholder')}
-            hint={t('field.allowIpsHint')}
-            onChange={(e) => set('allowIps', e.target.value)}
-          />
-          <Select
-            label={t('field.group')}
-            value={form.group}
-            onChange={(e) => set('group', e.target.value)}
-            options={[
-              { value: '', label: t('field.groupDefault') },
-              ...groupEntries.map(([name, g]) => ({
-                value: name,
-                label: g.desc ? `${name} · ${g.desc} (${g.ratio}x)` : `${name} (${g.ratio}x)`,
-              })),
-              ...(form.group && !groupEntries.some(([name]) => name === form.group)
-                ? [{ value: form.group, label: form.group }]
-                : []),
-            ]}
-          />
-        </form>
-      )}
-    </SideSheet>
+        </fieldset>
+      ) : null}
+      <Textarea
+        label={t('field.allowIps')}
+        value={form.allowIps}
+        placeholder={t('field.allowIpsPlaceholder')}
+        hint={t('field.allowIpsHint')}
+        onChange={(e) => set('allowIps', e.target.value)}
+      />
+      <Select
+        label={t('field.group')}
+        value={form.group}
+        onChange={(e) => set('group', e.target.value)}
+        options={[
+          { value: '', label: t('field.groupDefault') },
+          ...groupEntries.map(([name, g]) => ({
+            value: name,
+            label: g.desc ? `${name} · ${g.desc} (${g.ratio}x)` : `${name} (${g.ratio}x)`,
+          })),
+          ...(form.group && !groupEntries.some(([name]) => name === form.group)
+            ? [{ value: form.group, label: form.group }]
+            : []),
+        ]}
+      />
+    </FormSheet>
   );
 }

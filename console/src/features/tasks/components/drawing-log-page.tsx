@@ -21,7 +21,8 @@ import {
   visibleColumns,
 } from '../rules.ts';
 import { useServerPages } from '../use-server-pages.ts';
-import { type TaskFilterErrors, type TaskFilterInput, validateTaskFilters } from '../validation.ts';
+import { useTaskFilters } from '../use-task-filters.ts';
+import type { TaskFilterInput } from '../validation.ts';
 import { ChannelTag, ClippedText, ImagePreview, ProgressBar, SpentTag, TextDialog } from './cells.tsx';
 import { type LogColumnDef, TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
 
@@ -44,10 +45,11 @@ export function DrawingLogPage() {
   const admin = isAdmin(useSessionUser());
   const status = useStatus();
   const [pageSize, setPageSize] = usePageSize('midjourney');
-  const [form, setForm] = useState(initialForm);
-  const [errors, setErrors] = useState<TaskFilterErrors>({});
-  const [filters, setFilters] = useState(() => toFilters(form));
-  const [run, setRun] = useState(0);
+  const { form, setForm, errors, filters, run, submit, reset } = useTaskFilters(
+    initialForm,
+    toFilters,
+    admin,
+  );
   const [text, setText] = useState<{ title: string; body: string } | null>(null);
   const { copy, dialog: copyDialog } = useCopy();
 
@@ -61,21 +63,6 @@ export function DrawingLogPage() {
   const notifyEnabled = status.data
     ? Boolean(status.data.mj_notify_enabled)
     : readStored(StorageKey.MjNotifyEnabled) === 'true';
-
-  const submit = () => {
-    const found = validateTaskFilters(form, admin);
-    setErrors(found);
-    if (Object.keys(found).length > 0) return;
-    setFilters(toFilters(form));
-    setRun((n) => n + 1);
-  };
-  const reset = () => {
-    const fresh = initialForm();
-    setForm(fresh);
-    setErrors({});
-    setFilters(toFilters(fresh));
-    setRun((n) => n + 1);
-  };
 
   const open = (title: string) => (body: string) => setText({ title, body });
 

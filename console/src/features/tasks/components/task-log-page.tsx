@@ -18,7 +18,8 @@ import {
   visibleColumns,
 } from '../rules.ts';
 import { useServerPages } from '../use-server-pages.ts';
-import { type TaskFilterErrors, type TaskFilterInput, validateTaskFilters } from '../validation.ts';
+import { useTaskFilters } from '../use-task-filters.ts';
+import type { TaskFilterInput } from '../validation.ts';
 import { ChannelTag, ClippedText, ProgressRing, SpentTag, TextDialog } from './cells.tsx';
 import { type LogColumnDef, TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
 
@@ -40,10 +41,11 @@ export function TaskLogPage() {
   const { t } = useTranslation('tasks');
   const admin = isAdmin(useSessionUser());
   const [pageSize, setPageSize] = usePageSize('task');
-  const [form, setForm] = useState(initialForm);
-  const [errors, setErrors] = useState<TaskFilterErrors>({});
-  const [filters, setFilters] = useState(() => toFilters(form));
-  const [run, setRun] = useState(0);
+  const { form, setForm, errors, filters, run, submit, reset } = useTaskFilters(
+    initialForm,
+    toFilters,
+    admin,
+  );
   const [text, setText] = useState<{ title: string; body: string } | null>(null);
   const { copy, dialog: copyDialog } = useCopy();
 
@@ -52,21 +54,6 @@ export function TaskLogPage() {
     pageSize,
     fetchPage: (page, size) => fetchTasks(admin, filters, page, size),
   });
-
-  const submit = () => {
-    const found = validateTaskFilters(form, admin);
-    setErrors(found);
-    if (Object.keys(found).length > 0) return;
-    setFilters(toFilters(form));
-    setRun((n) => n + 1);
-  };
-  const reset = () => {
-    const fresh = initialForm();
-    setForm(fresh);
-    setErrors({});
-    setFilters(toFilters(fresh));
-    setRun((n) => n + 1);
-  };
 
   const cell = (column: TaskColumn, row: TaskRow) => {
     switch (column) {

@@ -201,7 +201,7 @@ export async function runAttempts(
           reply,
           {
             caller,
-            body: prepared.payload.kind === 'json' ? { ...prepared.payload.body } : {},
+            body: prepared.payload.kind === 'json' ? prepared.payload.body : {},
             model,
             get promptTokens() {
               return prepared.promptTokens;

@@ -9,7 +9,7 @@ export {
 } from './data-table.tsx';
 export { EmptyState } from './empty-state.tsx';
 export { Input, Select, type SelectOption, Textarea } from './input.tsx';
-export { ConfirmDialog, Modal } from './modal.tsx';
+export { ConfirmDialog, DialogFooter, Modal } from './modal.tsx';
 export { FormSheet, SideSheet } from './side-sheet.tsx';
 export { PageSpinner, Spinner } from './spinner.tsx';
 export { Switch } from './switch.tsx';

@@ -40,6 +40,42 @@ export interface ConfirmDialogProps {
   onCancel: () => void;
 }
 
+export interface DialogFooterProps {
+  onCancel: () => void;
+  onOk: () => void;
+  /** Default: Confirm. */
+  okText?: ReactNode;
+  /** Default: Cancel. */
+  cancelText?: ReactNode;
+  busy?: boolean;
+  disabled?: boolean;
+  /** A red OK button, for destructive actions. */
+  danger?: boolean;
+}
+
+/** The usual footer of a dialog: Cancel, then the action (with a spinner while it runs). */
+export function DialogFooter({
+  onCancel,
+  onOk,
+  okText,
+  cancelText,
+  busy,
+  disabled,
+  danger,
+}: DialogFooterProps) {
+  const { t } = useTranslation();
+  return (
+    <>
+      <Button variant="secondary" onClick={onCancel}>
+        {cancelText ?? t('common.cancel')}
+      </Button>
+      <Button variant={danger ? 'danger' : 'primary'} loading={busy} disabled={disabled} onClick={onOk}>
+        {okText ?? t('common.confirm')}
+      </Button>
+    </>
+  );
+}
+
 /** Asks before a consequential action; the confirm button is red for destructive ones. */
 export function ConfirmDialog({
   open,
@@ -51,7 +87,6 @@ export function ConfirmDialog({
   onConfirm,
   onCancel,
 }: ConfirmDialogProps) {
-  const { t } = useTranslation();
   return (
     <Modal
       open={open}
@@ -59,14 +94,13 @@ export function ConfirmDialog({
       title={title}
       size="sm"
       footer={
-        <>
-          <Button variant="secondary" onClick={onCancel}>
-            {t('common.cancel')}
-          </Button>
-          <Button variant={danger ? 'danger' : 'primary'} loading={loading} onClick={onConfirm}>
-            {confirmText ?? t('common.confirm')}
-          </Button>
-        </>
+        <DialogFooter
+          onCancel={onCancel}
+          onOk={onConfirm}
+          okText={confirmText}
+          busy={loading}
+          danger={danger}
+        />
       }
     >
       {message}

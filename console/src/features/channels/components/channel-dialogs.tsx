@@ -1,6 +1,6 @@
 import { useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, Modal, Switch, Textarea } from '../../../components/ui/index.ts';
+import { Button, DialogFooter, Input, Modal, Switch, Textarea } from '../../../components/ui/index.ts';
 import { toast } from '../../../lib/toast.ts';
 import {
   type ChannelTagView,
@@ -56,16 +56,7 @@ export function BatchTagDialog({
       open
       onClose={onClose}
       title={t('batchTag.title')}
-      footer={
-        <>
-          <Button variant="secondary" onClick={onClose}>
-            {t('common:common.cancel')}
-          </Button>
-          <Button loading={busy} onClick={() => void submit()}>
-            {t('common:common.confirm')}
-          </Button>
-        </>
-      }
+      footer={<DialogFooter onCancel={onClose} onOk={() => void submit()} busy={busy} />}
     >
       <p className="mb-3 text-gray-600 dark:text-gray-400">{t('batchTag.hint', { count: ids.length })}</p>
       <Input
@@ -134,14 +125,12 @@ export function TagEditDialog({
       onClose={onClose}
       title={t('tagEdit.title', { tag: tag.tag })}
       footer={
-        <>
-          <Button variant="secondary" onClick={onClose}>
-            {t('common:common.cancel')}
-          </Button>
-          <Button loading={busy} onClick={() => void submit()}>
-            {t('common:common.save')}
-          </Button>
-        </>
+        <DialogFooter
+          onCancel={onClose}
+          onOk={() => void submit()}
+          busy={busy}
+          okText={t('common:common.save')}
+        />
       }
     >
       <div className="flex max-h-[70vh] flex-col gap-3 overflow-y-auto">
@@ -296,14 +285,14 @@ export function ModelTestDialog({ channel, onClose }: { channel: ChannelView; on
       onClose={close}
       title={t('testModel.title', { name: channel.name })}
       footer={
-        <>
-          <Button variant="secondary" onClick={close}>
-            {t('common:common.close')}
-          </Button>
-          <Button loading={batch !== null} disabled={shown.length === 0} onClick={() => void testAll()}>
-            {batch ? t('testModel.batchRunning', batch) : t('testModel.batch', { count: shown.length })}
-          </Button>
-        </>
+        <DialogFooter
+          onCancel={close}
+          onOk={() => void testAll()}
+          busy={batch !== null}
+          disabled={shown.length === 0}
+          okText={batch ? t('testModel.batchRunning', batch) : t('testModel.batch', { count: shown.length })}
+          cancelText={t('common:common.close')}
+        />
       }
     >
       <div className="flex flex-col gap-3">
@@ -404,14 +393,7 @@ export function CopyChannelDialog({
       onClose={onClose}
       title={t('copy.title', { name: channel.name })}
       footer={
-        <>
-          <Button variant="secondary" onClick={onClose}>
-            {t('common:common.cancel')}
-          </Button>
-          <Button loading={busy} onClick={() => void submit()}>
-            {t('action.copy')}
-          </Button>
-        </>
+        <DialogFooter onCancel={onClose} onOk={() => void submit()} busy={busy} okText={t('action.copy')} />
       }
     >
       <div className="flex flex-col gap-3">

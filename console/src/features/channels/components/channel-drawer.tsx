@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import {
   Button,
   ConfirmDialog,
+  DialogFooter,
   Input,
   Select,
   SideSheet,
@@ -335,14 +336,12 @@ function ChannelForm({
       onClose={onClose}
       title={title}
       footer={
-        <>
-          <Button variant="secondary" onClick={onClose}>
-            {t('common:common.cancel')}
-          </Button>
-          <Button loading={busy} onClick={() => void submit(false)}>
-            {t('common:common.submit')}
-          </Button>
-        </>
+        <DialogFooter
+          onCancel={onClose}
+          onOk={() => void submit(false)}
+          busy={busy}
+          okText={t('common:common.submit')}
+        />
       }
     >
       <form

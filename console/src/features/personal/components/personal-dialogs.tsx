@@ -1,7 +1,7 @@
 import { useNavigate } from '@tanstack/react-router';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, Modal } from '../../../components/ui/index.ts';
+import { Button, DialogFooter, Input, Modal } from '../../../components/ui/index.ts';
 import { ApiError } from '../../../lib/api.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { setSessionUser } from '../../../lib/session.ts';
@@ -21,30 +21,6 @@ import {
 interface DialogProps {
   open: boolean;
   onClose: () => void;
-}
-
-function Footer({
-  onCancel,
-  onOk,
-  busy,
-  okText,
-}: {
-  onCancel: () => void;
-  onOk: () => void;
-  busy?: boolean;
-  okText?: string;
-}) {
-  const { t } = useTranslation('users');
-  return (
-    <>
-      <Button variant="secondary" onClick={onCancel}>
-        {t('common:common.cancel')}
-      </Button>
-      <Button loading={busy} onClick={onOk}>
-        {okText ?? t('common:common.confirm')}
-      </Button>
-    </>
-  );
 }
 
 const errorText = (err: unknown) => (err instanceof ApiError ? err.message : String(err));
@@ -81,7 +57,7 @@ export function TransferDialog({
       open={open}
       onClose={onClose}
       title={t('personal.transfer.title')}
-      footer={<Footer onCancel={onClose} onOk={() => void submit()} busy={busy} />}
+      footer={<DialogFooter onCancel={onClose} onOk={() => void submit()} busy={busy} />}
     >
       <p className="mb-2">
         {t('personal.transfer.available', { amount: formatQuota(available, { quotaPerUnit }) })}
@@ -144,7 +120,7 @@ export function BindEmailDialog({ open, onClose, onDone }: DialogProps & { onDon
       open={open}
       onClose={onClose}
       title={t('personal.email.title')}
-      footer={<Footer onCancel={onClose} onOk={() => void submit()} busy={busy} />}
+      footer={<DialogFooter onCancel={onClose} onOk={() => void submit()} busy={busy} />}
     >
       <div className="flex flex-col gap-3">
         <div className="flex items-end gap-2">
@@ -200,7 +176,7 @@ export function ChangePasswordDialog({ open, onClose }: DialogProps) {
       open={open}
       onClose={onClose}
       title={t('personal.password.title')}
-      footer={<Footer onCancel={onClose} onOk={() => void submit()} busy={busy} />}
+      footer={<DialogFooter onCancel={onClose} onOk={() => void submit()} busy={busy} />}
     >
       <div className="flex flex-col gap-3">
         <Input
@@ -262,7 +238,7 @@ export function DeleteAccountDialog({ open, onClose, username }: DialogProps & {
       onClose={onClose}
       title={t('personal.delete.title')}
       footer={
-        <Footer
+        <DialogFooter
           onCancel={onClose}
           onOk={() => void submit()}
           busy={busy}

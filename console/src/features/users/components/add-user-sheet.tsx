@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, SideSheet } from '../../../components/ui/index.ts';
+import { DialogFooter, Input, SideSheet } from '../../../components/ui/index.ts';
 import { ApiError } from '../../../lib/api.ts';
 import { toast } from '../../../lib/toast.ts';
 import { createUser } from '../api/users.ts';
@@ -53,14 +53,12 @@ export function AddUserSheet({
       onClose={close}
       title={t('add.title')}
       footer={
-        <>
-          <Button variant="secondary" onClick={close}>
-            {t('common:common.cancel')}
-          </Button>
-          <Button loading={saving} onClick={() => void submit()}>
-            {t('common:common.submit')}
-          </Button>
-        </>
+        <DialogFooter
+          onCancel={close}
+          onOk={() => void submit()}
+          busy={saving}
+          okText={t('common:common.submit')}
+        />
       }
     >
       <form onSubmit={(e) => void submit(e)} noValidate className="flex flex-col gap-3">

@@ -1,7 +1,15 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, Modal, PageSpinner, Select, SideSheet } from '../../../components/ui/index.ts';
+import {
+  Button,
+  DialogFooter,
+  Input,
+  Modal,
+  PageSpinner,
+  Select,
+  SideSheet,
+} from '../../../components/ui/index.ts';
 import { ApiError } from '../../../lib/api.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
@@ -152,14 +160,13 @@ export function EditUserSheet({
       onClose={onClose}
       title={t('edit.title')}
       footer={
-        <>
-          <Button variant="secondary" onClick={onClose}>
-            {t('common:common.cancel')}
-          </Button>
-          <Button loading={saving} disabled={!form} onClick={() => void submit()}>
-            {t('common:common.submit')}
-          </Button>
-        </>
+        <DialogFooter
+          onCancel={onClose}
+          onOk={() => void submit()}
+          busy={saving}
+          disabled={!form}
+          okText={t('common:common.submit')}
+        />
       }
     >
       {!form ? (

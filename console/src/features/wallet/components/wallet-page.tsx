@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, Modal, Spinner } from '../../../components/ui/index.ts';
+import { Button, DialogFooter, Input, Modal, Spinner } from '../../../components/ui/index.ts';
 import { ApiError } from '../../../lib/api.ts';
 import { formatNumber, formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
@@ -288,14 +288,13 @@ export function WalletPage() {
         size="sm"
         title={t('pay.confirmTitle')}
         footer={
-          <>
-            <Button variant="secondary" onClick={() => setConfirming(null)}>
-              {t('pay.cancel')}
-            </Button>
-            <Button loading={paying} onClick={() => void pay()}>
-              {t('pay.confirm')}
-            </Button>
-          </>
+          <DialogFooter
+            onCancel={() => setConfirming(null)}
+            onOk={() => void pay()}
+            busy={paying}
+            okText={t('pay.confirm')}
+            cancelText={t('pay.cancel')}
+          />
         }
       >
         {confirming ? (

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
+import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv, createRedisKv } from '@turnpike/core/kv/kv';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppDeps } from './deps.ts';
@@ -43,8 +43,6 @@ export const REDACTED_PATHS = [
   '*.key',
 ];
 
-const REQUEST_ID = /^[\w.:-]{1,64}$/;
-
 /** The console API: every /api route, registered explicitly. */
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const logger =
@@ -57,10 +55,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     bodyLimit: 10 * 1024 * 1024,
     // The console calls some routes with a trailing slash and some without; both forms answer.
     routerOptions: { ignoreTrailingSlash: true },
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    genReqId: (request) => requestIdOf(request.headers),
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -3,7 +3,7 @@
  * `registerRelay` adds them to any Fastify app, so ROLE=all serves them beside the console API on one port;
  * `buildRelayApp` is the app of a relay-only process (ROLE=relay).
  */
-import { randomUUID } from 'node:crypto';
+import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
 import Fastify, {
   type FastifyError,
@@ -14,7 +14,8 @@ import Fastify, {
 } from 'fastify';
 import { registerBillingCompat } from './billing-compat.ts';
 import type { RelayDeps } from './deps.ts';
-import { localError, toOpenAiErrorBody } from './errors.ts';
+import { gatewayFailure, localError, toOpenAiErrorBody } from './errors.ts';
+import { createFrontDoor, installFrontDoor } from './front-door.ts';
 import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
 import {
   createRelayMetrics,
@@ -39,6 +40,7 @@ import {
   rerankSpec,
   responsesSpec,
 } from './pipeline/endpoints/text.ts';
+import type { RelayReply, RelayRequest } from './pipeline/exchange.ts';
 import { listModels, retrieveModel } from './pipeline/models.ts';
 import { sweepStaleUploads } from './pipeline/multipart.ts';
 import { notImplemented } from './pipeline/not-implemented.ts';
@@ -54,6 +56,24 @@ import { createBatchWriter } from './pipeline/writer.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
+
+/** The relay's POST routes with a fixed path (under /v1); the JSON ones go through the front door too. */
+const FIXED_POSTS: Readonly<Record<string, EndpointSpec>> = {
+  '/chat/completions': chatSpec,
+  '/completions': completionsSpec,
+  '/embeddings': embeddingsSpec,
+  '/moderations': moderationsSpec,
+  '/rerank': rerankSpec,
+  '/responses': responsesSpec,
+  '/images/generations': imageGenerationSpec,
+  '/images/edits': imageEditSpec,
+  '/audio/speech': speechSpec,
+  '/audio/transcriptions': transcriptionsSpec,
+  '/audio/translations': translationsSpec,
+};
+
+/** The largest request body the relay reads (images and audio as base64 can be large). */
+const RELAY_BODY_LIMIT = 32 * 1024 * 1024;
 
 export interface RelayOptions {
   /** Interval of the batching writer (logs, used quota, request counts); default 1 s. */
@@ -169,18 +189,8 @@ export async function registerRelay(
       relay.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
       const route = (spec: EndpointSpec) => (request: FastifyRequest, reply: FastifyReply) =>
         handleRelay(ctx, spec, request, reply);
-      relay.post('/chat/completions', route(chatSpec));
-      relay.post('/completions', route(completionsSpec));
-      relay.post('/embeddings', route(embeddingsSpec));
+      for (const [path, spec] of Object.entries(FIXED_POSTS)) relay.post(path, route(spec));
       relay.post('/engines/:model/embeddings', route(embeddingsSpec));
-      relay.post('/moderations', route(moderationsSpec));
-      relay.post('/rerank', route(rerankSpec));
-      relay.post('/responses', route(responsesSpec));
-      relay.post('/images/generations', route(imageGenerationSpec));
-      relay.post('/images/edits', route(imageEditSpec));
-      relay.post('/audio/speech', route(speechSpec));
-      relay.post('/audio/transcriptions', route(transcriptionsSpec));
-      relay.post('/audio/translations', route(translationsSpec));
       relay.get('/models', (request, reply) => listModels(ctx, request, reply));
       relay.get<{ Params: { model: string } }>('/models/:model', (request, reply) =>
         retrieveModel(ctx, request, reply),
@@ -207,6 +217,21 @@ export async function registerRelay(
     },
     { prefix: '/pg' },
   );
+  installFrontDoor(
+    app,
+    createFrontDoor({
+      routes: new Map(
+        Object.entries(FIXED_POSTS).map(([path, spec]) => [
+          `/v1${path}`,
+          (request: RelayRequest, reply: RelayReply) => handleRelay(ctx, spec, request, reply),
+        ]),
+      ),
+      metrics: ctx.metrics,
+      log: app.log,
+      trustProxy: deps.config.trustProxy,
+      bodyLimit: RELAY_BODY_LIMIT,
+    }),
+  );
   registerMetricsRoute(app, ctx.metrics, deps.config.metricsToken);
   await registerBillingCompat(app, ctx);
 
@@ -228,16 +253,10 @@ export async function registerRelay(
 
 /** Fastify-level failures (bad JSON, body too large, a bug) in OpenAI's error shape. */
 function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const status =
-    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-  if (status === 500) request.log.error({ err: error }, 'relay request failed');
-  const message = status === 500 ? 'internal error of the gateway' : error.message;
-  const code = status === 500 ? 'internal_error' : 'invalid_request';
-  const type = status === 500 ? 'new_api_error' : 'invalid_request_error';
-  return reply.code(status).send(toOpenAiErrorBody(localError(status, code, message, type), request.id));
+  const failure = gatewayFailure(error.statusCode ?? 500, error.message);
+  if (failure.status === 500) request.log.error({ err: error }, 'relay request failed');
+  return reply.code(failure.status).send(toOpenAiErrorBody(failure, request.id));
 }
-
-const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 /** A relay-only app (ROLE=relay). */
 export async function buildRelayApp(
@@ -256,11 +275,8 @@ export async function buildRelayApp(
     // relay about a tenth of its CPU (make bench). Failures are still logged by the pipeline.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: deps.config.trustProxy,
-    bodyLimit: 32 * 1024 * 1024,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    },
+    bodyLimit: RELAY_BODY_LIMIT,
+    genReqId: (request) => requestIdOf(request.headers),
   });
   // A callback hook: an async one costs a promise on every request.
   app.addHook('onRequest', (request, reply, done) => {

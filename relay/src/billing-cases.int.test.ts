@@ -10,7 +10,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRelayApp } from './app.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { createRelayTestApp, injectThroughServer, type RelayTestApp } from './testing/relay-test-app.ts';
 import { sleep, waitFor } from './testing/wait.ts';
 
 const START = 1_000_000;
@@ -301,7 +301,9 @@ describe('data dashboard', () => {
     await db().update(users).set({ quota: START }).where(eq(users.id, userId));
     const token = await t.seedToken(userId);
     // A relay of its own, so closing it (a graceful shutdown) is part of the test.
-    const relay = await buildRelayApp(t.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 });
+    const relay = injectThroughServer(
+      await buildRelayApp(t.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 }),
+    );
     await relay.ready();
     const charges: number[] = [];
     const tokensUsed: number[] = [];
@@ -351,7 +353,9 @@ describe('data dashboard', () => {
     try {
       const user = await t.seedUser({ quota: START });
       const token = await t.seedToken(user.id);
-      const relay = await buildRelayApp(t.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 });
+      const relay = injectThroughServer(
+        await buildRelayApp(t.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 }),
+      );
       await relay.ready();
       const response = await relay.inject({
         method: 'POST',

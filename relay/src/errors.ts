@@ -46,6 +46,16 @@ export function localError(
 }
 
 /** The OpenAI-shape body for a client; the request id is appended so users can quote it to an operator. */
+/**
+ * A failure of the gateway's own (a request it cannot read: bad JSON, too large; or a bug): a 4xx is the caller's
+ * and says why, anything else is a 500 that says nothing of the inside.
+ */
+export function gatewayFailure(status: number, message: string): RelayError {
+  return status >= 400 && status < 500
+    ? localError(status, 'invalid_request', message, 'invalid_request_error')
+    : localError(500, 'internal_error', 'internal error of the gateway', 'new_api_error');
+}
+
 export function toOpenAiErrorBody(error: RelayError, requestId?: string): OpenAiErrorBody {
   const message = requestId ? `${error.message} (request id: ${requestId})` : error.message;
   return { error: { message, type: error.type, param: error.param, code: error.code } };

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildRelayApp } from './app.ts';
 import type { RelayDeps } from './deps.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { createRelayTestApp, injectThroughServer, type RelayTestApp } from './testing/relay-test-app.ts';
 import { sleep, waitFor } from './testing/wait.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -20,13 +20,15 @@ const connections: Redis[] = [];
 async function startRelay(
   options: { windowMs?: number; deps?: Partial<RelayDeps> } = {},
 ): Promise<FastifyInstance> {
-  const relay = await buildRelayApp(
-    { ...t.runtime.deps, ...options.deps },
-    {
-      flushIntervalMs: 20,
-      channelDebounceMs: 10,
-      ...(options.windowMs === undefined ? {} : { rateLimitWindowMs: options.windowMs }),
-    },
+  const relay = injectThroughServer(
+    await buildRelayApp(
+      { ...t.runtime.deps, ...options.deps },
+      {
+        flushIntervalMs: 20,
+        channelDebounceMs: 10,
+        ...(options.windowMs === undefined ? {} : { rateLimitWindowMs: options.windowMs }),
+      },
+    ),
   );
   await relay.ready();
   opened.push(relay);

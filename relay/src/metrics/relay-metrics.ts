@@ -14,6 +14,7 @@
  * label object allocated per call); values are copied into prom-client's metrics when /metrics is scraped.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, type Histogram, Registry } from 'prom-client';
 import { type RoutingTable, routeModelName } from '../routing/pick.ts';
@@ -441,21 +442,29 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
 }
 
 /**
- * Counts every request of `scope` (the /v1 plugin) once, when its response closes: the in-flight gauge goes up on
- * arrival and down on close, which also happens when the client leaves in the middle of a stream.
+ * Counts one request when its response closes: the in-flight gauge goes up on arrival and down on close, which
+ * also happens when the client leaves in the middle of a stream (status 499 then).
  */
+export function countRequest(
+  metrics: RelayMetrics,
+  routePattern: string | undefined,
+  raw: ServerResponse,
+): void {
+  const route = metrics.requestStarted(routePattern);
+  // 'close' comes after 'finish' when the response was complete, alone when the client left first.
+  let isFinished = false;
+  raw.once('finish', () => {
+    isFinished = true;
+  });
+  raw.once('close', () => {
+    metrics.requestEnded(route, isFinished ? raw.statusCode : CLIENT_CLOSED_STATUS);
+  });
+}
+
+/** Counts every request of `scope` (the /v1 plugin) Fastify serves; the front door counts its own. */
 export function registerMetricsHooks(scope: FastifyInstance, metrics: RelayMetrics): void {
   scope.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const route = metrics.requestStarted(request.routeOptions.url);
-    const raw = reply.raw;
-    // 'close' comes after 'finish' when the response was complete, alone when the client left first.
-    let isFinished = false;
-    raw.once('finish', () => {
-      isFinished = true;
-    });
-    raw.once('close', () => {
-      metrics.requestEnded(route, isFinished ? raw.statusCode : CLIENT_CLOSED_STATUS);
-    });
+    countRequest(metrics, request.routeOptions.url, reply.raw);
     done();
   });
 }

@@ -4,7 +4,6 @@
  * so the charged quota can go in the `x-turnpike-quota` header.
  */
 import { Readable } from 'node:stream';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AttemptFailure, RelayError } from '../errors.ts';
 import { countTextTokens, encodingForModel } from '../metering/tokens.ts';
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
@@ -13,6 +12,7 @@ import type { Caller } from './authenticate.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
 import { transcriptionUsage } from './endpoints/media.ts';
 import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 import { isRecord, type Json, upstreamFault } from './respond.ts';
 import { type CompletionCheck, SENSITIVE_REPLACEMENT, sensitiveCompletionError } from './sensitive-words.ts';
 import { type Billing, type SettleOutcome, settle } from './settle.ts';
@@ -45,8 +45,8 @@ async function readAnswer(response: UpstreamResponse): Promise<string | AnswerRe
 export async function relayJson(
   ctx: RelayContext,
   spec: EndpointSpec,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RelayRequest,
+  reply: RelayReply,
   input: AnswerInput,
   response: UpstreamResponse,
   outcome: Outcome,
@@ -124,7 +124,7 @@ export async function relayJson(
  * (hooks, payload checks), which is a measurable share of a small answer's cost. The headers Fastify already has
  * (`x-request-id`) go with it.
  */
-function sendJsonRaw(reply: FastifyReply, body: string, charged: number): void {
+function sendJsonRaw(reply: RelayReply, body: string, charged: number): void {
   reply.hijack();
   const raw = reply.raw;
   if (raw.destroyed) return;
@@ -140,8 +140,8 @@ function sendJsonRaw(reply: FastifyReply, body: string, charged: number): void {
 /** Speech: the bill is the input's characters, known before; the audio is piped as it comes. */
 export async function relayBinary(
   ctx: RelayContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RelayRequest,
+  reply: RelayReply,
   input: AnswerInput,
   response: UpstreamResponse,
   outcome: Outcome,
@@ -172,8 +172,8 @@ export async function relayBinary(
 /** Transcription or translation: JSON (json, verbose_json) or text (text, srt, vtt), relayed as it came. */
 export async function relayTranscription(
   ctx: RelayContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RelayRequest,
+  reply: RelayReply,
   input: AnswerInput,
   response: UpstreamResponse,
   outcome: Outcome,

@@ -8,7 +8,6 @@
  * not arrived in time, and `RetryEmptyResponseEnabled` treats a 200 with no output and no usage as a failure;
  * both go on to the next channel with the reservation kept, like an upstream 5xx.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { adapterFor, type UpstreamCall } from '../adapters/registry.ts';
 import {
   type AttemptFailure,
@@ -25,6 +24,7 @@ import type { Caller } from './authenticate.ts';
 import { checkChannelHealth } from './channel-health.ts';
 import type { RelayContext } from './context.ts';
 import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 import { completionCheckOf } from './sensitive-words.ts';
 import type { Billing } from './settle.ts';
 import { pipeStream } from './stream.ts';
@@ -59,8 +59,8 @@ const failureError = (reason: AttemptFailure, seconds: number): RelayError =>
 export async function runAttempts(
   ctx: RelayContext,
   spec: EndpointSpec,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RelayRequest,
+  reply: RelayReply,
   input: AttemptInput,
 ): Promise<RelayError | undefined> {
   const { caller, prepared } = input;

@@ -6,11 +6,11 @@
 import { tokens } from '@turnpike/core/db/schema/index';
 import { TokenStatus } from '@turnpike/core/domain/tokens';
 import { and, eq } from 'drizzle-orm';
-import type { FastifyRequest } from 'fastify';
 import { type AuthResult, authenticate } from './authenticate.ts';
 import type { RelayContext } from './context.ts';
+import type { RelayRequest } from './exchange.ts';
 
-export async function authenticateRequest(ctx: RelayContext, request: FastifyRequest): Promise<AuthResult> {
+export async function authenticateRequest(ctx: RelayContext, request: RelayRequest): Promise<AuthResult> {
   const { options } = ctx.deps;
   const result = await authenticate(ctx.auth, {
     authorization: request.headers.authorization,

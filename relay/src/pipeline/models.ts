@@ -5,7 +5,7 @@ import { modelsOfGroup } from '../routing/pick.ts';
 import type { Caller } from './authenticate.ts';
 import { authenticateRequest } from './authenticate-request.ts';
 import type { RelayContext } from './context.ts';
-import { sendError } from './text.ts';
+import { sendError } from './respond.ts';
 
 /** A fixed creation time: OpenAI's field is required, and a changing value would only confuse caches. */
 const CREATED = 1_626_777_600;

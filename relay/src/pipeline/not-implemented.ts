@@ -2,17 +2,17 @@
  * OpenAI routes the gateway does not relay (files, fine-tunes, image variations, deleting a model): 501
  * `api_not_implemented` in OpenAI's error shape, after token auth, as the reference answers them.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
 import { authenticateRequest } from './authenticate-request.ts';
 import type { RelayContext } from './context.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 import { sendError } from './respond.ts';
 
 export async function notImplemented(
   ctx: RelayContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply> {
+  request: RelayRequest,
+  reply: RelayReply,
+): Promise<RelayReply> {
   const auth = await authenticateRequest(ctx, request);
   if (!auth.ok) return sendError(request, reply, auth.error);
   return sendError(

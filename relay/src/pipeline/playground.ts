@@ -12,12 +12,12 @@ import { NEVER_EXPIRES, TokenStatus } from '@turnpike/core/domain/tokens';
 import { UserStatus } from '@turnpike/core/domain/users';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { readSessionCookie, type SessionCodec } from '@turnpike/core/sessions/session-codec';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
 import type { TokenSnapshot, UserSnapshot } from '../state/auth-cache.ts';
 import type { Caller } from './authenticate.ts';
 import type { RelayContext } from './context.ts';
 import { chatSpec } from './endpoints/text.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 import { relayAs } from './relay.ts';
 import { invalidRequest, isRecord, sendError } from './respond.ts';
 
@@ -38,9 +38,9 @@ function acceptsUnsetRatio(setting: string): boolean {
 export async function handlePlayground(
   ctx: RelayContext,
   sessions: SessionCodec,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply | undefined> {
+  request: RelayRequest,
+  reply: RelayReply,
+): Promise<RelayReply | undefined> {
   const startedAt = performance.now();
   const session = sessions.decode(readSessionCookie(request.headers.cookie));
   if (!session.uid) {

@@ -12,10 +12,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { OptionStore } from '@turnpike/core/options/store';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { localError, type RelayError } from '../errors.ts';
 import type { Caller } from './authenticate.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 
 /** The limits that apply to one request. */
 export interface RateLimits {
@@ -43,7 +44,7 @@ export interface RateLimiter {
    * Called once per relay request right after authentication: undefined when the request may run (its success
    * is then recorded when the response finishes below 400), else the 429 to answer.
    */
-  admit(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<RelayError | undefined>;
+  admit(request: RelayRequest, reply: RelayReply, caller: Caller): Promise<RelayError | undefined>;
 }
 
 /** The limits the options give a group, or undefined when the limit is off. */

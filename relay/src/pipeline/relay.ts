@@ -9,7 +9,6 @@ import { decideReservation, estimateQuota } from '@turnpike/core/billing/pre-con
 import { isPricingRefusal, type Pricing, resolvePricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { localError, type RelayError } from '../errors.ts';
 import { runAttempts } from './attempts.ts';
 import { type Caller, checkModelAllowed } from './authenticate.ts';
@@ -17,6 +16,7 @@ import { authenticateRequest } from './authenticate-request.ts';
 import { type Payer, reserveQuota } from './billing.ts';
 import type { RelayContext } from './context.ts';
 import { type EndpointSpec, isRelayError, type PreparedRequest } from './endpoints/spec.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 import { sendError } from './respond.ts';
 import { checkPrompt } from './sensitive-words.ts';
 import { type Billing, settle } from './settle.ts';
@@ -25,9 +25,9 @@ import { type Billing, settle } from './settle.ts';
 export async function handleRelay(
   ctx: RelayContext,
   spec: EndpointSpec,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply | undefined> {
+  request: RelayRequest,
+  reply: RelayReply,
+): Promise<RelayReply | undefined> {
   const startedAt = performance.now();
   const auth = await authenticateRequest(ctx, request);
   if (!auth.ok) return sendError(request, reply, auth.error);
@@ -47,11 +47,11 @@ export interface RelayAsOptions {
 export async function relayAs(
   ctx: RelayContext,
   spec: EndpointSpec,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RelayRequest,
+  reply: RelayReply,
   caller: Caller,
   options: RelayAsOptions,
-): Promise<FastifyReply | undefined> {
+): Promise<RelayReply | undefined> {
   const prepared = await spec.prepare(request);
   if (isRelayError(prepared)) return sendError(request, reply, prepared);
   try {
@@ -87,12 +87,12 @@ function estimateOf(ctx: RelayContext, pricing: Pricing, prepared: PreparedReque
 async function relayPrepared(
   ctx: RelayContext,
   spec: EndpointSpec,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RelayRequest,
+  reply: RelayReply,
   caller: Caller,
   prepared: PreparedRequest,
   { startedAt, isPlayground }: RelayAsOptions,
-): Promise<FastifyReply | undefined> {
+): Promise<RelayReply | undefined> {
   const { options } = ctx.deps;
   const { model } = prepared;
   const refused = checkModelAllowed(caller, model);

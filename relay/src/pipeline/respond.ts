@@ -1,8 +1,8 @@
 /** Error answers of the relay in OpenAI's shape (final upstream 429s get the neutral "saturated" text, §4.2). */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { localError, type RelayError, SATURATED_MESSAGE, toOpenAiErrorBody } from '../errors.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: RelayError): FastifyReply {
+export function sendError(request: RelayRequest, reply: RelayReply, error: RelayError): RelayReply {
   const shown = error.status === 429 && !error.isLocal ? { ...error, message: SATURATED_MESSAGE } : error;
   return reply
     .code(error.status)

@@ -7,11 +7,11 @@
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
-import type { FastifyRequest } from 'fastify';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import type { Caller } from './authenticate.ts';
 import { type Payer, settleQuota } from './billing.ts';
 import type { RelayContext } from './context.ts';
+import type { RelayRequest } from './exchange.ts';
 import type { Json } from './respond.ts';
 
 /** Per-request bookkeeping shared by the attempt loop and the settlement. */
@@ -56,7 +56,7 @@ export interface SettleOutcome {
  */
 export async function settle(
   ctx: RelayContext,
-  request: FastifyRequest,
+  request: RelayRequest,
   caller: Caller,
   billing: Billing,
   outcome: SettleOutcome | undefined,

@@ -12,7 +12,6 @@
  *   was produced is billed and the client gets an error event before the end.
  * - The charged quota goes out as the comment `: x-turnpike-quota: <n>` just before the end (see context.ts).
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AttemptFailure } from '../errors.ts';
 import { createTokenCounter } from '../metering/tokens.ts';
 import {
@@ -27,6 +26,7 @@ import { toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts'
 import type { Caller } from './authenticate.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
 import type { StreamDialect } from './endpoints/spec.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
 import { isRecord, type Json } from './respond.ts';
 import {
   type CompletionCheck,
@@ -119,8 +119,8 @@ const errorEvent = (dialect: StreamDialect, message: string, code: string, type:
 
 export async function pipeStream(
   ctx: RelayContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: RelayRequest,
+  reply: RelayReply,
   input: StreamInput,
   response: UpstreamResponse,
   outcome: Outcome,
@@ -149,13 +149,16 @@ export async function pipeStream(
       });
     }
   };
-  const commit = async () => {
+  // What the events of one upstream piece produce is written at once (one syscall per piece, not per event);
+  // held events go out with it, after the head.
+  let out = '';
+  const commit = () => {
     if (committed) return;
     committed = true;
     reply.hijack();
     if (raw.destroyed) return;
     raw.writeHead(200, { ...SSE_HEAD, 'x-request-id': request.id });
-    if (held.length > 0) await rawWrite(held.splice(0).join(''));
+    if (held.length > 0) out = held.splice(0).join('') + out;
     if (control.pingMs > 0) {
       pingTimer = setTimeout(function ping() {
         if (raw.destroyed || raw.writableEnded) return;
@@ -165,9 +168,7 @@ export async function pipeStream(
       pingTimer.unref();
     }
   };
-  // What the events of one upstream piece produce is written at once (one syscall per piece, not per event).
-  let out = '';
-  const write = async (text: string) => {
+  const write = (text: string) => {
     if (committed) out += text;
     else held.push(text);
   };
@@ -177,7 +178,7 @@ export async function pipeStream(
     out = '';
     await rawWrite(text);
   };
-  if (!control.holdHead) await commit();
+  if (!control.holdHead) commit();
 
   const parser = createSseParser();
   const counter = createTokenCounter(input.model);
@@ -188,13 +189,13 @@ export async function pipeStream(
   let stoppedFor: readonly string[] | undefined;
   let last: Json = {};
 
-  const output = async (text: string) => {
+  const output = (text: string) => {
     if (text === '') return;
     counter.push(text);
     if (!sawOutput) {
       sawOutput = true;
       control.onFirstOutput();
-      await commit();
+      commit();
     }
   };
 
@@ -208,19 +209,19 @@ export async function pipeStream(
   };
 
   /** Counts what one choice of a chat/completions chunk produced; answers where its text is kept. */
-  const outputChoice = async (choice: Json) => {
+  const outputChoice = (choice: Json) => {
     const delta = isRecord(choice.delta) ? choice.delta : undefined;
     // Chat keeps text in delta.content, legacy completions in choice.text.
     const holder: Json | undefined = delta ?? (typeof choice.text === 'string' ? choice : undefined);
     const field = delta ? 'content' : 'text';
     const text = holder && typeof holder[field] === 'string' ? (holder[field] as string) : undefined;
-    if (text !== undefined) await output(text);
+    if (text !== undefined) output(text);
     if (delta) {
-      if (typeof delta.reasoning_content === 'string') await output(delta.reasoning_content);
+      if (typeof delta.reasoning_content === 'string') output(delta.reasoning_content);
       if (Array.isArray(delta.tool_calls)) {
         for (const call of delta.tool_calls) {
           const fn = isRecord(call) ? call.function : undefined;
-          if (isRecord(fn)) await output(`${fn.name ?? ''}${fn.arguments ?? ''}`);
+          if (isRecord(fn)) output(`${fn.name ?? ''}${fn.arguments ?? ''}`);
         }
       }
     }
@@ -231,7 +232,7 @@ export async function pipeStream(
   // upstream ends without reporting usage (its text is counted then), or when the kept text passes the limit.
   const deferred: string[] = [];
   let deferredSize = 0;
-  const readDeferred = async () => {
+  const readDeferred = () => {
     for (const data of deferred.splice(0)) {
       let chunk: unknown;
       try {
@@ -242,29 +243,29 @@ export async function pipeStream(
       if (!isRecord(chunk)) continue;
       last = chunk;
       if (Array.isArray(chunk.choices))
-        for (const choice of chunk.choices) if (isRecord(choice)) await outputChoice(choice);
+        for (const choice of chunk.choices) if (isRecord(choice)) outputChoice(choice);
     }
     deferredSize = 0;
   };
 
   /** One chat/completions chunk; returns false to stop the stream. */
-  const handleChat = async (data: string): Promise<boolean> => {
+  const handleChat = (data: string): boolean => {
     if (sawOutput && filter === undefined && isPlainChunk(data, clientAskedUsage)) {
       deferred.push(data);
       deferredSize += data.length;
-      if (deferredSize > DEFERRED_LIMIT) await readDeferred();
-      await write(`data: ${data}\n\n`);
+      if (deferredSize > DEFERRED_LIMIT) readDeferred();
+      write(`data: ${data}\n\n`);
       return true;
     }
     let chunk: unknown;
     try {
       chunk = JSON.parse(data);
     } catch {
-      await write(`data: ${data}\n\n`);
+      write(`data: ${data}\n\n`);
       return true;
     }
     if (!isRecord(chunk)) {
-      await write(`data: ${data}\n\n`);
+      write(`data: ${data}\n\n`);
       return true;
     }
     const usage = normaliseOpenAiUsage(chunk.usage);
@@ -273,7 +274,7 @@ export async function pipeStream(
       // The upstream's count is the bill: what was kept unread need not be counted.
       deferred.length = 0;
       deferredSize = 0;
-    } else if (deferred.length > 0) await readDeferred();
+    } else if (deferred.length > 0) readDeferred();
     last = chunk;
     let changed = false;
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
@@ -281,7 +282,7 @@ export async function pipeStream(
       if (!isRecord(choice)) continue;
       const index = typeof choice.index === 'number' ? choice.index : 0;
       const ended = choice.finish_reason !== null && choice.finish_reason !== undefined;
-      const { holder, field, text } = await outputChoice(choice);
+      const { holder, field, text } = outputChoice(choice);
       if (filter && holder && (text !== undefined || ended)) {
         let shown = text === undefined ? '' : filtered(filter.push(index, text));
         if (shown === undefined) return false;
@@ -297,13 +298,13 @@ export async function pipeStream(
       }
     }
     if (clientAskedUsage || !('usage' in chunk)) {
-      await write(`data: ${changed ? JSON.stringify(chunk) : data}\n\n`);
+      write(`data: ${changed ? JSON.stringify(chunk) : data}\n\n`);
       return true;
     }
     // The client did not ask for usage: the usage-only chunk is dropped, and `usage: null` fields removed.
     if (choices.length === 0 && chunk.usage !== null) return true;
     const { usage: _hidden, ...visible } = chunk;
-    await write(`data: ${JSON.stringify(visible)}\n\n`);
+    write(`data: ${JSON.stringify(visible)}\n\n`);
     return true;
   };
 
@@ -337,7 +338,7 @@ export async function pipeStream(
     `${name === undefined ? '' : `event: ${name}\n`}data: ${data}\n\n`;
 
   /** One Responses API event: passed through as it came (event name and data), masked when asked. */
-  const handleResponses = async (event: SseEvent): Promise<boolean> => {
+  const handleResponses = (event: SseEvent): boolean => {
     let payload: unknown;
     try {
       payload = JSON.parse(event.data);
@@ -347,7 +348,7 @@ export async function pipeStream(
     const type = event.event ?? (isRecord(payload) && typeof payload.type === 'string' ? payload.type : '');
     let changed = false;
     if (isRecord(payload)) {
-      if (type.endsWith('.delta') && typeof payload.delta === 'string') await output(payload.delta);
+      if (type.endsWith('.delta') && typeof payload.delta === 'string') output(payload.delta);
       const inner = isRecord(payload.response) ? payload.response : undefined;
       if (inner) last = inner;
       const usage = normaliseOpenAiUsage(inner?.usage);
@@ -364,19 +365,19 @@ export async function pipeStream(
           if (rest !== '') {
             const { text: _full, ...fields } = payload;
             const delta = { ...fields, type: 'response.output_text.delta', delta: rest };
-            await write(frame(event.event && 'response.output_text.delta', JSON.stringify(delta)));
+            write(frame(event.event && 'response.output_text.delta', JSON.stringify(delta)));
           }
         }
         if (maskTexts(payload)) changed = true;
       }
     }
-    await write(frame(event.event, changed ? JSON.stringify(payload) : event.data));
+    write(frame(event.event, changed ? JSON.stringify(payload) : event.data));
     return true;
   };
 
   // The upstream's end marker (`[DONE]`, or the Responses API's `response.completed`).
   let sawEnd = false;
-  const handle = async (event: SseEvent): Promise<boolean> => {
+  const handle = (event: SseEvent): boolean => {
     if (event.data === DONE || event.event === 'response.completed') sawEnd = true;
     if (event.data === DONE) return true;
     frtMs ??= performance.now() - outcome.startedAt;
@@ -390,7 +391,7 @@ export async function pipeStream(
     let going = true;
     reading: for await (const piece of response.body) {
       for (const event of parser.push(piece)) {
-        going = await handle(event);
+        going = handle(event);
         if (!going) break reading;
       }
       // After the end marker the body ends at once: the rest goes out with the end of the answer, in one
@@ -399,7 +400,7 @@ export async function pipeStream(
       else if (holdTimer) holdTimer.refresh();
       else holdTimer = setTimeout(() => void flushOut(), END_HOLD_MS);
     }
-    if (going) for (const event of parser.end()) if (!(await handle(event))) break;
+    if (going) for (const event of parser.end()) if (!handle(event)) break;
   } catch (error) {
     const failure = toUpstreamFailure(error);
     if (!committed && control.firstTokenTimedOut()) {
@@ -417,7 +418,7 @@ export async function pipeStream(
   }
   const clientThere = !input.clientGone.aborted;
   // Also when the client left: the reply is taken over so Fastify does not answer it again.
-  await commit();
+  commit();
   try {
     if (clientThere && filter && stoppedFor === undefined) {
       // Text still held back by the sensitive-word carry (a choice that never sent its last chunk).
@@ -425,11 +426,11 @@ export async function pipeStream(
         const rest = filtered(filter.flush(index));
         if (rest === undefined) break;
         if (rest === '') continue;
-        await write(isChat ? heldChatChunk(last, index, rest) : heldResponsesDelta(index, rest));
+        write(isChat ? heldChatChunk(last, index, rest) : heldResponsesDelta(index, rest));
       }
     }
     // Without usage from the upstream, the chunks passed on unread are counted now.
-    if (!hasUsage(upstreamUsage)) await readDeferred();
+    if (!hasUsage(upstreamUsage)) readDeferred();
     const usage: NormalisedUsage = hasUsage(upstreamUsage)
       ? upstreamUsage
       : {
@@ -447,13 +448,13 @@ export async function pipeStream(
         choices: [],
         usage: toOpenAiUsage(usage),
       };
-      await write(`data: ${JSON.stringify(synthetic)}\n\n`);
+      write(`data: ${JSON.stringify(synthetic)}\n\n`);
     }
     if (clientThere && stoppedFor !== undefined) {
       const error = sensitiveCompletionError();
-      await write(errorEvent(control.dialect, error.message, String(error.code), error.type));
+      write(errorEvent(control.dialect, error.message, String(error.code), error.type));
     } else if (clientThere && timedOut) {
-      await write(
+      write(
         errorEvent(
           control.dialect,
           `the upstream sent nothing for ${control.streamTimeoutSeconds} s; the answer is cut off`,
@@ -472,8 +473,8 @@ export async function pipeStream(
       });
     } finally {
       if (clientThere) {
-        await write(`: ${QUOTA_HEADER}: ${charged}\n\n`);
-        if (isChat) await write(`data: ${DONE}\n\n`);
+        write(`: ${QUOTA_HEADER}: ${charged}\n\n`);
+        if (isChat) write(`data: ${DONE}\n\n`);
       }
     }
   } finally {

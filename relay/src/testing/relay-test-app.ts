@@ -12,6 +12,7 @@ import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import type { FastifyInstance } from 'fastify';
+import { type InjectOptions, inject } from 'light-my-request';
 import { buildRelayApp } from '../app.ts';
 
 export interface RelayTestApp extends TestApp {
@@ -53,6 +54,17 @@ export interface RelayTestApp extends TestApp {
 
 let userSequence = 0;
 
+/**
+ * Makes `app.inject` hand its requests to the HTTP server's `request` listener, where a real connection's requests
+ * go: to the front door first (front-door.ts), then to Fastify. Fastify's own `inject` calls its router directly
+ * and would never meet the door, so the relay tests would not test what serves production traffic.
+ */
+export function injectThroughServer(app: FastifyInstance): FastifyInstance {
+  const dispatch = (req: unknown, res: unknown) => app.server.emit('request', req, res);
+  app.inject = ((options: InjectOptions | string) => inject(dispatch, options)) as FastifyInstance['inject'];
+  return app;
+}
+
 export async function createRelayTestApp(): Promise<RelayTestApp> {
   const base = await createTestApp();
   const { db, config } = base.runtime.deps;
@@ -65,7 +77,9 @@ export async function createRelayTestApp(): Promise<RelayTestApp> {
       return relay;
     },
     async startRelay() {
-      relay = await buildRelayApp(base.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 });
+      relay = injectThroughServer(
+        await buildRelayApp(base.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 }),
+      );
       await relay.ready();
       return relay;
     },

@@ -12,11 +12,11 @@
  *   `ceil(seconds) × 1000 / 60` tokens per audio minute; else an estimate from the upload's size assuming
  *   128 kbit/s audio ({@link AUDIO_BYTES_PER_SECOND}), at least one second. The same estimate is reserved.
  */
-import type { FastifyRequest } from 'fastify';
 import type { RelayError } from '../../errors.ts';
 import { localError } from '../../errors.ts';
 import { countTextTokens, encodingForModel } from '../../metering/tokens.ts';
 import { EMPTY_USAGE, type NormalisedUsage, normaliseOpenAiUsage } from '../../metering/usage.ts';
+import type { RelayRequest } from '../exchange.ts';
 import { type SpooledUpload, spoolUpload, UploadError } from '../multipart.ts';
 import { invalidRequest, isRecord, type Json } from '../respond.ts';
 import type { EndpointSpec, PreparedRequest } from './spec.ts';
@@ -98,7 +98,7 @@ const uploadError = (error: unknown): RelayError | undefined =>
     : undefined;
 
 /** Spools a multipart request (the relay's content-type parser hands the body over unread). */
-async function readUpload(request: FastifyRequest): Promise<SpooledUpload | RelayError> {
+async function readUpload(request: RelayRequest): Promise<SpooledUpload | RelayError> {
   const contentType = request.headers['content-type'];
   const body = request.body as AsyncIterable<Buffer> | undefined;
   if (

@@ -4,10 +4,10 @@
  * reservation, attempts over channels, settlement, the log — is the same for every endpoint.
  */
 import type { ImageRequest } from '@turnpike/core/billing/settle';
-import type { FastifyRequest } from 'fastify';
 import type { Endpoint, RequestPayload } from '../../adapters/registry.ts';
 import type { RelayError } from '../../errors.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
+import type { RelayRequest } from '../exchange.ts';
 import type { Json } from '../respond.ts';
 
 /** The client's request as the pipeline uses it. */
@@ -47,7 +47,7 @@ export type StreamDialect = 'chat' | 'responses';
 export interface EndpointSpec {
   readonly endpoint: Endpoint;
   /** Reads and checks the request; a RelayError is answered as is (a local 400, nothing reserved). */
-  prepare(request: FastifyRequest): Promise<PreparedRequest | RelayError> | PreparedRequest | RelayError;
+  prepare(request: RelayRequest): Promise<PreparedRequest | RelayError> | PreparedRequest | RelayError;
   readonly answer: AnswerKind;
   /** The stream format, for endpoints that can stream. */
   readonly stream?: StreamDialect;

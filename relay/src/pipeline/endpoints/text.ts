@@ -2,7 +2,6 @@
  * JSON text endpoints (OpenAI API reference: /chat, /completions, /embeddings, /moderations, /responses; and
  * Jina/Cohere `/rerank`): what each needs in the body, how its prompt is counted, where its usage and output are.
  */
-import type { FastifyRequest } from 'fastify';
 import type { Endpoint } from '../../adapters/registry.ts';
 import type { RelayError } from '../../errors.ts';
 import {
@@ -12,6 +11,7 @@ import {
   encodingForModel,
 } from '../../metering/tokens.ts';
 import { EMPTY_USAGE, type NormalisedUsage, normaliseOpenAiUsage } from '../../metering/usage.ts';
+import type { RelayRequest } from '../exchange.ts';
 import { invalidRequest, isRecord, type Json } from '../respond.ts';
 import type { EndpointSpec, PreparedRequest } from './spec.ts';
 
@@ -67,7 +67,7 @@ function withLazyPromptTokens(
   };
 }
 
-function prepareChat(request: FastifyRequest): PreparedRequest | RelayError {
+function prepareChat(request: RelayRequest): PreparedRequest | RelayError {
   const read = readJsonBody(request.body);
   if ('status' in read) return read;
   const { body, model, maxTokens } = read;

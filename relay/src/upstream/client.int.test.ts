@@ -145,6 +145,30 @@ describe('upstream client against the fake OpenAI upstream', () => {
     });
   });
 
+  it('hands over what arrived while the consumer was busy as one piece, and stops the idle clock meanwhile', async () => {
+    const response = await client.request({
+      url: `${fake.url}/v1/chat/completions`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o', messages: [], stream: true }),
+      bodyTimeoutMs: 150,
+    });
+    const pieces: string[] = [];
+    for await (const piece of response.body) {
+      pieces.push(Buffer.from(piece).toString());
+      // Held well past the idle timeout: the rest of the stream arrives meanwhile, and no timeout fires.
+      if (pieces.length === 1) await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    expect(pieces.length).toBeLessThanOrEqual(2);
+    const parser = createSseParser();
+    const received = [...parser.push(Buffer.from(pieces.join(''))), ...parser.end()];
+    expect(isDoneEvent(received[received.length - 1] as SseEvent)).toBe(true);
+    const text = received
+      .filter((e) => !isDoneEvent(e))
+      .map((e) => JSON.parse(e.data).choices[0]?.delta?.content ?? '')
+      .join('');
+    expect(text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+  });
+
   it('reports a refused connection without the upstream address', async () => {
     const failure = await client
       .request({ url: 'http://127.0.0.1:1/v1/models', method: 'GET' })

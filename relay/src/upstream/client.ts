@@ -123,10 +123,23 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     keepAliveMaxTimeout: 600_000,
   });
 
+  // Parsing a URL costs more than the rest of sending a request; a channel's few URLs are parsed once.
+  const targets = new Map<string, { readonly origin: string; readonly path: string }>();
+  const targetOf = (url: string) => {
+    let target = targets.get(url);
+    if (target === undefined) {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      if (targets.size >= 1024) targets.clear();
+      targets.set(url, target);
+    }
+    return target;
+  };
+
   return {
     dispatcher: agent,
     async request(request) {
-      const url = new URL(request.url);
+      const target = targetOf(request.url);
       // undici's own headers timeout does not fire while it considers the request still being written, so the
       // wait for the response head is bounded here as well, by aborting the request.
       const headersTimeoutMs = request.headersTimeoutMs ?? defaultHeadersTimeoutMs;
@@ -136,8 +149,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       let response: Dispatcher.ResponseData;
       try {
         response = await agent.request({
-          origin: url.origin,
-          path: `${url.pathname}${url.search}`,
+          origin: target.origin,
+          path: target.path,
           method: request.method ?? 'POST',
           headers: request.headers,
           body: request.body,
@@ -160,6 +173,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
           const parts: Buffer[] = [];
           let size = 0;
           try {
+            // A declared length within the limit is read in one go.
+            if (Number(response.headers['content-length']) <= limit) return await body.text();
             for await (const chunk of body as AsyncIterable<Buffer>) {
               const room = limit - size;
               parts.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
@@ -189,33 +204,114 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
 /**
  * The body as an async iterable that re-throws body errors (reset, abort) as {@link UpstreamFailure} and enforces
  * the idle timeout between chunks itself (undici's body timeout is not reliable for this). The clock runs only
- * while waiting for the upstream, not while the consumer (a slow client) holds a chunk.
+ * while waiting for the upstream, not while the consumer (a slow client) holds a chunk. It reads the stream's
+ * `data` events itself, pausing it while a chunk waits for the consumer: one promise per chunk, where iterating
+ * the stream through a generator would cost several.
  */
-async function* guardBody(body: Dispatcher.ResponseData['body'], idleMs: number): AsyncGenerator<Uint8Array> {
-  let waiting = true;
-  let timedOut = false;
-  const timer =
-    idleMs > 0
-      ? setTimeout(function onIdle() {
-          if (!waiting) return;
-          timedOut = true;
-          body.destroy(new Error('upstream stream idle'));
-        }, idleMs)
-      : undefined;
-  timer?.unref();
-  try {
-    for await (const chunk of body as AsyncIterable<Uint8Array>) {
-      waiting = false;
-      yield chunk;
-      waiting = true;
-      timer?.refresh();
+function guardBody(body: Readable, idleMs: number): AsyncIterable<Uint8Array> {
+  return { [Symbol.asyncIterator]: () => new GuardedBody(body, idleMs) };
+}
+
+class GuardedBody implements AsyncIterator<Uint8Array> {
+  private readonly body: Readable;
+  private readonly queue: Uint8Array[] = [];
+  private ended = false;
+  private scheduled = false;
+  private failure: UpstreamFailure | undefined;
+  private waiter:
+    | { resolve(result: IteratorResult<Uint8Array>): void; reject(error: unknown): void }
+    | undefined;
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(body: Readable, idleMs: number) {
+    this.body = body;
+    // The chunks one socket read brings are handed over together, as one piece (a microtask later).
+    body.on('data', (chunk: Uint8Array) => {
+      this.queue.push(chunk);
+      if (this.waiter === undefined) body.pause();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        queueMicrotask(this.deliver);
+      }
+    });
+    body.once('end', () => {
+      this.ended = true;
+      this.settle();
+    });
+    body.once('error', (error: unknown) => this.fail(toUpstreamFailure(error)));
+    body.once('close', () => {
+      if (!this.ended) this.fail(new UpstreamFailure('socket', 'upstream connection error'));
+    });
+    this.timer =
+      idleMs > 0
+        ? setTimeout(() => {
+            if (this.waiter === undefined) return;
+            this.fail(new UpstreamFailure('timeout', 'upstream stream timeout'));
+            body.destroy();
+          }, idleMs)
+        : undefined;
+    this.timer?.unref();
+  }
+
+  next(): Promise<IteratorResult<Uint8Array>> {
+    if (this.queue.length > 0) return Promise.resolve({ value: this.take(), done: false });
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.ended) {
+      this.release();
+      return Promise.resolve({ value: undefined, done: true });
     }
-  } catch (error) {
-    if (timedOut) throw new UpstreamFailure('timeout', 'upstream stream timeout', { cause: error });
-    throw toUpstreamFailure(error);
-  } finally {
-    clearTimeout(timer);
-    if (!body.destroyed) body.destroy();
+    this.timer?.refresh();
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+      this.body.resume();
+    });
+  }
+
+  /** The consumer stopped early (`break`): the rest of the body is dropped. */
+  return(): Promise<IteratorResult<Uint8Array>> {
+    this.ended = true;
+    this.release();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private readonly deliver = () => {
+    this.scheduled = false;
+    const waiter = this.waiter;
+    if (waiter === undefined || this.queue.length === 0) return;
+    this.waiter = undefined;
+    waiter.resolve({ value: this.take(), done: false });
+  };
+
+  /** Everything queued, as one chunk. */
+  private take(): Uint8Array {
+    const { queue } = this;
+    const chunk = queue.length === 1 ? (queue[0] as Uint8Array) : Buffer.concat(queue);
+    queue.length = 0;
+    return chunk;
+  }
+
+  private fail(failure: UpstreamFailure) {
+    this.failure ??= failure;
+    this.settle();
+  }
+
+  /** Answers a waiting consumer once the body ended or failed. */
+  private settle() {
+    const waiter = this.waiter;
+    if (!waiter || this.queue.length > 0) return;
+    this.waiter = undefined;
+    if (this.failure) {
+      this.release();
+      waiter.reject(this.failure);
+    } else {
+      this.release();
+      waiter.resolve({ value: undefined, done: true });
+    }
+  }
+
+  private release() {
+    clearTimeout(this.timer);
+    if (!this.body.destroyed) this.body.destroy();
   }
 }
 

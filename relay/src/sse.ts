@@ -113,23 +113,33 @@ export function createSseParser(options: SseParserOptions = {}): SseParser {
       if (text.charCodeAt(0) === 10) start = 1;
     }
     const length = text.length;
-    let index = start;
-    while (index < length) {
-      const code = text.charCodeAt(index);
-      if (code === 10 || code === 13) {
+    if (text.indexOf('\r', start) === -1) {
+      // Lines end in LF alone (every upstream we know): found by the engine's own search.
+      for (let index = text.indexOf('\n', start); index !== -1; index = text.indexOf('\n', start)) {
         const line = pending === '' ? text.slice(start, index) : pending + text.slice(start, index);
         pending = '';
         processLine(line, out);
-        if (code === 13) {
-          if (index + 1 === length) {
-            pendingCr = true;
-          } else if (text.charCodeAt(index + 1) === 10) {
-            index += 1;
-          }
-        }
         start = index + 1;
       }
-      index += 1;
+    } else {
+      let index = start;
+      while (index < length) {
+        const code = text.charCodeAt(index);
+        if (code === 10 || code === 13) {
+          const line = pending === '' ? text.slice(start, index) : pending + text.slice(start, index);
+          pending = '';
+          processLine(line, out);
+          if (code === 13) {
+            if (index + 1 === length) {
+              pendingCr = true;
+            } else if (text.charCodeAt(index + 1) === 10) {
+              index += 1;
+            }
+          }
+          start = index + 1;
+        }
+        index += 1;
+      }
     }
     if (start < length) {
       pending += text.slice(start);

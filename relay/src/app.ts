@@ -11,8 +11,10 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   LogController,
+  type RequestPayload,
 } from 'fastify';
 import { registerBillingCompat } from './billing-compat.ts';
+import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
 import type { RelayDeps } from './deps.ts';
 import { gatewayFailure, localError, toOpenAiErrorBody } from './errors.ts';
 import { createFrontDoor, installFrontDoor } from './front-door.ts';
@@ -53,6 +55,7 @@ import {
 import { handleRelay } from './pipeline/relay.ts';
 import type { SensitiveWords } from './pipeline/sensitive-words.ts';
 import { createBatchWriter } from './pipeline/writer.ts';
+import { decodeBody, UNREADABLE_ENCODING, UNSUPPORTED_ENCODING } from './request-encoding.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
@@ -166,6 +169,19 @@ export async function registerRelay(
 
   ctx.metrics.observeChannelStates(() => channels.health());
 
+  // Cross-origin access to the model routes (cors.ts); a callback hook, as an async one costs a promise per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (isCrossOriginPath(request.url)) {
+      const cors = corsHeaders(request.headers);
+      if (cors) reply.headers(cors);
+    }
+    done();
+  });
+  const preflight = (request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(204).headers(preflightHeaders(request.headers)).send();
+  app.options('/v1/*', preflight);
+  app.options('/dashboard/*', preflight);
+
   await app.register(
     async (relay) => {
       registerMetricsHooks(relay, ctx.metrics);
@@ -187,6 +203,7 @@ export async function registerRelay(
       );
       // Multipart uploads are handed over unread: the endpoint spools them to disk (pipeline/multipart.ts).
       relay.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
+      relay.addHook('preParsing', decompressBody);
       const route = (spec: EndpointSpec) => (request: FastifyRequest, reply: FastifyReply) =>
         handleRelay(ctx, spec, request, reply);
       for (const [path, spec] of Object.entries(FIXED_POSTS)) relay.post(path, route(spec));
@@ -249,6 +266,30 @@ export async function registerRelay(
     await writer.close();
     await upstream.close();
   });
+}
+
+/** Compressed request bodies (request-encoding.ts) on the routes Fastify serves; the front door does its own. */
+function decompressBody(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: RequestPayload,
+  done: (err: Error | null, payload?: RequestPayload) => void,
+) {
+  const decoded = decodeBody(request.headers['content-encoding'], payload);
+  if (decoded.kind === 'plain') return done(null, payload);
+  if (decoded.kind === 'unsupported')
+    return done(Object.assign(new Error(UNSUPPORTED_ENCODING(decoded.encoding)), { statusCode: 415 }));
+  // Fastify checks Content-Length against the bytes received, which are the compressed ones.
+  const body = decoded.body as RequestPayload;
+  body.receivedEncodedLength = 0;
+  payload.on('data', (chunk: Buffer) => {
+    body.receivedEncodedLength = (body.receivedEncodedLength ?? 0) + chunk.length;
+  });
+  body.on('error', (error: Error & { statusCode?: number }) => {
+    error.statusCode = 400;
+    error.message = UNREADABLE_ENCODING;
+  });
+  done(null, body);
 }
 
 /** Fastify-level failures (bad JSON, body too large, a bug) in OpenAI's error shape. */

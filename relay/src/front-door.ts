@@ -6,9 +6,10 @@
  * parameters, other content types, the console API in ROLE=all) goes on to Fastify unchanged. Both entrances call
  * the same pipeline with the same request and reply members (pipeline/exchange.ts). See docs/adr/0014.
  *
- * What Fastify did for these routes, the door does the same way: the request id and its `x-request-id` header,
- * the client address (TRUST_PROXY), the body limit, JSON errors and prototype-poisoning refusals as 400s in
- * OpenAI's error shape, route metrics, and a 500 in that shape for a bug.
+ * What the Fastify routes do, the door does the same way: the request id and its `x-request-id` header, the client
+ * address (TRUST_PROXY), cross-origin headers (cors.ts), compressed bodies (request-encoding.ts), the body limit,
+ * JSON errors and prototype-poisoning refusals as 400s in OpenAI's error shape, route metrics, and a 500 in that
+ * shape for a bug.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
@@ -16,9 +17,11 @@ import proxyAddr from '@fastify/proxy-addr';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
+import { corsHeaders } from './cors.ts';
 import { gatewayFailure, type RelayError, toOpenAiErrorBody } from './errors.ts';
 import { countRequest, type RelayMetrics } from './metrics/relay-metrics.ts';
 import type { RelayReply, RelayRequest } from './pipeline/exchange.ts';
+import { decodeBody, UNREADABLE_ENCODING, UNSUPPORTED_ENCODING } from './request-encoding.ts';
 
 export type DoorHandler = (request: RelayRequest, reply: RelayReply) => Promise<unknown>;
 
@@ -174,6 +177,8 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
     const ip = trust ? proxyAddr(req, trust) : (req.socket.remoteAddress ?? '');
     const request = new DoorRequest(req, id, ip, route, log);
     const reply = new DoorReply(res, id, () => request.log);
+    const cors = corsHeaders(req.headers);
+    if (cors) for (const [name, value] of Object.entries(cors)) reply.header(name, value);
     countRequest(metrics, route, res);
 
     const declared = Number(req.headers['content-length']);
@@ -183,22 +188,33 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
       req.resume();
       return;
     }
+    const decoded = decodeBody(req.headers['content-encoding'], req);
+    if (decoded.kind === 'unsupported') {
+      answerFailure(reply, id, gatewayFailure(415, UNSUPPORTED_ENCODING(decoded.encoding)));
+      req.resume();
+      return;
+    }
+    const source = decoded.kind === 'decoded' ? decoded.body : req;
     const chunks: Buffer[] = [];
     let size = 0;
     let refused = false;
-    req.on('data', (chunk: Buffer) => {
+    const refuse = (status: number, message: string) => {
+      refused = true;
+      chunks.length = 0;
+      res.shouldKeepAlive = false;
+      answerFailure(reply, id, gatewayFailure(status, message));
+    };
+    source.on('data', (chunk: Buffer) => {
       if (refused) return;
       size += chunk.length;
-      if (size > bodyLimit) {
-        refused = true;
-        chunks.length = 0;
-        res.shouldKeepAlive = false;
-        answerFailure(reply, id, gatewayFailure(413, 'Request body is too large'));
-        return;
-      }
-      chunks.push(chunk);
+      if (size > bodyLimit) refuse(413, 'Request body is too large');
+      else chunks.push(chunk);
     });
-    req.on('end', () => {
+    if (source !== req)
+      source.on('error', () => {
+        if (!refused) refuse(400, UNREADABLE_ENCODING);
+      });
+    source.on('end', () => {
       if (refused) return;
       if (size === 0) {
         answerFailure(

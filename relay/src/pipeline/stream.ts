@@ -157,7 +157,8 @@ export async function pipeStream(
     committed = true;
     reply.hijack();
     if (raw.destroyed) return;
-    raw.writeHead(200, { ...SSE_HEAD, 'x-request-id': request.id });
+    // The reply's headers so far (the request id, cross-origin access) go with the stream's own.
+    raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEAD });
     if (held.length > 0) out = held.splice(0).join('') + out;
     if (control.pingMs > 0) {
       pingTimer = setTimeout(function ping() {

@@ -1,0 +1,34 @@
+/**
+ * Compressed request bodies (`Content-Encoding: gzip`, `deflate` or `br`), which the reference accepts on every relay
+ * route and some SDKs send for large prompts. The body is decompressed as it is read; the relay's body limit applies
+ * to the decompressed bytes, so a small compressed body cannot expand past it.
+ */
+import type { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+
+export type DecodedBody =
+  /** Not compressed: read the body as it is. */
+  | { readonly kind: 'plain' }
+  | { readonly kind: 'decoded'; readonly body: Readable }
+  | { readonly kind: 'unsupported'; readonly encoding: string };
+
+export function decodeBody(encoding: string | undefined, body: Readable): DecodedBody {
+  if (encoding === undefined) return { kind: 'plain' };
+  const name = encoding.trim().toLowerCase();
+  const decoder =
+    name === 'gzip' || name === 'x-gzip'
+      ? createGunzip()
+      : name === 'deflate'
+        ? createInflate()
+        : name === 'br'
+          ? createBrotliDecompress()
+          : undefined;
+  if (name === '' || name === 'identity') return { kind: 'plain' };
+  if (decoder === undefined) return { kind: 'unsupported', encoding };
+  body.on('error', (error) => decoder.destroy(error));
+  return { kind: 'decoded', body: body.pipe(decoder) };
+}
+
+export const UNSUPPORTED_ENCODING = (encoding: string) =>
+  `the request body's content-encoding "${encoding}" is not supported (use gzip, deflate or br)`;
+export const UNREADABLE_ENCODING = 'the request body could not be decompressed';

@@ -7,11 +7,16 @@
  */
 export function roundQuota(value: number): number {
   if (!Number.isFinite(value)) throw new RangeError(`quota amount is not a finite number: ${value}`);
+  // Below 10^12 the cut moves a value by less than 0.0005, which only matters right beside a half.
+  if (value >= 0 && value < 1e12 && Math.abs(value - Math.floor(value) - 0.5) > 0.001)
+    return Math.round(value);
   return Math.round(Number(value.toPrecision(15)));
 }
 
 /** Whole quota units, truncated toward zero after the same decimal clean-up (for estimates and checks). */
 export function truncateQuota(value: number): number {
   if (!Number.isFinite(value)) throw new RangeError(`quota amount is not a finite number: ${value}`);
+  // Below 10^12 the cut can only lift a value sitting just under a whole number (a fraction ≥ 0.9995).
+  if (value >= 0 && value < 1e12 && value - Math.floor(value) < 0.99) return Math.trunc(value);
   return Math.trunc(Number(value.toPrecision(15)));
 }

@@ -168,7 +168,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       return {
         status: response.statusCode,
         headers: response.headers,
-        body: guardBody(body, request.bodyTimeoutMs ?? defaultBodyTimeoutMs),
+        body: new GuardedIterable(body, request.bodyTimeoutMs ?? defaultBodyTimeoutMs),
         async readText(limit = ERROR_BODY_LIMIT) {
           const parts: Buffer[] = [];
           let size = 0;
@@ -208,8 +208,16 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
  * `data` events itself, pausing it while a chunk waits for the consumer: one promise per chunk, where iterating
  * the stream through a generator would cost several.
  */
-function guardBody(body: Readable, idleMs: number): AsyncIterable<Uint8Array> {
-  return { [Symbol.asyncIterator]: () => new GuardedBody(body, idleMs) };
+class GuardedIterable implements AsyncIterable<Uint8Array> {
+  private readonly body: Readable;
+  private readonly idleMs: number;
+  constructor(body: Readable, idleMs: number) {
+    this.body = body;
+    this.idleMs = idleMs;
+  }
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    return new GuardedBody(this.body, this.idleMs);
+  }
 }
 
 class GuardedBody implements AsyncIterator<Uint8Array> {

@@ -112,8 +112,9 @@ export async function runAttempts(
     };
     const mayRetryEmpty = retryEmptyEnabled && shouldRetry('empty-response', retryContext);
 
-    // The first-token timer covers the wait for the response head too.
-    const attemptAbort = abortedWith(input.clientGone.signal);
+    // The first-token timer covers the wait for the response head too; it aborts this attempt only (without one,
+    // the attempt ends when the client leaves, and its controller serves).
+    const attemptAbort = firstTokenSeconds > 0 ? abortedWith(input.clientGone.signal) : input.clientGone;
     let firstTokenTimedOut = false;
     const firstTokenTimer =
       firstTokenSeconds > 0

@@ -2,7 +2,8 @@
  * `make bench`: throughput and latency of the relay beside the upstream itself and a minimal passthrough proxy,
  * all on loopback. See bench/README.md for what is measured and why it is set up this way.
  *
- * Settings (environment): BENCH_DURATION (s per measurement, 8), BENCH_WARMUP (s before each, 2),
+ * Settings (environment): BENCH_DURATION (s per measurement, 8), BENCH_ROUNDS (turns it is split into, 4),
+ * BENCH_WARMUP (s before each, 2),
  * BENCH_CONNECTIONS (`1,32`), BENCH_RSS_REQUESTS (100000; 0 skips the RSS run), TEST_POSTGRES_URL (a Postgres
  * server where the relay gets a database of its own; default embedded PGlite in a temporary directory),
  * BENCH_RELAY_LOG (file for the relay's
@@ -30,6 +31,7 @@ const numberFromEnv = (name: string, fallback: number): number => {
 };
 
 const DURATION_S = numberFromEnv('BENCH_DURATION', 8);
+const ROUNDS = Math.max(1, Math.round(numberFromEnv('BENCH_ROUNDS', 4)));
 const WARMUP_S = numberFromEnv('BENCH_WARMUP', 2);
 const RSS_REQUESTS = numberFromEnv('BENCH_RSS_REQUESTS', 100_000);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,32').split(',').map(Number);
@@ -139,11 +141,14 @@ function stopChild(child: ChildProcess): Promise<void> {
 
 interface Measured {
   readonly requests: number;
+  readonly seconds: number;
   readonly rps: number;
   readonly p50: number;
   readonly p99: number;
   readonly failed: number;
   readonly ok: number;
+  /** Every response time, sorted. */
+  readonly latencies: Float64Array;
 }
 
 const percentile = (sorted: Float64Array, p: number): number =>
@@ -188,11 +193,36 @@ async function load(
   const done = result['2xx'] + result.non2xx;
   return {
     requests: done,
+    seconds,
     rps: done / seconds,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     failed: result.errors + result.timeouts + result.non2xx,
     ok: result['2xx'],
+    latencies: sorted,
+  };
+}
+
+/** The rounds of one target as one measurement: counts and times added, latencies pooled. */
+function combine(rounds: Measured[]): Measured {
+  const requests = rounds.reduce((sum, run) => sum + run.requests, 0);
+  const seconds = rounds.reduce((sum, run) => sum + run.seconds, 0);
+  const latencies = new Float64Array(rounds.reduce((sum, run) => sum + run.latencies.length, 0));
+  let at = 0;
+  for (const run of rounds) {
+    latencies.set(run.latencies, at);
+    at += run.latencies.length;
+  }
+  latencies.sort();
+  return {
+    requests,
+    seconds,
+    rps: requests / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    failed: rounds.reduce((sum, run) => sum + run.failed, 0),
+    ok: rounds.reduce((sum, run) => sum + run.ok, 0),
+    latencies,
   };
 }
 
@@ -269,7 +299,7 @@ async function main() {
     }
   }
   process.stdout.write(
-    `turnpike bench: relay on ${relayReady.database}, ${DURATION_S}s per run after ${WARMUP_S}s warm-up, ` +
+    `turnpike bench: relay on ${relayReady.database}, ${DURATION_S}s per measurement in ${ROUNDS} interleaved rounds after ${WARMUP_S}s warm-up, ` +
       `connections ${CONNECTIONS.join(',')}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]?.toFixed(1)}, ` +
       `node ${process.version}\n`,
   );
@@ -281,38 +311,57 @@ async function main() {
   let failed = 0;
   for (const mode of modes) {
     for (const c of CONNECTIONS) {
+      const rounds = new Map<Target, Measured[]>(targetNames.map((target) => [target, []]));
+      const cpuMicros = new Map<Target, number>(targetNames.map((target) => [target, 0]));
+      // The targets take turns, round by round, so a change in what else the machine does (on a shared host, it
+      // changes by the second) falls on all three alike instead of on whichever ran at that moment.
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (const target of targetNames) {
+          const { url, headers } = targets[target];
+          if (round === 0 && WARMUP_S > 0) {
+            const warm = await load(url, headers, mode, c, { durationS: WARMUP_S, keepLatencies: false });
+            failed += warm.failed;
+            if (target === 'relay') {
+              relayAnswered += warm.ok;
+              relayCut += c;
+            }
+          }
+          const server =
+            target === 'relay' ? relay.child : target === 'baseline' ? baseline.child : undefined;
+          // The profile covers the first round of each measurement.
+          const profile =
+            profileDir && target === 'relay' && round === 0
+              ? path.join(profileDir, `relay-${mode}-c${c}.cpuprofile`)
+              : '';
+          if (profile) await ask(relay.child, { type: 'profile-start' }, 'profiling');
+          const cpuBefore = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
+          const run = await load(url, headers, mode, c, { durationS: DURATION_S / ROUNDS });
+          const cpuAfter = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
+          if (profile) {
+            await ask(relay.child, { type: 'profile-stop', file: profile }, 'profiled');
+            profiles.push(profile);
+          }
+          rounds.get(target)?.push(run);
+          cpuMicros.set(target, (cpuMicros.get(target) ?? 0) + cpuAfter - cpuBefore);
+          failed += run.failed;
+          if (target === 'relay') {
+            relayAnswered += run.ok;
+            relayCut += c;
+          }
+        }
+      }
       for (const target of targetNames) {
-        const { url, headers } = targets[target];
-        if (WARMUP_S > 0) {
-          const warm = await load(url, headers, mode, c, { durationS: WARMUP_S, keepLatencies: false });
-          failed += warm.failed;
-          if (target === 'relay') relayAnswered += warm.ok;
-        }
-        const server = target === 'relay' ? relay.child : target === 'baseline' ? baseline.child : undefined;
-        const profile =
-          profileDir && target === 'relay' ? path.join(profileDir, `relay-${mode}-c${c}.cpuprofile`) : '';
-        if (profile) await ask(relay.child, { type: 'profile-start' }, 'profiling');
-        const cpuBefore = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
-        const run = await load(url, headers, mode, c, { durationS: DURATION_S });
-        const cpuAfter = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
-        if (profile) {
-          await ask(relay.child, { type: 'profile-stop', file: profile }, 'profiled');
-          profiles.push(profile);
-        }
+        const run = combine(rounds.get(target) ?? []);
+        const hasServer = target !== 'upstream';
         const measured = {
           ...run,
-          cpuMicrosPerRequest: server ? (cpuAfter - cpuBefore) / run.requests : Number.NaN,
+          cpuMicrosPerRequest: hasServer ? (cpuMicros.get(target) ?? 0) / run.requests : Number.NaN,
         };
-        failed += measured.failed;
-        if (target === 'relay') {
-          relayAnswered += measured.ok;
-          relayCut += c * (WARMUP_S > 0 ? 2 : 1);
-        }
         results.set(key(mode, c, target), measured);
         process.stdout.write(
           `  ${mode.padEnd(10)} c=${String(c).padEnd(3)} ${target.padEnd(8)} ${measured.rps.toFixed(0).padStart(6)} req/s  ` +
             `p50 ${ms(measured.p50)} ms  p99 ${ms(measured.p99)} ms  failed ${measured.failed}` +
-            (server ? `  CPU ${measured.cpuMicrosPerRequest.toFixed(0)} µs/req` : '') +
+            (hasServer ? `  CPU ${measured.cpuMicrosPerRequest.toFixed(0)} µs/req` : '') +
             '\n',
         );
       }

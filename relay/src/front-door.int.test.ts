@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerRelay } from './app.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { createRelayTestApp, type RelayTestApp, seedFakeModels } from './testing/relay-test-app.ts';
 
 let t: RelayTestApp;
 let fake: FakeOpenAi;
@@ -20,15 +20,7 @@ let all: FastifyInstance;
 beforeAll(async () => {
   fake = await startFakeOpenAi({ apiKey: 'sk-upstream' });
   t = await createRelayTestApp();
-  await t.runtime.deps.options.set(
-    'ModelRatio',
-    JSON.stringify({ 'gpt-4o-mini': 1.5, 'text-embedding-3-small': 0.01 }),
-  );
-  await t.seedChannel({
-    key: 'sk-upstream',
-    baseUrl: fake.url,
-    models: 'gpt-4o-mini,text-embedding-3-small',
-  });
+  await seedFakeModels(t, fake.url);
   await t.startRelay();
   await t.relay.listen({ port: 0, host: '127.0.0.1' });
   all = await buildApp(t.runtime.deps);

@@ -6,7 +6,7 @@
 import OpenAI, { type APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { createRelayTestApp, type RelayTestApp, seedFakeModels } from './testing/relay-test-app.ts';
 
 let t: RelayTestApp;
 let fake: FakeOpenAi;
@@ -22,15 +22,7 @@ async function newClient(quota = 1_000_000): Promise<OpenAI> {
 beforeAll(async () => {
   fake = await startFakeOpenAi({ apiKey: 'sk-upstream' });
   t = await createRelayTestApp();
-  await t.runtime.deps.options.set(
-    'ModelRatio',
-    JSON.stringify({ 'gpt-4o-mini': 1.5, 'text-embedding-3-small': 0.01 }),
-  );
-  await t.seedChannel({
-    key: 'sk-upstream',
-    baseUrl: fake.url,
-    models: 'gpt-4o-mini,text-embedding-3-small',
-  });
+  await seedFakeModels(t, fake.url);
   const relay = await t.startRelay();
   const address = await relay.listen({ port: 0, host: '127.0.0.1' });
   baseURL = `${address}/v1`;

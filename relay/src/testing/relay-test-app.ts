@@ -54,6 +54,19 @@ export interface RelayTestApp extends TestApp {
 
 let userSequence = 0;
 
+/** Prices for the fake upstream's chat and embedding models, and one channel serving both (key `sk-upstream`). */
+export async function seedFakeModels(t: RelayTestApp, upstreamUrl: string): Promise<void> {
+  await t.runtime.deps.options.set(
+    'ModelRatio',
+    JSON.stringify({ 'gpt-4o-mini': 1.5, 'text-embedding-3-small': 0.01 }),
+  );
+  await t.seedChannel({
+    key: 'sk-upstream',
+    baseUrl: upstreamUrl,
+    models: 'gpt-4o-mini,text-embedding-3-small',
+  });
+}
+
 /**
  * Makes `app.inject` hand its requests to the HTTP server's `request` listener, where a real connection's requests
  * go: to the front door first (front-door.ts), then to Fastify. Fastify's own `inject` calls its router directly

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -190,6 +191,13 @@ describe('the front door', () => {
       duplex: 'half',
     } as RequestInit);
     expect(streamed.status).toBe(413);
+    // A small compressed body that expands past the limit is refused, and not inflated to the end.
+    const expanding = await fetch(`${door.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ text: ' '.repeat(1_000_000) })) as unknown as BodyInit,
+    });
+    expect(expanding.status).toBe(413);
     expect(door.seen.map((request) => request.body)).toEqual([{ content: 'a constructor' }]);
   });
 

@@ -203,6 +203,11 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
       chunks.length = 0;
       res.shouldKeepAlive = false;
       answerFailure(reply, id, gatewayFailure(status, message));
+      // A compressed body is not inflated further (a small one can expand without end); the rest is drained.
+      if (source !== req) {
+        source.destroy();
+        req.resume();
+      }
     };
     source.on('data', (chunk: Buffer) => {
       if (refused) return;
@@ -263,13 +268,13 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   };
 }
 
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
 /**
  * Puts the door in front of `app`'s own request listener on its HTTP server; requests the door does not take go
  * on to Fastify. Fastify's `inject` calls its router directly and so never meets the door; tests that should go
  * through it emit the server's `request` event instead (testing/relay-test-app.ts).
  */
-type Listener = (req: IncomingMessage, res: ServerResponse) => void;
-
 export function installFrontDoor(app: FastifyInstance, door: FrontDoor): void {
   const server = app.server;
   const listeners = server.listeners('request') as Listener[];

@@ -275,7 +275,7 @@ function decompressBody(
   payload: RequestPayload,
   done: (err: Error | null, payload?: RequestPayload) => void,
 ) {
-  const decoded = decodeBody(request.headers['content-encoding'], payload);
+  const decoded = decodeBody(request.headers['content-encoding'], payload, request.routeOptions.bodyLimit);
   if (decoded.kind === 'plain') return done(null, payload);
   if (decoded.kind === 'unsupported')
     return done(Object.assign(new Error(UNSUPPORTED_ENCODING(decoded.encoding)), { statusCode: 415 }));
@@ -286,6 +286,7 @@ function decompressBody(
     body.receivedEncodedLength = (body.receivedEncodedLength ?? 0) + chunk.length;
   });
   body.on('error', (error: Error & { statusCode?: number }) => {
+    if (error.statusCode === 413) return;
     error.statusCode = 400;
     error.message = UNREADABLE_ENCODING;
   });

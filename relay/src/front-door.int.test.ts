@@ -179,6 +179,12 @@ describe.each([
         'invalid_request_error',
       );
     }
+    // A small body that inflates past the body limit (40 MB of spaces, about 40 KB gzipped) is refused on both paths.
+    const expanding = gzipSync(JSON.stringify({ model: 'gpt-4o-mini', input: ' '.repeat(40 * 1024 * 1024) }));
+    for (const path of ['/v1/chat/completions', '/v1/engines/text-embedding-3-small/embeddings']) {
+      const refused = await post(appOf(), path, expanding, { 'content-encoding': 'gzip' });
+      expect(refused.status, path).toBe(413);
+    }
     expect(await quotaOf(user.id)).toBe(charged);
   });
 

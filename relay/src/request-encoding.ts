@@ -3,7 +3,7 @@
  * route and some SDKs send for large prompts. The body is decompressed as it is read; the relay's body limit applies
  * to the decompressed bytes, so a small compressed body cannot expand past it.
  */
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 export type DecodedBody =
@@ -12,7 +12,11 @@ export type DecodedBody =
   | { readonly kind: 'decoded'; readonly body: Readable }
   | { readonly kind: 'unsupported'; readonly encoding: string };
 
-export function decodeBody(encoding: string | undefined, body: Readable): DecodedBody {
+/**
+ * With `limit`, the decompressed stream fails with a 413 once it passes that many bytes, and decompression stops
+ * there: a small body built to expand without end costs no more than the limit. Without one, the reader counts.
+ */
+export function decodeBody(encoding: string | undefined, body: Readable, limit?: number): DecodedBody {
   if (encoding === undefined) return { kind: 'plain' };
   const name = encoding.trim().toLowerCase();
   const decoder =
@@ -26,7 +30,19 @@ export function decodeBody(encoding: string | undefined, body: Readable): Decode
   if (name === '' || name === 'identity') return { kind: 'plain' };
   if (decoder === undefined) return { kind: 'unsupported', encoding };
   body.on('error', (error) => decoder.destroy(error));
-  return { kind: 'decoded', body: body.pipe(decoder) };
+  body.pipe(decoder);
+  if (limit === undefined) return { kind: 'decoded', body: decoder };
+  let seen = 0;
+  const capped = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen <= limit) return callback(null, chunk);
+      decoder.destroy();
+      callback(Object.assign(new Error('Request body is too large'), { statusCode: 413 }));
+    },
+  });
+  decoder.on('error', (error) => capped.destroy(error));
+  return { kind: 'decoded', body: decoder.pipe(capped) };
 }
 
 export const UNSUPPORTED_ENCODING = (encoding: string) =>

@@ -10,6 +10,7 @@ export {
 export { EmptyState } from './empty-state.tsx';
 export { Input, Select, type SelectOption, Textarea } from './input.tsx';
 export { ConfirmDialog, DialogFooter, Modal } from './modal.tsx';
+export { type Preset, PresetInput } from './preset-input.tsx';
 export { FormSheet, SideSheet } from './side-sheet.tsx';
 export { PageSpinner, Spinner } from './spinner.tsx';
 export { Switch } from './switch.tsx';

@@ -7,9 +7,6 @@ export const RedemptionStatus = { Unused: 1, Disabled: 2, Used: 3 } as const;
 export const REDEMPTION_NAME_MAX = 20;
 export const REDEMPTION_COUNT_MAX = 100;
 export const DEFAULT_REDEMPTION_QUOTA = 100_000;
-/** 1, 10, 50, 100, 500 and 1000 dollars at 500000 units per dollar (the token presets). */
-export const QUOTA_PRESETS = [500_000, 5_000_000, 25_000_000, 50_000_000, 250_000_000, 500_000_000] as const;
-export const COUNT_PRESETS = [10, 20, 30, 100] as const;
 
 export type RedemptionStatusName = 'unused' | 'disabled' | 'used' | 'unknown';
 

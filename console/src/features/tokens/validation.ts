@@ -3,9 +3,6 @@
 export const TokenStatus = { Enabled: 1, Disabled: 2, Expired: 3, Exhausted: 4 } as const;
 export const NEVER_EXPIRES = -1;
 export const DEFAULT_TOKEN_QUOTA = 500_000;
-/** 1, 10, 50, 100, 500 and 1000 dollars at 500000 units per dollar. */
-export const QUOTA_PRESETS = [500_000, 5_000_000, 25_000_000, 50_000_000, 250_000_000, 500_000_000] as const;
-export const COUNT_PRESETS = [10, 20, 30, 100] as const;
 /** Expiry presets in seconds from now; `never` is -1. */
 export const EXPIRY_PRESETS = { never: 0, hour: 3600, day: 86_400, month: 30 * 86_400 } as const;
 export type ExpiryPreset = keyof typeof EXPIRY_PRESETS;

@@ -1,15 +1,14 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, FormSheet, Input } from '../../../components/ui/index.ts';
-import { formatQuota, type QuotaDisplay } from '../../../lib/format.ts';
+import { CountInput, QuotaInput } from '../../../components/quota-fields.tsx';
+import { FormSheet, Input } from '../../../components/ui/index.ts';
+import type { QuotaDisplay } from '../../../lib/format.ts';
 import { toast } from '../../../lib/toast.ts';
 import { createRedemptions, fetchRedemption, updateRedemption } from '../api/redemptions.ts';
 import {
-  COUNT_PRESETS,
   DEFAULT_REDEMPTION_QUOTA,
   parseRedemptionForm,
-  QUOTA_PRESETS,
   REDEMPTION_COUNT_MAX,
   REDEMPTION_NAME_MAX,
   type RedemptionForm,
@@ -81,8 +80,6 @@ export function RedemptionSheet({ id, display, onClose, onSaved, onCreated }: Re
     }
   };
 
-  const quota = Number.parseInt(form.quota, 10);
-
   return (
     <FormSheet
       onClose={onClose}
@@ -102,41 +99,22 @@ export function RedemptionSheet({ id, display, onClose, onSaved, onCreated }: Re
         hint={t('field.nameHint', { max: REDEMPTION_NAME_MAX })}
         onChange={(e) => set('name', e.target.value)}
       />
-      <div className="flex flex-col gap-2">
-        <Input
-          label={t('field.quota')}
-          inputMode="numeric"
-          value={form.quota}
-          error={errors.quota}
-          hint={Number.isNaN(quota) ? undefined : t('field.quotaIs', { money: formatQuota(quota, display) })}
-          onChange={(e) => set('quota', e.target.value)}
-        />
-        <div className="flex flex-wrap gap-2">
-          {QUOTA_PRESETS.map((q) => (
-            <Button key={q} size="sm" variant="secondary" onClick={() => set('quota', String(q))}>
-              {formatQuota(q, { ...display, inCurrency: true })}
-            </Button>
-          ))}
-        </div>
-      </div>
+      <QuotaInput
+        label={t('field.quota')}
+        value={form.quota}
+        error={errors.quota}
+        display={display}
+        worth={(money) => t('field.quotaIs', { money })}
+        onChange={(value) => set('quota', value)}
+      />
       {isEdit ? null : (
-        <div className="flex flex-col gap-2">
-          <Input
-            label={t('field.count')}
-            inputMode="numeric"
-            value={form.count}
-            error={errors.count}
-            hint={t('field.countHint', { max: REDEMPTION_COUNT_MAX })}
-            onChange={(e) => set('count', e.target.value)}
-          />
-          <div className="flex flex-wrap gap-2">
-            {COUNT_PRESETS.map((n) => (
-              <Button key={n} size="sm" variant="secondary" onClick={() => set('count', String(n))}>
-                {n}
-              </Button>
-            ))}
-          </div>
-        </div>
+        <CountInput
+          label={t('field.count')}
+          value={form.count}
+          error={errors.count}
+          hint={t('field.countHint', { max: REDEMPTION_COUNT_MAX })}
+          onChange={(value) => set('count', value)}
+        />
       )}
     </FormSheet>
   );

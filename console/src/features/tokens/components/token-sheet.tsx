@@ -1,22 +1,20 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, FormSheet, Input, Select, Switch, Textarea } from '../../../components/ui/index.ts';
-import { formatQuota } from '../../../lib/format.ts';
+import { CountInput, QuotaInput } from '../../../components/quota-fields.tsx';
+import { FormSheet, Input, PresetInput, Select, Switch, Textarea } from '../../../components/ui/index.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { createToken, fetchToken, fetchUserGroups, fetchUserModels, updateToken } from '../api/tokens.ts';
 import {
   BATCH_NAME_MAX,
   batchNames,
-  COUNT_PRESETS,
   DEFAULT_TOKEN_QUOTA,
   EXPIRY_PRESETS,
   type ExpiryPreset,
   expiryText,
   parseTokenForm,
   presetExpiry,
-  QUOTA_PRESETS,
   TOKEN_ERROR_KEYS,
   TOKEN_NAME_MAX,
   type TokenForm,
@@ -117,7 +115,6 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
     }
   };
 
-  const quotaUnits = Number.parseInt(form.remainQuota, 10);
   const modelOptions = Array.from(new Set([...(models.data ?? []), ...form.modelLimits]));
   const groupEntries = Object.entries(groups.data ?? {});
 
@@ -140,28 +137,19 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
         placeholder={t('field.namePlaceholder')}
         onChange={(e) => set('name', e.target.value)}
       />
-      <div className="flex flex-col gap-2">
-        <Input
-          label={t('field.expiry')}
-          value={form.expiry}
-          error={errors.expiry}
-          placeholder={t('field.expiryPlaceholder')}
-          hint={form.expiry.trim() ? undefined : t('field.expiryNever')}
-          onChange={(e) => set('expiry', e.target.value)}
-        />
-        <div className="flex flex-wrap gap-2">
-          {(Object.keys(EXPIRY_PRESETS) as ExpiryPreset[]).map((preset) => (
-            <Button
-              key={preset}
-              size="sm"
-              variant="secondary"
-              onClick={() => set('expiry', presetExpiry(preset))}
-            >
-              {t(`expiry.${preset}`)}
-            </Button>
-          ))}
-        </div>
-      </div>
+      <PresetInput
+        label={t('field.expiry')}
+        value={form.expiry}
+        error={errors.expiry}
+        placeholder={t('field.expiryPlaceholder')}
+        hint={form.expiry.trim() ? undefined : t('field.expiryNever')}
+        onChange={(e) => set('expiry', e.target.value)}
+        presets={(Object.keys(EXPIRY_PRESETS) as ExpiryPreset[]).map((preset) => ({
+          value: preset,
+          label: t(`expiry.${preset}`),
+        }))}
+        onPick={(preset) => set('expiry', presetExpiry(preset as ExpiryPreset))}
+      />
       <p className="rounded bg-yellow-50 p-2 text-xs text-yellow-800 dark:bg-yellow-900/30 dark:text-yellow-200">
         {t('field.quotaNote')}
       </p>
@@ -171,46 +159,23 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
         label={t('field.unlimited')}
       />
       {form.unlimitedQuota ? null : (
-        <div className="flex flex-col gap-2">
-          <Input
-            label={t('field.quota')}
-            inputMode="numeric"
-            value={form.remainQuota}
-            error={errors.remainQuota}
-            hint={
-              Number.isNaN(quotaUnits)
-                ? undefined
-                : t('field.quotaIs', { money: formatQuota(quotaUnits, display) })
-            }
-            onChange={(e) => set('remainQuota', e.target.value)}
-          />
-          <div className="flex flex-wrap gap-2">
-            {QUOTA_PRESETS.map((q) => (
-              <Button key={q} size="sm" variant="secondary" onClick={() => set('remainQuota', String(q))}>
-                {formatQuota(q, { ...display, inCurrency: true })}
-              </Button>
-            ))}
-          </div>
-        </div>
+        <QuotaInput
+          label={t('field.quota')}
+          value={form.remainQuota}
+          error={errors.remainQuota}
+          display={display}
+          worth={(money) => t('field.quotaIs', { money })}
+          onChange={(value) => set('remainQuota', value)}
+        />
       )}
       {isEdit ? null : (
-        <div className="flex flex-col gap-2">
-          <Input
-            label={t('field.count')}
-            inputMode="numeric"
-            value={form.count}
-            error={errors.count}
-            hint={t('field.countHint')}
-            onChange={(e) => set('count', e.target.value)}
-          />
-          <div className="flex flex-wrap gap-2">
-            {COUNT_PRESETS.map((n) => (
-              <Button key={n} size="sm" variant="secondary" onClick={() => set('count', String(n))}>
-                {n}
-              </Button>
-            ))}
-          </div>
-        </div>
+        <CountInput
+          label={t('field.count')}
+          value={form.count}
+          error={errors.count}
+          hint={t('field.countHint')}
+          onChange={(value) => set('count', value)}
+        />
       )}
       <Switch
         checked={form.modelLimitsEnabled}

@@ -55,7 +55,7 @@ import {
 import { handleRelay } from './pipeline/relay.ts';
 import type { SensitiveWords } from './pipeline/sensitive-words.ts';
 import { createBatchWriter } from './pipeline/writer.ts';
-import { decodeBody, UNREADABLE_ENCODING, UNSUPPORTED_ENCODING } from './request-encoding.ts';
+import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
@@ -278,7 +278,7 @@ function decompressBody(
   const decoded = decodeBody(request.headers['content-encoding'], payload, request.routeOptions.bodyLimit);
   if (decoded.kind === 'plain') return done(null, payload);
   if (decoded.kind === 'unsupported')
-    return done(Object.assign(new Error(UNSUPPORTED_ENCODING(decoded.encoding)), { statusCode: 415 }));
+    return done(Object.assign(new Error(unsupportedEncoding(decoded.encoding)), { statusCode: 415 }));
   // Fastify checks Content-Length against the bytes received, which are the compressed ones.
   const body = decoded.body as RequestPayload;
   body.receivedEncodedLength = 0;

@@ -33,7 +33,12 @@ afterEach(async () => {
 
 /** A server whose only listener is the door, then a stand-in for Fastify that answers 299 with the path. */
 async function startDoor(
-  options: { bodyLimit?: number; trustProxy?: boolean; handler?: DoorHandler } = {},
+  options: {
+    bodyLimit?: number;
+    trustProxy?: boolean;
+    handler?: DoorHandler;
+    metrics?: ReturnType<typeof createRelayMetrics>;
+  } = {},
 ): Promise<Door> {
   const seen: RelayRequest[] = [];
   const fellThrough: string[] = [];
@@ -45,7 +50,7 @@ async function startDoor(
     },
   });
   const log = pino({ level: 'info' }, sink) as unknown as FastifyBaseLogger;
-  const metrics = createRelayMetrics();
+  const metrics = options.metrics ?? createRelayMetrics();
   const handler: DoorHandler =
     options.handler ??
     (async (request, reply) => {
@@ -217,6 +222,29 @@ describe('the front door', () => {
     expect(failure?.reqId).toBe('boom-1');
     expect(failure?.err).toMatchObject({ message: 'secret detail' });
     expect(door.logLines.find((line) => line.msg === 'about to fail')?.reqId).toBe('boom-1');
+  });
+
+  it('answers a 500 when the door itself fails, and the server goes on serving', async () => {
+    let failing = true;
+    const metrics = createRelayMetrics();
+    const requestStarted = metrics.requestStarted.bind(metrics);
+    const door = await startDoor({
+      metrics: {
+        ...metrics,
+        requestStarted(route) {
+          if (failing) throw new Error('door bug');
+          return requestStarted(route);
+        },
+      },
+    });
+    const broken = await post(`${door.url}/v1/chat/completions`, '{}');
+    expect(broken.status).toBe(500);
+    expect(((await broken.json()) as { error: { code: string } }).error.code).toBe('internal_error');
+    expect(door.logLines.find((line) => line.msg === 'relay request failed')?.err).toMatchObject({
+      message: 'door bug',
+    });
+    failing = false;
+    expect((await post(`${door.url}/v1/chat/completions`, '{}')).status).toBe(200);
   });
 
   it('reads the client address from X-Forwarded-For only when told to trust the proxy', async () => {

@@ -21,7 +21,7 @@ import { corsHeaders } from './cors.ts';
 import { gatewayFailure, type RelayError, toOpenAiErrorBody } from './errors.ts';
 import { countRequest, type RelayMetrics } from './metrics/relay-metrics.ts';
 import type { RelayReply, RelayRequest } from './pipeline/exchange.ts';
-import { decodeBody, UNREADABLE_ENCODING, UNSUPPORTED_ENCODING } from './request-encoding.ts';
+import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 
 export type DoorHandler = (request: RelayRequest, reply: RelayReply) => Promise<unknown>;
 
@@ -190,7 +190,7 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
     }
     const decoded = decodeBody(req.headers['content-encoding'], req);
     if (decoded.kind === 'unsupported') {
-      answerFailure(reply, id, gatewayFailure(415, UNSUPPORTED_ENCODING(decoded.encoding)));
+      answerFailure(reply, id, gatewayFailure(415, unsupportedEncoding(decoded.encoding)));
       req.resume();
       return;
     }
@@ -259,7 +259,14 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
       const path = query === -1 ? url : url.slice(0, query);
       const handler = routes.get(path);
       if (handler === undefined || !isJson(req.headers['content-type'])) return false;
-      serve(req, res, path, handler);
+      try {
+        serve(req, res, path, handler);
+      } catch (err) {
+        // A bug in the door itself: answered, not left to end the process as an uncaught exception.
+        log.error({ err }, 'relay request failed');
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(toOpenAiErrorBody(gatewayFailure(500, ''))));
+      }
       return true;
     },
     close() {

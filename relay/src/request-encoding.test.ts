@@ -19,6 +19,8 @@ describe('compressed request bodies', () => {
     expect(decodeBody(undefined, body).kind).toBe('plain');
     expect(decodeBody('identity', body).kind).toBe('plain');
     expect(decodeBody('zstd', body)).toEqual({ kind: 'unsupported', encoding: 'zstd' });
+    // Names of Object's own members are no encodings either.
+    expect(decodeBody('constructor', body)).toEqual({ kind: 'unsupported', encoding: 'constructor' });
   });
 
   it('reads gzip, deflate and br, in any case', async () => {

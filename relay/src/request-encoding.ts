@@ -12,23 +12,22 @@ export type DecodedBody =
   | { readonly kind: 'decoded'; readonly body: Readable }
   | { readonly kind: 'unsupported'; readonly encoding: string };
 
+const DECODERS: ReadonlyMap<string, () => Transform> = new Map([
+  ['gzip', createGunzip],
+  ['x-gzip', createGunzip],
+  ['deflate', createInflate],
+  ['br', createBrotliDecompress],
+]);
+
 /**
  * With `limit`, the decompressed stream fails with a 413 once it passes that many bytes, and decompression stops
  * there: a small body built to expand without end costs no more than the limit. Without one, the reader counts.
  */
 export function decodeBody(encoding: string | undefined, body: Readable, limit?: number): DecodedBody {
-  if (encoding === undefined) return { kind: 'plain' };
-  const name = encoding.trim().toLowerCase();
-  const decoder =
-    name === 'gzip' || name === 'x-gzip'
-      ? createGunzip()
-      : name === 'deflate'
-        ? createInflate()
-        : name === 'br'
-          ? createBrotliDecompress()
-          : undefined;
+  const name = encoding?.trim().toLowerCase() ?? '';
   if (name === '' || name === 'identity') return { kind: 'plain' };
-  if (decoder === undefined) return { kind: 'unsupported', encoding };
+  const decoder = DECODERS.get(name)?.();
+  if (decoder === undefined) return { kind: 'unsupported', encoding: encoding ?? '' };
   body.on('error', (error) => decoder.destroy(error));
   body.pipe(decoder);
   if (limit === undefined) return { kind: 'decoded', body: decoder };
@@ -45,6 +44,6 @@ export function decodeBody(encoding: string | undefined, body: Readable, limit?:
   return { kind: 'decoded', body: decoder.pipe(capped) };
 }
 
-export const UNSUPPORTED_ENCODING = (encoding: string) =>
+export const unsupportedEncoding = (encoding: string) =>
   `the request body's content-encoding "${encoding}" is not supported (use gzip, deflate or br)`;
 export const UNREADABLE_ENCODING = 'the request body could not be decompressed';

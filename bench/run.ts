@@ -36,6 +36,7 @@ const WARMUP_S = numberFromEnv('BENCH_WARMUP', 2);
 const RSS_REQUESTS = numberFromEnv('BENCH_RSS_REQUESTS', 100_000);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,32').split(',').map(Number);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+const MODES = (process.env.BENCH_MODES ?? 'non-stream,stream').split(',');
 const MODEL = 'gpt-4o-mini';
 
 const TARGETS = {
@@ -287,7 +288,8 @@ async function main() {
       headers: { authorization: `Bearer ${relayReady.token}` },
     },
   };
-  const modes: Mode[] = ['non-stream', 'stream'];
+  const modes = (['non-stream', 'stream'] as const).filter((mode) => MODES.includes(mode));
+  if (modes.length === 0) throw new Error('BENCH_MODES names neither non-stream nor stream');
   const targetNames = Object.keys(targets) as Target[];
   let relayAnswered = 0;
   // A timed run stops with up to `connections` requests in flight: the relay still bills those, unseen.

@@ -2,6 +2,7 @@
  * Streams and the answer-side rules: keep-alive pings, the stream timeout, the optional retries of an empty 200
  * and of a first-token timeout, sensitive words on prompts and completions, and the console playground.
  */
+import type { AddressInfo } from 'node:net';
 import { buildApp } from '@turnpike/api/app';
 import { ConsoleClient } from '@turnpike/api/testing/test-app';
 import { hashPassword } from '@turnpike/core/crypto/password';
@@ -161,6 +162,41 @@ describe('keep-alive and the stream timeout', () => {
       });
     } finally {
       fake.setBehaviour({ stallAfterChunks: undefined });
+    }
+  });
+});
+
+describe('an upstream that keeps its body open after [DONE]', () => {
+  it('passes the answer on at once and ends it when the upstream ends', async () => {
+    fake.setBehaviour({ endDelayMs: 600 });
+    try {
+      const { auth, user } = await newCaller();
+      if (!t.relay.server.listening) await t.relay.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = t.relay.server.address() as AddressInfo;
+      const started = performance.now();
+      const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'chat-model', stream: true, messages: hi }),
+      });
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let body = '';
+      let wholeAnswerAt: number | undefined;
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        body += decoder.decode(read.value, { stream: true });
+        if (wholeAnswerAt === undefined && streamedText(body) === REPLY) wholeAnswerAt = performance.now();
+      }
+      const endedAt = performance.now();
+      // The whole answer came before the upstream's end, which the stream's own end waited for.
+      expect(wholeAnswerAt! - started).toBeLessThan(400);
+      expect(endedAt - started).toBeGreaterThanOrEqual(590);
+      expect(body.endsWith('data: [DONE]\n\n')).toBe(true);
+      const log = await consumeLog(response.headers.get('x-request-id')!);
+      expect(quotaComment(body)).toBe(log.quota);
+      expect(await userQuota(user.id)).toBe(1_000_000 - log.quota);
+    } finally {
+      fake.setBehaviour({ endDelayMs: 0 });
     }
   });
 });

@@ -75,22 +75,39 @@ const SSE_HEAD = {
   'x-accel-buffering': 'no',
 };
 
-/** How long output after the upstream's end marker waits for the body to end (it normally ends at once). */
-const END_HOLD_MS = 50;
-
-/** Raw chunk text kept unparsed per stream, at most (see `isPlainChunk`); past it, chunks are read as they come. */
+/** Raw chunk text kept unparsed per stream, at most (see `plainChunk`); past it, chunks are read as they come. */
 const DEFERRED_LIMIT = 256 * 1024;
 
+/** `: null` after a `"usage"` key, with the JSON whitespace around it. */
+const NULL_VALUE = /^[ \t\r\n]*:[ \t\r\n]*null[ \t\r\n]*/;
+const isJsonSpace = (code: number) => code === 32 || code === 10 || code === 13 || code === 9;
+
 /**
- * Whether a chat chunk can be passed on without being read: it names no usage, or (when the client asked for
- * usage and so gets chunks unchanged) only `"usage": null`. A quote inside a JSON string is escaped, so `"usage"`
- * outside a key is a whole string value; that case, like any doubt, answers false and the chunk is read.
+ * The text a chat chunk is passed on as without being read, or undefined when it must be read.
+ * - A chunk that names no usage passes as it is.
+ * - One whose only mention of usage is `"usage": null` (the upstream puts it in every chunk once the relay asks
+ *   for usage) passes as it is when the client asked for usage too, and otherwise with that member cut out.
+ * A quote inside a JSON string is escaped, so `"usage"` followed by a colon is a key; anything else (a string
+ * `"usage"`, a second mention, an unexpected shape) answers undefined and the chunk is read.
  */
-export function isPlainChunk(data: string, clientAskedUsage: boolean): boolean {
+export function plainChunk(data: string, clientAskedUsage: boolean): string | undefined {
   const at = data.indexOf('"usage"');
-  if (at === -1) return true;
-  if (!clientAskedUsage || data.indexOf('"usage"', at + 7) !== -1) return false;
-  return /^\s*:\s*null\s*[,}]/.test(data.slice(at + 7, at + 20));
+  if (at === -1) return data;
+  if (data.indexOf('"usage"', at + 7) !== -1) return undefined;
+  const value = NULL_VALUE.exec(data.slice(at + 7, at + 32));
+  if (value === null) return undefined;
+  const end = at + 7 + value[0].length;
+  const next = data.charCodeAt(end);
+  if (next !== 44 /* , */ && next !== 125 /* } */) return undefined;
+  if (clientAskedUsage) return data;
+  if (next === 44) return data.slice(0, at) + data.slice(end + 1);
+  // The object's last member: the comma before it goes with it.
+  let start = at;
+  while (start > 0 && isJsonSpace(data.charCodeAt(start - 1))) start -= 1;
+  const before = data.charCodeAt(start - 1);
+  if (before === 44) start -= 1;
+  else if (before !== 123 /* { */) return undefined;
+  return data.slice(0, start) + data.slice(end);
 }
 
 /** A chat/completions chunk carrying text the sensitive-word carry held back. */
@@ -229,8 +246,8 @@ export async function pipeStream(
     return { holder, field, text };
   };
 
-  // Once the first output is out, a plain chunk is passed on unread and kept raw: it is read only when the
-  // upstream ends without reporting usage (its text is counted then), or when the kept text passes the limit.
+  // Once the head is out, a plain chunk is passed on unread and kept raw: it is read only when the upstream
+  // ends without reporting usage (its text is counted then), or when the kept text passes the limit.
   const deferred: string[] = [];
   let deferredSize = 0;
   const readDeferred = () => {
@@ -251,11 +268,14 @@ export async function pipeStream(
 
   /** One chat/completions chunk; returns false to stop the stream. */
   const handleChat = (data: string): boolean => {
-    if (sawOutput && filter === undefined && isPlainChunk(data, clientAskedUsage)) {
-      deferred.push(data);
-      deferredSize += data.length;
+    // While the head is held the first output is looked for in every chunk; once it is out (from the start
+    // when nothing is held) a plain chunk is not read.
+    const plain = committed && filter === undefined ? plainChunk(data, clientAskedUsage) : undefined;
+    if (plain !== undefined) {
+      deferred.push(plain);
+      deferredSize += plain.length;
       if (deferredSize > DEFERRED_LIMIT) readDeferred();
-      write(`data: ${data}\n\n`);
+      write(`data: ${plain}\n\n`);
       return true;
     }
     let chunk: unknown;
@@ -376,10 +396,7 @@ export async function pipeStream(
     return true;
   };
 
-  // The upstream's end marker (`[DONE]`, or the Responses API's `response.completed`).
-  let sawEnd = false;
   const handle = (event: SseEvent): boolean => {
-    if (event.data === DONE || event.event === 'response.completed') sawEnd = true;
     if (event.data === DONE) return true;
     frtMs ??= performance.now() - outcome.startedAt;
     return isChat ? handleChat(event.data) : handleResponses(event);
@@ -387,7 +404,6 @@ export async function pipeStream(
 
   let cutOff = false;
   let timedOut = false;
-  let holdTimer: NodeJS.Timeout | undefined;
   try {
     let going = true;
     reading: for await (const piece of response.body) {
@@ -395,11 +411,9 @@ export async function pipeStream(
         going = handle(event);
         if (!going) break reading;
       }
-      // After the end marker the body ends at once: the rest goes out with the end of the answer, in one
-      // write. An upstream that stays open after its end marker has its output sent shortly anyway.
-      if (!sawEnd) await flushOut();
-      else if (holdTimer) holdTimer.refresh();
-      else holdTimer = setTimeout(() => void flushOut(), END_HOLD_MS);
+      // When the body's end came with this piece, what it produced goes out with the end of the answer, in
+      // one write; otherwise it goes out now (an upstream may stay open after its end marker).
+      if (!response.body.ended) await flushOut();
     }
     if (going) for (const event of parser.end()) if (!handle(event)) break;
   } catch (error) {
@@ -480,7 +494,6 @@ export async function pipeStream(
     }
   } finally {
     clearTimeout(pingTimer);
-    clearTimeout(holdTimer);
     if (committed && !raw.writableEnded) raw.end(raw.destroyed ? undefined : out);
   }
   if (cutOff)

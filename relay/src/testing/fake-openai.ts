@@ -45,6 +45,8 @@ export interface FakeBehaviour {
   readonly apiKey: string | undefined;
   /** Embedding dimensions. */
   readonly embeddingDimensions: number;
+  /** Keep a chat stream's body open this long after `data: [DONE]` before ending it (ms). */
+  readonly endDelayMs: number;
   /** Stop sending (keep the connection open, silent) after this many content chunks of a stream. */
   readonly stallAfterChunks: number | undefined;
   /** How a transcription reports usage: `{type:"duration"}` (whisper-1), `{type:"tokens"}`, or not at all. */
@@ -68,6 +70,7 @@ export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
   emptyReply: false,
   apiKey: undefined,
   embeddingDimensions: 8,
+  endDelayMs: 0,
   stallAfterChunks: undefined,
   transcriptionUsage: 'duration',
   audioSeconds: 9,
@@ -292,7 +295,11 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     }
     res.write(chunk(delta({}, 'stop')));
     if (includeUsage) res.write(chunk([], usageOf(promptTokens, completionTokens(model, reply))));
-    res.end('data: [DONE]\n\n');
+    if (behaviour.endDelayMs > 0) {
+      res.write('data: [DONE]\n\n');
+      await sleep(behaviour.endDelayMs);
+      res.end();
+    } else res.end('data: [DONE]\n\n');
   };
 
   const embeddings = (res: ServerResponse, body: Record<string, unknown>) => {

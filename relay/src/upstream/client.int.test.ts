@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { normaliseOpenAiUsage } from '../metering/usage.ts';
 import { createSseParser, isDoneEvent, type SseEvent } from '../sse.ts';
@@ -188,5 +191,38 @@ describe('upstream client against the fake OpenAI upstream', () => {
     })().catch((e) => e);
     expect(failure).toBeInstanceOf(UpstreamFailure);
     expect(received.length).toBe(3); // role chunk + 2 content chunks
+  });
+
+  it('tells whether the body has ended, already with the piece the end came with', async () => {
+    // One answer sent whole; another sent in two parts, the end 100 ms after the first.
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (req.url === '/whole') res.end('data: {"a":1}\n\ndata: [DONE]\n\n');
+      else {
+        res.write('data: {"a":1}\n\n');
+        setTimeout(() => res.end('data: [DONE]\n\n'), 100);
+      }
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const endedAtEachPiece = async (path: string) => {
+      const response = await client.request({ url: `${origin}${path}`, method: 'GET' });
+      const seen: [string, boolean][] = [];
+      expect(response.body.ended).toBe(false);
+      for await (const piece of response.body)
+        seen.push([Buffer.from(piece).toString(), response.body.ended]);
+      expect(response.body.ended).toBe(true);
+      return seen;
+    };
+    try {
+      expect(await endedAtEachPiece('/whole')).toEqual([['data: {"a":1}\n\ndata: [DONE]\n\n', true]]);
+      expect(await endedAtEachPiece('/parts')).toEqual([
+        ['data: {"a":1}\n\n', false],
+        ['data: [DONE]\n\n', true],
+      ]);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -37,11 +37,20 @@ export interface UpstreamRequest {
   readonly bodyTimeoutMs?: number;
 }
 
+/** An upstream body, read once as it arrives from the socket. */
+export interface UpstreamBody extends AsyncIterable<Uint8Array> {
+  /**
+   * Whether the upstream has sent the body's end: every piece is handed over or waiting to be, so the next
+   * read answers at once. True as soon as the end arrived with the last piece, before that piece is read.
+   */
+  readonly ended: boolean;
+}
+
 export interface UpstreamResponse {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   /** The body as it arrives from the socket; consume it or call {@link UpstreamResponse.discard}. */
-  readonly body: AsyncIterable<Uint8Array>;
+  readonly body: UpstreamBody;
   /** Reads at most `limit` bytes of the body as text (for error bodies) and releases the connection. */
   readText(limit?: number): Promise<string>;
   /** Drops the body without reading it (frees the socket for reuse when the body is small, else closes it). */
@@ -208,22 +217,28 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
  * `data` events itself, pausing it while a chunk waits for the consumer: one promise per chunk, where iterating
  * the stream through a generator would cost several.
  */
-class GuardedIterable implements AsyncIterable<Uint8Array> {
+class GuardedIterable implements UpstreamBody {
   private readonly body: Readable;
   private readonly idleMs: number;
+  private reader: GuardedBody | undefined;
   constructor(body: Readable, idleMs: number) {
     this.body = body;
     this.idleMs = idleMs;
   }
+  get ended(): boolean {
+    return this.reader?.ended === true;
+  }
   [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-    return new GuardedBody(this.body, this.idleMs);
+    this.reader = new GuardedBody(this.body, this.idleMs);
+    return this.reader;
   }
 }
 
 class GuardedBody implements AsyncIterator<Uint8Array> {
   private readonly body: Readable;
   private readonly queue: Uint8Array[] = [];
-  private ended = false;
+  /** The body's end arrived (or the consumer stopped reading). */
+  ended = false;
   private scheduled = false;
   private failure: UpstreamFailure | undefined;
   private waiter:

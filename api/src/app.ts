@@ -14,6 +14,7 @@ import { registerChannelRoutes } from './modules/channels/channels.routes.ts';
 import { registerDataRoutes } from './modules/data/data.routes.ts';
 import { registerLogRoutes } from './modules/logs/logs.routes.ts';
 import { registerModelRoutes } from './modules/models/models.routes.ts';
+import { registerOAuthRoutes } from './modules/oauth/oauth.routes.ts';
 import { registerOptionRoutes } from './modules/options/options.routes.ts';
 import { registerPricingRoutes } from './modules/pricing/pricing.routes.ts';
 import { registerRedemptionRoutes } from './modules/redemptions/redemptions.routes.ts';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       registerUserRoutes(api, ctx);
       registerOptionRoutes(api, ctx);
       registerVerificationRoutes(api, ctx);
+      registerOAuthRoutes(api, ctx);
       registerLogRoutes(api, ctx);
       registerDataRoutes(api, ctx);
       registerPricingRoutes(api, ctx);

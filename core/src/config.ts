@@ -8,6 +8,8 @@ const flag = (fallback: boolean) =>
     .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes', 'on'].includes(v)));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const httpUrl = (name: string, fallback: string) =>
+  z.url({ protocol: /^https?$/, error: `${name} must be an http(s) URL` }).default(fallback);
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -46,9 +48,14 @@ const envSchema = z.object({
   /** Seconds to wait between two channels in a test of all channels. */
   POLLING_INTERVAL: z.coerce.number().min(0, 'POLLING_INTERVAL must not be negative').default(0),
   /** Where Turnstile answers are checked; only tests and air-gapped installs change it. */
-  TURNSTILE_VERIFY_URL: z
-    .url({ protocol: /^https?$/, error: 'TURNSTILE_VERIFY_URL must be an http(s) URL' })
-    .default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  TURNSTILE_VERIFY_URL: httpUrl(
+    'TURNSTILE_VERIFY_URL',
+    'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+  ),
+  /** Where GitHub, its API and LinuxDO's Connect answer third-party sign-in; only tests and mirrors change them. */
+  GITHUB_OAUTH_URL: httpUrl('GITHUB_OAUTH_URL', 'https://github.com'),
+  GITHUB_API_URL: httpUrl('GITHUB_API_URL', 'https://api.github.com'),
+  LINUXDO_CONNECT_URL: httpUrl('LINUXDO_CONNECT_URL', 'https://connect.linux.do'),
   /** Bearer token `GET /metrics` asks for; absent: the endpoint is open. */
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
 });
@@ -84,6 +91,8 @@ export interface Config {
   readonly pollingIntervalSeconds: number;
   /** Cloudflare's siteverify endpoint unless TURNSTILE_VERIFY_URL says otherwise. */
   readonly turnstileVerifyUrl: string;
+  /** Bases of the GitHub and LinuxDO sign-in endpoints (no trailing slash). */
+  readonly oauthUrls: { readonly github: string; readonly githubApi: string; readonly linuxdo: string };
   /** Bearer token of `GET /metrics`; undefined: no authentication. */
   readonly metricsToken: string | undefined;
 }
@@ -137,6 +146,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     channelTestFrequencyMinutes: e.CHANNEL_TEST_FREQUENCY,
     pollingIntervalSeconds: e.POLLING_INTERVAL,
     turnstileVerifyUrl: e.TURNSTILE_VERIFY_URL,
+    oauthUrls: {
+      github: e.GITHUB_OAUTH_URL.replace(/\/+$/, ''),
+      githubApi: e.GITHUB_API_URL.replace(/\/+$/, ''),
+      linuxdo: e.LINUXDO_CONNECT_URL.replace(/\/+$/, ''),
+    },
     metricsToken: e.METRICS_TOKEN,
   });
 }

@@ -2,7 +2,7 @@ import type { Login, Register } from '@turnpike/core/contracts/users';
 import { burnPasswordCheck, hashPassword, verifyPassword } from '@turnpike/core/crypto/password';
 import { randomString } from '@turnpike/core/crypto/random';
 import { users } from '@turnpike/core/db/schema/index';
-import type { User } from '@turnpike/core/db/schema/users';
+import type { NewUser, User } from '@turnpike/core/db/schema/users';
 import { Role, UserStatus } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
@@ -24,6 +24,68 @@ export function createAuthService(deps: AppDeps) {
       const code = randomString(4);
       if (!(await repo.findByAffCode(code))) return code;
     }
+  }
+
+  /**
+   * Creates a regular user with the new-user bonus, and the invite bonuses when `affCode` names an inviter, all
+   * in one transaction. Used by registration with a password and by third-party sign-in.
+   */
+  async function createUser(
+    fields: Pick<NewUser, 'username' | 'password' | 'displayName' | 'email'> & Partial<NewUser>,
+    affCode: string | undefined,
+  ): Promise<User> {
+    const o = deps.options;
+    const inviter = affCode ? await repo.findByAffCode(affCode) : undefined;
+    const newUserQuota = o.get('QuotaForNewUser');
+    const inviteeQuota = inviter ? o.get('QuotaForInvitee') : 0;
+    const inviterQuota = inviter ? o.get('QuotaForInviter') : 0;
+    const quotaPerUnit = o.get('QuotaPerUnit');
+    const ownAffCode = await newAffCode();
+
+    return deps.db.transaction(async (tx) => {
+      const txUsers = createUserRepo(tx);
+      const txLogs = createLogRepo(tx);
+      const user = await txUsers.insert({
+        ...fields,
+        role: Role.User,
+        quota: newUserQuota + inviteeQuota,
+        inviterId: inviter?.id ?? 0,
+        affCode: ownAffCode,
+        createdTime: nowSeconds(),
+      });
+      if (newUserQuota > 0) {
+        await txLogs.system(
+          user.id,
+          user.username,
+          `new user bonus: ${formatQuota(newUserQuota, quotaPerUnit)}`,
+        );
+      }
+      if (inviter && inviteeQuota > 0) {
+        await txLogs.system(
+          user.id,
+          user.username,
+          `invitation bonus: ${formatQuota(inviteeQuota, quotaPerUnit)}`,
+        );
+      }
+      if (inviter) {
+        await tx
+          .update(users)
+          .set({
+            affCount: sql`${users.affCount} + 1`,
+            affQuota: sql`${users.affQuota} + ${inviterQuota}`,
+            affHistoryQuota: sql`${users.affHistoryQuota} + ${inviterQuota}`,
+          })
+          .where(eq(users.id, inviter.id));
+        if (inviterQuota > 0) {
+          await txLogs.system(
+            inviter.id,
+            inviter.username,
+            `invited ${user.username}: ${formatQuota(inviterQuota, quotaPerUnit)} of invite earnings`,
+          );
+        }
+      }
+      return user;
+    });
   }
 
   return {
@@ -67,61 +129,13 @@ export function createAuthService(deps: AppDeps) {
         throw new AppError('VALIDATION_FAILED', 'the verification code is wrong or has expired');
       }
 
-      const inviter = input.aff_code ? await repo.findByAffCode(input.aff_code) : undefined;
-      const newUserQuota = o.get('QuotaForNewUser');
-      const inviteeQuota = inviter ? o.get('QuotaForInvitee') : 0;
-      const inviterQuota = inviter ? o.get('QuotaForInviter') : 0;
-      const quotaPerUnit = o.get('QuotaPerUnit');
       const passwordHash = await hashPassword(input.password);
-      const affCode = await newAffCode();
-
-      return deps.db.transaction(async (tx) => {
-        const txUsers = createUserRepo(tx);
-        const txLogs = createLogRepo(tx);
-        const user = await txUsers.insert({
-          username: input.username,
-          password: passwordHash,
-          displayName: input.username,
-          email,
-          role: Role.User,
-          quota: newUserQuota + inviteeQuota,
-          inviterId: inviter?.id ?? 0,
-          affCode,
-          createdTime: nowSeconds(),
-        });
-        if (newUserQuota > 0) {
-          await txLogs.system(
-            user.id,
-            user.username,
-            `new user bonus: ${formatQuota(newUserQuota, quotaPerUnit)}`,
-          );
-        }
-        if (inviter && inviteeQuota > 0) {
-          await txLogs.system(
-            user.id,
-            user.username,
-            `invitation bonus: ${formatQuota(inviteeQuota, quotaPerUnit)}`,
-          );
-        }
-        if (inviter) {
-          await tx
-            .update(users)
-            .set({
-              affCount: sql`${users.affCount} + 1`,
-              affQuota: sql`${users.affQuota} + ${inviterQuota}`,
-              affHistoryQuota: sql`${users.affHistoryQuota} + ${inviterQuota}`,
-            })
-            .where(eq(users.id, inviter.id));
-          if (inviterQuota > 0) {
-            await txLogs.system(
-              inviter.id,
-              inviter.username,
-              `invited ${user.username}: ${formatQuota(inviterQuota, quotaPerUnit)} of invite earnings`,
-            );
-          }
-        }
-        return user;
-      });
+      return createUser(
+        { username: input.username, password: passwordHash, displayName: input.username, email },
+        input.aff_code,
+      );
     },
+
+    createUser,
   };
 }

@@ -1,0 +1,109 @@
+import { toSessionUser } from '@turnpike/core/contracts/users';
+import { randomString } from '@turnpike/core/crypto/random';
+import { Role } from '@turnpike/core/domain/users';
+import { AppError } from '@turnpike/core/errors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { currentUser } from '../../http/auth.ts';
+import { ok } from '../../http/reply.ts';
+import type { RouteContext } from '../../http/route-context.ts';
+import { readSession, type SessionData, writeSession } from '../../http/session.ts';
+import { parseInput } from '../../http/validate.ts';
+import { CODE_PROVIDERS, type CodeProvider, createIdentityProviders } from './identity-providers.ts';
+import { createOAuthService } from './oauth.service.ts';
+
+const stateQuery = z.object({ aff: z.string().trim().max(32).optional() });
+const codeQuery = z.object({
+  code: z.string({ error: 'the sign-in code is missing' }).trim().min(1, 'the sign-in code is missing'),
+  state: z.string().optional().default(''),
+});
+const telegramQuery = z.record(z.string(), z.string());
+
+/**
+ * Third-party sign-in and binding (reference §9.7): `state` before the redirect, the code callbacks of GitHub,
+ * OIDC and LinuxDO, WeChat's code, and the Telegram widget. The email binding lives with verification.
+ */
+export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { deps, sessions } = ctx;
+  const providers = createIdentityProviders(deps.config, deps.options);
+  const service = createOAuthService(deps);
+  const critical = { onRequest: ctx.criticalLimit };
+
+  /** The console's own address, for the redirect URI a provider checks: ServerAddress, else this request's. */
+  const consoleAddress = (request: FastifyRequest) =>
+    deps.options.get('ServerAddress').replace(/\/+$/, '') || `${request.protocol}://${request.host}`;
+
+  /** Signs the user in: the session keeps only who it is (the state and invite code are spent). */
+  const signIn = (request: FastifyRequest, reply: Parameters<typeof writeSession>[1], uid: number) => {
+    const { oauthState: _state, aff: _aff, ...rest } = readSession(request, sessions);
+    writeSession(request, reply, sessions, { ...rest, uid, iat: Math.floor(Date.now() / 1000) });
+  };
+
+  app.get('/oauth/state', critical, async (request, reply) => {
+    const { aff } = parseInput(stateQuery, request.query);
+    const state = randomString(12);
+    const session: SessionData = { ...readSession(request, sessions), oauthState: state };
+    if (aff) session.aff = aff;
+    writeSession(request, reply, sessions, session);
+    return ok(state);
+  });
+
+  for (const name of CODE_PROVIDERS) {
+    app.get(`/oauth/${name}`, critical, async (request, reply) => {
+      const { code, state } = parseInput(codeQuery, request.query);
+      const session = readSession(request, sessions);
+      if (!session.oauthState || state !== session.oauthState) {
+        throw new AppError('FORBIDDEN', 'the sign-in state does not match; start the sign-in again');
+      }
+      // The state is spent whatever happens next: a code is good for one try.
+      const { oauthState: _spent, ...rest } = session;
+      writeSession(request, reply, sessions, rest);
+      const identity = await identityOf(name, code, request);
+      const outcome = await service.complete(identity, session.uid, session.aff);
+      if (outcome.kind === 'bound') return ok(toSessionUser(outcome.user), 'bind');
+      signIn(request, reply, outcome.user.id);
+      return ok(toSessionUser(outcome.user));
+    });
+  }
+
+  const identityOf = (name: CodeProvider, code: string, request: FastifyRequest) => {
+    if (name === 'github') return providers.github(code);
+    if (name === 'oidc') return providers.oidc(code);
+    return providers.linuxdo(code, `${consoleAddress(request)}/oauth/linuxdo`);
+  };
+
+  app.get('/oauth/wechat', critical, async (request, reply) => {
+    const { code } = parseInput(codeQuery, request.query);
+    const identity = await providers.wechat(code);
+    const outcome = await service.complete(identity, undefined, readSession(request, sessions).aff);
+    signIn(request, reply, outcome.user.id);
+    return ok(toSessionUser(outcome.user));
+  });
+
+  app.get(
+    '/oauth/wechat/bind',
+    { ...critical, preHandler: ctx.auth.requireRole(Role.User) },
+    async (request) => {
+      const { code } = parseInput(codeQuery, request.query);
+      const identity = await providers.wechat(code);
+      await service.complete(identity, currentUser(request).id, undefined);
+      return ok(undefined, 'your WeChat account has been bound');
+    },
+  );
+
+  app.get('/oauth/telegram/login', critical, async (request, reply) => {
+    const identity = providers.telegram(parseInput(telegramQuery, request.query));
+    const outcome = await service.complete(identity, undefined, undefined, false);
+    signIn(request, reply, outcome.user.id);
+    return ok(toSessionUser(outcome.user));
+  });
+
+  // The widget sends the browser here itself, so the answer is a redirect back to the personal settings.
+  app.get('/oauth/telegram/bind', critical, async (request, reply) => {
+    const uid = readSession(request, sessions).uid;
+    if (!uid) throw new AppError('UNAUTHENTICATED', 'sign in first, then bind your Telegram account');
+    const identity = providers.telegram(parseInput(telegramQuery, request.query));
+    await service.complete(identity, uid, undefined);
+    return reply.redirect('/personal', 302);
+  });
+}

@@ -99,8 +99,14 @@ export function fakeServer(routes: Record<string, (call: FakeCall) => { status?:
   };
 }
 
-/** Renders a screen inside a memory router (with stub pages for where it navigates) and a fresh query client. */
-export async function renderScreen(ui: () => ReactNode, { path = '/screen' }: { path?: string } = {}) {
+/**
+ * Renders a screen inside a memory router (with stub pages for where it navigates) and a fresh query client.
+ * `strictMode` runs it as the product does in development: effects mount, unmount and mount again.
+ */
+export async function renderScreen(
+  ui: () => ReactNode,
+  { path = '/screen', strictMode = false }: { path?: string; strictMode?: boolean } = {},
+) {
   const rootRoute = createRootRoute({
     component: () => (
       <>
@@ -126,6 +132,7 @@ export async function renderScreen(ui: () => ReactNode, { path = '/screen' }: { 
     <QueryClientProvider client={queryClient}>
       <RouterProvider router={router as never} />
     </QueryClientProvider>,
+    { reactStrictMode: strictMode },
   );
   await router.load();
   return { ...result, router };

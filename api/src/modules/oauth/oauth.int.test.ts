@@ -272,6 +272,13 @@ describe('third-party sign-in and binding', () => {
     expect(bind.statusCode).toBe(302);
     expect(bind.headers.location).toBe('/personal');
     expect((await userRow(judy.userId!)).telegramId).toBe('777');
+    // The console's own call gets a JSON answer.
+    const viaConsole = await t.app.inject({
+      method: 'GET',
+      url: `/api/oauth/telegram/bind?${telegramQuery(fields)}`,
+      headers: { cookie: judy.cookie, accept: 'application/json' },
+    });
+    expect(viaConsole.json()).toMatchObject({ success: true });
 
     const browser = new ConsoleClient(t.app);
     const signedIn = await browser.get(`/api/oauth/telegram/login?${telegramQuery(fields)}&lang=en`);

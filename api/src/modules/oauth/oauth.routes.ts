@@ -98,12 +98,15 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return ok(toSessionUser(outcome.user));
   });
 
-  // The widget sends the browser here itself, so the answer is a redirect back to the personal settings.
+  // The console calls it with the widget's fields (a JSON answer); a widget set up with this address as its
+  // callback sends the browser itself, which is sent back to the personal settings.
   app.get('/oauth/telegram/bind', critical, async (request, reply) => {
     const uid = readSession(request, sessions).uid;
     if (!uid) throw new AppError('UNAUTHENTICATED', 'sign in first, then bind your Telegram account');
     const identity = providers.telegram(parseInput(telegramQuery, request.query));
     await service.complete(identity, uid, undefined);
+    if (request.headers.accept?.includes('application/json'))
+      return ok(undefined, 'your Telegram account has been bound');
     return reply.redirect('/personal', 302);
   });
 }

@@ -5,9 +5,9 @@ import { Button } from '../../../components/ui/button.tsx';
 import { Input } from '../../../components/ui/input.tsx';
 import { ConfirmDialog } from '../../../components/ui/modal.tsx';
 import { api } from '../../../lib/api.ts';
-import { type SessionUser, setSessionUser } from '../../../lib/session.ts';
+import type { SessionUser } from '../../../lib/session.ts';
 import { useStatus } from '../../../lib/status.ts';
-import { toast } from '../../../lib/toast.ts';
+import { SIGNED_IN_PAGE, useRememberSignIn } from '../use-sign-in.ts';
 import { validateLogin } from '../validation.ts';
 import { AuthCard } from './auth-card.tsx';
 import { useHumanCheck } from './human-check.tsx';
@@ -26,6 +26,7 @@ export function LoginForm({ expired }: { expired?: boolean }) {
   const [busy, setBusy] = useState(false);
   const [defaultWarning, setDefaultWarning] = useState(false);
   const humanCheck = useHumanCheck(status);
+  const rememberSignIn = useRememberSignIn();
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -46,10 +47,9 @@ export function LoginForm({ expired }: { expired?: boolean }) {
         { username: username.trim(), password },
         { silent: true, query: humanCheck.query },
       );
-      setSessionUser(user);
-      toast.success(t('auth.loginSuccess'));
+      rememberSignIn(user);
       if (username.trim() === 'root' && password === DEFAULT_ROOT_PASSWORD) setDefaultWarning(true);
-      else await navigate({ to: '/token' });
+      else await navigate({ to: SIGNED_IN_PAGE });
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
     } finally {
@@ -113,7 +113,7 @@ export function LoginForm({ expired }: { expired?: boolean }) {
         confirmText={t('auth.changeNow')}
         danger
         onConfirm={() => void navigate({ to: '/personal' })}
-        onCancel={() => void navigate({ to: '/token' })}
+        onCancel={() => void navigate({ to: SIGNED_IN_PAGE })}
       />
     </AuthCard>
   );

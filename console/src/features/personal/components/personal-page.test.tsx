@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { getSessionUser, setSessionUser } from '../../../lib/session.ts';
 import type { SiteStatus } from '../../../lib/status.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
+import { setLeaveFor } from '../../auth/third-party.ts';
 import type { SelfUser } from '../api/self.ts';
 import { PersonalPage } from './personal-page.tsx';
 
@@ -34,6 +35,7 @@ function serve(
   status: Partial<SiteStatus> = {},
   models: string[] = ['gpt-4o', 'claude-3-5-sonnet'],
   groups: Record<string, { ratio: number; desc: string }> = { default: { ratio: 1, desc: 'Default' } },
+  extra: Parameters<typeof fakeServer>[0] = {},
 ) {
   return fakeServer({
     'GET /api/status': () => ({ body: { success: true, data: makeStatus(status) } }),
@@ -47,8 +49,15 @@ function serve(
     'GET /api/user/token': () => ({ body: { success: true, data: 'tok-123' } }),
     'GET /api/verification': () => ({ body: { success: true } }),
     'GET /api/oauth/email/bind': () => ({ body: { success: true } }),
+    ...extra,
   });
 }
+
+/** The user with nothing bound, and a state for the redirect sign-ins. */
+const unbound = {
+  'GET /api/user/self': () => ({ body: { success: true, data: { ...me, github_id: '' } } }),
+  'GET /api/oauth/state': () => ({ body: { success: true, data: 'st-7' } }),
+};
 
 const dialog = () => within(screen.getByRole('dialog'));
 
@@ -189,7 +198,7 @@ describe('personal settings', () => {
     expect(screen.queryByLabelText('System access token', { selector: 'input' })).toBeNull();
   });
 
-  it('shows third-party bindings only for enabled sign-ins, as not available yet', async () => {
+  it('shows third-party rows only for enabled sign-ins, with a bind button for each unbound one', async () => {
     serve({ oidc_enabled: true, telegram_oauth: true });
     await renderScreen(() => <PersonalPage />);
     expect(await screen.findByText('GitHub: gh-1')).toBeTruthy(); // bound, though GitHub sign-in is off
@@ -197,9 +206,76 @@ describe('personal settings', () => {
     expect(screen.getByText('Telegram: not bound')).toBeTruthy();
     expect(screen.queryByText(/LinuxDO/)).toBeNull();
     expect(screen.queryByText(/WeChat/)).toBeNull();
-    const unavailable = screen.getAllByRole('button', { name: 'Not available yet' }) as HTMLButtonElement[];
-    expect(unavailable).toHaveLength(2);
-    expect(unavailable.every((b) => b.disabled)).toBe(true);
+    expect(screen.getByRole('button', { name: 'Bind OIDC' })).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Bind Telegram' })).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Bind GitHub' })).toBeNull();
+  });
+
+  it('binding GitHub fetches a state and leaves for GitHub, as a sign-in does', async () => {
+    const leave = vi.fn();
+    setLeaveFor(leave);
+    const server = serve(
+      { github_oauth: true, github_client_id: 'gh-client' },
+      undefined,
+      undefined,
+      unbound,
+    );
+    await renderScreen(() => <PersonalPage />);
+    await userEvent.click(await screen.findByRole('button', { name: 'Bind GitHub' }));
+    await waitFor(() =>
+      expect(leave).toHaveBeenCalledWith(
+        'https://github.com/login/oauth/authorize?client_id=gh-client&state=st-7&scope=user:email',
+      ),
+    );
+    expect(server.callsTo('GET', '/api/oauth/state')).toHaveLength(1);
+  });
+
+  it('binding WeChat sends the code to the bind endpoint, then reads the user again', async () => {
+    const server = serve({ wechat_login: true, wechat_qrcode: '/qr.png' }, undefined, undefined, {
+      'GET /api/oauth/wechat/bind': (call) =>
+        call.url.endsWith('code=5566')
+          ? { body: { success: true, message: 'your WeChat account has been bound' } }
+          : { status: 400, body: { success: false, message: 'wrong or expired code' } },
+    });
+    await renderScreen(() => <PersonalPage />);
+    await userEvent.click(await screen.findByRole('button', { name: 'Bind WeChat' }));
+    expect(dialog().getByRole('heading', { name: 'Bind WeChat' })).toBeTruthy();
+    await userEvent.click(dialog().getByRole('button', { name: 'Confirm' }));
+    expect(dialog().getByRole('alert').textContent).toBe('Enter the verification code');
+    expect(server.callsTo('GET', '/api/oauth/wechat/bind')).toHaveLength(0);
+    await userEvent.type(dialog().getByLabelText('Verification code'), '1111');
+    await userEvent.click(dialog().getByRole('button', { name: 'Confirm' }));
+    expect((await dialog().findByRole('alert')).textContent).toBe('wrong or expired code');
+    const reads = server.callsTo('GET', '/api/user/self').length;
+    await userEvent.clear(dialog().getByLabelText('Verification code'));
+    await userEvent.type(dialog().getByLabelText('Verification code'), '5566');
+    await userEvent.click(dialog().getByRole('button', { name: 'Confirm' }));
+    expect(await screen.findByText('The account is now bound.')).toBeTruthy();
+    expect(server.callsTo('GET', '/api/oauth/wechat/bind').map((c) => c.url)).toEqual([
+      '/api/oauth/wechat/bind?code=1111',
+      '/api/oauth/wechat/bind?code=5566',
+    ]);
+    await waitFor(() => expect(server.callsTo('GET', '/api/user/self').length).toBe(reads + 1));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+  });
+
+  it('binding Telegram shows its widget and hands the signed fields to the bind endpoint', async () => {
+    const server = serve({ telegram_oauth: true, telegram_bot_name: 'turnpike_bot' }, undefined, undefined, {
+      'GET /api/oauth/telegram/bind': () => ({ body: { success: true } }),
+    });
+    await renderScreen(() => <PersonalPage />);
+    await userEvent.click(await screen.findByRole('button', { name: 'Bind Telegram' }));
+    const script = screen.getByTestId('telegram-widget').querySelector('script');
+    expect(script?.dataset.telegramLogin).toBe('turnpike_bot');
+    expect(script?.dataset.onauth).toBe('turnpikeTelegramAuth(user)');
+    const reads = server.callsTo('GET', '/api/user/self').length;
+    window.turnpikeTelegramAuth?.({ id: 777, first_name: 'Al', auth_date: 1700000000, hash: 'ab12' });
+    await waitFor(() => expect(server.callsTo('GET', '/api/oauth/telegram/bind')).toHaveLength(1));
+    expect(server.callsTo('GET', '/api/oauth/telegram/bind')[0]?.url).toBe(
+      '/api/oauth/telegram/bind?id=777&first_name=Al&auth_date=1700000000&hash=ab12',
+    );
+    await waitFor(() => expect(server.callsTo('GET', '/api/user/self').length).toBe(reads + 1));
+    expect(screen.queryByTestId('telegram-widget')).toBeNull();
   });
 
   it('price tab shows the group ratio with its colour and the usable models, ten before "more"', async () => {

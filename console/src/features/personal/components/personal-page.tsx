@@ -258,7 +258,12 @@ export function PersonalPage() {
         </Card>
       </div>
       <Card title={t('personal.binding.title')}>
-        <BindingList user={user} status={status.data} onBindEmail={() => setDialog('email')} />
+        <BindingList
+          user={user}
+          status={status.data}
+          onBindEmail={() => setDialog('email')}
+          onBound={refresh}
+        />
       </Card>
       <NotificationTabs user={user} quotaPerUnit={quotaPerUnit} />
       <Card title={t('personal.security.title')}>

@@ -1,0 +1,70 @@
+import { Link, useNavigate } from '@tanstack/react-router';
+import { useEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Spinner } from '../../../components/ui/index.ts';
+import { toast } from '../../../lib/toast.ts';
+import { finishRedirectSignIn, isRedirectProvider } from '../third-party.ts';
+import { useSignIn } from '../use-sign-in.ts';
+
+/**
+ * Where GitHub, OIDC and LinuxDO send the browser back (/oauth/<provider>?code=&state=): the code is handed to
+ * the server once (a code is single-use, so no retry), which signs in or binds. A failure is shown with the way
+ * back to the sign-in page. Both ends replace this page in the history: going back must not spend the code again.
+ */
+export function OAuthCallback({
+  provider,
+  code,
+  state,
+}: {
+  provider: string;
+  code: string | undefined;
+  state: string | undefined;
+}) {
+  const { t } = useTranslation();
+  const navigate = useNavigate();
+  const signIn = useSignIn();
+  const [error, setError] = useState<string | null>(null);
+  // React runs effects twice in development (StrictMode); the server must still see the code once
+  const sent = useRef(false);
+
+  useEffect(() => {
+    if (sent.current) return;
+    sent.current = true;
+    if (!isRedirectProvider(provider)) {
+      setError(t('oauth.unknownProvider', { provider }));
+      return;
+    }
+    if (!code || !state) {
+      setError(t('oauth.missingCode'));
+      return;
+    }
+    finishRedirectSignIn(provider, code, state).then(
+      async (outcome) => {
+        if (!outcome.bound) return signIn(outcome.user, { replace: true });
+        toast.success(t('oauth.bound'));
+        await navigate({ to: '/personal', replace: true });
+      },
+      (err: unknown) => setError(err instanceof Error ? err.message : String(err)),
+    );
+  }, [provider, code, state, navigate, signIn, t]);
+
+  return (
+    <main className="flex flex-col items-center gap-4 p-8 text-center">
+      {error ? (
+        <>
+          <p role="alert" className="text-red-600 dark:text-red-400">
+            {error}
+          </p>
+          <Link to="/login" className="text-blue-600 underline dark:text-blue-400">
+            {t('oauth.backToLogin')}
+          </Link>
+        </>
+      ) : (
+        <>
+          <Spinner size="lg" className="text-blue-600" />
+          <p>{t('oauth.processing')}</p>
+        </>
+      )}
+    </main>
+  );
+}

@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConsoleClient, createTestApp, ROOT, setupRoot, type TestApp } from '../testing/test-app.ts';
+import {
+  ConsoleClient,
+  createTestApp,
+  ROOT,
+  saveOption,
+  setupRoot,
+  type TestApp,
+} from '../testing/test-app.ts';
 
 /** A local stand-in for Cloudflare's siteverify: `pass-*` tokens succeed, anything else fails. */
 interface FakeSiteverify {
@@ -43,10 +50,7 @@ describe('Turnstile human check', () => {
   let t: TestApp;
   let root: ConsoleClient;
 
-  const setOption = async (key: string, value: string) => {
-    const saved = await root.put('/api/option/', { key, value });
-    if (!saved.json().success) throw new Error(`option ${key} not saved: ${saved.body}`);
-  };
+  const setOption = (key: string, value: string) => saveOption(root, key, value);
   const login = (query = '', cookie?: string) =>
     t.app.inject({
       method: 'POST',

@@ -122,6 +122,12 @@ export class ConsoleClient {
   }
 }
 
+/** Saves an option as `admin` does in the console; a refusal fails the test with the server's message. */
+export async function saveOption(admin: ConsoleClient, key: string, value: string): Promise<void> {
+  const saved = await admin.put('/api/option/', { key, value });
+  if (!saved.json().success) throw new Error(`option ${key} not saved: ${saved.body}`);
+}
+
 export const ROOT = { username: 'root', password: 'root-password-1' } as const;
 
 /** Completes first-run setup and returns a console client signed in as root. */

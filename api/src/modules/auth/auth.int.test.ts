@@ -4,6 +4,7 @@ import {
   createTestApp,
   ROOT,
   registerUser,
+  saveOption,
   setupRoot,
   type TestApp,
 } from '../../testing/test-app.ts';
@@ -19,9 +20,7 @@ describe('sign-in and registration', () => {
     await t.close();
   });
 
-  const setOption = async (key: string, value: string) => {
-    expect((await root.put('/api/option/', { key, value })).json()).toMatchObject({ success: true });
-  };
+  const setOption = (key: string, value: string) => saveOption(root, key, value);
 
   it('signs in by username or email and answers the short user', async () => {
     await registerUser(t.app, 'alice', 'alice-pass-1', { email: 'alice@example.com' });

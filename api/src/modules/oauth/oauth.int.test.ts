@@ -12,6 +12,7 @@ import {
   ConsoleClient,
   createTestApp,
   registerUser,
+  saveOption,
   setupRoot,
   type TestApp,
 } from '../../testing/test-app.ts';
@@ -34,10 +35,7 @@ describe('third-party sign-in and binding', () => {
   let root: ConsoleClient;
   let idp: FakeIdentityProvider;
 
-  const setOption = async (key: string, value: string) => {
-    const saved = await root.put('/api/option/', { key, value });
-    if (!saved.json().success) throw new Error(`option ${key} not saved: ${saved.body}`);
-  };
+  const setOption = (key: string, value: string) => saveOption(root, key, value);
   const userRow = async (id: number) =>
     (await t.runtime.deps.db.select().from(users).where(eq(users.id, id)))[0]!;
   const userCount = async () => (await t.runtime.deps.db.select({ id: users.id }).from(users)).length;

@@ -5,6 +5,7 @@ import {
   createTestApp,
   createTestDatabaseUrl,
   registerUser,
+  saveOption,
   setupRoot,
   type TestApp,
 } from '../../testing/test-app.ts';
@@ -18,10 +19,7 @@ describe('email verification, password reset and email binding', () => {
   let smtp: SmtpTestServer;
 
   const get = (url: string) => t.app.inject({ method: 'GET', url });
-  const setOption = async (key: string, value: string) => {
-    const saved = await root.put('/api/option/', { key, value });
-    if (!saved.json().success) throw new Error(`option ${key} not saved: ${saved.body}`);
-  };
+  const setOption = (key: string, value: string) => saveOption(root, key, value);
   /** Asks for a code and returns it as read from the mail that arrived. */
   const mailedCode = async (email: string) => {
     const before = smtp.received.length;

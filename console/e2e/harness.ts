@@ -70,8 +70,11 @@ export interface RunningServer {
   stop: () => Promise<void>;
 }
 
-/** Starts `node api/src/server.ts` on a free port with an empty data directory and waits until it answers. */
-export async function startServer(): Promise<RunningServer> {
+/**
+ * Starts `node api/src/server.ts` on a free port with an empty data directory and waits until it answers; `env`
+ * adds to its environment (a fake provider's address).
+ */
+export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'turnpike-e2e-'));
   let output = '';
@@ -92,6 +95,7 @@ export async function startServer(): Promise<RunningServer> {
       // every screenshot run signs in once per language, theme and width (over 20 sign-ins, the default budget of
       // the critical limiter per 20 minutes); it stays on with room for that
       CRITICAL_RATE_LIMIT: '200',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

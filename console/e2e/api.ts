@@ -22,6 +22,9 @@ export interface Credentials {
   password: string;
 }
 
+/** The root account the browser suites set up. */
+export const ROOT: Credentials = { username: 'root', password: 'root-pass-12' };
+
 /** Completes the first-run setup with this root account (external operation mode). */
 export async function setUp(baseUrl: string, root: Credentials): Promise<void> {
   const response = await fetch(`${baseUrl}/api/setup`, {

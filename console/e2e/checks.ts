@@ -33,6 +33,10 @@ export const text = (
   return raw.replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(vars[name] ?? ''));
 };
 
+/** The English text of a key, the language the flows run in. */
+export const en = (namespace: string, key: string, vars?: Record<string, string | number>) =>
+  text('en', namespace, key, vars);
+
 /** First segments of every translation key ("nav", "section", …): a text node like "section.quota" is a missing key. */
 const keyPrefixes = [
   ...new Set(

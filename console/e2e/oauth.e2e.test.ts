@@ -13,8 +13,8 @@ import {
 } from '@turnpike/api/testing/fake-identity-provider';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiClient, setOption, setUp, signIn } from './api.ts';
-import { text, watchErrors } from './checks.ts';
+import { type ApiClient, ROOT, setOption, setUp, signIn } from './api.ts';
+import { en, watchErrors } from './checks.ts';
 import {
   buildConsoleIfStale,
   launchBrowser,
@@ -22,10 +22,6 @@ import {
   type RunningServer,
   startServer,
 } from './harness.ts';
-
-const en = (namespace: string, key: string, vars?: Record<string, string | number>) =>
-  text('en', namespace, key, vars);
-const root = { username: 'root', password: 'root-pass-12' };
 
 interface UserRow {
   id: number;
@@ -64,8 +60,8 @@ describe('third-party sign-in in a real browser', () => {
       startServer({ GITHUB_OAUTH_URL: idp.url, GITHUB_API_URL: idp.url }),
       launchBrowser(),
     ]);
-    await setUp(server.baseUrl, root);
-    api = await signIn(server.baseUrl, root);
+    await setUp(server.baseUrl, ROOT);
+    api = await signIn(server.baseUrl, ROOT);
     await setOption(api, 'GitHubClientId', FAKE_CLIENT.id);
     await setOption(api, 'GitHubClientSecret', FAKE_CLIENT.secret);
     await setOption(api, 'GitHubOAuthEnabled', 'true');
@@ -98,8 +94,8 @@ describe('third-party sign-in in a real browser', () => {
     const page = await context.newPage();
     const errors = watchErrors(page);
     await page.goto(`${server.baseUrl}/login`);
-    await page.locator('input[name=username]').fill(root.username);
-    await page.locator('input[name=password]').fill(root.password);
+    await page.locator('input[name=username]').fill(ROOT.username);
+    await page.locator('input[name=password]').fill(ROOT.password);
     await page.getByRole('button', { name: en('common', 'auth.login'), exact: true }).click();
     await page.waitForURL(/\/(token|personal)$/);
     await page.goto(`${server.baseUrl}/personal`);

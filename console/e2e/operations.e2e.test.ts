@@ -9,8 +9,8 @@
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiClient, chatCompletion, eventually, setOption, setUp, signIn } from './api.ts';
-import { text, watchErrors } from './checks.ts';
+import { type ApiClient, chatCompletion, eventually, ROOT, setOption, setUp, signIn } from './api.ts';
+import { en, watchErrors } from './checks.ts';
 import {
   buildConsoleIfStale,
   launchBrowser,
@@ -19,10 +19,6 @@ import {
   startServer,
 } from './harness.ts';
 
-const en = (namespace: string, key: string, vars?: Record<string, string | number>) =>
-  text('en', namespace, key, vars);
-
-const root = { username: 'root', password: 'root-pass-12' };
 const MODEL = 'gpt-4o-mini';
 const UPSTREAM_KEY = 'sk-upstream-e2e-key';
 const REPLY = 'Turnpike relayed this answer from the fake upstream in several pieces.';
@@ -111,8 +107,8 @@ describe('operations console in a real browser', () => {
       startFakeOpenAi({ apiKey: UPSTREAM_KEY, reply: REPLY }),
       launchBrowser(),
     ]);
-    await setUp(server.baseUrl, root);
-    api = await signIn(server.baseUrl, root);
+    await setUp(server.baseUrl, ROOT);
+    api = await signIn(server.baseUrl, ROOT);
 
     context = await newContext(browser, server.baseUrl, { language: 'en', theme: 'light' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.baseUrl });
@@ -123,8 +119,8 @@ describe('operations console in a real browser', () => {
     page = await context.newPage();
     errors = watchErrors(page);
     await page.goto('/login');
-    await page.locator('input[name=username]').fill(root.username);
-    await page.locator('input[name=password]').fill(root.password);
+    await page.locator('input[name=username]').fill(ROOT.username);
+    await page.locator('input[name=password]').fill(ROOT.password);
     await page.getByRole('button', { name: en('common', 'auth.login'), exact: true }).click();
     await page.waitForURL('**/token');
   });

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { channelBaseUrl, fetchUpstreamBalance, getUpstreamJson } from './upstream.ts';
+import { callUpstreamJson, channelBaseUrl, fetchUpstreamBalance, getUpstreamJson } from './upstream.ts';
 
 describe('upstream calls', () => {
   let server: Server;
@@ -13,6 +13,11 @@ describe('upstream calls', () => {
       if (req.url === '/html') {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end('<html>maintenance</html>');
+        return;
+      }
+      if (req.url === '/token') {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'invalid_grant' }));
         return;
       }
       if (req.url === '/v1/user/info') {
@@ -45,6 +50,20 @@ describe('upstream calls', () => {
     const error = await getUpstreamJson(`${base}/fail`, {}).catch((e: Error) => e);
     expect(error).toMatchObject({ status: 502, message: 'the upstream answered HTTP 500' });
     expect((error as Error).message).not.toContain('sk-secret');
+  });
+
+  it("returns a 4xx answer's JSON only when the caller reads refusals, naming who answered", async () => {
+    const call = { method: 'POST' as const, headers: {}, body: new URLSearchParams({ code: 'x' }) };
+    await expect(callUpstreamJson(`${base}/token`, call, { name: 'GitHub' })).rejects.toMatchObject({
+      status: 502,
+      message: 'GitHub answered HTTP 400',
+    });
+    expect(await callUpstreamJson(`${base}/token`, call, { refusalIsAnswer: true })).toEqual({
+      error: 'invalid_grant',
+    });
+    await expect(callUpstreamJson(`${base}/fail`, call, { refusalIsAnswer: true })).rejects.toMatchObject({
+      message: 'the upstream answered HTTP 500',
+    });
   });
 
   it('refuses an answer that is not JSON', async () => {

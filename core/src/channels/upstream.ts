@@ -3,43 +3,76 @@ import { findProviderType } from '../providers/catalogue.ts';
 
 export const UPSTREAM_TIMEOUT_MS = 10_000;
 
+/** One call to another service: GET unless it says otherwise. */
+export interface UpstreamCall {
+  readonly method?: 'GET' | 'POST';
+  readonly headers: Record<string, string>;
+  readonly body?: string | URLSearchParams;
+}
+
+export interface UpstreamCallOptions {
+  readonly timeoutMs?: number;
+  /** Who answers, as messages name it ("GitHub"); default "the upstream". */
+  readonly name?: string;
+  /**
+   * A 4xx answer's JSON is returned rather than failing: an OAuth token endpoint says why it refused a code in a
+   * 400 body.
+   */
+  readonly refusalIsAnswer?: boolean;
+}
+
 /**
- * The one way the console back end talks to a provider: a GET with a timeout that answers parsed JSON. Failures
- * become a clear 502 that names the status but never the key or the response body.
+ * The one way the console back end talks to a provider (a channel's upstream, a sign-in provider): a call with a
+ * timeout that answers parsed JSON. Failures become a clear 502 that names the status but never the key or the
+ * response body.
  */
-export async function getUpstreamJson(
+export async function callUpstreamJson(
   url: string,
-  headers: Record<string, string>,
-  timeoutMs = UPSTREAM_TIMEOUT_MS,
+  call: UpstreamCall,
+  options: UpstreamCallOptions = {},
 ): Promise<unknown> {
+  const name = options.name ?? 'the upstream';
   let response: Response;
   try {
-    response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
+    response = await fetch(url, {
+      ...call,
+      signal: AbortSignal.timeout(options.timeoutMs ?? UPSTREAM_TIMEOUT_MS),
+      redirect: 'error',
+    });
   } catch (cause) {
     const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
     throw new AppError(
       'UPSTREAM_FAILED',
-      timedOut ? 'the upstream did not answer in time' : 'the upstream is unreachable',
+      timedOut ? `${name} did not answer in time` : `${name} is unreachable`,
       { cause },
     );
   }
-  if (!response.ok) {
+  const refusal = options.refusalIsAnswer === true && response.status >= 400 && response.status < 500;
+  if (!response.ok && !refusal) {
     await response.body?.cancel();
-    throw new AppError('UPSTREAM_FAILED', `the upstream answered HTTP ${response.status}`);
+    throw new AppError('UPSTREAM_FAILED', `${name} answered HTTP ${response.status}`);
   }
   try {
     return await response.json();
   } catch (cause) {
-    throw new AppError('UPSTREAM_FAILED', 'the upstream answered something that is not JSON', { cause });
+    throw new AppError('UPSTREAM_FAILED', `${name} answered something that is not JSON`, { cause });
   }
 }
+
+/** A GET of a channel's upstream (see {@link callUpstreamJson}). */
+export const getUpstreamJson = (
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs = UPSTREAM_TIMEOUT_MS,
+): Promise<unknown> => callUpstreamJson(url, { headers }, { timeoutMs });
 
 /** Where a channel's requests go: its own base URL or its type's default. */
 export function channelBaseUrl(type: number, baseUrl: string): string {
   return (baseUrl || findProviderType(type)?.defaultBaseUrl || '').replace(/\/+$/, '');
 }
 
-const asRecord = (v: unknown): Record<string, unknown> =>
+/** An object's fields, or none when the value is not an object. */
+export const asRecord = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /**

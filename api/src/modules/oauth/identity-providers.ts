@@ -8,9 +8,10 @@
  * - Telegram: the login widget's fields, signed by the bot token (checked here, no call).
  *
  * A provider that fails or answers nonsense gives UPSTREAM_FAILED; a code it refuses gives VALIDATION_FAILED.
- * Provider errors are logged by the caller; what the user sees never contains a secret or a token.
+ * What the user sees never contains a secret or a token.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { asRecord, callUpstreamJson, type UpstreamCall } from '@turnpike/core/channels/upstream';
 import type { ResolvedConfig } from '@turnpike/core/config';
 import { AppError } from '@turnpike/core/errors';
 import type { OptionStore } from '@turnpike/core/options/store';
@@ -32,44 +33,15 @@ export interface Identity {
   readonly email?: string;
 }
 
-const TIMEOUT_MS = 10_000;
-
 /** The providers whose sign-in is a redirect with an authorization code. */
 export type CodeProvider = 'github' | 'oidc' | 'linuxdo';
 export const CODE_PROVIDERS: readonly CodeProvider[] = ['github', 'oidc', 'linuxdo'];
 
 type Json = Record<string, unknown>;
 
-/**
- * Calls a provider and reads its JSON answer; any failure is UPSTREAM_FAILED naming the provider only. A token
- * endpoint's refusal (4xx with an `error`) is an answer; a profile endpoint (`profile`) must answer 2xx.
- */
-async function callProvider(
-  provider: string,
-  url: string,
-  init: RequestInit,
-  kind: 'token' | 'profile',
-): Promise<Json> {
-  let response: Response;
-  try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
-  } catch (error) {
-    throw new AppError('UPSTREAM_FAILED', `${provider} did not answer; try again later`, { cause: error });
-  }
-  const failed = response.status >= 500 || (kind === 'profile' && !response.ok);
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch (error) {
-    throw new AppError('UPSTREAM_FAILED', `${provider} answered HTTP ${response.status} without JSON`, {
-      cause: error,
-    });
-  }
-  if (failed || typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new AppError('UPSTREAM_FAILED', `${provider} answered HTTP ${response.status} unexpectedly`);
-  }
-  return body as Json;
-}
+/** A provider's JSON answer; a token endpoint's refusal (`token`) is an answer too, carrying the reason. */
+const callProvider = async (name: string, url: string, call: UpstreamCall, kind: 'token' | 'profile') =>
+  asRecord(await callUpstreamJson(url, call, { name, refusalIsAnswer: kind === 'token' }));
 
 /** The access token of a token endpoint's answer, or a clear refusal (a wrong or used code). */
 function accessTokenOf(provider: string, answer: Json): string {
@@ -136,7 +108,7 @@ export function createIdentityProviders(config: ResolvedConfig, options: OptionS
     };
   }
 
-  async function oidc(code: string): Promise<Identity> {
+  async function oidc(code: string, callbackUrl: string): Promise<Identity> {
     enabledOrRefuse(options.get('oidc.enabled'), 'OIDC');
     const tokenEndpoint = options.get('oidc.token_endpoint');
     const userInfoEndpoint = options.get('oidc.user_info_endpoint');
@@ -146,7 +118,6 @@ export function createIdentityProviders(config: ResolvedConfig, options: OptionS
         'OIDC sign-in is missing its token or user-info endpoint setting',
       );
     }
-    const serverAddress = options.get('ServerAddress').replace(/\/+$/, '');
     const token = accessTokenOf(
       'OIDC',
       await callProvider(
@@ -160,7 +131,7 @@ export function createIdentityProviders(config: ResolvedConfig, options: OptionS
             client_secret: options.get('oidc.client_secret'),
             code,
             grant_type: 'authorization_code',
-            redirect_uri: `${serverAddress}/oauth/oidc`,
+            redirect_uri: callbackUrl,
           }),
         },
         'token',
@@ -169,9 +140,7 @@ export function createIdentityProviders(config: ResolvedConfig, options: OptionS
     const profile = await callProvider(
       'OIDC',
       userInfoEndpoint,
-      {
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-      },
+      { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } },
       'profile',
     );
     const subject = text(profile.sub);
@@ -215,9 +184,7 @@ export function createIdentityProviders(config: ResolvedConfig, options: OptionS
     const profile = await callProvider(
       'LinuxDO',
       `${urls.linuxdo}/api/user`,
-      {
-        headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-      },
+      { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } },
       'profile',
     );
     const id = typeof profile.id === 'number' || typeof profile.id === 'string' ? String(profile.id) : '';
@@ -252,16 +219,22 @@ export function createIdentityProviders(config: ResolvedConfig, options: OptionS
     return { column: 'wechatId', provider: 'WeChat', prefix: 'wechat', id: openId };
   }
 
-  return { github, oidc, linuxdo, wechat, telegram: (fields: TelegramFields) => telegram(options, fields) };
+  return {
+    /** The identity behind a code; `callbackUrl` is the console page the provider sent the browser back to. */
+    code: { github, oidc, linuxdo } satisfies Record<
+      CodeProvider,
+      (code: string, callbackUrl: string) => Promise<Identity>
+    >,
+    wechat,
+    telegram: (fields: TelegramFields) => telegram(options, fields),
+  };
 }
-
-export type IdentityProviders = ReturnType<typeof createIdentityProviders>;
 
 /** The query of a Telegram login widget callback: the widget's fields plus its `hash`. */
 export type TelegramFields = Readonly<Record<string, string>>;
 
 /** How old a Telegram widget answer may be (Telegram advises checking `auth_date`; the reference did not). */
-export const TELEGRAM_MAX_AGE_SECONDS = 24 * 60 * 60;
+const TELEGRAM_MAX_AGE_SECONDS = 24 * 60 * 60;
 
 /** Fields the console adds to the widget's own, which the signature does not cover. */
 const UNSIGNED_FIELDS = new Set(['hash', 'lang']);
@@ -270,7 +243,7 @@ const UNSIGNED_FIELDS = new Set(['hash', 'lang']);
  * Checks the widget's signature: `hash` is the hex HMAC-SHA256 of the sorted `key=value` lines of the other
  * fields, keyed with the SHA-256 of the bot token. A valid answer more than a day old is refused too.
  */
-export function telegram(options: OptionStore, fields: TelegramFields, now = Date.now()): Identity {
+function telegram(options: OptionStore, fields: TelegramFields): Identity {
   enabledOrRefuse(options.get('TelegramOAuthEnabled'), 'Telegram');
   const hash = fields.hash ?? '';
   const checkString = Object.keys(fields)
@@ -285,7 +258,7 @@ export function telegram(options: OptionStore, fields: TelegramFields, now = Dat
     throw new AppError('VALIDATION_FAILED', 'the Telegram sign-in could not be verified; try again');
   }
   const authDate = Number(fields.auth_date);
-  if (!Number.isFinite(authDate) || now / 1000 - authDate > TELEGRAM_MAX_AGE_SECONDS) {
+  if (!Number.isFinite(authDate) || Date.now() / 1000 - authDate > TELEGRAM_MAX_AGE_SECONDS) {
     throw new AppError('VALIDATION_FAILED', 'the Telegram sign-in has expired; sign in with Telegram again');
   }
   const id = text(fields.id);

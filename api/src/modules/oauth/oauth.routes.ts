@@ -9,7 +9,7 @@ import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
 import { readSession, type SessionData, writeSession } from '../../http/session.ts';
 import { parseInput } from '../../http/validate.ts';
-import { CODE_PROVIDERS, type CodeProvider, createIdentityProviders } from './identity-providers.ts';
+import { CODE_PROVIDERS, createIdentityProviders } from './identity-providers.ts';
 import { createOAuthService } from './oauth.service.ts';
 
 const stateQuery = z.object({ aff: z.string().trim().max(32).optional() });
@@ -33,8 +33,8 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const consoleAddress = (request: FastifyRequest) =>
     deps.options.get('ServerAddress').replace(/\/+$/, '') || `${request.protocol}://${request.host}`;
 
-  /** Signs the user in: the session keeps only who it is (the state and invite code are spent). */
-  const signIn = (request: FastifyRequest, reply: Parameters<typeof writeSession>[1], uid: number) => {
+  /** Starts the user's session: it keeps only who it is (the state and invite code are spent). */
+  const startSession = (request: FastifyRequest, reply: Parameters<typeof writeSession>[1], uid: number) => {
     const { oauthState: _state, aff: _aff, ...rest } = readSession(request, sessions);
     writeSession(request, reply, sessions, { ...rest, uid, iat: Math.floor(Date.now() / 1000) });
   };
@@ -58,26 +58,23 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
       // The state is spent whatever happens next: a code is good for one try.
       const { oauthState: _spent, ...rest } = session;
       writeSession(request, reply, sessions, rest);
-      const identity = await identityOf(name, code, request);
-      const outcome = await service.complete(identity, session.uid, session.aff);
-      if (outcome.kind === 'bound') return ok(toSessionUser(outcome.user), 'bind');
-      signIn(request, reply, outcome.user.id);
-      return ok(toSessionUser(outcome.user));
+      const identity = await providers.code[name](code, `${consoleAddress(request)}/oauth/${name}`);
+      if (session.uid) return ok(toSessionUser(await service.bind(session.uid, identity)), 'bind');
+      const user = await service.signIn(identity, { register: true, affCode: session.aff });
+      startSession(request, reply, user.id);
+      return ok(toSessionUser(user));
     });
   }
-
-  const identityOf = (name: CodeProvider, code: string, request: FastifyRequest) => {
-    if (name === 'github') return providers.github(code);
-    if (name === 'oidc') return providers.oidc(code);
-    return providers.linuxdo(code, `${consoleAddress(request)}/oauth/linuxdo`);
-  };
 
   app.get('/oauth/wechat', critical, async (request, reply) => {
     const { code } = parseInput(codeQuery, request.query);
     const identity = await providers.wechat(code);
-    const outcome = await service.complete(identity, undefined, readSession(request, sessions).aff);
-    signIn(request, reply, outcome.user.id);
-    return ok(toSessionUser(outcome.user));
+    const user = await service.signIn(identity, {
+      register: true,
+      affCode: readSession(request, sessions).aff,
+    });
+    startSession(request, reply, user.id);
+    return ok(toSessionUser(user));
   });
 
   app.get(
@@ -86,16 +83,16 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
     async (request) => {
       const { code } = parseInput(codeQuery, request.query);
       const identity = await providers.wechat(code);
-      await service.complete(identity, currentUser(request).id, undefined);
+      await service.bind(currentUser(request).id, identity);
       return ok(undefined, 'your WeChat account has been bound');
     },
   );
 
   app.get('/oauth/telegram/login', critical, async (request, reply) => {
     const identity = providers.telegram(parseInput(telegramQuery, request.query));
-    const outcome = await service.complete(identity, undefined, undefined, false);
-    signIn(request, reply, outcome.user.id);
-    return ok(toSessionUser(outcome.user));
+    const user = await service.signIn(identity, { register: false });
+    startSession(request, reply, user.id);
+    return ok(toSessionUser(user));
   });
 
   // The console calls it with the widget's fields (a JSON answer); a widget set up with this address as its
@@ -104,7 +101,7 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const uid = readSession(request, sessions).uid;
     if (!uid) throw new AppError('UNAUTHENTICATED', 'sign in first, then bind your Telegram account');
     const identity = providers.telegram(parseInput(telegramQuery, request.query));
-    await service.complete(identity, uid, undefined);
+    await service.bind(uid, identity);
     if (request.headers.accept?.includes('application/json'))
       return ok(undefined, 'your Telegram account has been bound');
     return reply.redirect('/personal', 302);

@@ -13,14 +13,10 @@ import type { User } from '@turnpike/core/db/schema/users';
 import { UserStatus } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
-import { and, eq, max, ne } from 'drizzle-orm';
+import { eq, max } from 'drizzle-orm';
 import type { AppDeps } from '../../deps.ts';
 import { createAuthService } from '../auth/auth.service.ts';
 import type { Identity } from './identity-providers.ts';
-
-export type OAuthOutcome =
-  | { readonly kind: 'signed-in'; readonly user: User }
-  | { readonly kind: 'bound'; readonly user: User };
 
 /** Usernames the sign-in suggests are used only when they would pass registration's own rule. */
 const SUGGESTED_USERNAME = /^[A-Za-z0-9_.-]{1,12}$/;
@@ -40,17 +36,11 @@ export function createOAuthService(deps: AppDeps) {
     if (!user) throw new AppError('UNAUTHENTICATED', 'not signed in or the session has expired');
     if (user.status !== UserStatus.Enabled)
       throw new AppError('USER_DISABLED', 'this user has been disabled');
-    const [other] = await deps.db
-      .select({ id: users.id })
-      .from(users)
-      .where(and(eq(users[identity.column], identity.id), ne(users.id, userId)))
-      .limit(1);
-    if (other) {
+    const holder = await holderOf(identity);
+    if (holder && holder.id !== userId) {
       throw new AppError('CONFLICT', `this ${identity.provider} account is already bound to another user`);
     }
-    const updated = await repo.update(userId, { [identity.column]: identity.id });
-    if (!updated) throw new AppError('UNAUTHENTICATED', 'not signed in or the session has expired');
-    return updated;
+    return (await repo.update(userId, { [identity.column]: identity.id })) ?? user;
   }
 
   /** A free username: the provider's suggestion when it is valid and free, else `<prefix>_<next id>`. */
@@ -73,7 +63,7 @@ export function createOAuthService(deps: AppDeps) {
     if (!deps.options.get('RegisterEnabled')) {
       throw new AppError('FEATURE_DISABLED', 'new registrations are closed');
     }
-    const email = identity.email && !(await repo.isEmailTaken(identity.email)) ? identity.email : undefined;
+    const email = identity.email && !(await repo.isEmailTaken(identity.email)) ? identity.email : '';
     const username = await freeUsername(identity);
     // No password is ever given out: the account signs in through the provider until the user sets one.
     const password = await hashPassword(randomString(32));
@@ -82,7 +72,7 @@ export function createOAuthService(deps: AppDeps) {
         username,
         password,
         displayName: (identity.displayName ?? username).slice(0, DISPLAY_NAME_MAX),
-        email: email ?? '',
+        email,
         [identity.column]: identity.id,
       },
       affCode,
@@ -90,23 +80,23 @@ export function createOAuthService(deps: AppDeps) {
   }
 
   return {
+    /** Binds the identity to a signed-in user, unless another user holds it. */
+    bind,
+
     /**
-     * Signs in, registers or binds (see the module comment). `sessionUserId` is the session's signed-in user;
-     * `affCode` the invite code the session kept from `/api/oauth/state?aff=`.
+     * The user holding the identity, refused when deregistered or disabled; without one, a new user made for
+     * it when `register` (and registration is open), with `affCode`'s inviter.
      */
-    async complete(
+    async signIn(
       identity: Identity,
-      sessionUserId: number | undefined,
-      affCode: string | undefined,
-      mayRegister = true,
-    ): Promise<OAuthOutcome> {
-      if (sessionUserId) return { kind: 'bound', user: await bind(sessionUserId, identity) };
+      { register: mayRegister, affCode }: { register: boolean; affCode?: string },
+    ) {
       const holder = await holderOf(identity);
       if (holder) {
         if (holder.deletedAt) throw new AppError('USER_DISABLED', 'this account has been deregistered');
         if (holder.status !== UserStatus.Enabled)
           throw new AppError('USER_DISABLED', 'this user has been disabled');
-        return { kind: 'signed-in', user: holder };
+        return holder;
       }
       if (!mayRegister) {
         throw new AppError(
@@ -114,9 +104,7 @@ export function createOAuthService(deps: AppDeps) {
           `no user has bound this ${identity.provider} account; sign in another way and bind it first`,
         );
       }
-      return { kind: 'signed-in', user: await register(identity, affCode) };
+      return register(identity, affCode);
     },
   };
 }
-
-export type OAuthService = ReturnType<typeof createOAuthService>;

@@ -16,7 +16,7 @@ export const isRedirectProvider = (name: string): name is RedirectProvider =>
   name === 'github' || name === 'oidc' || name === 'linuxdo';
 
 /** Whether the status carries what the provider's address needs (its client id, OIDC's endpoint). */
-export function isRedirectConfigured(provider: RedirectProvider, status: SiteStatus): boolean {
+function isRedirectConfigured(provider: RedirectProvider, status: SiteStatus): boolean {
   if (provider === 'github') return Boolean(status.github_client_id);
   if (provider === 'oidc') return Boolean(status.oidc_client_id && status.oidc_authorization_endpoint);
   return Boolean(status.linuxdo_client_id);
@@ -49,7 +49,7 @@ export function setLeaveFor(fn: (url: string) => void): void {
 }
 
 /** GET /api/oauth/state: a one-time state kept in the server session, with the invite code from /register?aff=. */
-export function fetchOAuthState(): Promise<string> {
+function fetchOAuthState(): Promise<string> {
   const aff = readStored(StorageKey.AffCode);
   return api.get<string>('/api/oauth/state', { query: { aff: aff || undefined } });
 }
@@ -74,7 +74,7 @@ export async function startRedirectSignIn(provider: RedirectProvider, status: Si
 }
 
 /** What a callback came to: a sign-in, or a binding to the signed-in user (the server answers message "bind"). */
-export type CallbackOutcome = { bound: true } | { bound: false; user: SessionUser };
+type CallbackOutcome = { bound: true } | { bound: false; user: SessionUser };
 
 /** GET /api/oauth/<provider>?code=&state=: completes the callback. */
 export async function finishRedirectSignIn(

@@ -1,11 +1,12 @@
 import { useEffect, useRef } from 'react';
 
-/** What Telegram's login widget hands its callback: the signed fields of the user. */
-export type TelegramUser = Record<string, string | number>;
+/** The signed fields of the user, as the query the server checks them from. */
+export type TelegramFields = Record<string, string>;
 
 declare global {
   interface Window {
-    turnpikeTelegramAuth?: (user: TelegramUser) => void;
+    /** What Telegram's widget calls with the user (ids and dates as numbers). */
+    turnpikeTelegramAuth?: (user: Record<string, string | number>) => void;
   }
 }
 
@@ -19,7 +20,7 @@ export function TelegramWidget({
   onAuth,
 }: {
   botName: string;
-  onAuth: (user: TelegramUser) => void;
+  onAuth: (fields: TelegramFields) => void;
 }) {
   const holder = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -30,12 +31,14 @@ export function TelegramWidget({
     script.async = true;
     script.dataset.telegramLogin = botName;
     script.dataset.size = 'large';
-    window.turnpikeTelegramAuth = onAuth;
+    const callback = (user: Record<string, string | number>) =>
+      onAuth(Object.fromEntries(Object.entries(user).map(([key, value]) => [key, String(value)])));
+    window.turnpikeTelegramAuth = callback;
     script.dataset.onauth = 'turnpikeTelegramAuth(user)';
     element.appendChild(script);
     return () => {
       element.replaceChildren();
-      if (window.turnpikeTelegramAuth === onAuth) delete window.turnpikeTelegramAuth;
+      if (window.turnpikeTelegramAuth === callback) delete window.turnpikeTelegramAuth;
     };
   }, [botName, onAuth]);
   return <div ref={holder} data-testid="telegram-widget" className="flex justify-center" />;

@@ -7,7 +7,7 @@ import type { SiteStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { type RedirectProvider, startRedirectSignIn } from '../third-party.ts';
 import { useSignIn } from '../use-sign-in.ts';
-import { type TelegramUser, TelegramWidget } from './telegram-widget.tsx';
+import { type TelegramFields, TelegramWidget } from './telegram-widget.tsx';
 import { WeChatCodeDialog } from './wechat-code-dialog.tsx';
 
 /**
@@ -23,9 +23,8 @@ export function ThirdPartyButtons({ status }: { status: SiteStatus | undefined }
 
   // The widget hands over the signed fields; the server checks them and answers the user.
   const telegramAuth = useCallback(
-    (fields: TelegramUser) => {
-      const query = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)]));
-      api.get<SessionUser>('/api/oauth/telegram/login', { query }).then(
+    (fields: TelegramFields) => {
+      api.get<SessionUser>('/api/oauth/telegram/login', { query: fields }).then(
         (user) => signIn(user),
         () => {}, // the request client has shown why
       );

@@ -4,7 +4,7 @@ import { Button } from '../../../components/ui/index.ts';
 import { api } from '../../../lib/api.ts';
 import type { SiteStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
-import { type TelegramUser, TelegramWidget } from '../../auth/components/telegram-widget.tsx';
+import { type TelegramFields, TelegramWidget } from '../../auth/components/telegram-widget.tsx';
 import { WeChatCodeDialog } from '../../auth/components/wechat-code-dialog.tsx';
 import { type RedirectProvider, startRedirectSignIn } from '../../auth/third-party.ts';
 import type { SelfUser } from '../api/self.ts';
@@ -49,9 +49,8 @@ export function BindingList({
   const rows = THIRD_PARTIES.filter((p) => Boolean(status?.[p.flag]) || p.value(user) !== '');
 
   const bindTelegram = useCallback(
-    (fields: TelegramUser) => {
-      const query = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)]));
-      api.get('/api/oauth/telegram/bind', { query }).then(
+    (fields: TelegramFields) => {
+      api.get('/api/oauth/telegram/bind', { query: fields }).then(
         () => {
           setTelegramShown(false);
           toast.success(t('common:oauth.bound'));

@@ -1,4 +1,4 @@
-import { boolean, index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
 import { deletedAt, quotaAmount, unixSeconds } from './columns.ts';
 
 export const tokens = pgTable(
@@ -15,6 +15,8 @@ export const tokens = pgTable(
     /** -1 never expires. */
     expiredTime: unixSeconds('expired_time').notNull().default(-1),
     remainQuota: quotaAmount('remain_quota').notNull().default(0),
+    /** Bumped by every batched debit of `remain_quota` (see users.ledger_version). */
+    ledgerVersion: bigint('ledger_version', { mode: 'number' }).notNull().default(0),
     unlimitedQuota: boolean('unlimited_quota').notNull().default(false),
     modelLimitsEnabled: boolean('model_limits_enabled').notNull().default(false),
     /** Comma-separated model names. */

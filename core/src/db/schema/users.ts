@@ -1,4 +1,4 @@
-import { index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
 import { deletedAt, quotaAmount, unixSeconds } from './columns.ts';
 
 export const users = pgTable(
@@ -22,6 +22,8 @@ export const users = pgTable(
     quota: quotaAmount('quota').notNull().default(0),
     usedQuota: quotaAmount('used_quota').notNull().default(0),
     requestCount: integer('request_count').notNull().default(0),
+    /** Bumped by every batched debit of `quota`, so the shared ledger can order its base against those writes. */
+    ledgerVersion: bigint('ledger_version', { mode: 'number' }).notNull().default(0),
     group: varchar('group', { length: 64 }).notNull().default('default'),
     affCode: varchar('aff_code', { length: 32 }).unique(),
     affCount: integer('aff_count').notNull().default(0),

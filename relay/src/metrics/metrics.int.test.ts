@@ -102,7 +102,9 @@ describe('GET /metrics', () => {
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
     await reader.read();
-    expect(readSample(await scrape(), 'turnpike_relay_inflight_requests')).toBe(1);
+    const streaming = await scrape();
+    expect(readSample(streaming, 'turnpike_relay_inflight_requests')).toBe(1);
+    expect(readSample(streaming, 'turnpike_relay_active_streams')).toBe(1);
     leaving.abort();
     await reader.cancel().catch(() => {});
     const deadline = Date.now() + 3000;
@@ -112,6 +114,7 @@ describe('GET /metrics', () => {
       text = await scrape();
     }
     expect(readSample(text, 'turnpike_relay_inflight_requests')).toBe(0);
+    expect(readSample(text, 'turnpike_relay_active_streams')).toBe(0);
     expect(readSample(text, 'turnpike_relay_http_requests_total', { route: CHAT, status: '499' })).toBe(1);
   });
 
@@ -150,6 +153,11 @@ describe('GET /metrics', () => {
     expect(
       readSample(text, 'turnpike_relay_quota_spent_total', { model: 'gpt-4o-mini' }),
     ).toBeGreaterThanOrEqual(quota);
+    const genAi = { gen_ai_operation_name: 'chat', gen_ai_request_model: 'gpt-4o-mini', error_type: '' };
+    expect(readSample(text, 'gen_ai_server_request_duration_seconds_count', genAi)).toBeGreaterThanOrEqual(1);
+    expect(
+      readSample(text, 'gen_ai_client_token_usage_sum', { ...genAi, gen_ai_token_type: 'output' }),
+    ).toBeGreaterThanOrEqual(usage.completion_tokens);
   });
 
   it('reports each channel as enabled in the channel health gauge', async () => {

@@ -16,8 +16,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, type Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { type RoutingTable, routeModelName } from '../routing/pick.ts';
+import { createGenAiMetrics } from './gen-ai.ts';
+import { type HistogramSeries, registerSeriesHistogram } from './series-histogram.ts';
 
 /** Buckets (seconds) of the latency histograms: 1 ms … 120 s. */
 export const LATENCY_BUCKETS: readonly number[] = [
@@ -56,7 +58,33 @@ export interface RelayCall {
   readonly completionTokens: number;
   /** Quota charged. */
   readonly quota: number;
+  /** `gen_ai.provider.name` of the answering channel (`openai`, `anthropic`, `gcp.gemini`, ...); default `openai`. */
+  readonly provider?: string;
+  /** The model the upstream answered with (after model mapping); default the caller's model. */
+  readonly servedModel?: string;
+  /** Input tokens read from the provider's prompt cache (part of `promptTokens`). */
+  readonly cacheReadTokens?: number;
+  /** Input tokens written to the provider's prompt cache. */
+  readonly cacheCreationTokens?: number;
+  /** Output tokens spent on reasoning (part of `completionTokens`). */
+  readonly reasoningTokens?: number;
+  /** A low-cardinality error class (`timeout`, `upstream_error`, ...); default the status when it is >= 400. */
+  readonly errorType?: string;
 }
+
+/** Why a charge was adjusted after the fact: the reasons of `turnpike_billing_adjustments_total`. */
+export const BillingAdjustmentReason = {
+  Refund: 'refund',
+  ClientGone: 'client_gone',
+  MissingUsage: 'missing_usage',
+  UpstreamError: 'upstream_error',
+} as const;
+export type BillingAdjustmentReason = (typeof BillingAdjustmentReason)[keyof typeof BillingAdjustmentReason];
+
+/** Buckets (seconds) of the time from a configuration change being published to a relay applying it. */
+export const CONFIG_APPLY_BUCKETS: readonly number[] = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60,
+];
 
 /** A channel and its health state (`enabled`, `auto_disabled`, `cooling_down`, ...). */
 export interface ChannelStateSample {
@@ -87,12 +115,28 @@ export interface RelayMetrics {
   /** Counts one relay call that reached an upstream; call it once per call, when its answer has ended. */
   recordCall(call: RelayCall): void;
   /** Route-level accounting of one /v1 request (see {@link registerMetricsHooks}). */
-  requestStarted(routePattern: string | undefined): RouteRequests;
-  requestEnded(route: RouteRequests, status: number): void;
+  requestStarted(routePattern: string | undefined, response?: ServerResponse): RouteRequests;
+  requestEnded(route: RouteRequests, status: number, response?: ServerResponse): void;
   /** Requests being served right now. */
   readonly inflight: number;
   /** Plugs in the source of channel health states, read on each scrape. */
   observeChannelStates(collect: () => Iterable<ChannelStateSample>): void;
+  /** `turnpike_redis_degraded`: whether the relay runs without Redis it was given (read on each scrape). */
+  observeRedisDegraded(isDegraded: () => boolean): void;
+  /** `turnpike_config_version_applied`: the configuration version this relay has applied (read on each scrape). */
+  observeConfigVersion(version: () => number): void;
+  /** `turnpike_log_queue_depth`: consume logs waiting in the batching writer (read on each scrape). */
+  observeLogQueueDepth(depth: () => number): void;
+  /** `turnpike_config_apply_seconds`: one configuration change, from its event being published to applied. */
+  recordConfigApply(seconds: number): void;
+  /** `turnpike_billing_adjustments_total{reason}`: one charge adjusted after the fact. */
+  recordBillingAdjustment(reason: BillingAdjustmentReason): void;
+  /** `turnpike_logs_dropped_total`: consume logs given up on (the writer could not store them). */
+  recordDroppedLogs(count: number): void;
+  /** `turnpike_relay_rate_limited_total`: one request refused by the relay's own rate limit. */
+  recordRateLimited(): void;
+  /** Streams being answered right now (responses sent as `text/event-stream` whose socket is still open). */
+  readonly activeStreams: number;
   /** The label a model is counted under (itself when known, else `other`). */
   modelLabel(model: string): string;
   /** The registry in the Prometheus text format. */
@@ -110,77 +154,6 @@ interface ModelTotals {
   promptTokens: number;
   completionTokens: number;
   quota: number;
-}
-
-/** One label set of a {@link SeriesHistogram}: bucket counts (not cumulative), sum and count. */
-interface HistogramSeries {
-  readonly labels: Record<string, string>;
-  readonly counts: Float64Array;
-  sum: number;
-  count: number;
-}
-
-/**
- * A Prometheus histogram whose series are objects the caller keeps, so an observation is a bucket search and
- * three additions (prom-client's own Histogram hashes the label object on every observation). It is registered
- * on the prom-client registry, which renders it like any other histogram.
- */
-class SeriesHistogram {
-  readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  private readonly all: HistogramSeries[] = [];
-  private readonly bounds: readonly number[];
-  private readonly boundLabels: readonly string[];
-  readonly name: string;
-  readonly help: string;
-
-  constructor(name: string, help: string, bounds: readonly number[]) {
-    this.name = name;
-    this.help = help;
-    this.bounds = bounds;
-    this.boundLabels = [...bounds.map(String), '+Inf'];
-  }
-
-  series(labels: Record<string, string>): HistogramSeries {
-    const series = { labels, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
-    this.all.push(series);
-    return series;
-  }
-
-  observe(series: HistogramSeries, value: number): void {
-    const { bounds } = this;
-    let i = 0;
-    while (i < bounds.length && value > (bounds[i] as number)) i += 1;
-    series.counts[i] = (series.counts[i] as number) + 1;
-    series.sum += value;
-    series.count += 1;
-  }
-
-  reset(): void {
-    for (const series of this.all) {
-      series.counts.fill(0);
-      series.sum = 0;
-      series.count = 0;
-    }
-  }
-
-  async get() {
-    const values: { metricName: string; labels: Record<string, string>; value: number }[] = [];
-    for (const series of this.all) {
-      let cumulative = 0;
-      for (let i = 0; i < series.counts.length; i += 1) {
-        cumulative += series.counts[i] as number;
-        values.push({
-          metricName: `${this.name}_bucket`,
-          labels: { ...series.labels, le: this.boundLabels[i] as string },
-          value: cumulative,
-        });
-      }
-      values.push({ metricName: `${this.name}_sum`, labels: series.labels, value: series.sum });
-      values.push({ metricName: `${this.name}_count`, labels: series.labels, value: series.count });
-    }
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
-  }
 }
 
 /** The histogram series of one route and stream flag. */
@@ -210,6 +183,21 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   let modelLabels = new Map<string, string>();
   let modelLabelsBornAt = performance.now();
   let channelStates: (() => Iterable<ChannelStateSample>) | undefined;
+  let redisDegraded: (() => boolean) | undefined;
+  let configVersion: (() => number) | undefined;
+  let logQueueDepth: (() => number) | undefined;
+  const billingAdjustments = new Map<BillingAdjustmentReason, number>(
+    Object.values(BillingAdjustmentReason).map((reason) => [reason, 0]),
+  );
+  let droppedLogs = 0;
+  let rateLimited = 0;
+  /** Responses whose socket is open, to count the streams among them when scraped. */
+  const openResponses = new Set<ServerResponse>();
+  const countActiveStreams = () => {
+    let streams = 0;
+    for (const response of openResponses) if (isEventStream(response)) streams += 1;
+    return streams;
+  };
 
   new Counter({
     name: 'turnpike_relay_http_requests_total',
@@ -281,12 +269,68 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
       for (const { channelId, state } of channelStates()) this.set({ channel: String(channelId), state }, 1);
     },
   });
-  const histogram = (name: string, help: string, buckets: readonly number[]) => {
-    const metric = new SeriesHistogram(name, help, buckets);
-    // The registry renders any object with prom-client's metric shape; its type names only its own classes.
-    registry.registerMetric(metric as unknown as Histogram);
-    return metric;
-  };
+  new Gauge({
+    name: 'turnpike_relay_active_streams',
+    help: 'Streams (text/event-stream answers) being sent right now: the second autoscaling signal',
+    registers: [registry],
+    collect() {
+      this.set(countActiveStreams());
+    },
+  });
+  new Counter({
+    name: 'turnpike_relay_rate_limited_total',
+    help: "Requests refused by the relay's own per-user model rate limit",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(rateLimited);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_redis_degraded',
+    help: '1 while the relay runs on in-process fallbacks because the Redis it was given is unreachable',
+    registers: [registry],
+    collect() {
+      this.set(redisDegraded?.() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_config_version_applied',
+    help: 'The configuration version this relay has applied',
+    registers: [registry],
+    collect() {
+      this.set(configVersion?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_log_queue_depth',
+    help: 'Consume logs waiting in the batching writer',
+    registers: [registry],
+    collect() {
+      this.set(logQueueDepth?.() ?? 0);
+    },
+  });
+  new Counter({
+    name: 'turnpike_billing_adjustments_total',
+    help: 'Charges adjusted after the fact, by reason: refund, client_gone, missing_usage, upstream_error',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, count] of billingAdjustments) this.inc({ reason }, count);
+    },
+  });
+  new Counter({
+    name: 'turnpike_logs_dropped_total',
+    help: 'Consume logs the batching writer gave up on',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(droppedLogs);
+    },
+  });
+  const histogram = (name: string, help: string, buckets: readonly number[]) =>
+    registerSeriesHistogram(registry, name, help, buckets);
   const totalSeconds = histogram(
     'turnpike_relay_request_duration_seconds',
     'Relay calls from arrival to the end of the answer, by route and stream flag',
@@ -307,6 +351,13 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     'Time to the first token of a stream, or to the whole answer of a non-stream call',
     LATENCY_BUCKETS,
   );
+  const configApplySeconds = histogram(
+    'turnpike_config_apply_seconds',
+    'Configuration changes from their event being published to this relay applying them',
+    CONFIG_APPLY_BUCKETS,
+  );
+  const configApplySeries = configApplySeconds.series({});
+  const genAi = createGenAiMetrics(registry);
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
 
   function modelLabel(model: string): string {
@@ -410,10 +461,16 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
       upstreamSeconds.observe(series.upstream, call.upstreamMs / 1000);
       overheadSeconds.observe(series.overhead, Math.max(0, call.totalMs - call.upstreamMs) / 1000);
       if (call.frtMs !== undefined) firstTokenSeconds.observe(series.firstToken, call.frtMs / 1000);
+      genAi.record(call, model, call.servedModel === undefined ? model : modelLabel(call.servedModel));
     },
 
-    requestStarted(routePattern) {
+    get activeStreams() {
+      return countActiveStreams();
+    },
+
+    requestStarted(routePattern, response) {
       inflight += 1;
+      if (response !== undefined) openResponses.add(response);
       const route = routePattern === undefined || routePattern.includes('*') ? UNMATCHED_ROUTE : routePattern;
       let cells = requestCells.get(route);
       if (cells === undefined) {
@@ -423,8 +480,9 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
       return cells;
     },
 
-    requestEnded(route, status) {
+    requestEnded(route, status, response) {
       inflight -= 1;
+      if (response !== undefined) openResponses.delete(response);
       let cell = route.byStatus.get(status);
       if (cell === undefined) {
         cell = { labels: { route: route.route, status: String(status) }, value: 0 };
@@ -435,6 +493,27 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
 
     observeChannelStates(collect) {
       channelStates = collect;
+    },
+    observeRedisDegraded(isDegraded) {
+      redisDegraded = isDegraded;
+    },
+    observeConfigVersion(version) {
+      configVersion = version;
+    },
+    observeLogQueueDepth(depth) {
+      logQueueDepth = depth;
+    },
+    recordConfigApply(seconds) {
+      configApplySeconds.observe(configApplySeries, seconds);
+    },
+    recordBillingAdjustment(reason) {
+      billingAdjustments.set(reason, (billingAdjustments.get(reason) ?? 0) + 1);
+    },
+    recordDroppedLogs(count) {
+      droppedLogs += count;
+    },
+    recordRateLimited() {
+      rateLimited += 1;
     },
 
     render: () => registry.metrics(),
@@ -450,14 +529,14 @@ export function countRequest(
   routePattern: string | undefined,
   raw: ServerResponse,
 ): void {
-  const route = metrics.requestStarted(routePattern);
+  const route = metrics.requestStarted(routePattern, raw);
   // 'close' comes after 'finish' when the response was complete, alone when the client left first.
   let isFinished = false;
   raw.once('finish', () => {
     isFinished = true;
   });
   raw.once('close', () => {
-    metrics.requestEnded(route, isFinished ? raw.statusCode : CLIENT_CLOSED_STATUS);
+    metrics.requestEnded(route, isFinished ? raw.statusCode : CLIENT_CLOSED_STATUS, raw);
   });
 }
 
@@ -492,6 +571,18 @@ export function registerMetricsRoute(
     const text = await metrics.render();
     return reply.header('content-type', metrics.contentType).header('cache-control', 'no-store').send(text);
   });
+}
+
+/**
+ * Whether an open response is a stream. The pipeline passes its SSE headers to `writeHead`, which keeps them out
+ * of `getHeader`; the head it wrote is on the response once sent. Read when scraped, never per request.
+ */
+function isEventStream(response: ServerResponse): boolean {
+  const type = response.getHeader('content-type');
+  if (typeof type === 'string') return type.startsWith('text/event-stream');
+  if (!response.headersSent) return false;
+  const head = (response as ServerResponse & { _header?: unknown })._header;
+  return typeof head === 'string' && /\r\ncontent-type: *text\/event-stream/i.test(head);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { bigint, index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
 import { deletedAt, quotaAmount, unixSeconds } from './columns.ts';
 
 export const users = pgTable(
@@ -35,6 +35,18 @@ export const users = pgTable(
     setting: text('setting').notNull().default(''),
     createdTime: unixSeconds('created_time').notNull().default(0),
     deletedAt: deletedAt(),
+    /**
+     * The session cookies of this user carry the generation they were issued under and are refused once it has
+     * moved on. A database trigger (migration 0003) moves it whenever the password, role, status or deletion
+     * changes, so every path that makes such a change ends the user's sessions (docs/adr/0020).
+     */
+    sessionGeneration: integer('session_generation').notNull().default(0),
+    /**
+     * Sessions of the current generation ended one by one (sign-out): `[session id, its expiry in Unix seconds]`,
+     * kept until that expiry. Short: entries past their expiry are dropped on each sign-out, and the list is
+     * emptied whenever the generation moves.
+     */
+    endedSessions: jsonb('ended_sessions').$type<EndedSession[]>().notNull().default([]),
   },
   (t) => [
     index('idx_users_display_name').on(t.displayName),
@@ -48,6 +60,9 @@ export const users = pgTable(
     index('idx_users_linux_do_id').on(t.linuxDoId),
   ],
 );
+
+/** A session ended by sign-out: its id and the Unix second its cookie expires. */
+export type EndedSession = [sessionId: string, expiresAt: number];
 
 export type User = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;

@@ -40,11 +40,21 @@ export const channels = pgTable(
     paramOverride: text('param_override'),
     /** Largest prompt, in tokens, this channel accepts; 0 means no limit. */
     maxInputTokens: integer('max_input_tokens').notNull().default(0),
+    /**
+     * Set when a Kubernetes resource owns this row (docs/adr/0017): its kind, namespace, name and the generation
+     * last applied, plus which key of the resource's Secret the row holds. The console API refuses to change it.
+     */
+    sourceKind: varchar('source_kind', { length: 63 }),
+    sourceNamespace: varchar('source_namespace', { length: 253 }),
+    sourceName: varchar('source_name', { length: 253 }),
+    sourceGeneration: bigint('source_generation', { mode: 'number' }),
+    sourceIndex: integer('source_index'),
   },
   (t) => [
     index('idx_channels_name').on(t.name),
     index('idx_channels_status').on(t.status),
     index('idx_channels_tag').on(t.tag),
+    index('idx_channels_source').on(t.sourceKind, t.sourceNamespace, t.sourceName),
   ],
 );
 

@@ -2,6 +2,7 @@ export * from './abilities.ts';
 export * from './channels.ts';
 export * from './logs.ts';
 export * from './midjourneys.ts';
+export * from './option-sources.ts';
 export * from './options.ts';
 export * from './quota-data.ts';
 export * from './redemptions.ts';

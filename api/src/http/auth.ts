@@ -2,6 +2,7 @@ import type { User } from '@turnpike/core/db/schema/users';
 import { Role, UserStatus } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import { isSessionLive } from '@turnpike/core/sessions/session-end';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppDeps } from '../deps.ts';
 import { readSession, type SessionCodec } from './session.ts';
@@ -29,9 +30,12 @@ function readAccessToken(request: FastifyRequest): string | undefined {
   return header.replace(/^Bearer\s+/i, '').trim() || undefined;
 }
 
+const SESSION_ENDED = 'your session has ended (signed out, or the account changed); sign in again';
+
 /**
  * Console authentication: the session cookie or a system access token in `Authorization`, always with the
- * `New-Api-User` header naming the same user id. Role and status come from the database on every call.
+ * `New-Api-User` header naming the same user id. Role, status and whether the session has been ended
+ * (docs/adr/0020) come from the user's row, read from the database on every call.
  */
 export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
   const repo = createUserRepo(deps.db);
@@ -61,6 +65,8 @@ export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
     }
     if (user.status !== UserStatus.Enabled)
       throw new AppError('USER_DISABLED', 'this user has been disabled');
+    if (!viaAccessToken && !isSessionLive(session, user))
+      throw new AppError('UNAUTHENTICATED', SESSION_ENDED);
     return { user, viaAccessToken };
   }
 
@@ -79,10 +85,15 @@ export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
       };
       return Object.assign(gate, { minRole });
     },
-    /** Reads the session user if there is one; never fails (for public routes that personalise). */
+    /**
+     * The user of this request's session while it is live, else undefined; never fails (for public routes that
+     * personalise, and the third-party callbacks that bind an account to the signed-in user).
+     */
     async tryUser(request: FastifyRequest): Promise<User | undefined> {
-      const uid = readSession(request, codec).uid;
-      return uid ? repo.findById(uid) : undefined;
+      const session = readSession(request, codec);
+      if (!session.uid) return undefined;
+      const user = await repo.findById(session.uid);
+      return user && isSessionLive(session, user) ? user : undefined;
     },
   };
 }

@@ -11,12 +11,22 @@ export const SESSION_MAX_AGE_SECONDS = 30 * 24 * 3600;
 
 /**
  * What a signed-in browser carries. Only the user id is trusted from it: role and status are read fresh on every
- * call, so a demoted or disabled user loses rights at once.
+ * call, so a demoted or disabled user loses rights at once. A signed-in session also names itself (`sid`) and the
+ * user's session generation it was issued under (`gen`), so it can be ended (session-end.ts, docs/adr/0020).
  */
 export interface SessionData {
   uid?: number;
   /** Issued at, Unix seconds. */
   iat?: number;
+  /** This session's id, made at sign-in; a sign-out ends this id alone. */
+  sid?: string;
+  /** The user's session generation at sign-in; absent reads as 0 (cookies from before generations). */
+  gen?: number;
+  /**
+   * Expiry, Unix seconds. Set when the cookie is first written and kept by every rewrite, so a session has one
+   * lifetime however often it is re-sealed (an ended session cannot be refreshed past its end record).
+   */
+  exp?: number;
   /** OAuth state and invite code kept between the redirect and the callback. */
   oauthState?: string;
   aff?: string;
@@ -30,7 +40,7 @@ export function createSessionCodec(secret: string) {
   return {
     encode(data: SessionData): string {
       return box.seal(
-        JSON.stringify({ ...data, exp: Math.floor(Date.now() / 1000) + SESSION_MAX_AGE_SECONDS }),
+        JSON.stringify({ ...data, exp: data.exp ?? Math.floor(Date.now() / 1000) + SESSION_MAX_AGE_SECONDS }),
       );
     },
     decode(cookie: string | undefined): SessionData {
@@ -38,10 +48,9 @@ export function createSessionCodec(secret: string) {
       const text = box.open(cookie);
       if (!text) return {};
       try {
-        const data = JSON.parse(text) as SessionData & { exp?: number };
-        if (!data.exp || data.exp < Date.now() / 1000) return {};
-        const { exp: _exp, ...session } = data;
-        return session;
+        const data = JSON.parse(text) as SessionData;
+        if (!data || typeof data.exp !== 'number' || data.exp < Date.now() / 1000) return {};
+        return data;
       } catch {
         return {};
       }

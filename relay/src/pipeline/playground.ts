@@ -12,6 +12,7 @@ import { NEVER_EXPIRES, TokenStatus } from '@turnpike/core/domain/tokens';
 import { UserStatus } from '@turnpike/core/domain/users';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { readSessionCookie, type SessionCodec } from '@turnpike/core/sessions/session-codec';
+import { isSessionLive } from '@turnpike/core/sessions/session-end';
 import { localError } from '../errors.ts';
 import type { TokenSnapshot, UserSnapshot } from '../state/auth-cache.ts';
 import type { Caller } from './authenticate.ts';
@@ -63,7 +64,7 @@ export async function handlePlayground(
       unauthorized('unauthenticated', 'the New-Api-User header does not match the signed-in user'),
     );
   const row = await createUserRepo(ctx.deps.db).findById(session.uid);
-  if (!row)
+  if (!row || !isSessionLive(session, row))
     return sendError(
       request,
       reply,
@@ -102,7 +103,6 @@ export async function handlePlayground(
     role: row.role,
     status: row.status,
     group: row.group,
-    quota: row.quota,
     acceptUnsetModelRatio: acceptsUnsetRatio(row.setting),
     loadedAt: Date.now(),
   };

@@ -1,8 +1,9 @@
 import { loginSchema, registerSchema, toSessionUser } from '@turnpike/core/contracts/users';
+import { endSession } from '@turnpike/core/sessions/session-end';
 import type { FastifyInstance } from 'fastify';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
-import { clearSession, readSession, writeSession } from '../../http/session.ts';
+import { clearSession, readSession, startSession } from '../../http/session.ts';
 import { createTurnstileCheck } from '../../http/turnstile.ts';
 import { parseInput } from '../../http/validate.ts';
 import { createAuthService } from './auth.service.ts';
@@ -14,15 +15,13 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext): voi
 
   app.post('/user/login', checked, async (request, reply) => {
     const user = await auth.login(parseInput(loginSchema, request.body));
-    writeSession(request, reply, ctx.sessions, {
-      ...readSession(request, ctx.sessions),
-      uid: user.id,
-      iat: Math.floor(Date.now() / 1000),
-    });
+    startSession(request, reply, ctx.sessions, user);
     return ok(toSessionUser(user));
   });
 
-  app.get('/user/logout', async (_request, reply) => {
+  /** Ends this session on every process (a saved copy of the cookie stops working too), then clears it. */
+  app.get('/user/logout', async (request, reply) => {
+    await endSession(ctx.deps.db, readSession(request, ctx.sessions));
     clearSession(reply);
     return ok();
   });

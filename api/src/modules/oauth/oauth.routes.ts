@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { currentUser } from '../../http/auth.ts';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
-import { readSession, type SessionData, writeSession } from '../../http/session.ts';
+import { readSession, type SessionData, startSession, writeSession } from '../../http/session.ts';
 import { parseInput } from '../../http/validate.ts';
 import { CODE_PROVIDERS, createIdentityProviders } from './identity-providers.ts';
 import { createOAuthService } from './oauth.service.ts';
@@ -33,12 +33,6 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const consoleAddress = (request: FastifyRequest) =>
     deps.options.get('ServerAddress').replace(/\/+$/, '') || `${request.protocol}://${request.host}`;
 
-  /** Starts the user's session: it keeps only who it is (the state and invite code are spent). */
-  const startSession = (request: FastifyRequest, reply: Parameters<typeof writeSession>[1], uid: number) => {
-    const { oauthState: _state, aff: _aff, ...rest } = readSession(request, sessions);
-    writeSession(request, reply, sessions, { ...rest, uid, iat: Math.floor(Date.now() / 1000) });
-  };
-
   app.get('/oauth/state', critical, async (request, reply) => {
     const { aff } = parseInput(stateQuery, request.query);
     const state = randomString(12);
@@ -59,9 +53,10 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
       const { oauthState: _spent, ...rest } = session;
       writeSession(request, reply, sessions, rest);
       const identity = await providers.code[name](code, `${consoleAddress(request)}/oauth/${name}`);
-      if (session.uid) return ok(toSessionUser(await service.bind(session.uid, identity)), 'bind');
+      const signedIn = await ctx.auth.tryUser(request);
+      if (signedIn) return ok(toSessionUser(await service.bind(signedIn.id, identity)), 'bind');
       const user = await service.signIn(identity, { register: true, affCode: session.aff });
-      startSession(request, reply, user.id);
+      startSession(request, reply, sessions, user);
       return ok(toSessionUser(user));
     });
   }
@@ -73,7 +68,7 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
       register: true,
       affCode: readSession(request, sessions).aff,
     });
-    startSession(request, reply, user.id);
+    startSession(request, reply, sessions, user);
     return ok(toSessionUser(user));
   });
 
@@ -91,14 +86,14 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
   app.get('/oauth/telegram/login', critical, async (request, reply) => {
     const identity = providers.telegram(parseInput(telegramQuery, request.query));
     const user = await service.signIn(identity, { register: false });
-    startSession(request, reply, user.id);
+    startSession(request, reply, sessions, user);
     return ok(toSessionUser(user));
   });
 
   // The console calls it with the widget's fields (a JSON answer); a widget set up with this address as its
   // callback sends the browser itself, which is sent back to the personal settings.
   app.get('/oauth/telegram/bind', critical, async (request, reply) => {
-    const uid = readSession(request, sessions).uid;
+    const uid = (await ctx.auth.tryUser(request))?.id;
     if (!uid) throw new AppError('UNAUTHENTICATED', 'sign in first, then bind your Telegram account');
     const identity = providers.telegram(parseInput(telegramQuery, request.query));
     await service.bind(uid, identity);

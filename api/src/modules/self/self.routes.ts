@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { currentUser } from '../../http/auth.ts';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
-import { clearSession } from '../../http/session.ts';
+import { clearSession, renewSession } from '../../http/session.ts';
 import { parseInput } from '../../http/validate.ts';
 import { createSelfService } from './self.service.ts';
 
@@ -21,8 +21,11 @@ export function registerSelfRoutes(app: FastifyInstance, ctx: RouteContext): voi
     ok(toUserView(currentUser(request), { includeAccessToken: true })),
   );
 
-  app.put('/user/self', signedIn, async (request) => {
-    await self.update(currentUser(request), parseInput(updateSelfSchema, request.body));
+  app.put('/user/self', signedIn, async (request, reply) => {
+    const user = currentUser(request);
+    const saved = await self.update(user, parseInput(updateSelfSchema, request.body));
+    // A new password ends the user's other sessions; this one stays signed in.
+    if (saved.sessionGeneration !== user.sessionGeneration) renewSession(request, reply, ctx.sessions, saved);
     return ok(undefined, 'saved');
   });
 

@@ -25,8 +25,11 @@ export function createSelfService(deps: AppDeps) {
   return {
     groupsFor,
 
-    /** Username, display name and password; a new password needs the current one. */
-    async update(user: User, input: UpdateSelf): Promise<void> {
+    /**
+     * Username, display name and password; a new password needs the current one. Answers the saved row: a new
+     * password has moved its session generation, ending the user's sessions (docs/adr/0020).
+     */
+    async update(user: User, input: UpdateSelf): Promise<User> {
       const patch: Partial<typeof users.$inferInsert> = {};
       if (input.username !== undefined && input.username !== user.username) {
         if (await repo.isUsernameTaken(input.username, user.id)) {
@@ -41,9 +44,10 @@ export function createSelfService(deps: AppDeps) {
         }
         patch.password = await hashPassword(input.password);
       }
-      if (Object.keys(patch).length === 0) return;
-      await repo.update(user.id, patch);
+      if (Object.keys(patch).length === 0) return user;
+      const saved = await repo.update(user.id, patch);
       await changed(user.id);
+      return saved ?? user;
     },
 
     /** Deregisters the account (soft delete); the super administrator cannot leave. */

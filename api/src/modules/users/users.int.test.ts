@@ -373,20 +373,33 @@ describe('admin user management', () => {
       }
       expect((await new ConsoleClient(t.app).login('pam', PASSWORD)).json().success).toBe(false);
       await root.post('/api/user/manage', { id: pam.userId, action: 'enable' });
-      expect((await pam.get('/api/user/self')).statusCode).toBe(200);
+      // Enabled again: the access token works, the session from before the disable stays ended (ADR 0020).
+      expect((await byToken.get('/api/user/self')).statusCode).toBe(200);
+      expect((await pam.get('/api/user/self')).statusCode).toBe(401);
+      expect((await new ConsoleClient(t.app).login('pam', PASSWORD)).json().success).toBe(true);
     });
 
     it('takes rights away at once: a demoted admin loses the admin screens on the next call', async () => {
       const admin = await makeUser('adm10', Role.Admin);
+      const token = (await admin.get('/api/user/token')).json().data as string;
+      const byToken = new ConsoleClient(t.app);
+      byToken.userId = admin.userId;
+      byToken.accessToken = token;
       expect((await admin.get('/api/user/')).statusCode).toBe(200);
       await root.post('/api/user/manage', { id: admin.userId, action: 'demote' });
+      // The role change ends the admin's sessions (ADR 0020); the access token is held to the new role.
       const next = await admin.get('/api/user/');
-      expect(next.statusCode).toBe(403);
+      expect(next.statusCode).toBe(401);
       expect(next.json().success).toBe(false);
-      expect((await admin.post('/api/user/', { username: 'sneak', password: 'sneak-pass' })).statusCode).toBe(
-        403,
-      );
-      expect((await admin.get('/api/user/self')).statusCode).toBe(200);
+      expect((await byToken.get('/api/user/')).statusCode).toBe(403);
+      expect(
+        (await byToken.post('/api/user/', { username: 'sneak', password: 'sneak-pass' })).statusCode,
+      ).toBe(403);
+      expect((await byToken.get('/api/user/self')).statusCode).toBe(200);
+      const again = new ConsoleClient(t.app);
+      await again.login('adm10', PASSWORD);
+      expect((await again.get('/api/user/')).statusCode).toBe(403);
+      expect((await again.get('/api/user/self')).statusCode).toBe(200);
     });
   });
 

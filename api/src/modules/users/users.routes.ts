@@ -2,6 +2,7 @@ import { pageQuerySchema } from '@turnpike/core/contracts/envelope';
 import {
   createUserSchema,
   manageUserSchema,
+  toUserView,
   updateUserSchema,
   userSearchQuerySchema,
 } from '@turnpike/core/contracts/users';
@@ -10,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { currentUser } from '../../http/auth.ts';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
+import { renewSession } from '../../http/session.ts';
 import { parseId, parseInput } from '../../http/validate.ts';
 import { createUsersService } from './users.service.ts';
 
@@ -40,9 +42,13 @@ export function registerUserRoutes(app: FastifyInstance, ctx: RouteContext): voi
     return ok(created, 'user created');
   });
 
-  app.put('/user/', admin, async (request) => {
-    const updated = await service.update(currentUser(request), parseInput(updateUserSchema, request.body));
-    return ok(updated, 'saved');
+  app.put('/user/', admin, async (request, reply) => {
+    const actor = currentUser(request);
+    const updated = await service.update(actor, parseInput(updateUserSchema, request.body));
+    // Root setting its own password keeps this session (its other sessions end).
+    if (updated.id === actor.id && updated.sessionGeneration !== actor.sessionGeneration)
+      renewSession(request, reply, ctx.sessions, updated);
+    return ok(toUserView(updated), 'saved');
   });
 
   app.delete('/user/:id', admin, async (request) => {

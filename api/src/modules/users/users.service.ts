@@ -114,9 +114,10 @@ export function createUsersService(deps: AppDeps) {
 
     /**
      * Edits username, display name, password, email, group and quota. A quota change writes a manage log on the
-     * user, with the old and new balance read under a row lock so concurrent edits log what really happened.
+     * user, with the old and new balance read under a row lock so concurrent edits log what really happened. A new
+     * password ends the user's sessions (the database moves the session generation, docs/adr/0020).
      */
-    async update(actor: User, input: UpdateUser): Promise<UserView> {
+    async update(actor: User, input: UpdateUser): Promise<User> {
       const target = await activeTarget(input.id);
       refuseUnless(actor, target, 'edit');
       const patch: Partial<NewUser> = {};
@@ -154,7 +155,7 @@ export function createUsersService(deps: AppDeps) {
           return row;
         });
         await changed(target.id);
-        return toUserView(updated);
+        return updated;
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw new AppError('CONFLICT', patch.username ? USERNAME_TAKEN : EMAIL_TAKEN, { cause: error });

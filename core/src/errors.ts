@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'INSUFFICIENT_QUOTA'
   /** A provider the console back end called (model list, balance) failed or did not answer. */
   | 'UPSTREAM_FAILED'
+  /** The row belongs to a Kubernetes resource (docs/adr/0017); the message names it. */
+  | 'MANAGED_BY_KUBERNETES'
   | 'INTERNAL';
 
 const defaultStatus: Record<ErrorCode, number> = {
@@ -32,6 +34,7 @@ const defaultStatus: Record<ErrorCode, number> = {
   USER_DISABLED: 403,
   INSUFFICIENT_QUOTA: 400,
   UPSTREAM_FAILED: 502,
+  MANAGED_BY_KUBERNETES: 409,
   INTERNAL: 500,
 };
 

@@ -7,6 +7,7 @@ import {
   normalizeBaseUrl,
 } from '../channels/channel-rules.ts';
 import type { Channel } from '../db/schema/channels.ts';
+import { type ResourceSource, sourceOfRow } from '../ownership/source.ts';
 import { isKnownProviderType } from '../providers/catalogue.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
 
@@ -255,6 +256,8 @@ export interface ChannelView {
   used_quota: number;
   test_time: number;
   created_time: number;
+  /** The Kubernetes resource that owns this channel (read-only in the console), or null. */
+  managed_by: ResourceSource | null;
 }
 
 export function toChannelView(c: Channel): ChannelView {
@@ -286,6 +289,7 @@ export function toChannelView(c: Channel): ChannelView {
     used_quota: c.usedQuota,
     test_time: c.testTime,
     created_time: c.createdTime,
+    managed_by: sourceOfRow(c) ?? null,
   };
 }
 

@@ -5,6 +5,7 @@ import {
   splitChannelKeys,
   splitCommaList,
 } from '@turnpike/core/channels/channel-rules';
+import { createChannelWriter } from '@turnpike/core/channels/channel-writes';
 import { fetchUpstreamBalance, fetchUpstreamModels } from '@turnpike/core/channels/upstream';
 import {
   CHANNEL_NAME_MAX,
@@ -20,12 +21,14 @@ import {
 import type { Page } from '@turnpike/core/contracts/envelope';
 import type { Executor } from '@turnpike/core/db/client';
 import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
+import { channels as channelsTable } from '@turnpike/core/db/schema/channels';
 import { AppError } from '@turnpike/core/errors';
+import { managedByKubernetes, sourceOfRow } from '@turnpike/core/ownership/source';
 import { findProviderType, knownModelOwners } from '@turnpike/core/providers/catalogue';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { nowSeconds } from '@turnpike/core/repos/log.repo';
-import type { SQL } from 'drizzle-orm';
+import { isNotNull, type SQL } from 'drizzle-orm';
 import type { AppDeps } from '../../deps.ts';
 
 const NOT_FOUND = 'channel not found';
@@ -34,24 +37,31 @@ const CATALOGUE_CREATED = 1626777600;
 
 export type ChannelListEntry = ChannelView | ChannelTagView;
 
-/** Admin management of channels. Every write rebuilds the touched abilities in its transaction, then tells the relays. */
+/**
+ * Admin management of channels. Every write goes through core's channel writer (rows and abilities in one
+ * transaction, then `channels.changed`). Rows a Kubernetes resource owns are refused, naming the resource
+ * (docs/adr/0017); runtime fields (balance, test results) still change.
+ */
 export function createChannelService(deps: AppDeps) {
   const box = createChannelKeyBox(deps.config.cryptoSecret);
   const repo = createChannelRepo(deps.db);
   const abilityRepo = createAbilityRepo(deps.db);
-  const changed = async (ids: number[]) => {
-    if (ids.length > 0) await deps.bus.publish({ type: 'channels.changed', ids });
-  };
+  const writer = createChannelWriter({ db: deps.db, bus: deps.bus, box });
 
-  /** Runs a write and rebuilds the abilities of the channels it answers, all in one transaction. */
   async function write(run: (tx: Executor) => Promise<Channel[]>): Promise<Channel[]> {
-    const touched = await deps.db.transaction(async (tx) => {
-      const rows = await run(tx);
-      await createAbilityRepo(tx).rebuild(rows);
-      return rows;
-    });
-    await changed(touched.map((c) => c.id));
-    return touched;
+    return (await writer.write(run)).rows;
+  }
+
+  async function remove(select: (tx: Executor) => Promise<number[]>): Promise<number[]> {
+    return (await writer.remove(select)).ids;
+  }
+
+  /** Refuses when any of these rows belongs to a Kubernetes resource. */
+  function refuseManaged(rows: readonly Channel[]): void {
+    for (const row of rows) {
+      const source = sourceOfRow(row);
+      if (source) throw managedByKubernetes(`channel #${row.id} (${row.name})`, source);
+    }
   }
 
   function openKey(channel: Channel): string {
@@ -178,6 +188,7 @@ export function createChannelService(deps: AppDeps) {
     async update(input: UpdateChannel): Promise<ChannelView> {
       const { id, key, ...fields } = input;
       const current = await mustFind(id);
+      refuseManaged([current]);
       const patch = toColumns(fields);
       if (key !== undefined && key.trim() !== '') {
         const keys = splitChannelKeys(patch.type ?? current.type, key);
@@ -203,6 +214,12 @@ export function createChannelService(deps: AppDeps) {
       const { id: _sourceId, ...source } = await mustFind(id);
       const copy: NewChannel = {
         ...source,
+        // The copy is the administrator's own: Git does not know it.
+        sourceKind: null,
+        sourceNamespace: null,
+        sourceName: null,
+        sourceGeneration: null,
+        sourceIndex: null,
         name: `${source.name}${options.suffix}`.slice(0, CHANNEL_NAME_MAX),
         createdTime: nowSeconds(),
         usedQuota: 0,
@@ -215,41 +232,44 @@ export function createChannelService(deps: AppDeps) {
     },
 
     async delete(id: number): Promise<void> {
-      const gone = await deps.db.transaction(async (tx) => {
-        const ids = await createChannelRepo(tx).deleteByIds([id]);
-        await createAbilityRepo(tx).deleteFor(ids);
-        return ids;
-      });
+      refuseManaged(await repo.byIds([id]));
+      const gone = await remove((tx) => createChannelRepo(tx).deleteByIds([id]));
       if (gone.length === 0) throw new AppError('NOT_FOUND', NOT_FOUND);
-      await changed(gone);
     },
 
     async deleteMany(ids: number[]): Promise<number> {
-      const gone = await deps.db.transaction(async (tx) => {
-        const deleted = await createChannelRepo(tx).deleteByIds(ids);
-        await createAbilityRepo(tx).deleteFor(deleted);
-        return deleted;
-      });
-      await changed(gone);
-      return gone.length;
+      refuseManaged(await repo.byIds(ids));
+      return (await remove((tx) => createChannelRepo(tx).deleteByIds(ids))).length;
     },
 
+    /** Channels a resource owns are left alone: the operator would only put them back. */
     async deleteDisabled(): Promise<number> {
-      const gone = await deps.db.transaction(async (tx) => {
-        const deleted = await createChannelRepo(tx).deleteDisabled();
-        await createAbilityRepo(tx).deleteFor(deleted);
-        return deleted;
+      const managed = new Set(
+        (
+          await deps.db
+            .select({ id: channelsTable.id })
+            .from(channelsTable)
+            .where(isNotNull(channelsTable.sourceKind))
+        ).map((r) => r.id),
+      );
+      const gone = await remove(async (tx) => {
+        const channelRepo = createChannelRepo(tx);
+        const disabled = (await channelRepo.all()).filter(
+          (c) => !managed.has(c.id) && c.status !== ChannelStatus.Enabled,
+        );
+        return channelRepo.deleteByIds(disabled.map((c) => c.id));
       });
-      await changed(gone);
       return gone.length;
     },
 
     async tagMany(ids: number[], tag: string): Promise<number> {
+      refuseManaged(await repo.byIds(ids));
       const rows = await write((tx) => createChannelRepo(tx).updateWhere(repo.whereIds(ids), { tag }));
       return rows.length;
     },
 
     async setTagStatus(tag: string, status: 1 | 2): Promise<number> {
+      refuseManaged(await repo.byTag(tag));
       const rows = await write((tx) => createChannelRepo(tx).updateWhere(repo.whereTag(tag), { status }));
       if (rows.length === 0) throw new AppError('NOT_FOUND', 'no channel has this tag');
       return rows.length;
@@ -264,6 +284,7 @@ export function createChannelService(deps: AppDeps) {
       if (edit.groups) patch.group = edit.groups;
       if (edit.priority !== undefined) patch.priority = edit.priority;
       if (edit.weight !== undefined) patch.weight = edit.weight;
+      refuseManaged(await repo.byTag(edit.tag));
       const rows = await write((tx) =>
         createChannelRepo(tx).updateWhere(repo.whereTag(edit.tag) as SQL, patch),
       );
@@ -280,7 +301,7 @@ export function createChannelService(deps: AppDeps) {
         await abilitiesTx.rebuild(all);
         return all;
       });
-      await changed(rows.map((c) => c.id));
+      if (rows.length > 0) await deps.bus.publish({ type: 'channels.changed', ids: rows.map((c) => c.id) });
       return rows.length;
     },
 

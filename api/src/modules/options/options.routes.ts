@@ -1,4 +1,5 @@
 import { Role } from '@turnpike/core/domain/users';
+import { refuseManagedOption } from '@turnpike/core/ownership/option-guard';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ok } from '../../http/reply.ts';
@@ -22,12 +23,15 @@ export function registerOptionRoutes(app: FastifyInstance, ctx: RouteContext): v
 
   app.put('/option/', root, async (request) => {
     const { key, value } = parseInput(updateOptionSchema, request.body);
+    // Values a Kubernetes resource owns are Git's (docs/adr/0017); the refusal names the resource.
+    if (options.has(key)) await refuseManagedOption(ctx.deps.db, key, options.getText(key), value);
     await options.set(key, value);
     return ok(undefined, 'saved');
   });
 
   app.post('/option/rest_model_ratio', root, async () => {
     // Dropping the stored value serves the built-in table, so later releases' new defaults reach this deployment.
+    await refuseManagedOption(ctx.deps.db, 'ModelRatio', options.getText('ModelRatio'), undefined);
     await options.reset('ModelRatio');
     return ok(undefined, 'model ratios restored to the built-in defaults');
   });

@@ -1,0 +1,140 @@
+import { ChannelStatus } from '@turnpike/core/channels/channel-rules';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
+import { describe, expect, it } from 'vitest';
+import type { ChannelResource, ChannelSpec, SecretObject } from '../../api/v1alpha1.ts';
+import { desiredChannels, resolveProviderType } from './desired.ts';
+
+const resource = (spec: Partial<ChannelSpec> = {}): ChannelResource => ({
+  apiVersion: 'turnpike.dev/v1alpha1',
+  kind: 'Channel',
+  metadata: { name: 'openai', namespace: 'team-a', generation: 3 },
+  spec: { type: 'openai', keySecretRef: { name: 'openai-key' }, models: ['gpt-4o'], ...spec },
+});
+
+const secret = (data: Record<string, string>): SecretObject => ({
+  metadata: { name: 'openai-key', namespace: 'team-a', resourceVersion: '7' },
+  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+});
+
+describe('provider types', () => {
+  it.each([
+    ['openai', ProviderTypeId.OpenAI],
+    ['anthropic', ProviderTypeId.Anthropic],
+    ['azure', ProviderTypeId.Azure],
+    ['claude', ProviderTypeId.Anthropic],
+    ['vertexai', ProviderTypeId.VertexAi],
+    [14, ProviderTypeId.Anthropic],
+    ['14', ProviderTypeId.Anthropic],
+    ['acme', undefined],
+    [9999, undefined],
+  ])('%s is provider %s', (type, expected) => {
+    expect(resolveProviderType(type)).toBe(expected);
+  });
+});
+
+describe('desired channel rows', () => {
+  it('maps every console field from the spec, with the key from the Secret', () => {
+    const result = desiredChannels(
+      resource({
+        baseURL: 'https://api.example.com/',
+        groups: ['default', 'vip'],
+        priority: 5,
+        weight: 3,
+        tag: 'prod',
+        modelMapping: { 'gpt-4': 'gpt-4o' },
+        statusCodeMapping: { '429': '503' },
+        headers: { 'x-team': 'a' },
+        paramOverride: { temperature: 0.2 },
+        proxy: 'socks5://proxy:1080',
+        testModel: 'gpt-4o',
+        autoBan: false,
+        maxInputTokens: 1000,
+      }),
+      secret({ apiKey: 'sk-one' }),
+    );
+    expect(result).toEqual({
+      ok: true,
+      type: ProviderTypeId.OpenAI,
+      rows: [
+        {
+          name: 'team-a/openai',
+          type: ProviderTypeId.OpenAI,
+          key: 'sk-one',
+          baseUrl: 'https://api.example.com',
+          other: '',
+          openaiOrganization: null,
+          testModel: 'gpt-4o',
+          models: 'gpt-4o',
+          group: 'default,vip',
+          priority: 5,
+          weight: 3,
+          tag: 'prod',
+          status: ChannelStatus.Enabled,
+          autoBan: 0,
+          maxInputTokens: 1000,
+          modelMapping: '{"gpt-4":"gpt-4o"}',
+          statusCodeMapping: '{"429":"503"}',
+          setting: '{"headers":{"x-team":"a"},"proxy":"socks5://proxy:1080"}',
+          paramOverride: '{"temperature":0.2}',
+        },
+      ],
+    });
+  });
+
+  it('makes one row per key line, so several keys rotate', () => {
+    const result = desiredChannels(resource(), secret({ apiKey: 'sk-1\nsk-2\n\n sk-3 ' }));
+    expect(result.ok && result.rows.map((r) => [r.name, r.key])).toEqual([
+      ['team-a/openai #1', 'sk-1'],
+      ['team-a/openai #2', 'sk-2'],
+      ['team-a/openai #3', 'sk-3'],
+    ]);
+  });
+
+  it('keeps a Vertex AI service account document whole', () => {
+    const doc = '{\n "type": "service_account"\n}';
+    const result = desiredChannels(
+      resource({ type: 'vertexai', other: 'us-east5' }),
+      secret({ apiKey: doc }),
+    );
+    expect(result.ok && result.rows.map((r) => r.key)).toEqual([doc.trim()]);
+  });
+
+  it('disables the row when the resource says enabled: false', () => {
+    const result = desiredChannels(resource({ enabled: false }), secret({ apiKey: 'k' }));
+    expect(result.ok && result.rows[0]?.status).toBe(ChannelStatus.Disabled);
+  });
+
+  it.each([
+    ['an unknown provider', resource({ type: 'acme' }), secret({ apiKey: 'k' }), 'Valid', 'UnknownProvider'],
+    ['a missing Secret', resource(), undefined, 'KeyResolved', 'SecretNotFound'],
+    ['a Secret without the key', resource(), secret({ other: 'k' }), 'KeyResolved', 'SecretKeyMissing'],
+    ['an empty key', resource(), secret({ apiKey: '  \n' }), 'KeyResolved', 'SecretKeyEmpty'],
+    [
+      'Vertex AI without a region',
+      resource({ type: 'vertexai' }),
+      secret({ apiKey: 'k' }),
+      'Valid',
+      'InvalidSpec',
+    ],
+    [
+      'a status code mapping to a word',
+      resource({ statusCodeMapping: { '429': 'x' } }),
+      secret({ apiKey: 'k' }),
+      'Valid',
+      'InvalidSpec',
+    ],
+  ])('refuses %s with a reason and writes nothing', (_name, res, sec, condition, reason) => {
+    const result = desiredChannels(res, sec);
+    expect(result.ok).toBe(false);
+    expect(result).toMatchObject({ condition, reason });
+    if (!result.ok) expect(result.message).not.toContain('sk-');
+  });
+
+  it('reads the key named in keySecretRef.key', () => {
+    const result = desiredChannels(
+      resource({ keySecretRef: { name: 'openai-key', key: 'token' } }),
+      secret({ token: 'sk-t' }),
+    );
+    expect(result.ok && result.rows[0]?.key).toBe('sk-t');
+  });
+});

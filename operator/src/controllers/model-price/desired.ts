@@ -1,0 +1,108 @@
+/**
+ * ModelPrice resource -> the price map entries it owns (ModelRatio, CompletionRatio, CacheRatio, ModelPrice).
+ * Prices arrive as decimal strings and are converted with exact decimal arithmetic: ratio 1 is USD 2 per
+ * million input tokens, the completion and cache ratios are relative to the input price. Pure.
+ */
+import type { ManagedOptionValue, PriceOptionKey } from '@turnpike/core/options/managed-options';
+import type { ModelPriceResource } from '../../api/v1alpha1.ts';
+import { type Refusal, refuse } from '../outcome.ts';
+
+/** USD per million input tokens that model ratio 1 stands for. */
+const USD_PER_MILLION_AT_RATIO_ONE = 2n;
+const SCALE = 12;
+const TEN = 10n;
+
+/** A decimal string as an integer scaled by 10^SCALE; undefined when it is no plain decimal. */
+function toScaled(text: string): bigint | undefined {
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const fraction = (match[2] ?? '').padEnd(SCALE, '0');
+  if (fraction.length > SCALE) return undefined;
+  return BigInt(match[1]!) * TEN ** BigInt(SCALE) + BigInt(fraction || '0');
+}
+
+/** a / b rounded half up to SCALE decimals, as a JS number (what the option maps hold). */
+function divide(a: bigint, b: bigint): number {
+  const unit = TEN ** BigInt(SCALE);
+  const scaled = (a * unit * 2n + b) / (2n * b);
+  const whole = scaled / unit;
+  const fraction = (scaled % unit).toString().padStart(SCALE, '0').replace(/0+$/, '');
+  return Number(fraction ? `${whole}.${fraction}` : `${whole}`);
+}
+
+const asNumber = (scaled: bigint) => divide(scaled, TEN ** BigInt(SCALE));
+
+export type DesiredPrices = { readonly ok: true; readonly values: ManagedOptionValue[] } | Refusal;
+
+export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
+  const { spec } = resource;
+  if (spec.groups && spec.groups.length > 0)
+    return refuse(
+      'Valid',
+      'Unsupported',
+      'per-group model prices are not billed by this gateway version; remove spec.groups (GroupRatio multiplies every price of a group)',
+    );
+  if (Boolean(spec.ratio) === Boolean(spec.price))
+    return refuse('Valid', 'InvalidSpec', 'set exactly one of ratio or price');
+  if (spec.ratio?.cacheWrite !== undefined || spec.price?.cacheWrite !== undefined)
+    return refuse(
+      'Valid',
+      'Unsupported',
+      'cache-write prices are not configurable in this gateway version (a cache write is billed at 1.25 x input); remove cacheWrite',
+    );
+
+  const fields: Partial<Record<PriceOptionKey, number>> = {};
+  const parse = (name: string, text: string | undefined): bigint | undefined | Refusal => {
+    if (text === undefined) return undefined;
+    const scaled = toScaled(text);
+    return scaled === undefined
+      ? refuse('Valid', 'InvalidSpec', `${name} must be a decimal such as "0.75"`)
+      : scaled;
+  };
+  const isRefusal = (v: unknown): v is Refusal => typeof v === 'object' && v !== null && 'ok' in v;
+
+  if (spec.ratio) {
+    const model = parse('ratio.model', spec.ratio.model);
+    const completion = parse('ratio.completion', spec.ratio.completion);
+    const cacheRead = parse('ratio.cacheRead', spec.ratio.cacheRead);
+    for (const v of [model, completion, cacheRead]) if (isRefusal(v)) return v;
+    if (model === undefined) return refuse('Valid', 'InvalidSpec', 'ratio.model is required');
+    fields.ModelRatio = asNumber(model as bigint);
+    if (completion !== undefined) fields.CompletionRatio = asNumber(completion as bigint);
+    if (cacheRead !== undefined) fields.CacheRatio = asNumber(cacheRead as bigint);
+  } else if (spec.price) {
+    const perCall = parse('price.perCall', spec.price.perCall);
+    const input = parse('price.input', spec.price.input);
+    const output = parse('price.output', spec.price.output);
+    const cacheRead = parse('price.cacheRead', spec.price.cacheRead);
+    for (const v of [perCall, input, output, cacheRead]) if (isRefusal(v)) return v;
+    if (perCall !== undefined) {
+      if (input !== undefined || output !== undefined || cacheRead !== undefined)
+        return refuse('Valid', 'InvalidSpec', 'a per-call price stands alone');
+      fields.ModelPrice = asNumber(perCall as bigint);
+    } else {
+      if (input === undefined) return refuse('Valid', 'InvalidSpec', 'per-token prices need price.input');
+      const unit = TEN ** BigInt(SCALE);
+      fields.ModelRatio = divide(input as bigint, USD_PER_MILLION_AT_RATIO_ONE * unit);
+      if ((input as bigint) === 0n) {
+        if ((output !== undefined && output !== 0n) || (cacheRead !== undefined && cacheRead !== 0n))
+          return refuse(
+            'Valid',
+            'InvalidSpec',
+            'with a free input, output and cache prices must be free too',
+          );
+      } else {
+        if (output !== undefined) fields.CompletionRatio = divide(output as bigint, input as bigint);
+        if (cacheRead !== undefined) fields.CacheRatio = divide(cacheRead as bigint, input as bigint);
+      }
+    }
+  }
+
+  const models = [...new Set(spec.models.map((m) => m.trim()).filter(Boolean))];
+  if (models.length === 0) return refuse('Valid', 'InvalidSpec', 'list at least one model');
+  const values: ManagedOptionValue[] = [];
+  for (const model of models)
+    for (const [key, number] of Object.entries(fields) as [PriceOptionKey, number][])
+      values.push({ key, entry: model, number });
+  return { ok: true, values };
+}

@@ -28,6 +28,16 @@ export default defineConfig({
     projects: [
       ...serverProjects,
       {
+        // the Helm charts: a real helm renders them, every object is schema-checked (make chart-test)
+        test: {
+          name: 'charts',
+          root: 'charts',
+          include: ['**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         // component tests of the console: jsdom, Testing Library
         test: {
           name: 'console:unit',

@@ -7,6 +7,7 @@ import { createAuthGate } from './http/auth.ts';
 import { registerConsole } from './http/console-static.ts';
 import { registerErrorHandler } from './http/error-handler.ts';
 import { createRateLimit } from './http/rate-limit.ts';
+import { refuseUnstorableText } from './http/request-text.ts';
 import type { RouteContext } from './http/route-context.ts';
 import { createSessionCodec } from './http/session.ts';
 import { registerAuthRoutes } from './modules/auth/auth.routes.ts';
@@ -79,6 +80,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiLimit);
+      api.addHook('preValidation', refuseUnstorableText);
       registerSetupRoutes(api, ctx);
       registerStatusRoutes(api, ctx);
       registerAuthRoutes(api, ctx);

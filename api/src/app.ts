@@ -1,11 +1,12 @@
 import fastifyCookie from '@fastify/cookie';
+import { answerClientError } from '@turnpike/core/http/edge-errors';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv, createRedisKv } from '@turnpike/core/kv/kv';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppDeps } from './deps.ts';
 import { createAuthGate } from './http/auth.ts';
 import { registerConsole } from './http/console-static.ts';
-import { registerErrorHandler } from './http/error-handler.ts';
+import { answerFrameworkError, registerErrorHandler } from './http/error-handler.ts';
 import { createRateLimit } from './http/rate-limit.ts';
 import { refuseUnstorableText } from './http/request-text.ts';
 import type { RouteContext } from './http/route-context.ts';
@@ -58,6 +59,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     // The console calls some routes with a trailing slash and some without; both forms answer.
     routerOptions: { ignoreTrailingSlash: true },
     genReqId: (request) => requestIdOf(request.headers),
+    // Refusals before any route (oversized headers, an over-long or undecodable path) in the caller's shape.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

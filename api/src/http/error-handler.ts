@@ -1,5 +1,29 @@
 import { isAppError } from '@turnpike/core/errors';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { edgeErrorBody } from '@turnpike/core/http/edge-errors';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifyServerOptions,
+} from 'fastify';
+
+/**
+ * Fastify's `frameworkErrors`: the router's own refusals (a path parameter over its length limit, a path that does
+ * not decode), which no error handler sees, in the caller's shape (`/api`: the envelope) instead of Fastify's.
+ */
+function answerRouterRefusal(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const path = request.url.split('?', 1)[0];
+  const body =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? edgeErrorBody(path, 414, 'URI_TOO_LONG', 'a part of the request address is too long')
+      : edgeErrorBody(path, 400, 'BAD_URL', 'the request address is not valid percent-encoding');
+  void reply
+    .code(error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400)
+    .header('x-request-id', request.id)
+    .send(body);
+}
+export const answerFrameworkError = answerRouterRefusal as FastifyServerOptions['frameworkErrors'];
 
 /**
  * The one place errors become envelopes. AppErrors keep their status and message; Fastify's own 4xx errors

@@ -14,6 +14,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import proxyAddr from '@fastify/proxy-addr';
+import { answerClientError, refuseBadUrl } from '@turnpike/core/http/edge-errors';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
@@ -279,8 +280,11 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * Puts the door in front of `app`'s own request listener on its HTTP server; requests the door does not take go
- * on to Fastify. Fastify's `inject` calls its router directly and so never meets the door; tests that should go
- * through it emit the server's `request` event instead (testing/relay-test-app.ts).
+ * on to Fastify, unless their path is one the router would refuse in its own shape (core/src/http/edge-errors.ts:
+ * an over-long path parameter, undecodable percent-encoding), which is answered in the caller's protocol, as are
+ * Node's parser refusals (oversized headers, an over-long request line). Fastify's `inject` calls its router
+ * directly and so never meets the door; tests that should go through it emit the server's `request` event instead
+ * (testing/relay-test-app.ts).
  */
 export function installFrontDoor(app: FastifyInstance, door: FrontDoor): void {
   const server = app.server;
@@ -290,8 +294,11 @@ export function installFrontDoor(app: FastifyInstance, door: FrontDoor): void {
     throw new Error(`the front door expects Fastify's one request listener, found ${listeners.length}`);
   server.removeListener('request', routing);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (!door.take(req, res)) routing(req, res);
+    if (!door.take(req, res) && !refuseBadUrl(req, res)) routing(req, res);
   });
+  // Refusals the router or Node's parser would answer in their own shapes, in the caller's protocol instead.
+  server.removeAllListeners('clientError');
+  server.on('clientError', answerClientError);
   app.addHook('preClose', (done) => {
     door.close();
     done();

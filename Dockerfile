@@ -1,0 +1,50 @@
+# syntax=docker/dockerfile:1
+# One image for every role: ROLE=api|relay|all runs `node api/src/server.ts`, the operator `node
+# operator/src/main.ts`, the migration Job `node core/src/db/migrate-cli.ts`. TypeScript runs as is on Node.js 24
+# (type stripping, docs/adr/0004), so the image holds sources, production dependencies and the built console.
+#
+#   docker build -t turnpike/turnpike:0.1.0 .          (or podman / buildah bud)
+#
+# NODE_IMAGE builds; RUNTIME_IMAGE runs. Any Debian-based image with Node.js 24 at /usr/local/bin/node works for
+# both (`make image` explains the Debian-made base it checks against).
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG RUNTIME_IMAGE=node:24-bookworm-slim
+
+# --- dependencies: every workspace's manifest first, so a source change reuses this layer ---
+FROM ${NODE_IMAGE} AS deps
+# A build behind a TLS-inspecting proxy passes its CA bundle (mounted at this path) as a build argument.
+ARG NODE_EXTRA_CA_CERTS
+WORKDIR /src
+COPY package.json package-lock.json ./
+COPY core/package.json core/
+COPY api/package.json api/
+COPY relay/package.json relay/
+COPY console/package.json console/
+COPY operator/package.json operator/
+RUN npm ci --no-audit --no-fund --ignore-scripts
+
+# --- build: the console's static files ---
+FROM deps AS build
+COPY . .
+RUN npm run build -w @turnpike/console \
+ && npm prune --omit=dev --no-audit --no-fund --ignore-scripts \
+ && rm -rf console/node_modules console/src console/e2e
+
+# --- runtime: non-root, nothing writable but /tmp (the chart mounts it), no package manager needed ---
+FROM ${RUNTIME_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    ROLE=all \
+    PORT=3000 \
+    DATA_DIR=/tmp/turnpike
+WORKDIR /app
+COPY --from=build --chown=0:0 /src/package.json ./
+COPY --from=build --chown=0:0 /src/node_modules ./node_modules
+COPY --from=build --chown=0:0 /src/core ./core
+COPY --from=build --chown=0:0 /src/api ./api
+COPY --from=build --chown=0:0 /src/relay ./relay
+COPY --from=build --chown=0:0 /src/operator ./operator
+COPY --from=build --chown=0:0 /src/console/dist ./console/dist
+COPY --from=build --chown=0:0 /src/console/package.json ./console/
+USER 10001:10001
+EXPOSE 3000 8081
+CMD ["node", "api/src/server.ts"]

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { REDIS_URL_PATTERN } from './kv/redis-client.ts';
 
 const flag = (fallback: boolean) =>
   z
@@ -21,7 +22,10 @@ const envSchema = z.object({
     .optional(),
   REDIS_URL: z
     .string()
-    .regex(/^rediss?:\/\//, 'REDIS_URL must start with redis:// or rediss://')
+    .regex(
+      REDIS_URL_PATTERN,
+      'REDIS_URL must start with redis://, rediss://, redis-sentinel:// or redis-cluster://',
+    )
     .optional(),
   REDIS_KEY_PREFIX: z.string().default('turnpike:'),
   SESSION_SECRET: z.string().min(16, 'SESSION_SECRET must be at least 16 characters').optional(),

@@ -3,6 +3,8 @@
  * `registerRelay` adds them to any Fastify app, so ROLE=all serves them beside the console API on one port;
  * `buildRelayApp` is the app of a relay-only process (ROLE=relay).
  */
+
+import { openLedger } from '@turnpike/core/billing/open-ledger';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
 import Fastify, {
@@ -81,8 +83,6 @@ const RELAY_BODY_LIMIT = 32 * 1024 * 1024;
 export interface RelayOptions {
   /** Interval of the batching writer (logs, used quota, request counts); default 1 s. */
   readonly flushIntervalMs?: number;
-  /** Debounce of routing-table rebuilds after `channels.changed`; default 100 ms. */
-  readonly channelDebounceMs?: number;
   /** Replaces `ModelRequestRateLimitDurationMinutes` (tests); default the option. */
   readonly rateLimitWindowMs?: number;
 }
@@ -101,14 +101,26 @@ export async function registerRelay(
     bus: deps.bus,
     cryptoSecret: deps.config.cryptoSecret,
     resyncMs,
-    debounceMs: options.channelDebounceMs ?? 100,
     onError: onError('channel cache'),
   });
   await channels.load();
   const upstream = createUpstreamClient();
+  const ledger = await openLedger({
+    db: deps.db,
+    bus: deps.bus,
+    redisUrl: deps.config.redisUrl,
+    keyPrefix: deps.config.redisKeyPrefix,
+    trustQuota: () => 10 * deps.options.get('QuotaPerUnit'),
+    onError: onError('ledger'),
+    onDegraded: (degraded) =>
+      degraded
+        ? app.log.warn("Redis is unreachable: admitting on this process's own view of balances")
+        : app.log.info('Redis is back: balances are shared again'),
+  });
   const writer = createBatchWriter({
     db: deps.db,
     intervalMs: options.flushIntervalMs ?? 1000,
+    onDebitsWritten: (debits) => ledger.written(debits),
     onError: onError('batch writer'),
     dashboard: () => ({
       enabled: deps.options.get('DataExportEnabled'),
@@ -120,7 +132,6 @@ export async function registerRelay(
     bus: deps.bus,
     maxAgeMs: resyncMs,
     onError: onError('token cache'),
-    pendingDebit: (owner) => writer.pendingDebit(owner),
   });
   let keywordText: string | undefined;
   let keywords: WordMatcher = createWordMatcher([]);
@@ -131,6 +142,7 @@ export async function registerRelay(
     auth,
     channels,
     upstream,
+    ledger,
     writer,
     metrics: createRelayMetrics({
       isKnownModel: (model) =>
@@ -264,6 +276,7 @@ export async function registerRelay(
     auth.close();
     channels.close();
     await writer.close();
+    await ledger.close();
     await upstream.close();
   });
 }

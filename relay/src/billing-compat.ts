@@ -7,8 +7,9 @@
  *   `access_until` is the token's expiry (0 for never, or when the owner's figures are shown).
  * - `GET /dashboard/billing/usage` (and under `/v1`): `total_usage` is the used amount in hundredths (cents).
  *
- * These are not model requests: they read the token or user row (used quota included, plus what this process
- * has not flushed yet), and are not subject to the per-user model request limit.
+ * These are not model requests: they read the token or user row, whose balance and used quota always include the
+ * same settled calls (the batching writer writes both in one transaction), and are not subject to the per-user
+ * model request limit.
  */
 import { tokens, users } from '@turnpike/core/db/schema/index';
 import { NEVER_EXPIRES } from '@turnpike/core/domain/tokens';
@@ -51,7 +52,7 @@ async function figuresOf(ctx: RelayContext, caller: Caller): Promise<Figures | u
     if (!row) return undefined;
     return {
       remain: row.remain,
-      used: row.used + ctx.writer.unflushedUsedQuota({ tokenId: caller.token.id }),
+      used: row.used,
       unlimited: row.unlimited,
       accessUntil: row.expiredTime === NEVER_EXPIRES || row.expiredTime < 0 ? 0 : row.expiredTime,
     };
@@ -63,7 +64,7 @@ async function figuresOf(ctx: RelayContext, caller: Caller): Promise<Figures | u
   if (!row) return undefined;
   return {
     remain: row.remain,
-    used: row.used + ctx.writer.unflushedUsedQuota({ userId: caller.user.id }),
+    used: row.used,
     unlimited: false,
     accessUntil: 0,
   };

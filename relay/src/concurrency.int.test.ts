@@ -1,7 +1,7 @@
 /**
- * Concurrent requests of one payer against a balance that covers only some of them (reference §5.3): the balance
- * never goes below zero, every refused request is refused before the upstream is called, and the quota of the
- * consume logs adds up to exactly what the balance lost.
+ * Concurrent requests of one payer against a balance that covers only some of them (reference §5.3): what was
+ * served never cost more than the balance, every refused request is refused before the upstream is called, and
+ * the quota of the consume logs adds up to exactly what the balance lost.
  */
 import { logs, tokens, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
@@ -93,11 +93,12 @@ describe(`${CONCURRENCY} concurrent requests of one payer`, () => {
     // Refused requests never reached the upstream.
     expect(fake.requests).toHaveLength(ok.length);
 
-    const [row] = await db().select().from(users).where(eq(users.id, user.id));
-    expect(row!.quota).toBeGreaterThanOrEqual(0);
     const charged = ok.reduce((sum, r) => sum + chargedOf(r), 0);
+    expect(charged).toBeLessThanOrEqual(start);
+    // The debits and the logs are written together: once the logs are there, so is the balance.
+    expect(await loggedQuota(user.id, ok.length)).toBe(charged);
+    const [row] = await db().select().from(users).where(eq(users.id, user.id));
     expect(start - row!.quota).toBe(charged);
-    expect(await loggedQuota(user.id, ok.length)).toBe(start - row!.quota);
   });
 
   it('never overspend a small token remain_quota', async () => {
@@ -119,13 +120,13 @@ describe(`${CONCURRENCY} concurrent requests of one payer`, () => {
     }
     expect(fake.requests).toHaveLength(ok.length);
 
+    const spent = ok.reduce((sum, r) => sum + chargedOf(r), 0);
+    expect(spent).toBeLessThanOrEqual(tokenStart);
+    expect(await loggedQuota(user.id, ok.length)).toBe(spent);
     const [tokenAfter] = await db().select().from(tokens).where(eq(tokens.id, token.id));
     const [userAfter] = await db().select().from(users).where(eq(users.id, user.id));
-    expect(tokenAfter!.remainQuota).toBeGreaterThanOrEqual(0);
-    const spent = tokenStart - tokenAfter!.remainQuota;
-    // The user pays exactly what the token lost.
+    // The token and the user lost exactly what was logged.
+    expect(tokenStart - tokenAfter!.remainQuota).toBe(spent);
     expect(start - userAfter!.quota).toBe(spent);
-    expect(ok.reduce((sum, r) => sum + chargedOf(r), 0)).toBe(spent);
-    expect(await loggedQuota(user.id, ok.length)).toBe(spent);
   });
 });

@@ -79,17 +79,17 @@ const postForm = async (auth: Record<string, string>, url: string, form: FormDat
 const charged = (response: { headers: Record<string, unknown> }) =>
   Number(response.headers['x-turnpike-quota']);
 
-/** Asserts one charge: the header, both balances, and the log all say `quota`. */
+/** Asserts one charge: the log and both balances (written with it, in one flush) all say `quota`. */
 async function expectCharged(
   caller: Awaited<ReturnType<typeof newCaller>>,
   requestId: string,
   quota: number,
   start = 1_000_000,
 ) {
-  expect(await userQuota(caller.user.id)).toBe(start - quota);
-  expect(await tokenQuota(caller.token.id)).toBe(start - quota);
   const log = await consumeLog(requestId);
   expect(log.quota).toBe(quota);
+  expect(await userQuota(caller.user.id)).toBe(start - quota);
+  expect(await tokenQuota(caller.token.id)).toBe(start - quota);
   return log;
 }
 

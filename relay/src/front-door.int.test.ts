@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { buildApp } from '@turnpike/api/app';
-import { users } from '@turnpike/core/db/schema/index';
+import { logs, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ beforeAll(async () => {
   await t.startRelay();
   await t.relay.listen({ port: 0, host: '127.0.0.1' });
   all = await buildApp(t.runtime.deps);
-  await registerRelay(all, t.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 });
+  await registerRelay(all, t.runtime.deps, { flushIntervalMs: 20 });
   await all.listen({ port: 0, host: '127.0.0.1' });
 });
 
@@ -45,6 +45,8 @@ afterAll(async () => {
 const urlOf = (app: FastifyInstance, path: string) =>
   `http://127.0.0.1:${(app.server.address() as AddressInfo).port}${path}`;
 
+const logCountOf = async (userId: number) =>
+  (await t.runtime.deps.db.select({ id: logs.id }).from(logs).where(eq(logs.userId, userId))).length;
 const quotaOf = async (userId: number) =>
   (await t.runtime.deps.db.select({ quota: users.quota }).from(users).where(eq(users.id, userId)))[0]!.quota;
 
@@ -166,6 +168,8 @@ describe.each([
     expect(embedding.status).toBe(200);
     expect(((await embedding.json()) as { object: string }).object).toBe('list');
 
+    // The three calls above are billed once their logs are written (the balance moves with them).
+    await expect.poll(() => logCountOf(user.id)).toBe(3);
     const charged = await quotaOf(user.id);
     for (const path of ['/v1/chat/completions', '/v1/engines/text-embedding-3-small/embeddings']) {
       const broken = await post(appOf(), path, 'not gzip at all', { 'content-encoding': 'gzip' });

@@ -25,7 +25,6 @@ async function startRelay(
       { ...t.runtime.deps, ...options.deps },
       {
         flushIntervalMs: 20,
-        channelDebounceMs: 10,
         ...(options.windowMs === undefined ? {} : { rateLimitWindowMs: options.windowMs }),
       },
     ),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideReservation, estimateQuota } from './pre-consume.ts';
+import { estimateQuota } from './pre-consume.ts';
 import type { Pricing } from './ratios.ts';
 
 const QUOTA_PER_UNIT = 500_000;
@@ -41,82 +41,5 @@ describe('estimateQuota', () => {
         quotaPerUnit: QUOTA_PER_UNIT,
       }),
     ).toBe(expected);
-  });
-});
-
-describe('decideReservation', () => {
-  const trustQuota = 10 * QUOTA_PER_UNIT;
-  const limited = (remainQuota: number) => ({ unlimited: false, remainQuota });
-  const unlimited = { unlimited: true, remainQuota: 0 };
-
-  it('refuses a user with no quota left, even for a free model', () => {
-    expect(decideReservation({ estimate: 0, userQuota: 0, token: unlimited, trustQuota })).toMatchObject({
-      ok: false,
-      code: 'insufficient_user_quota',
-    });
-  });
-
-  it('refuses a user whose balance is below the estimate', () => {
-    expect(decideReservation({ estimate: 625, userQuota: 624, token: unlimited, trustQuota })).toMatchObject({
-      ok: false,
-      code: 'insufficient_user_quota',
-    });
-  });
-
-  it('refuses a limited token whose balance is below the estimate', () => {
-    const result = decideReservation({ estimate: 625, userQuota: 10_000, token: limited(600), trustQuota });
-    expect(result).toMatchObject({ ok: false, code: 'pre_consume_token_quota_failed' });
-  });
-
-  it('reserves the estimate from a modest balance', () => {
-    expect(decideReservation({ estimate: 625, userQuota: 10_000, token: limited(625), trustQuota })).toEqual({
-      ok: true,
-      reserve: 625,
-      trusted: false,
-    });
-  });
-
-  it('reserves nothing for a user and token holding more than the trust quota', () => {
-    expect(
-      decideReservation({ estimate: 625, userQuota: trustQuota, token: limited(trustQuota), trustQuota }),
-    ).toEqual({ ok: true, reserve: 0, trusted: true });
-    expect(
-      decideReservation({ estimate: 625, userQuota: trustQuota, token: unlimited, trustQuota }),
-    ).toMatchObject({
-      trusted: true,
-    });
-  });
-
-  it('still reserves when only the user, not the limited token, is above the trust quota', () => {
-    expect(
-      decideReservation({ estimate: 625, userQuota: 100 * trustQuota, token: limited(1_000), trustQuota }),
-    ).toMatchObject({ reserve: 625, trusted: false });
-  });
-
-  it('does not trust a balance under 100 × an expensive estimate even above the trust quota', () => {
-    // 100 × 60 000 = 6 000 000 > 5 000 000 (the $10 trust quota)
-    expect(
-      decideReservation({ estimate: 60_000, userQuota: 5_999_999, token: unlimited, trustQuota }),
-    ).toMatchObject({ reserve: 60_000, trusted: false });
-    expect(
-      decideReservation({ estimate: 60_000, userQuota: 6_000_000, token: unlimited, trustQuota }),
-    ).toMatchObject({ reserve: 0, trusted: true });
-  });
-
-  it('bills the playground (no token) to the user alone', () => {
-    expect(decideReservation({ estimate: 625, userQuota: 1_000, token: null, trustQuota })).toMatchObject({
-      reserve: 625,
-    });
-  });
-
-  it('can be told never to trust', () => {
-    expect(
-      decideReservation({
-        estimate: 1,
-        userQuota: 1e12,
-        token: unlimited,
-        trustQuota: Number.POSITIVE_INFINITY,
-      }),
-    ).toMatchObject({ reserve: 1, trusted: false });
   });
 });

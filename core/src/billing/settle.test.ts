@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { roundQuota, truncateQuota } from './quota-math.ts';
 import type { Pricing } from './ratios.ts';
-import { imageQuota, settleAudio, settleReservation, settleTokens, type TokenUsage } from './settle.ts';
+import { imageQuota, settleAudio, settleTokens, type TokenUsage } from './settle.ts';
 
 const QPU = 500_000;
 interface Ratios {
@@ -215,31 +215,6 @@ describe('imageQuota', () => {
 
   it('rejects a non-positive image count', () => {
     expect(() => imageQuota(perCall(0.04), { model: 'x', n: 0 }, QPU)).toThrow(RangeError);
-  });
-});
-
-describe('settleReservation', () => {
-  it.each([
-    ['refunds the unused part', 300, 500, 1000, { charged: 300, delta: -200, shortfall: 0 }],
-    [
-      'takes the rest when the bill exceeds the reservation',
-      800,
-      500,
-      1000,
-      { charged: 800, delta: 300, shortfall: 0 },
-    ],
-    ['never takes a balance below zero', 2000, 500, 1000, { charged: 1500, delta: 1000, shortfall: 500 }],
-    ['refunds everything on a failed request', 0, 500, 1000, { charged: 0, delta: -500, shortfall: 0 }],
-    [
-      'trusted (nothing reserved) still stops at zero',
-      700,
-      0,
-      600,
-      { charged: 600, delta: 600, shortfall: 100 },
-    ],
-    ['a negative balance counts as nothing available', 50, 0, -10, { charged: 0, delta: 0, shortfall: 50 }],
-  ])('%s', (_case, quota, reserved, available, expected) => {
-    expect(settleReservation(quota, reserved, available)).toEqual(expected);
   });
 });
 

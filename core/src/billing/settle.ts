@@ -174,31 +174,3 @@ export function imageQuota(pricing: Pricing, request: ImageRequest, quotaPerUnit
   const quota = roundQuota(usd * pricing.groupRatio * quotaPerUnit);
   return quota === 0 && usd * pricing.groupRatio !== 0 ? 1 : quota;
 }
-
-/** What settling a reservation does to the balances. */
-export interface BalanceChange {
-  /** Quota actually charged: the bill, capped by what the payer could still pay. */
-  readonly charged: number;
-  /**
-   * Further quota to take from the user and token now (charged − reserved); negative is a refund. The relay
-   * applies this exactly once per request, on every exit path (errors and disconnects settle with the usage so
-   * far, which may be 0 — then the whole reservation comes back).
-   */
-  readonly delta: number;
-  /** Quota the bill exceeded the balance by (not charged; logged so an operator can see it). */
-  readonly shortfall: number;
-}
-
-/**
- * Settles a bill against a reservation without ever taking a balance below zero: `available` is the smaller of
- * the user's and (limited) token's balance left after the reservation. A bill above `reserved + available` is
- * charged only up to that; the rest is reported as shortfall. This is what keeps the trust shortcut and
- * concurrent requests from driving quota negative.
- */
-export function settleReservation(quota: number, reserved: number, available: number): BalanceChange {
-  if (!Number.isInteger(quota) || quota < 0)
-    throw new RangeError(`quota must be a whole number ≥ 0, got ${quota}`);
-  const payable = reserved + Math.max(available, 0);
-  const charged = Math.min(quota, payable);
-  return { charged, delta: charged - reserved, shortfall: quota - charged };
-}

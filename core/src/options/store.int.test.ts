@@ -17,7 +17,10 @@ function createTestBus(): EventBus & { readonly seen: GatewayEvent[] } {
     async publish(event) {
       seen.push(event);
       emitter.emit('event', event);
+      return seen.length;
     },
+    appliedVersion: () => seen.length,
+    onApplied: () => () => {},
     subscribe(handler) {
       emitter.on('event', handler);
       return () => emitter.off('event', handler);

@@ -26,6 +26,8 @@ export interface CooldownTracker {
   isCoolingDown(channelId: number): boolean;
   /** When the rest of a channel ends (epoch ms), or undefined when it is not resting. */
   coolingUntil(channelId: number): number | undefined;
+  /** Rests a channel until `until` (epoch ms) as another process decided; an earlier end never shortens a rest. */
+  rest(channelId: number, until: number): void;
   /** Ends the rest and forgets the failures of one channel, or of every channel. */
   clear(channelId?: number): void;
   /** Drops finished rests and everything about channels that no longer exist; called on each channel reload. */
@@ -70,6 +72,11 @@ export function createCooldownTracker(options: { now?: () => number } = {}): Coo
     },
     isCoolingDown: (channelId) => resting.size > 0 && coolingUntil(channelId) !== undefined,
     coolingUntil,
+    rest(channelId, until) {
+      if (until <= now() || (resting.get(channelId) ?? 0) >= until) return;
+      resting.set(channelId, until);
+      recent.delete(channelId);
+    },
     clear(channelId) {
       if (channelId === undefined) {
         resting.clear();

@@ -1,3 +1,4 @@
+import type { GatewayEvent } from '@turnpike/core/events/bus';
 import { describe, expect, it } from 'vitest';
 import { localError, parseUpstreamError, type RelayError } from '../errors.ts';
 import { createCooldownTracker } from '../health/cooldown.ts';
@@ -25,6 +26,7 @@ const channel: RelayChannel = {
 function contextWith(options: Record<string, unknown>) {
   const cooldown = createCooldownTracker();
   const warnings: string[] = [];
+  const published: GatewayEvent[] = [];
   const values: Record<string, unknown> = {
     AutomaticDisableChannelEnabled: false,
     ChannelCooldownEnabled: true,
@@ -34,12 +36,15 @@ function contextWith(options: Record<string, unknown>) {
     ...options,
   };
   const ctx = {
-    deps: { options: { get: (key: string) => values[key] } },
+    deps: {
+      options: { get: (key: string) => values[key] },
+      bus: { publish: async (event: GatewayEvent) => published.push(event) },
+    },
     channels: { cooldown, markDisabled: () => {} },
     keywords: () => createWordMatcher([]),
     log: { warn: (_obj: unknown, message: string) => warnings.push(message), error: () => {} },
   } as unknown as RelayContext;
-  return { ctx, cooldown, warnings };
+  return { ctx, cooldown, warnings, published };
 }
 
 const transport = (status: 502 | 504): RelayError => ({
@@ -58,12 +63,16 @@ describe('checkChannelHealth and cool-downs', () => {
     ['a timeout', transport(504)],
     ['a connection failure', transport(502)],
   ])('rests the channel after two failures like %s', (_name, error) => {
-    const { ctx, cooldown, warnings } = contextWith({});
+    const { ctx, cooldown, warnings, published } = contextWith({});
     checkChannelHealth(ctx, channel, error);
     expect(cooldown.isCoolingDown(channel.id)).toBe(false);
     checkChannelHealth(ctx, channel, error);
     expect(cooldown.isCoolingDown(channel.id)).toBe(true);
     expect(warnings).toContain('channel cooling down after repeated failures');
+    // Every other process is told to rest it until the same time.
+    expect(published).toEqual([
+      { type: 'channels.cooldown', id: channel.id, until: cooldown.coolingUntil(channel.id) },
+    ]);
   });
 
   it('does not count local errors, nor 4xx answers about the request or the key', () => {

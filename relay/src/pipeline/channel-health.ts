@@ -8,8 +8,8 @@
  *
  * Cool-down (docs/adr/0008-channel-cool-down.md): otherwise, when `ChannelCooldownEnabled` is on and the failure
  * is a busy-or-broken one (429, 408, 5xx, timeouts, connection errors; never a local error), it is counted; the
- * `ChannelCooldownFailures`-th within `ChannelCooldownWindowSeconds` rests the channel in this process for
- * `ChannelCooldownMinutes`. No database write: the channel comes back by itself.
+ * `ChannelCooldownFailures`-th within `ChannelCooldownWindowSeconds` rests the channel for `ChannelCooldownMinutes`
+ * in every process (a `channels.cooldown` event). No database write: the channel comes back by itself.
  */
 import { abilities, channels } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
@@ -56,6 +56,8 @@ function countFailure(ctx: RelayContext, channel: RelayChannel, error: RelayErro
   if (!policy) return;
   const until = ctx.channels.cooldown.recordFailure(channel.id, policy);
   if (until !== undefined) {
+    // Every other process rests the channel too (channel-cache.ts applies the event).
+    void ctx.deps.bus.publish({ type: 'channels.cooldown', id: channel.id, until }).catch(() => 0);
     ctx.log.warn(
       { channelId: channel.id, status: error.status, until: new Date(until).toISOString() },
       'channel cooling down after repeated failures',

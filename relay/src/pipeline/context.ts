@@ -1,3 +1,4 @@
+import type { Ledger } from '@turnpike/core/billing/ledger';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RelayDeps } from '../deps.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
@@ -15,6 +16,8 @@ export interface RelayContext {
   readonly auth: AuthCache;
   readonly channels: ChannelCache;
   readonly upstream: UpstreamClient;
+  /** Balances requests are admitted against (holds and settlements), shared by every relay with Redis. */
+  readonly ledger: Ledger;
   readonly writer: BatchWriter;
   /** Prometheus metrics: `recordCall` once per call that reached an upstream. */
   readonly metrics: RelayMetrics;

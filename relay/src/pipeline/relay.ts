@@ -5,15 +5,16 @@
  * success, upstream error, client disconnect, exception — the refund happens before an error is sent, so a
  * client that checks its balance after a failure sees it back.
  */
-import { decideReservation, estimateQuota } from '@turnpike/core/billing/pre-consume';
+import { estimateQuota } from '@turnpike/core/billing/pre-consume';
 import { isPricingRefusal, type Pricing, resolvePricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
 import { localError, type RelayError } from '../errors.ts';
+import { tiersFor } from '../routing/pick.ts';
 import { runAttempts } from './attempts.ts';
 import { type Caller, checkModelAllowed } from './authenticate.ts';
 import { authenticateRequest } from './authenticate-request.ts';
-import { type Payer, reserveQuota } from './billing.ts';
+import { holdQuota, type Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
 import { type EndpointSpec, isRelayError, type PreparedRequest } from './endpoints/spec.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
@@ -63,6 +64,11 @@ export async function relayAs(
   }
 }
 
+/** No channel serves the model in the caller's group (503, as the reference answers). */
+export function noChannelFor(model: string, group: string): RelayError {
+  return localError(503, 'model_not_found', `no channel is available for model ${model} in group ${group}`);
+}
+
 /** The most the request may cost, for the balance check and the reservation. */
 function estimateOf(ctx: RelayContext, pricing: Pricing, prepared: PreparedRequest): number {
   const { options } = ctx.deps;
@@ -100,6 +106,9 @@ async function relayPrepared(
   const sensitive = checkPrompt(ctx, prepared.promptTexts);
   if (sensitive) return sendError(request, reply, sensitive);
 
+  // A model no channel serves is unknown to this gateway, whatever its price (reference §4.2).
+  if (caller.forcedChannelId === undefined && tiersFor(ctx.channels.table, caller.group, model).length === 0)
+    return sendError(request, reply, noChannelFor(model, caller.group));
   const pricing = resolvePricing({
     tables: {
       modelRatio: options.get('ModelRatio'),
@@ -114,42 +123,22 @@ async function relayPrepared(
     acceptUnsetModelRatio: caller.user.acceptUnsetModelRatio,
     isRoot: isRoot(caller.user.role),
   });
+  // A served model without a price is a setting an administrator must make, not a failure of the gateway.
   if (isPricingRefusal(pricing))
-    return sendError(request, reply, localError(500, pricing.code, pricing.message));
+    return sendError(request, reply, localError(400, pricing.code, pricing.message, 'invalid_request_error'));
 
   const estimate = estimateOf(ctx, pricing, prepared);
-  const quotaPerUnit = options.get('QuotaPerUnit');
-  const decision = decideReservation({
-    estimate,
-    userQuota: caller.user.quota,
-    token: isPlayground
-      ? null
-      : { unlimited: caller.token.unlimitedQuota, remainQuota: caller.token.remainQuota },
-    // A per-image bill is known exactly: it is always reserved, so the check and the charge are one price.
-    trustQuota: prepared.image ? Number.POSITIVE_INFINITY : 10 * quotaPerUnit,
-  });
-  if (!decision.ok) return sendError(request, reply, localError(403, decision.code, decision.message));
   const payer: Payer = {
     userId: caller.user.id,
     tokenId: caller.token.id,
     tokenUnlimited: isPlayground || caller.token.unlimitedQuota,
   };
-  if (decision.reserve > 0) {
-    const reserved = await reserveQuota(ctx.deps.db, payer, decision.reserve);
-    if (!reserved.ok) {
-      const message =
-        reserved.code === 'insufficient_user_quota'
-          ? `user quota is not enough (needs ${decision.reserve})`
-          : `token quota is not enough (needs ${decision.reserve})`;
-      return sendError(request, reply, localError(403, reserved.code, message));
-    }
-    ctx.auth.setBalances(caller.user.id, reserved.userQuota, caller.token.id, reserved.tokenQuota);
-  }
+  const held = await holdQuota(ctx, payer, estimate);
+  if (!held.ok) return sendError(request, reply, held.error);
   const billing: Billing = {
     payer,
     pricing,
-    reserved: decision.reserve,
-    trusted: decision.trusted,
+    hold: held.hold,
     fixedQuota: prepared.image ? estimate : undefined,
     settled: false,
   };

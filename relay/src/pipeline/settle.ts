@@ -1,15 +1,17 @@
 /**
- * Settlement and the consume log (reference §4.9, §5.4): the one place a reservation is turned into a charge,
- * idempotent per request, so every exit path (success, upstream error, client disconnect, exception) can call
- * it and exactly one of them bills.
+ * Settlement and the consume log (reference §4.9, §5.4): the one place a hold is turned into a charge, idempotent
+ * per request, so every exit path (success, upstream error, client disconnect, exception) can call it and exactly
+ * one of them bills. The charge leaves the ledger's hold at once and reaches the database with its consume log and
+ * counters in one batched transaction (writer.ts), so a charge never exists without its log (docs/adr/0016).
  */
 
+import type { Hold } from '@turnpike/core/billing/ledger';
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import type { Caller } from './authenticate.ts';
-import { type Payer, settleQuota } from './billing.ts';
+import type { Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
 import type { RelayRequest } from './exchange.ts';
 import type { Json } from './respond.ts';
@@ -18,13 +20,8 @@ import type { Json } from './respond.ts';
 export interface Billing {
   readonly payer: Payer;
   readonly pricing: Pricing;
-  readonly reserved: number;
-  /**
-   * Far above the trust line, nothing was reserved: the charge is taken from the cached balances at once and
-   * written by the batching writer (no SQL on the request path); otherwise it is settled in SQL against the
-   * reservation (billing.ts). See docs/adr/0012.
-   */
-  readonly trusted: boolean;
+  /** The estimate held on the ledger since admission (billing.ts). */
+  readonly hold: Hold;
   /** A bill fixed before the call (images): charged as is once the upstream answered, whatever the usage. */
   readonly fixedQuota: number | undefined;
   settled: boolean;
@@ -74,16 +71,7 @@ export async function settle(
           ? { quota: 0, isEmpty: true }
           : settleTokens(billing.pricing, outcome.usage, quotaPerUnit);
   const { payer } = billing;
-  const debit = billing.trusted ? { quota: settlement.quota, fromToken: !payer.tokenUnlimited } : undefined;
-  let result: { charged: number; shortfall: number };
-  if (debit) {
-    result = { charged: debit.quota, shortfall: 0 };
-    ctx.auth.debit(payer.userId, debit.quota, payer.tokenId, debit.fromToken);
-  } else {
-    const settled = await settleQuota(ctx.deps.db, payer, billing.reserved, settlement.quota);
-    ctx.auth.setBalances(payer.userId, settled.userQuota, payer.tokenId, settled.tokenQuota);
-    result = settled;
-  }
+  const result = await ctx.ledger.settle(billing.hold, settlement.quota);
   if (outcome === undefined) return 0;
   const { pricing } = billing;
   const usage = outcome.usage ?? EMPTY_USAGE;
@@ -134,7 +122,7 @@ export async function settle(
     channelId: outcome.channelId,
     quota: result.charged,
     countRequest: !settlement.isEmpty,
-    debit,
+    debit: result.charged > 0 ? { quota: result.charged, fromToken: !payer.tokenUnlimited } : undefined,
     log: options.get('LogConsumeEnabled')
       ? {
           userId: caller.user.id,

@@ -1,4 +1,5 @@
 import { createTestApp, type TestApp } from '@turnpike/api/testing/test-app';
+import type { WrittenDebit } from '@turnpike/core/billing/ledger';
 import { logs, quotaData, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
@@ -148,19 +149,40 @@ describe('dashboard counters (quota_data)', () => {
   });
 });
 
-describe('unflushed used quota', () => {
-  it('reports what this process charged and has not written yet', async () => {
+describe('balance debits', () => {
+  it('writes a debit with its log and counters in one commit and reports the ledger version each row got', async () => {
     const { db } = t.runtime.deps;
-    const user = await createUserRepo(db).insert({ username: 'pending-user', password: 'x', quota: 100 });
-    const writer = createBatchWriter({ db, intervalMs: 3_600_000 });
-    writer.add({ userId: user.id, tokenId: 42, channelId: 0, quota: 9, countRequest: true, log: undefined });
-    writer.add({ userId: user.id, tokenId: 42, channelId: 0, quota: 4, countRequest: true, log: undefined });
-    expect(writer.unflushedUsedQuota({ userId: user.id })).toBe(13);
-    expect(writer.unflushedUsedQuota({ tokenId: 42 })).toBe(13);
-    expect(writer.unflushedUsedQuota({ tokenId: 43 })).toBe(0);
+    const user = await createUserRepo(db).insert({ username: 'debit-user', password: 'x', quota: 100 });
+    const reported: WrittenDebit[][] = [];
+    const writer = createBatchWriter({ db, intervalMs: 3_600_000, onDebitsWritten: (d) => reported.push(d) });
+    for (const quota of [9, 4]) {
+      writer.add({
+        ...consume(user.id, { model: 'gpt-4o', createdAt: 1_750_000_000, quota, tokens: 1 }),
+        debit: { quota, fromToken: false },
+      });
+    }
+    expect(writer.queuedLogs()).toBe(2);
+    const [before] = await db.select().from(users).where(eq(users.id, user.id));
+    expect(before).toMatchObject({ quota: 100, usedQuota: 0, requestCount: 0, ledgerVersion: 0 });
     await writer.close();
-    expect(writer.unflushedUsedQuota({ userId: user.id })).toBe(0);
+    expect(writer.queuedLogs()).toBe(0);
+    const [after] = await db.select().from(users).where(eq(users.id, user.id));
+    expect(after).toMatchObject({ quota: 87, usedQuota: 13, requestCount: 2, ledgerVersion: 1 });
+    const written = await db.select().from(logs).where(eq(logs.userId, user.id));
+    expect(written.reduce((sum, log) => sum + log.quota, 0)).toBe(13);
+    expect(reported).toEqual([[{ account: `u:${user.id}`, amount: 13, version: 1 }]]);
+  });
+
+  it('shows a debt instead of hiding it behind a clamp at zero', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'debt-user', password: 'x', quota: 10 });
+    const writer = createBatchWriter({ db, intervalMs: 3_600_000 });
+    writer.add({
+      ...consume(user.id, { model: 'gpt-4o', createdAt: 1_750_000_000, quota: 13, tokens: 1 }),
+      debit: { quota: 13, fromToken: false },
+    });
+    await writer.close();
     const [row] = await db.select().from(users).where(eq(users.id, user.id));
-    expect(row!.usedQuota).toBe(13);
+    expect(row!.quota).toBe(-3);
   });
 });

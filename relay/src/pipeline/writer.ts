@@ -1,18 +1,21 @@
 /**
- * The batching writer (STYLE "Hot path"): consume logs and the used-quota / request-count counters of users,
- * tokens and channels are aggregated in memory and written every `intervalMs` in one transaction, and on close
- * (graceful shutdown flushes them). A failed flush keeps its data for the next one, so nothing is lost while the
- * database is briefly away.
+ * The batching writer (STYLE "Hot path"): consume logs, balance debits and the used-quota / request-count counters
+ * of users, tokens and channels are aggregated in memory and written every `intervalMs` in one transaction, and
+ * on close (graceful shutdown flushes them). A failed flush keeps its data for the next one, so nothing is lost
+ * while the database is briefly away.
  *
- * Balances of trusted payers (far above the trust line, see billing.ts and docs/adr/0012) are debited here too:
- * `debit` takes the charge from the user (and the limited token) at the next flush, never below zero, and
- * `pendingDebit` tells the token cache what the database does not hold yet, so every decision in this process
- * sees the balance net of it. Payers near the line are charged in SQL at once by billing.ts instead.
+ * A debit and its consume log are written in the same transaction, so the database never holds one without the
+ * other: a crash loses at most the last interval of both, in the payer's favour (docs/adr/0016). Every debited
+ * row gets its `ledger_version` bumped, and the committed debits with the versions the rows got are reported to
+ * `onDebitsWritten`, so the ledger moves them from "outstanding" into its bases in the right order. There is no
+ * clamp at zero: the ledger admits nothing a balance cannot cover, so a negative balance would show a real debt
+ * (an administrator lowering a balance under calls in flight) instead of hiding it.
  *
  * The data dashboard's `quota_data` counters (reference §9.3) ride along: every consume log adds (1 request,
  * its quota, prompt + completion tokens) to the bucket of (user, model, hour), and the buckets are upserted by
  * increment every `DataExportInterval` minutes (and on close), so a crash loses at most one interval of them.
  */
+import { tokenAccount, userAccount, type WrittenDebit } from '@turnpike/core/billing/ledger';
 import type { Db } from '@turnpike/core/db/client';
 import { channels, logs, type NewLog, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
@@ -28,7 +31,7 @@ export interface UsageWrite {
   readonly countRequest: boolean;
   /** The consume log; it also feeds the dashboard counters when `DataExportEnabled`. */
   readonly log: NewLog | undefined;
-  /** A charge of a trusted payer to take from the balances at the next flush (`fromToken`: limited token). */
+  /** The charge to take from the user's balance (and the limited token's, `fromToken`) at the next flush. */
   readonly debit?: { readonly quota: number; readonly fromToken: boolean } | undefined;
 }
 
@@ -42,13 +45,8 @@ export interface BatchWriter {
   add(write: UsageWrite): void;
   /** Writes everything pending now, dashboard counters included. */
   flush(): Promise<void>;
-  /**
-   * Used quota added by this process that the database does not hold yet (pending or being written), so a
-   * reader of `used_quota` can show it at once.
-   */
-  unflushedUsedQuota(owner: { userId: number } | { tokenId: number }): number;
-  /** Balance debits of this process that the database does not hold yet (pending or being written). */
-  pendingDebit(owner: { userId: number } | { tokenId: number }): number;
+  /** Consume logs waiting for the next flush (a gauge of `/metrics`). */
+  queuedLogs(): number;
   /** Stops the timer and flushes what is left. */
   close(): Promise<void>;
 }
@@ -104,6 +102,8 @@ function insertLogsSql(rows: readonly NewLog[]) {
 export function createBatchWriter(options: {
   db: Db;
   intervalMs: number;
+  /** Told, after each commit, which debits were written and the ledger version each row got. */
+  onDebitsWritten?: (debits: WrittenDebit[]) => void;
   onError?: (error: unknown) => void;
   /** Without it the dashboard counters are off. */
   dashboard?: () => DashboardSettings;
@@ -113,7 +113,6 @@ export function createBatchWriter(options: {
   const now = options.now ?? Date.now;
   const dashboardSettings = options.dashboard ?? (() => ({ enabled: false, intervalMs: 0 }));
   let pending = emptyBatch();
-  let inFlight: Batch | undefined;
   let lastDashboardFlush = now();
   let flushing: Promise<void> | undefined;
 
@@ -166,7 +165,7 @@ export function createBatchWriter(options: {
       return;
     const batch: Batch = { ...pending, dashboard: dashboardDue ? pending.dashboard : new Map() };
     pending = { ...emptyBatch(), dashboard: dashboardDue ? new Map() : pending.dashboard };
-    inFlight = batch;
+    const written: WrittenDebit[] = [];
     try {
       await options.db.transaction(async (tx) => {
         for (let i = 0; i < batch.logs.length; i += 1000)
@@ -174,25 +173,38 @@ export function createBatchWriter(options: {
         for (const id of new Set([...batch.users.keys(), ...batch.userDebits.keys()])) {
           const c = batch.users.get(id) ?? { quota: 0, requests: 0 };
           const debit = batch.userDebits.get(id) ?? 0;
-          await tx
+          const [row] = await tx
             .update(users)
             .set({
               usedQuota: sql`${users.usedQuota} + ${c.quota}`,
               requestCount: sql`${users.requestCount} + ${c.requests}`,
-              ...(debit > 0 ? { quota: sql`greatest(${users.quota} - ${debit}, 0)` } : {}),
+              ...(debit > 0
+                ? { quota: sql`${users.quota} - ${debit}`, ledgerVersion: sql`${users.ledgerVersion} + 1` }
+                : {}),
             })
-            .where(eq(users.id, id));
+            .where(eq(users.id, id))
+            .returning({ version: users.ledgerVersion });
+          if (debit > 0)
+            written.push({ account: userAccount(id), amount: debit, version: row?.version ?? 0 });
         }
         for (const id of new Set([...batch.tokens.keys(), ...batch.tokenDebits.keys()])) {
           const debit = batch.tokenDebits.get(id) ?? 0;
-          await tx
+          const [row] = await tx
             .update(tokens)
             .set({
               usedQuota: sql`${tokens.usedQuota} + ${batch.tokens.get(id) ?? 0}`,
               accessedTime: Math.floor(now() / 1000),
-              ...(debit > 0 ? { remainQuota: sql`greatest(${tokens.remainQuota} - ${debit}, 0)` } : {}),
+              ...(debit > 0
+                ? {
+                    remainQuota: sql`${tokens.remainQuota} - ${debit}`,
+                    ledgerVersion: sql`${tokens.ledgerVersion} + 1`,
+                  }
+                : {}),
             })
-            .where(eq(tokens.id, id));
+            .where(eq(tokens.id, id))
+            .returning({ version: tokens.ledgerVersion });
+          if (debit > 0)
+            written.push({ account: tokenAccount(id), amount: debit, version: row?.version ?? 0 });
         }
         for (const [id, quota] of batch.channels) {
           await tx
@@ -207,9 +219,8 @@ export function createBatchWriter(options: {
     } catch (error) {
       restore(batch);
       throw error;
-    } finally {
-      inFlight = undefined;
     }
+    options.onDebitsWritten?.(written);
   }
 
   function flush(includeDashboard = true): Promise<void> {
@@ -230,19 +241,6 @@ export function createBatchWriter(options: {
   };
   const timer = setInterval(tick, options.intervalMs);
   timer.unref();
-
-  const debitOf = (batch: Batch | undefined, owner: { userId: number } | { tokenId: number }) => {
-    if (!batch) return 0;
-    return 'userId' in owner
-      ? (batch.userDebits.get(owner.userId) ?? 0)
-      : (batch.tokenDebits.get(owner.tokenId) ?? 0);
-  };
-  const unflushed = (batch: Batch | undefined, owner: { userId: number } | { tokenId: number }) => {
-    if (!batch) return 0;
-    return 'userId' in owner
-      ? (batch.users.get(owner.userId)?.quota ?? 0)
-      : (batch.tokens.get(owner.tokenId) ?? 0);
-  };
 
   return {
     add(write) {
@@ -273,12 +271,7 @@ export function createBatchWriter(options: {
       }
     },
     flush: () => flush(true),
-    unflushedUsedQuota(owner) {
-      return unflushed(pending, owner) + unflushed(inFlight, owner);
-    },
-    pendingDebit(owner) {
-      return debitOf(pending, owner) + debitOf(inFlight, owner);
-    },
+    queuedLogs: () => pending.logs.length,
     async close() {
       clearInterval(timer);
       await flush(true);

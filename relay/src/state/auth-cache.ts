@@ -8,11 +8,9 @@
  * - dropped on `tokens.changed` (by token id) and `users.changed` (the owner's snapshot, by user id), published
  *   by the console API in this or any other process (Redis bus);
  * - refreshed in the background once older than the sync period (`SYNC_FREQUENCY`), which covers a lost event;
- *   the stale value keeps serving meanwhile, so no request waits on that refresh;
- * - balance changes made by this relay are applied to the snapshot at once: from the values a SQL update
- *   returned (reservations, settlements near the trust line), or as a debit the batching writer has not written
- *   yet (trusted payers); a snapshot (re)loaded from the database has those unwritten debits taken off, so it
- *   never shows more than the payer has.
+ *   the stale value keeps serving meanwhile, so no request waits on that refresh.
+ * Balances are not decided here: the ledger (core/billing/ledger.ts) admits every request against them. A token's
+ * `remainQuota` only serves the "used up its quota" answer of an exhausted token.
  * Unknown keys are remembered (bounded, cleared on any `tokens.changed`) so a stream of bad keys cannot turn
  * into a stream of database reads.
  */
@@ -22,14 +20,13 @@ import { type IpRule, parseAllowIps } from '@turnpike/core/domain/tokens';
 import type { EventBus } from '@turnpike/core/events/bus';
 import { and, eq, isNull } from 'drizzle-orm';
 
-/** The owner of a token as the relay needs it. Balances are mutable: the relay keeps them current. */
+/** The owner of a token as the relay needs it. */
 export interface UserSnapshot {
   readonly id: number;
   readonly username: string;
   readonly role: number;
   readonly status: number;
   readonly group: string;
-  quota: number;
   /** `accept_unset_model_ratio_model` from the user's settings. */
   readonly acceptUnsetModelRatio: boolean;
   loadedAt: number;
@@ -42,7 +39,8 @@ export interface TokenSnapshot {
   readonly name: string;
   readonly status: number;
   readonly expiredTime: number;
-  remainQuota: number;
+  /** As last read from the database: the ledger decides whether a request is covered. */
+  readonly remainQuota: number;
   readonly unlimitedQuota: boolean;
   /** Undefined when the token may use every model. */
   readonly modelLimits: ReadonlySet<string> | undefined;
@@ -55,10 +53,6 @@ export interface TokenSnapshot {
 export interface AuthCache {
   /** The token with this key (without `sk-`) and its owner, or undefined when there is no such token. */
   lookup(key: string): Promise<{ token: TokenSnapshot; user: UserSnapshot } | undefined>;
-  /** Applies balances a SQL update returned, so the next decision sees them without a reload. */
-  setBalances(userId: number, userQuota: number | undefined, tokenId?: number, remainQuota?: number): void;
-  /** Takes a charge not yet written to the database off the cached balances (the token's when `fromToken`). */
-  debit(userId: number, quota: number, tokenId: number, fromToken: boolean): void;
   close(): void;
 }
 
@@ -100,10 +94,7 @@ export function createAuthCache(options: {
   /** Entries older than this are refreshed in the background. */
   maxAgeMs: number;
   onError?: (error: unknown) => void;
-  /** Debits of this process the database does not hold yet (the batching writer's); default none. */
-  pendingDebit?: (owner: { userId: number } | { tokenId: number }) => number;
 }): AuthCache {
-  const pendingDebit = options.pendingDebit ?? (() => 0);
   const { db } = options;
   const onError = options.onError ?? (() => {});
   const byKey = new Map<string, TokenSnapshot>();
@@ -126,7 +117,6 @@ export function createAuthCache(options: {
       return undefined;
     }
     const snapshot = toTokenSnapshot(row, Date.now());
-    snapshot.remainQuota -= pendingDebit({ tokenId: row.id });
     byKey.set(key, snapshot);
     keyById.set(row.id, key);
     return snapshot;
@@ -148,7 +138,6 @@ export function createAuthCache(options: {
       role: row.role,
       status: row.status,
       group: row.group,
-      quota: row.quota - pendingDebit({ userId: row.id }),
       acceptUnsetModelRatio: readAcceptUnset(row.setting),
       loadedAt: Date.now(),
     };
@@ -203,23 +192,6 @@ export function createAuthCache(options: {
         refreshInBackground(pendingUsers, token.userId, loadUser);
       }
       return { token, user };
-    },
-    setBalances(userId, userQuota, tokenId, remainQuota) {
-      const user = usersById.get(userId);
-      if (user && userQuota !== undefined) user.quota = userQuota;
-      if (tokenId !== undefined && remainQuota !== undefined) {
-        const key = keyById.get(tokenId);
-        const token = key === undefined ? undefined : byKey.get(key);
-        if (token) token.remainQuota = remainQuota;
-      }
-    },
-    debit(userId, quota, tokenId, fromToken) {
-      const user = usersById.get(userId);
-      if (user) user.quota -= quota;
-      if (!fromToken) return;
-      const key = keyById.get(tokenId);
-      const token = key === undefined ? undefined : byKey.get(key);
-      if (token) token.remainQuota -= quota;
     },
     close: unsubscribe,
   };

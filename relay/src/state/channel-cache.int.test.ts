@@ -31,7 +31,6 @@ describe('channel cache health', () => {
       bus: t.runtime.deps.bus,
       cryptoSecret: t.config.cryptoSecret,
       resyncMs: 0,
-      debounceMs: 5,
       now: () => now,
     });
     await cache.load();

@@ -1,15 +1,19 @@
 /**
  * Channels and the routing table, held in memory. The table (group → model → priority tiers, see
- * routing/pick.ts) is rebuilt from every channel row on `channels.changed` (debounced, so a batch edit costs one
- * reload) and on a periodic safety reload (`SYNC_FREQUENCY`), so it is never stale by more than the debounce
- * plus one query after an event. A channel's status is also kept here and checked at pick time, so a channel
- * this process disables is skipped at once.
+ * routing/pick.ts) is rebuilt from every channel row on `channels.changed` and on a periodic safety reload
+ * (`SYNC_FREQUENCY`). A change event starts a reload at once, or right after the one running, and events that
+ * arrive meanwhile share that next reload: a burst of edits costs at most two reloads, and no edit waits longer
+ * than the reload running plus its own (there is no debounce timer a stream of edits could keep re-arming). The
+ * event bus waits for that reload, so a console write that answered success is already routable in this process
+ * (docs/adr/0016).
  *
- * Channel keys are opened once per reload; an unreadable key (wrong CRYPTO_SECRET) makes the channel
+ * A channel's status is also kept here and checked at pick time, so a channel this process disables is skipped at
+ * once. Channel keys are opened once per reload; an unreadable key (wrong CRYPTO_SECRET) makes the channel
  * unavailable rather than sending garbage upstream.
  *
  * Cool-downs (health/cooldown.ts) are kept beside the rows, keyed by channel id, so a reload neither ends nor
- * extends one; a resting channel is unavailable until its time is up.
+ * extends one; a resting channel is unavailable until its time is up. A cool-down decided here is announced
+ * (`channels.cooldown`) and one announced elsewhere is applied here, so every process rests the channel.
  */
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
@@ -117,8 +121,6 @@ export function createChannelCache(options: {
   db: Db;
   bus: EventBus;
   cryptoSecret: string;
-  /** Debounce of reloads after change events; default 100 ms. */
-  debounceMs?: number;
   /** Periodic safety reload; 0 turns it off. */
   resyncMs: number;
   onError?: (error: unknown) => void;
@@ -130,14 +132,13 @@ export function createChannelCache(options: {
   const onError = options.onError ?? (() => {});
   let byId = new Map<number, RelayChannel>();
   let table: RoutingTable = new Map();
-  let debounce: NodeJS.Timeout | undefined;
   let loading: Promise<void> | undefined;
-  let reloadAgain = false;
+  let next: Promise<void> | undefined;
 
   async function loadNow(): Promise<void> {
     const rows = await options.db.select().from(channels);
-    const next = new Map<number, RelayChannel>();
-    for (const row of rows) next.set(row.id, toRelayChannel(row, box));
+    const loaded = new Map<number, RelayChannel>();
+    for (const row of rows) loaded.set(row.id, toRelayChannel(row, box));
     table = buildRoutingTable(
       rows.map((row) => ({
         id: row.id,
@@ -148,33 +149,34 @@ export function createChannelCache(options: {
         isEnabled: row.status === ChannelStatus.Enabled,
       })),
     );
-    byId = next;
-    cooldown.prune((id) => next.has(id));
+    byId = loaded;
+    cooldown.prune((id) => loaded.has(id));
   }
 
-  /** One load at a time; a change arriving during a load triggers exactly one more. */
+  /**
+   * A load that starts now, or right after the running one (which may have read the rows before the change that
+   * asked for this): every caller while a load runs shares the one after it.
+   */
   function load(): Promise<void> {
-    if (loading) {
-      reloadAgain = true;
+    if (!loading) {
+      loading = loadNow().finally(() => {
+        loading = undefined;
+      });
       return loading;
     }
-    loading = loadNow().finally(() => {
-      loading = undefined;
-      if (reloadAgain) {
-        reloadAgain = false;
-        load().catch(onError);
-      }
-    });
-    return loading;
+    next ??= loading
+      .catch(() => {})
+      .then(() => {
+        next = undefined;
+        return load();
+      });
+    return next;
   }
 
-  const schedule = () => {
-    clearTimeout(debounce);
-    debounce = setTimeout(() => load().catch(onError), options.debounceMs ?? 100);
-    debounce.unref();
-  };
   const unsubscribe = options.bus.subscribe((event) => {
-    if (event.type === 'channels.changed') schedule();
+    if (event.type === 'channels.changed') return load().catch(onError);
+    if (event.type === 'channels.cooldown') cooldown.rest(event.id, event.until);
+    return undefined;
   });
   const resync =
     options.resyncMs > 0 ? setInterval(() => load().catch(onError), options.resyncMs) : undefined;
@@ -221,7 +223,6 @@ export function createChannelCache(options: {
     },
     close() {
       unsubscribe();
-      clearTimeout(debounce);
       clearInterval(resync);
     },
   };

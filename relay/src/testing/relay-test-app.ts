@@ -90,9 +90,7 @@ export async function createRelayTestApp(): Promise<RelayTestApp> {
       return relay;
     },
     async startRelay() {
-      relay = injectThroughServer(
-        await buildRelayApp(base.runtime.deps, { flushIntervalMs: 20, channelDebounceMs: 10 }),
-      );
+      relay = injectThroughServer(await buildRelayApp(base.runtime.deps, { flushIntervalMs: 20 }));
       await relay.ready();
       return relay;
     },

@@ -1,0 +1,63 @@
+import type { Db } from '../db/client.ts';
+import type { EventBus } from '../events/bus.ts';
+import { createRedisClient } from '../kv/redis-client.ts';
+import { createBaseLoader, createMemoryLedger, type Ledger, tokenAccount, userAccount } from './ledger.ts';
+import { createRedisLedger } from './redis-ledger.ts';
+
+export interface OpenLedgerOptions {
+  readonly db: Db;
+  readonly bus: EventBus;
+  /** With it, every process shares one ledger in Redis; without it, this process keeps its own. */
+  readonly redisUrl: string | undefined;
+  readonly keyPrefix: string;
+  /** The most an account may be admitted for over all relays while Redis is unreachable (the trust line). */
+  readonly trustQuota: () => number;
+  readonly onError?: (error: unknown) => void;
+  readonly onDegraded?: (degraded: boolean) => void;
+}
+
+/**
+ * The ledger of a relay process (docs/adr/0016): in Redis when configured, on a connection of its own that fails
+ * fast (no offline queue, a short command timeout) so an unreachable Redis degrades admission instead of stalling
+ * it; in memory otherwise. Bases are read again after the console changes a user or a token.
+ */
+export async function openLedger(options: OpenLedgerOptions): Promise<Ledger> {
+  const loadBases = createBaseLoader(options.db);
+  let ledger: Ledger;
+  let disconnect = () => {};
+  if (options.redisUrl) {
+    const redis = createRedisClient(options.redisUrl, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      commandTimeout: 1_000,
+      maxRetriesPerRequest: 0,
+    });
+    redis.on('error', () => {});
+    await redis.connect().catch(() => undefined);
+    const shared = createRedisLedger({
+      redis,
+      keyPrefix: options.keyPrefix,
+      loadBases,
+      trustQuota: options.trustQuota,
+      ...(options.onError ? { onError: options.onError } : {}),
+      ...(options.onDegraded ? { onDegraded: options.onDegraded } : {}),
+    });
+    await shared.start();
+    ledger = shared;
+    disconnect = () => redis.disconnect();
+  } else {
+    ledger = createMemoryLedger({ loadBases });
+  }
+  const unsubscribe = options.bus.subscribe((event) => {
+    if (event.type === 'users.changed') ledger.invalidate(event.ids.map(userAccount));
+    else if (event.type === 'tokens.changed') ledger.invalidate(event.ids.map(tokenAccount));
+  });
+  return {
+    ...ledger,
+    async close() {
+      unsubscribe();
+      await ledger.close();
+      disconnect();
+    },
+  };
+}

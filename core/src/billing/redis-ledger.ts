@@ -1,0 +1,454 @@
+/**
+ * The ledger shared by every relay process through Redis (docs/adr/0016). Each account has, under one hash tag
+ * so one script can touch them together (Redis Cluster included):
+ * - `base:<account>`: hash `{ b: balance, v: ledger_version }` read from the database;
+ * - `out:<account>`: holds plus charges not written yet, of every process;
+ * - `ver:<account>`: the highest ledger_version a writer has reported.
+ * A check and its hold, a settlement, and a writer's report are each one script, so they are atomic across
+ * processes. A hold is the one Redis round trip on the request path; a settlement that does not exceed its hold
+ * is sent without waiting for the answer.
+ *
+ * **Which process owes what.** Each process registers under a random id with a lease (`lease:<id>`, renewed
+ * every `renewMs`) and records its share of every outstanding amount in `proc:<id>`. A process whose lease ran out
+ * (it crashed, or stalled) is reaped by any live one: its shares leave the outstanding amounts and the bases they
+ * touched are read again. So nothing a dead process held stays taken longer than the lease.
+ *
+ * **Redis trouble.** Every amount this process owes is also kept here (`localOut`). When a call to Redis fails, the
+ * process gives up its id and admits on its own view: at most `min(trust line, last known available) / live
+ * relays` per account until Redis answers again (`holdDegraded`). Then it registers under a new id with everything
+ * it owes (reaping the old id in the same script), and bases its failed reports may have left too high are read
+ * again. A failed call is never retried blindly, so an amount is never applied twice.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import {
+  type Account,
+  type BaseLoader,
+  chargeOf,
+  type Hold,
+  type HoldResult,
+  type Ledger,
+  type SettleResult,
+  type WrittenDebit,
+} from './ledger.ts';
+
+/** Shared pieces of the scripts: `reap(pid)` returns a dead process's shares and forgets its bases. */
+const REAP_FUNCTION = `
+local function reap(p, procs, pid)
+  local proc = p .. 'proc:' .. pid
+  local entries = redis.call('HGETALL', proc)
+  for i = 1, #entries, 2 do
+    local out = p .. 'out:' .. entries[i]
+    if redis.call('DECRBY', out, entries[i + 1]) == 0 then redis.call('DEL', out) end
+    redis.call('DEL', p .. 'base:' .. entries[i])
+  end
+  redis.call('DEL', proc, p .. 'lease:' .. pid)
+  redis.call('SREM', procs, pid)
+end
+`;
+
+/** KEYS: lease, proc, then base and out per account. ARGV: amount, then the account names. */
+const HOLD = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0} end
+local amount = tonumber(ARGV[1])
+local n = (#KEYS - 2) / 2
+local least = nil
+for i = 1, n do
+  local b = redis.call('HGET', KEYS[1 + 2 * i], 'b')
+  if not b then return {-2, i, 0} end
+  local available = tonumber(b) - tonumber(redis.call('GET', KEYS[2 + 2 * i]) or '0')
+  if available < amount or available <= 0 then return {0, i, available} end
+  if least == nil or available < least then least = available end
+end
+for i = 1, n do
+  redis.call('INCRBY', KEYS[2 + 2 * i], ARGV[1])
+  redis.call('HINCRBY', KEYS[2], ARGV[1 + i], ARGV[1])
+end
+return {1, 0, least - amount}`;
+
+/** KEYS: base, ver. ARGV: balance, version, ttl ms. 1 when the base is there now, 0 when the read was stale. */
+const INIT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end
+if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[2]) or '0') then return 0 end
+redis.call('HSET', KEYS[1], 'b', ARGV[1], 'v', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+/** KEYS: lease, proc, then base and out per account. ARGV: hold, bill, then the account names. */
+const SETTLE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local hold = tonumber(ARGV[1])
+local bill = tonumber(ARGV[2])
+local n = (#KEYS - 2) / 2
+local charged = bill
+if bill > hold then
+  local room = nil
+  for i = 1, n do
+    local b = redis.call('HGET', KEYS[1 + 2 * i], 'b')
+    local r = hold
+    if b then r = tonumber(b) - (tonumber(redis.call('GET', KEYS[2 + 2 * i]) or '0') - hold) end
+    if room == nil or r < room then room = r end
+  end
+  charged = math.max(hold, math.min(bill, room))
+end
+local delta = string.format('%d', charged - hold)
+if charged ~= hold then
+  for i = 1, n do
+    if redis.call('INCRBY', KEYS[2 + 2 * i], delta) == 0 then redis.call('DEL', KEYS[2 + 2 * i]) end
+    if redis.call('HINCRBY', KEYS[2], ARGV[2 + i], delta) == 0 then redis.call('HDEL', KEYS[2], ARGV[2 + i]) end
+  end
+end
+return {1, charged}`;
+
+/** KEYS: lease, proc, then base, out, ver per account. ARGV: name, amount, version per account; then ttl ms. */
+const WRITTEN = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local n = (#KEYS - 2) / 3
+local ttl = ARGV[3 * n + 1]
+for i = 1, n do
+  local base, out, ver = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
+  local name, amount, version = ARGV[3 * i - 2], ARGV[3 * i - 1], tonumber(ARGV[3 * i])
+  if redis.call('DECRBY', out, amount) == 0 then redis.call('DEL', out) end
+  if redis.call('HINCRBY', KEYS[2], name, '-' .. amount) == 0 then redis.call('HDEL', KEYS[2], name) end
+  local bv = redis.call('HGET', base, 'v')
+  if bv and tonumber(bv) < version then redis.call('HINCRBY', base, 'b', '-' .. amount) end
+  if version > tonumber(redis.call('GET', ver) or '0') then redis.call('SET', ver, ARGV[3 * i], 'PX', ttl) end
+end
+return 1`;
+
+/**
+ * KEYS: procs. ARGV: key prefix, new id, lease ms, old id ('' for none), n, then n pairs (account, amount owed),
+ * then accounts whose base must be read again. Returns the number of live processes.
+ */
+const REGISTER = `${REAP_FUNCTION}
+local p = ARGV[1]
+if ARGV[4] ~= '' then reap(p, KEYS[1], ARGV[4]) end
+local pid = ARGV[2]
+redis.call('SET', p .. 'lease:' .. pid, '1', 'PX', ARGV[3])
+redis.call('SADD', KEYS[1], pid)
+local n = tonumber(ARGV[5])
+for i = 0, n - 1 do
+  local name, amount = ARGV[6 + 2 * i], ARGV[7 + 2 * i]
+  redis.call('INCRBY', p .. 'out:' .. name, amount)
+  redis.call('HSET', p .. 'proc:' .. pid, name, amount)
+end
+for i = 6 + 2 * n, #ARGV do redis.call('DEL', p .. 'base:' .. ARGV[i]) end
+return redis.call('SCARD', KEYS[1])`;
+
+/** KEYS: procs. ARGV: key prefix, own id, lease ms. Renews the own lease, reaps the dead; -1 when reaped itself. */
+const RENEW = `${REAP_FUNCTION}
+local p = ARGV[1]
+local alive = redis.call('SET', p .. 'lease:' .. ARGV[2], '1', 'PX', ARGV[3], 'XX')
+for _, pid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', p .. 'lease:' .. pid) == 0 then reap(p, KEYS[1], pid) end
+end
+if not alive then return -1 end
+return redis.call('SCARD', KEYS[1])`;
+
+/** KEYS: procs. ARGV: key prefix, own id. Leaves: whatever this process still owes is given back. */
+const RELEASE = `${REAP_FUNCTION}
+reap(ARGV[1], KEYS[1], ARGV[2])
+return 1`;
+
+type Script = (...args: (string | number)[]) => Promise<unknown>;
+
+export interface RedisLedgerOptions {
+  /** A connection of the ledger's own that fails fast while Redis is away (no offline queue, a command timeout). */
+  readonly redis: Redis;
+  readonly keyPrefix: string;
+  readonly loadBases: BaseLoader;
+  /** The most one account may be admitted for, over all relays, while Redis is unreachable. */
+  readonly trustQuota: () => number;
+  readonly leaseMs?: number;
+  readonly renewMs?: number;
+  /** How long bases and reported versions are kept without use. */
+  readonly baseTtlMs?: number;
+  readonly onError?: (error: unknown) => void;
+  /** Told when the ledger enters or leaves its degraded mode. */
+  readonly onDegraded?: (degraded: boolean) => void;
+}
+
+export interface RedisLedger extends Ledger {
+  /** Registers this process; resolves even when Redis is away (the ledger then starts degraded). */
+  start(): Promise<void>;
+  /** The number of live relay processes, as last seen. */
+  liveProcesses(): number;
+}
+
+export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
+  const { redis, loadBases } = options;
+  const tag = `${options.keyPrefix}{ledger}:`;
+  const procsKey = `${tag}procs`;
+  const leaseMs = options.leaseMs ?? 10_000;
+  const renewMs = options.renewMs ?? 2_000;
+  const baseTtlMs = options.baseTtlMs ?? 86_400_000;
+  const onError = options.onError ?? (() => {});
+  const script = (name: string, lua: string): Script => {
+    const command = `turnpikeLedger${name}`;
+    if (!(command in redis)) redis.defineCommand(command, { lua });
+    const fn = (redis as unknown as Record<string, Script>)[command] as Script;
+    return (...args) => fn.apply(redis, args);
+  };
+  const holdScript = script('Hold', HOLD);
+  const initScript = script('Init', INIT);
+  const settleScript = script('Settle', SETTLE);
+  const writtenScript = script('Written', WRITTEN);
+  const registerScript = script('Register', REGISTER);
+  const renewScript = script('Renew', RENEW);
+  const releaseScript = script('Release', RELEASE);
+
+  const newId = () => randomBytes(8).toString('hex');
+  let pid = newId();
+  let registered = false;
+  let degraded = true;
+  let relays = 1;
+  let closed = false;
+  let registering: Promise<void> | undefined;
+  /** Everything this process owes: its holds and its charges the writer has not reported written. */
+  const localOut = new Map<Account, number>();
+  /** What each account could spend, as the last script answer said. */
+  const lastAvailable = new Map<Account, number>();
+  /** Admitted per account while degraded, against the degraded allowance. */
+  const degradedUsed = new Map<Account, number>();
+  /** Accounts whose written report may not have reached Redis: their bases are read again on re-registering. */
+  const dirty = new Set<Account>();
+
+  const bump = (map: Map<Account, number>, account: Account, amount: number) => {
+    const next = (map.get(account) ?? 0) + amount;
+    if (next === 0) map.delete(account);
+    else map.set(account, next);
+  };
+  const keysOf = (accounts: readonly Account[]) => {
+    const keys: string[] = [`${tag}lease:${pid}`, `${tag}proc:${pid}`];
+    for (const account of accounts) keys.push(`${tag}base:${account}`, `${tag}out:${account}`);
+    return keys;
+  };
+
+  function setDegraded(value: boolean): void {
+    if (degraded === value) return;
+    degraded = value;
+    if (!value) degradedUsed.clear();
+    options.onDegraded?.(value);
+  }
+
+  function fail(error: unknown): void {
+    if (closed) return;
+    if (!degraded) onError(error);
+    registered = false;
+    setDegraded(true);
+  }
+
+  /** Registers under a new id with everything owed, reaping the previous id; one at a time. */
+  function register(): Promise<void> {
+    registering ??= (async () => {
+      const old = pid;
+      pid = newId();
+      const owed = [...localOut.entries()].filter(([, amount]) => amount !== 0);
+      const reread = [...dirty];
+      const args: (string | number)[] = [1, procsKey, tag, pid, leaseMs, old, owed.length];
+      for (const [account, amount] of owed) args.push(account, amount);
+      args.push(...reread);
+      try {
+        relays = Math.max(1, Number(await registerScript(...args)));
+        for (const account of reread) dirty.delete(account);
+        registered = true;
+        setDegraded(false);
+      } catch (error) {
+        fail(error);
+      }
+    })().finally(() => {
+      registering = undefined;
+    });
+    return registering;
+  }
+
+  /** Reads an account's base into Redis; false when the account has no row. */
+  async function initBase(account: Account): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const base = (await loadBases([account])).get(account);
+      if (!base) return false;
+      const ok = await initScript(
+        2,
+        `${tag}base:${account}`,
+        `${tag}ver:${account}`,
+        base.balance,
+        base.version,
+        baseTtlMs,
+      );
+      if (Number(ok) === 1) return true;
+    }
+    return false;
+  }
+
+  async function holdDegraded(accounts: readonly Account[], amount: number): Promise<HoldResult> {
+    const allowances: number[] = [];
+    for (const account of accounts) {
+      let known = lastAvailable.get(account);
+      if (known === undefined) {
+        const base = (await loadBases([account])).get(account);
+        known = base ? base.balance - (localOut.get(account) ?? 0) : 0;
+        lastAvailable.set(account, known);
+      }
+      const allowance = Math.floor(Math.min(options.trustQuota(), known) / Math.max(1, relays));
+      const left = allowance - (degradedUsed.get(account) ?? 0);
+      if (left < amount || left <= 0) return { ok: false, account, available: Math.max(left, 0) };
+      allowances.push(left);
+    }
+    for (const account of accounts) {
+      bump(degradedUsed, account, amount);
+      bump(localOut, account, amount);
+    }
+    return { ok: true, hold: { accounts, amount, degraded: true, settled: false } };
+  }
+
+  async function holdShared(accounts: readonly Account[], amount: number): Promise<HoldResult | undefined> {
+    for (let attempt = 0; attempt < 4; attempt += 1) {
+      const [code, index, available] = (await holdScript(
+        2 + 2 * accounts.length,
+        ...keysOf(accounts),
+        amount,
+        ...accounts,
+      )) as [number, number, number];
+      if (code === 1) {
+        for (const account of accounts) {
+          bump(localOut, account, amount);
+          lastAvailable.set(account, available);
+        }
+        return { ok: true, hold: { accounts, amount, degraded: false, settled: false } };
+      }
+      if (code === 0) {
+        const account = accounts[index - 1] as Account;
+        lastAvailable.set(account, available);
+        return { ok: false, account, available: Math.max(available, 0) };
+      }
+      if (code === -2) {
+        const account = accounts[index - 1] as Account;
+        if (!(await initBase(account))) return { ok: false, account, available: 0 };
+      } else {
+        await register();
+        if (degraded) return undefined;
+      }
+    }
+    return { ok: false, account: accounts[0] as Account, available: 0 };
+  }
+
+  const timer = setInterval(() => {
+    if (closed) return;
+    if (!registered) {
+      void register();
+      return;
+    }
+    renewScript(1, procsKey, tag, pid, leaseMs)
+      .then((answer) => {
+        if (Number(answer) === -1) {
+          registered = false;
+          return register();
+        }
+        relays = Math.max(1, Number(answer));
+        return undefined;
+      })
+      .catch(fail);
+  }, renewMs);
+  timer.unref();
+
+  return {
+    async start() {
+      await register();
+    },
+    async hold(accounts, amount) {
+      if (!degraded) {
+        try {
+          const shared = await holdShared(accounts, amount);
+          if (shared) return shared;
+        } catch (error) {
+          fail(error);
+        }
+      }
+      return holdDegraded(accounts, amount);
+    },
+    async settle(hold: Hold, bill: number): Promise<SettleResult> {
+      if (hold.settled) return { charged: 0, shortfall: 0 };
+      hold.settled = true;
+      const local = () => {
+        const result = chargeOf(hold.amount, bill, hold.amount);
+        for (const account of hold.accounts) {
+          bump(localOut, account, result.charged - hold.amount);
+          if (hold.degraded) bump(degradedUsed, account, result.charged - hold.amount);
+        }
+        return result;
+      };
+      if (hold.degraded || degraded) return local();
+      const keys = keysOf(hold.accounts);
+      const call = settleScript(keys.length, ...keys, hold.amount, bill, ...hold.accounts);
+      if (bill <= hold.amount) {
+        // The charge is known: this process's books change now, Redis's when the answer comes (or, if it never
+        // does, when the process registers again with what it owes).
+        call
+          .then((answer) => {
+            if (Number((answer as number[])[0]) === -1) {
+              registered = false;
+              return register();
+            }
+            return undefined;
+          })
+          .catch(fail);
+        return local();
+      }
+      try {
+        const [code, charged] = (await call) as [number, number];
+        if (code === 1) {
+          const result = { charged, shortfall: bill - charged };
+          for (const account of hold.accounts) bump(localOut, account, charged - hold.amount);
+          return result;
+        }
+        registered = false;
+        void register();
+      } catch (error) {
+        fail(error);
+      }
+      return local();
+    },
+    written(debits: readonly WrittenDebit[]) {
+      if (debits.length === 0) return;
+      for (const { account, amount } of debits) bump(localOut, account, -amount);
+      if (degraded || !registered) {
+        for (const { account } of debits) dirty.add(account);
+        return;
+      }
+      const keys = [`${tag}lease:${pid}`, `${tag}proc:${pid}`];
+      const args: (string | number)[] = [];
+      for (const { account, amount, version } of debits) {
+        keys.push(`${tag}base:${account}`, `${tag}out:${account}`, `${tag}ver:${account}`);
+        args.push(account, amount, version);
+      }
+      args.push(baseTtlMs);
+      writtenScript(keys.length, ...keys, ...args)
+        .then((answer) => {
+          if (Number(answer) === -1) {
+            for (const { account } of debits) dirty.add(account);
+            registered = false;
+            return register();
+          }
+          return undefined;
+        })
+        .catch((error: unknown) => {
+          for (const { account } of debits) dirty.add(account);
+          fail(error);
+        });
+    },
+    invalidate(accounts) {
+      if (accounts.length === 0) return;
+      for (const account of accounts) lastAvailable.delete(account);
+      redis.del(...accounts.map((account) => `${tag}base:${account}`)).catch(fail);
+    },
+    available: (account) => lastAvailable.get(account),
+    isDegraded: () => degraded,
+    liveProcesses: () => relays,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await registering;
+      if (registered) await releaseScript(1, procsKey, tag, pid).catch(() => undefined);
+    },
+  };
+}

@@ -47,8 +47,8 @@ const find = (manifests: readonly Manifest[], kind: string, nameEnd = '') => {
 // biome-ignore lint/suspicious/noExplicitAny: rendered objects are read loosely; their schemas are checked above
 type Pod = Record<string, any>;
 const one = (manifests: readonly Manifest[], kind: string, nameEnd = '') =>
-  find(manifests, kind, nameEnd)[0] as Manifest & Pod;
-const podOf = (workload: Manifest) => (workload as Pod).spec.template.spec as Pod;
+  find(manifests, kind, nameEnd)[0] as Pod;
+const podOf = (workload: Pod) => workload.spec.template.spec as Pod;
 
 const rendered = new Map<string, Manifest[]>();
 
@@ -243,7 +243,7 @@ describe('charts/turnpike', () => {
     const scaled = one(manifests, 'ScaledObject', '-relay');
     expect(scaled.spec.scaleTargetRef.name).toBe('tp-turnpike-relay');
     expect([scaled.spec.minReplicaCount, scaled.spec.maxReplicaCount]).toEqual([3, 30]);
-    const [inflight, streams] = scaled.spec.triggers as Pod[];
+    const [inflight, streams] = scaled.spec.triggers as [Pod, Pod];
     expect(inflight.metadata.query).toBe(
       'sum(turnpike_relay_inflight_requests{namespace="gateway",service="tp-turnpike-relay"})',
     );

@@ -18,8 +18,11 @@ import Fastify, {
 import { registerBillingCompat } from './billing-compat.ts';
 import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
 import type { RelayDeps } from './deps.ts';
-import { gatewayFailure, localError, toOpenAiErrorBody } from './errors.ts';
+import { gatewayFailure, localError, type RelayError, toOpenAiErrorBody } from './errors.ts';
 import { createFrontDoor, installFrontDoor } from './front-door.ts';
+import { geminiIngress } from './ingress/gemini.ts';
+import { openAiChatIngress } from './ingress/openai-chat.ts';
+import { enterThrough, type RelayHandler, relayHandler } from './ingress/route.ts';
 import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
 import {
   createRelayMetrics,
@@ -28,6 +31,8 @@ import {
   registerMetricsRoute,
 } from './metrics/relay-metrics.ts';
 import type { RelayContext } from './pipeline/context.ts';
+import { countTokensSpec, messagesSpec } from './pipeline/endpoints/anthropic.ts';
+import { geminiSpecOf, readModelAction } from './pipeline/endpoints/gemini.ts';
 import {
   imageEditSpec,
   imageGenerationSpec,
@@ -44,8 +49,7 @@ import {
   rerankSpec,
   responsesSpec,
 } from './pipeline/endpoints/text.ts';
-import type { RelayReply, RelayRequest } from './pipeline/exchange.ts';
-import { listModels, retrieveModel } from './pipeline/models.ts';
+import { geminiModels, listModels, retrieveModel } from './pipeline/models.ts';
 import { sweepStaleUploads } from './pipeline/multipart.ts';
 import { notImplemented } from './pipeline/not-implemented.ts';
 import { handlePlayground } from './pipeline/playground.ts';
@@ -54,7 +58,7 @@ import {
   createRateLimiter,
   createRedisRateLimitStore,
 } from './pipeline/rate-limit.ts';
-import { handleRelay } from './pipeline/relay.ts';
+import { sendError } from './pipeline/respond.ts';
 import type { SensitiveWords } from './pipeline/sensitive-words.ts';
 import { createBatchWriter } from './pipeline/writer.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
@@ -75,6 +79,8 @@ const FIXED_POSTS: Readonly<Record<string, EndpointSpec>> = {
   '/audio/speech': speechSpec,
   '/audio/transcriptions': transcriptionsSpec,
   '/audio/translations': translationsSpec,
+  '/messages': messagesSpec,
+  '/messages/count_tokens': countTokensSpec,
 };
 
 /** The largest request body the relay reads (images and audio as base64 can be large). */
@@ -216,8 +222,7 @@ export async function registerRelay(
       // Multipart uploads are handed over unread: the endpoint spools them to disk (pipeline/multipart.ts).
       relay.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
       relay.addHook('preParsing', decompressBody);
-      const route = (spec: EndpointSpec) => (request: FastifyRequest, reply: FastifyReply) =>
-        handleRelay(ctx, spec, request, reply);
+      const route = (spec: EndpointSpec) => relayHandler(ctx, spec);
       for (const [path, spec] of Object.entries(FIXED_POSTS)) relay.post(path, route(spec));
       relay.post('/engines/:model/embeddings', route(embeddingsSpec));
       relay.get('/models', (request, reply) => listModels(ctx, request, reply));
@@ -235,6 +240,50 @@ export async function registerRelay(
     },
     { prefix: '/v1' },
   );
+  // Gemini's own routes, for Gemini clients (model and action in the path; errors in Gemini's shape).
+  await app.register(
+    async (gemini) => {
+      const failure = (request: FastifyRequest, reply: FastifyReply, error: RelayError) => {
+        enterThrough(geminiIngress, request);
+        return sendError(request, reply, error);
+      };
+      gemini.setErrorHandler((error: FastifyError, request, reply) => {
+        const shown = gatewayFailure(error.statusCode ?? 500, error.message);
+        if (shown.status === 500) request.log.error({ err: error }, 'relay request failed');
+        return failure(request, reply, shown);
+      });
+      gemini.setNotFoundHandler((request, reply) =>
+        failure(
+          request,
+          reply,
+          localError(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
+        ),
+      );
+      gemini.addHook('preParsing', decompressBody);
+      const handlers = new Map<EndpointSpec, RelayHandler>();
+      gemini.post<{ Params: { '*': string } }>('/models/*', (request, reply) => {
+        const read = readModelAction(request.params['*']);
+        const spec = read && geminiSpecOf(read.action);
+        if (!spec)
+          return failure(
+            request,
+            reply,
+            localError(404, 'NOT_FOUND', 'unknown model action', 'invalid_request_error'),
+          );
+        let handler = handlers.get(spec);
+        if (!handler) {
+          handler = relayHandler(ctx, spec);
+          handlers.set(spec, handler);
+        }
+        return handler(request, reply);
+      });
+      gemini.get('/models', (request, reply) => geminiModels(ctx, request, reply, undefined));
+      gemini.get<{ Params: { '*': string } }>('/models/*', (request, reply) =>
+        geminiModels(ctx, request, reply, request.params['*']),
+      );
+    },
+    { prefix: '/v1beta' },
+  );
   // The console playground: session auth, same port as /api in ROLE=all (reference §2.3).
   const sessions = createSessionCodec(deps.config.sessionSecret);
   await app.register(
@@ -250,11 +299,10 @@ export async function registerRelay(
     app,
     createFrontDoor({
       routes: new Map(
-        Object.entries(FIXED_POSTS).map(([path, spec]) => [
-          `/v1${path}`,
-          (request: RelayRequest, reply: RelayReply) => handleRelay(ctx, spec, request, reply),
-        ]),
+        Object.entries(FIXED_POSTS).map(([path, spec]) => [`/v1${path}`, relayHandler(ctx, spec)]),
       ),
+      errorBody: (path, error, id) =>
+        (FIXED_POSTS[path.slice(3)]?.ingress ?? openAiChatIngress).errorBody(error, id),
       metrics: ctx.metrics,
       log: app.log,
       trustProxy: deps.config.trustProxy,

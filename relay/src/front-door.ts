@@ -33,6 +33,8 @@ export interface FrontDoorOptions {
   readonly log: FastifyBaseLogger;
   readonly trustProxy: boolean;
   readonly bodyLimit: number;
+  /** The error body of a route in its clients' shape (default OpenAI's). */
+  readonly errorBody?: (path: string, error: RelayError, requestId: string) => unknown;
 }
 
 export interface FrontDoor {
@@ -150,11 +152,6 @@ class DoorReply implements RelayReply {
   }
 }
 
-/** A failure before the pipeline ran (the body) or a bug in it, answered in OpenAI's error shape. */
-function answerFailure(reply: DoorReply, id: string, error: RelayError): void {
-  reply.code(error.status).send(toOpenAiErrorBody(error, id));
-}
-
 /** The body as JSON; prototype-poisoning keys are refused as Fastify refuses them. */
 function parseBody(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
@@ -170,10 +167,16 @@ function parseBody(text: string): { ok: true; value: unknown } | { ok: false; me
 
 export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
   const { routes, metrics, log, bodyLimit } = options;
+  const errorBody =
+    options.errorBody ?? ((_path: string, error: RelayError, id: string) => toOpenAiErrorBody(error, id));
   const trust = options.trustProxy ? trustAll : undefined;
   let open = true;
 
   const serve = (req: IncomingMessage, res: ServerResponse, route: string, handler: DoorHandler) => {
+    /** A failure before the pipeline ran (the body) or a bug in it, answered in the route's error shape. */
+    const answerFailure = (reply: DoorReply, id: string, error: RelayError) => {
+      reply.code(error.status).send(errorBody(route, error, id));
+    };
     const id = requestIdOf(req.headers);
     const ip = trust ? proxyAddr(req, trust) : (req.socket.remoteAddress ?? '');
     const request = new DoorRequest(req, id, ip, route, log);

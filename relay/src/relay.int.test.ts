@@ -72,8 +72,8 @@ beforeAll(async () => {
     models: 'mapped-status-model',
     statusCodeMapping: { '500': '503' },
   });
-  // An Anthropic channel: its native format has no adapter in this slice, so it must never be picked.
-  await t.seedChannel({ key: 'sk-ant', baseUrl: fake.url, models: 'native-only-model', type: 14 });
+  // A Midjourney channel: the relay has no adapter for its format, so it must never be picked.
+  await t.seedChannel({ key: 'sk-mj', baseUrl: fake.url, models: 'native-only-model', type: 2 });
   await t.startRelay();
 });
 

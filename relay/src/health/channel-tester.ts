@@ -5,8 +5,8 @@
  * business: the console API's channel-test service.
  */
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
-import { adapterFor, type Endpoint } from '../adapters/registry.ts';
-import { parseUpstreamError, type RelayError } from '../errors.ts';
+import { type AdapterOptions, adapterFor, type Endpoint } from '../adapters/registry.ts';
+import type { RelayError } from '../errors.ts';
 import {
   countChatPromptTokens,
   countInputTokens,
@@ -16,6 +16,7 @@ import {
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { toUpstreamFailure, type UpstreamClient } from '../upstream/client.ts';
+import { redactorOf } from '../upstream/redact.ts';
 
 /** The model a test uses when neither the request, the channel's test model nor its model list names one. */
 export const FALLBACK_TEST_MODEL = 'gpt-4o-mini';
@@ -137,7 +138,7 @@ export async function runChannelTest(
   upstream: UpstreamClient,
   channel: RelayChannel,
   model: string,
-  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  options: { timeoutMs?: number; signal?: AbortSignal; settings: AdapterOptions },
 ): Promise<ChannelTestResult> {
   const untestable = untestableReason(channel.type);
   if (untestable)
@@ -176,6 +177,7 @@ export async function runChannelTest(
       payload: { kind: 'json', body: request.body },
       upstreamModel: request.upstreamModel,
       isStream: false,
+      options: options.settings,
     });
     const response = await upstream.request({
       url: call.url,
@@ -201,14 +203,24 @@ export async function runChannelTest(
     };
   }
   const elapsedMs = elapsed();
-  if (status !== 200) return { ok: false, request, elapsedMs, error: parseUpstreamError(status, text) };
+  const redactor = redactorOf(channel);
+  const readError = (code: number): RelayError => {
+    const error = adapter.readError(code, text);
+    return { ...error, message: redactor.redact(error.message) };
+  };
+  if (status !== 200) return { ok: false, request, elapsedMs, error: readError(status) };
 
-  let answer: unknown;
+  let parsed: unknown;
   try {
-    answer = JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
-    answer = undefined;
+    parsed = undefined;
   }
+  // An upstream of another format answers in its own; a chat test reads it as a chat answer.
+  const answer =
+    isRecord(parsed) && adapter.id !== 'openai' && request.endpoint === 'chat' && parsed.error === undefined
+      ? adapter.answerToChat(parsed, request.upstreamModel).answer
+      : parsed;
   if (!isRecord(answer))
     return {
       ok: false,
@@ -217,7 +229,7 @@ export async function runChannelTest(
       error: failure(502, 'the upstream answer is not JSON', 'bad_response_body'),
     };
   if (answer.error !== undefined && answer.error !== null)
-    return { ok: false, request, elapsedMs, error: parseUpstreamError(200, text) };
+    return { ok: false, request, elapsedMs, error: readError(200) };
   const list = request.endpoint === 'chat' ? answer.choices : answer.data;
   if (!Array.isArray(list)) {
     const field = request.endpoint === 'chat' ? 'choices' : 'data';

@@ -4,14 +4,18 @@
  * so the charged quota can go in the `x-turnpike-quota` header.
  */
 import { Readable } from 'node:stream';
+import type { Adapter } from '../adapters/registry.ts';
 import type { AttemptFailure, RelayError } from '../errors.ts';
+import type { Ingress } from '../ingress/ingress.ts';
 import { countTextTokens, encodingForModel } from '../metering/tokens.ts';
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
 import { HOP_BY_HOP_HEADERS, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
+import type { Redactor } from '../upstream/redact.ts';
 import type { Caller } from './authenticate.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
 import { transcriptionUsage } from './endpoints/media.ts';
 import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
+import { countedChat, visitChat } from './endpoints/text.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
 import { isRecord, type Json, upstreamFault } from './respond.ts';
 import { type CompletionCheck, SENSITIVE_REPLACEMENT, sensitiveCompletionError } from './sensitive-words.ts';
@@ -50,32 +54,48 @@ export async function relayJson(
   input: AnswerInput,
   response: UpstreamResponse,
   outcome: Outcome,
-  options: { retryEmpty: boolean; completionCheck: CompletionCheck | undefined },
+  options: {
+    retryEmpty: boolean;
+    completionCheck: CompletionCheck | undefined;
+    /** The upstream speaks another format than the client: its answer goes through the canonical shape. */
+    conversion: { readonly adapter: Adapter; readonly ingress: Ingress } | undefined;
+    readonly redactor: Redactor;
+  },
 ): Promise<AnswerResult> {
   const text = await readAnswer(response);
   if (typeof text !== 'string') return text;
   const frtMs = performance.now() - outcome.startedAt;
-  let answer: unknown;
+  let parsed: unknown;
   try {
-    answer = JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
-    answer = undefined;
+    parsed = undefined;
   }
-  if (!isRecord(answer))
+  if (!isRecord(parsed))
     return { kind: 'error', error: upstreamFault('the upstream answer is not JSON', 'bad_response_body') };
 
-  const reported = spec.usageOf?.(answer);
+  const { conversion } = options;
+  let answer: Json = parsed;
+  let reported: NormalisedUsage | undefined;
+  // What reads the answer's output: the endpoint's own, or the canonical chat answer's.
+  let view: Pick<EndpointSpec, 'visitOutput' | 'countedOutput'> = spec;
+  if (conversion) {
+    const canonical = conversion.adapter.answerToChat(parsed, outcome.upstreamModel);
+    answer = canonical.answer;
+    reported = canonical.usage;
+    view = { visitOutput: visitChat, countedOutput: countedChat };
+  } else reported = spec.usageOf?.(answer);
   // The output text is read only to count it (no usage reported) or to check it for sensitive words.
   const readsOutput = !hasUsage(reported) || options.completionCheck !== undefined;
   const outputParts: string[] = [];
   if (readsOutput)
-    spec.visitOutput?.(answer, (part) => {
+    view.visitOutput?.(answer, (part) => {
       outputParts.push(part);
       return part;
     });
-  const counted = !readsOutput ? '' : spec.countedOutput ? spec.countedOutput(answer) : outputParts.join('');
+  const counted = !readsOutput ? '' : view.countedOutput ? view.countedOutput(answer) : outputParts.join('');
   // Empty: an endpoint with output that produced none and reported no usage (an upstream glitch).
-  if (options.retryEmpty && spec.visitOutput !== undefined && !hasUsage(reported) && counted === '')
+  if (options.retryEmpty && view.visitOutput !== undefined && !hasUsage(reported) && counted === '')
     return { kind: 'retry', reason: 'empty-response' };
   const { prepared } = input;
   const usage: NormalisedUsage = hasUsage(reported)
@@ -87,21 +107,26 @@ export async function relayJson(
         source: 'counted',
       };
 
-  let body = text;
+  // An answer that echoes a credential of the channel (rare: checked by a substring search) is rewritten.
+  let body = options.redactor.mayContain(text) ? options.redactor.redact(text) : text;
   let stopped: RelayError | undefined;
   const check = options.completionCheck;
-  if (check && spec.visitOutput) {
+  if (check && view.visitOutput) {
     const found = new Set<string>();
     for (const part of outputParts) for (const word of check.words.matcher.findWords(part)) found.add(word);
     if (found.size > 0) {
       request.log.warn({ channelId: outcome.channelId, words: [...found] }, 'sensitive words in an answer');
       if (check.stop) stopped = sensitiveCompletionError();
       else {
-        spec.visitOutput(answer, (part) => check.words.matcher.replaceAll(part, SENSITIVE_REPLACEMENT));
+        view.visitOutput(answer, (part) => check.words.matcher.replaceAll(part, SENSITIVE_REPLACEMENT));
         body = JSON.stringify(answer);
       }
     }
   }
+  if (conversion)
+    body = options.redactor.redact(
+      JSON.stringify(conversion.ingress.fromChat(answer, usage, input.prepared.model)),
+    );
 
   const charged = await settle(ctx, request, input.caller, input.billing, {
     ...outcome,

@@ -4,21 +4,23 @@
  * endpoint's relay step. Returns the error to answer with, or undefined when the answer was sent (or the client
  * left). Never settles on failure: the caller refunds whatever is left unsettled.
  *
+ * The provider seam (docs/adr/0018): when the channel's adapter speaks the client's format the request goes up as
+ * the client sent it and the answer comes back unread; otherwise the request goes through the canonical chat
+ * shape (the ingress reads it, the adapter writes it) and the answer back. A channel whose adapter can serve the
+ * endpoint neither way is skipped. Upstream error text is shown and logged with the channel's credentials removed.
+ *
  * Optional retry rules (off by default): `FirstTokenTimeoutSeconds` gives up on a stream whose first output has
  * not arrived in time, and `RetryEmptyResponseEnabled` treats a 200 with no output and no usage as a failure;
  * both go on to the next channel with the reservation kept, like an upstream 5xx.
  */
-import { adapterFor, type UpstreamCall } from '../adapters/registry.ts';
-import {
-  type AttemptFailure,
-  localError,
-  mapStatusCode,
-  parseUpstreamError,
-  type RelayError,
-  shouldRetry,
-} from '../errors.ts';
+import type { ChatRequest } from '../adapters/canonical.ts';
+import { type Adapter, adapterFor, type Endpoint, type UpstreamCall } from '../adapters/registry.ts';
+import { type AttemptFailure, localError, mapStatusCode, type RelayError, shouldRetry } from '../errors.ts';
+import type { Ingress } from '../ingress/ingress.ts';
+import { openAiChatIngress } from '../ingress/openai-chat.ts';
 import { pickChannel } from '../routing/pick.ts';
 import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
+import { redactorOf } from '../upstream/redact.ts';
 import { relayBinary, relayJson, relayTranscription } from './answer.ts';
 import type { Caller } from './authenticate.ts';
 import { checkChannelHealth } from './channel-health.ts';
@@ -27,7 +29,22 @@ import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
 import { completionCheckOf } from './sensitive-words.ts';
 import type { Billing } from './settle.ts';
-import { pipeStream } from './stream.ts';
+import { pipeStream, type StreamReading } from './stream.ts';
+
+/** How one attempt talks to its channel: the client's own format, or through the canonical chat shape. */
+interface Route {
+  readonly endpoint: Endpoint;
+  readonly converted: boolean;
+}
+
+/** The route to `adapter` for the spec, or undefined when the adapter can serve the endpoint neither way. */
+function routeOf(spec: EndpointSpec, ingress: Ingress, adapter: Adapter): Route | undefined {
+  if (adapter.id === ingress.format && adapter.supports(spec.endpoint))
+    return { endpoint: spec.endpoint, converted: false };
+  if (spec.canonical !== undefined && adapter.supports(spec.canonical))
+    return { endpoint: spec.canonical, converted: true };
+  return undefined;
+}
 
 export interface AttemptInput {
   readonly caller: Caller;
@@ -75,6 +92,13 @@ export async function runAttempts(
     ? options.get('general_setting.ping_interval_seconds') * 1000
     : 0;
   const completionCheck = completionCheckOf(ctx);
+  const ingress = spec.ingress ?? openAiChatIngress;
+  let chat: ChatRequest | undefined;
+  /** The request in the canonical shape, read once for every converted attempt. */
+  const canonical = (): ChatRequest => {
+    chat ??= ingress.toChat(prepared.payload.kind === 'json' ? prepared.payload.body : {}, model, isStream);
+    return chat;
+  };
   const tried = new Set<number>();
   const used: number[] = [];
   let lastError: RelayError | undefined;
@@ -100,14 +124,22 @@ export async function runAttempts(
     }
     const channel = ctx.channels.get(channelId);
     if (!channel || channel.key === undefined) break;
-    const adapter = adapterFor(channel.type);
-    if (!adapter?.supports(spec.endpoint)) break;
     tried.add(channelId);
+    const adapter = adapterFor(channel.type);
+    const route = adapter && routeOf(spec, ingress, adapter);
+    if (!adapter || !route) {
+      // Another channel of the model may speak a format this endpoint can use; this one does not count.
+      if (caller.forcedChannelId !== undefined) break;
+      attempt -= 1;
+      continue;
+    }
     used.push(channelId);
     const upstreamModel = channel.modelMapping[model] ?? model;
+    const redactor = redactorOf(channel);
     const retryContext = {
       remaining: retryTimes - attempt,
       isForcedChannel: caller.forcedChannelId !== undefined,
+      isAnthropicChannel: adapter.retriesBadRequest,
       retryEmptyAndSlow: true,
     };
     const mayRetryEmpty = retryEmptyEnabled && shouldRetry('empty-response', retryContext);
@@ -136,10 +168,12 @@ export async function runAttempts(
       let response: UpstreamResponse;
       try {
         call = adapter.buildRequest(channel, {
-          endpoint: spec.endpoint,
-          payload: prepared.payload,
+          endpoint: route.endpoint,
+          payload: route.converted ? { kind: 'json', body: canonical() } : prepared.payload,
           upstreamModel,
           isStream,
+          options,
+          clientHeaders: route.converted ? undefined : prepared.clientHeaders,
         });
         response = await ctx.upstream.request({
           url: call.url,
@@ -172,7 +206,8 @@ export async function runAttempts(
 
       if (response.status !== 200) {
         const text = await response.readText().catch(() => '');
-        const parsed = parseUpstreamError(response.status, text);
+        const read = adapter.readError(response.status, text);
+        const parsed = { ...read, message: redactor.redact(read.message) };
         checkChannelHealth(ctx, channel, parsed);
         lastError = {
           ...parsed,
@@ -195,14 +230,25 @@ export async function runAttempts(
         upstreamMsBefore,
       };
       const answerInput = { caller, prepared, billing: input.billing };
+      const conversion = route.converted ? { adapter, ingress } : undefined;
       if (isStream && spec.stream) {
+        const reading: StreamReading =
+          adapter.id === 'openai' && !route.converted
+            ? { kind: spec.stream === 'responses' ? 'responses' : 'chat' }
+            : {
+                kind: 'decoded',
+                decoder: adapter.streamToChat(upstreamModel),
+                // A sensitive-word check rewrites text: the stream then goes through the canonical shape.
+                passUnread: !route.converted && completionCheck === undefined,
+              };
+        const body = prepared.payload.kind === 'json' ? prepared.payload.body : {};
         const result = await pipeStream(
           ctx,
           request,
           reply,
           {
             caller,
-            body: prepared.payload.kind === 'json' ? prepared.payload.body : {},
+            body,
             model,
             get promptTokens() {
               return prepared.promptTokens;
@@ -213,7 +259,9 @@ export async function runAttempts(
           response,
           outcome,
           {
-            dialect: spec.stream,
+            reading,
+            encoder: ingress.streamEncoder(body, model, request.id),
+            redactor,
             holdHead: firstTokenSeconds > 0 || mayRetryEmpty,
             retryEmpty: mayRetryEmpty,
             onFirstOutput: () => clearTimeout(firstTokenTimer),
@@ -237,6 +285,8 @@ export async function runAttempts(
             : await relayJson(ctx, spec, request, reply, answerInput, response, outcome, {
                 retryEmpty: mayRetryEmpty,
                 completionCheck,
+                conversion,
+                redactor,
               });
       if (result.kind === 'done') return undefined;
       if (result.kind === 'error') return result.error;

@@ -1,6 +1,14 @@
-/** `GET /v1/models` and `/v1/models/:model`: the models the caller's group can route, in OpenAI's list shape. */
+/**
+ * The models the caller's group can route: `GET /v1/models` and `/v1/models/:model` in OpenAI's list shape, or
+ * in Anthropic's (https://docs.anthropic.com/en/api/models-list) when the caller is an Anthropic client (it sends
+ * `anthropic-version`); `GET /v1beta/models` and `/v1beta/models/:model` in Gemini's
+ * (https://ai.google.dev/api/models).
+ */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
+import { anthropicMessagesIngress } from '../ingress/anthropic-messages.ts';
+import { geminiIngress } from '../ingress/gemini.ts';
+import { enterThrough } from '../ingress/route.ts';
 import { modelsOfGroup } from '../routing/pick.ts';
 import type { Caller } from './authenticate.ts';
 import { authenticateRequest } from './authenticate-request.ts';
@@ -9,8 +17,17 @@ import { sendError } from './respond.ts';
 
 /** A fixed creation time: OpenAI's field is required, and a changing value would only confuse caches. */
 const CREATED = 1_626_777_600;
+const CREATED_AT = new Date(CREATED * 1000).toISOString();
 
 const modelObject = (id: string) => ({ id, object: 'model', created: CREATED, owned_by: 'turnpike' });
+const anthropicModel = (id: string) => ({ type: 'model', id, display_name: id, created_at: CREATED_AT });
+const geminiModel = (id: string) => ({
+  name: `models/${id}`,
+  baseModelId: id,
+  version: '001',
+  displayName: id,
+  supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens', 'embedContent'],
+});
 
 function visibleModels(ctx: RelayContext, caller: Caller): string[] {
   const models = modelsOfGroup(ctx.channels.table, caller.group);
@@ -18,10 +35,25 @@ function visibleModels(ctx: RelayContext, caller: Caller): string[] {
   return limits === undefined ? models : models.filter((m) => limits.has(m));
 }
 
+const isAnthropicClient = (request: FastifyRequest): boolean =>
+  request.headers['anthropic-version'] !== undefined;
+
+const notFound = (model: string) =>
+  localError(404, 'model_not_found', `The model '${model}' does not exist`, 'invalid_request_error');
+
 export async function listModels(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {
+  const anthropic = isAnthropicClient(request);
+  if (anthropic) enterThrough(anthropicMessagesIngress, request);
   const auth = await authenticateRequest(ctx, request);
   if (!auth.ok) return sendError(request, reply, auth.error);
-  return reply.send({ object: 'list', data: visibleModels(ctx, auth.caller).map(modelObject) });
+  const models = visibleModels(ctx, auth.caller);
+  if (!anthropic) return reply.send({ object: 'list', data: models.map(modelObject) });
+  return reply.send({
+    data: models.map(anthropicModel),
+    has_more: false,
+    first_id: models[0] ?? null,
+    last_id: models.at(-1) ?? null,
+  });
 }
 
 export async function retrieveModel(
@@ -29,14 +61,28 @@ export async function retrieveModel(
   request: FastifyRequest<{ Params: { model: string } }>,
   reply: FastifyReply,
 ) {
+  const anthropic = isAnthropicClient(request);
+  if (anthropic) enterThrough(anthropicMessagesIngress, request);
   const auth = await authenticateRequest(ctx, request);
   if (!auth.ok) return sendError(request, reply, auth.error);
   const { model } = request.params;
-  if (!visibleModels(ctx, auth.caller).includes(model))
-    return sendError(
-      request,
-      reply,
-      localError(404, 'model_not_found', `The model '${model}' does not exist`, 'invalid_request_error'),
-    );
-  return reply.send(modelObject(model));
+  if (!visibleModels(ctx, auth.caller).includes(model)) return sendError(request, reply, notFound(model));
+  return reply.send(anthropic ? anthropicModel(model) : modelObject(model));
+}
+
+/** `GET /v1beta/models` and `/v1beta/models/<model>` (`model` undefined: the list). */
+export async function geminiModels(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  model: string | undefined,
+) {
+  enterThrough(geminiIngress, request);
+  const auth = await authenticateRequest(ctx, request);
+  if (!auth.ok) return sendError(request, reply, auth.error);
+  const models = visibleModels(ctx, auth.caller);
+  if (model === undefined) return reply.send({ models: models.map(geminiModel) });
+  const id = model.replace(/^models\//, '');
+  if (!models.includes(id)) return sendError(request, reply, notFound(id));
+  return reply.send(geminiModel(id));
 }

@@ -1,18 +1,37 @@
-/** Error answers of the relay in OpenAI's shape (final upstream 429s get the neutral "saturated" text, §4.2). */
-import { localError, type RelayError, SATURATED_MESSAGE, toOpenAiErrorBody } from '../errors.ts';
+/**
+ * Error answers of the relay in the caller's own protocol (OpenAI's on `/v1/*`, Anthropic's on `/v1/messages`,
+ * Gemini's on `/v1beta`): the route binds its ingress to the request before the pipeline runs; a final upstream
+ * 429 gets the neutral "saturated" text (§4.2).
+ */
+import { localError, type RelayError, SATURATED_MESSAGE } from '../errors.ts';
+import type { Ingress } from '../ingress/ingress.ts';
+import { openAiChatIngress } from '../ingress/openai-chat.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
+
+/** The ingress of each request whose client is not an OpenAI one (keyed by the Node request both entrances share). */
+const bound = new WeakMap<object, Ingress>();
+
+/** Makes the request's errors (and the pipeline's answers) use `ingress`. */
+export function bindIngress(request: RelayRequest, ingress: Ingress): void {
+  bound.set(request.raw, ingress);
+}
+
+/** The client format of a request: the one bound to it, else OpenAI's. */
+export const ingressOf = (request: RelayRequest): Ingress => bound.get(request.raw) ?? openAiChatIngress;
 
 export function sendError(request: RelayRequest, reply: RelayReply, error: RelayError): RelayReply {
   const shown = error.status === 429 && !error.isLocal ? { ...error, message: SATURATED_MESSAGE } : error;
   return reply
     .code(error.status)
     .header('content-type', 'application/json')
-    .send(toOpenAiErrorBody(shown, request.id));
+    .send(ingressOf(request).errorBody(shown, request.id));
 }
 
 /** A 400 for a request the gateway cannot relay as sent (a local error: never retried, nothing charged). */
-export const invalidRequest = (message: string): RelayError =>
-  localError(400, 'invalid_request', message, 'invalid_request_error');
+export const invalidRequest = (message: string, param?: string): RelayError => ({
+  ...localError(400, 'invalid_request', message, 'invalid_request_error'),
+  param: param ?? null,
+});
 
 /** A fault of the upstream's answer (status 502), e.g. a body that is not JSON. */
 export const upstreamFault = (message: string, code: string): RelayError => ({

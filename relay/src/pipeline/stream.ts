@@ -1,7 +1,15 @@
 /**
  * Relays a streamed answer (reference §4.4) event by event; memory is one SSE event, the incremental token
- * counter and the sensitive-word carry. Two dialects: OpenAI chat/completions chunks (`data: {...}` … `[DONE]`)
- * and Responses API events (`event: response.*`, usage in `response.completed`, no `[DONE]`).
+ * counter and the sensitive-word carry. The upstream is read one of three ways: OpenAI chat/completions chunks
+ * (`data: {...}` … `[DONE]`) and Responses API events (`event: response.*`, usage in `response.completed`) when the
+ * client speaks OpenAI too, read in place; or any other format through its adapter's decoder into canonical chat
+ * chunks, which the client's ingress encodes (or, when the client speaks that same format, which only meter a
+ * stream passed on as it came).
+ *
+ * Endings (issue 16 item 7): an answer is complete only when the upstream said so (`[DONE]`, `message_stop`, a
+ * finish reason, `response.completed`). A stream that breaks or ends before that, times out, or carries an error
+ * event after the 200 ends with an error event in the client's protocol and no end marker, so no client takes a
+ * cut answer for a whole one; what was produced is billed and the log says the stream was cut off.
  *
  * - Keep-alive: with `general_setting.ping_interval_enabled`, a `: PING` comment goes out whenever nothing was
  *   written for `ping_interval_seconds` — while the first token is slow and between chunks.
@@ -12,20 +20,17 @@
  *   was produced is billed and the client gets an error event before the end.
  * - The charged quota goes out as the comment `: x-turnpike-quota: <n>` just before the end (see context.ts).
  */
-import type { AttemptFailure } from '../errors.ts';
+import { streamErrorOf } from '../adapters/openai/stream.ts';
+import type { StreamDecoder } from '../adapters/registry.ts';
+import type { AttemptFailure, RelayError } from '../errors.ts';
+import type { StreamEncoder } from '../ingress/ingress.ts';
 import { createTokenCounter } from '../metering/tokens.ts';
-import {
-  EMPTY_USAGE,
-  hasUsage,
-  type NormalisedUsage,
-  normaliseOpenAiUsage,
-  toOpenAiUsage,
-} from '../metering/usage.ts';
+import { EMPTY_USAGE, hasUsage, type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
 import { createSseParser, DONE, type SseEvent } from '../sse.ts';
 import { toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
+import type { Redactor } from '../upstream/redact.ts';
 import type { Caller } from './authenticate.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
-import type { StreamDialect } from './endpoints/spec.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
 import { isRecord, type Json } from './respond.ts';
 import {
@@ -46,8 +51,23 @@ export interface StreamInput {
   readonly clientGone: AbortSignal;
 }
 
+/** How the upstream's events are read (see the file's comment). */
+export type StreamReading =
+  | { readonly kind: 'chat' }
+  | { readonly kind: 'responses' }
+  | {
+      readonly kind: 'decoded';
+      readonly decoder: StreamDecoder;
+      /** The client speaks the upstream's format: events are passed on as they came, only metered. */
+      readonly passUnread: boolean;
+    };
+
 export interface StreamControl {
-  readonly dialect: StreamDialect;
+  readonly reading: StreamReading;
+  /** Writes chunks, the end and errors in the client's format. */
+  readonly encoder: StreamEncoder;
+  /** Removes the channel's credentials from upstream text that reaches the client. */
+  readonly redactor: Redactor;
   /** Send nothing until the first output (the attempt may still be retried elsewhere). */
   readonly holdHead: boolean;
   /** An answer with no output and no usage is a retryable failure (only while the head is held). */
@@ -128,11 +148,15 @@ const heldResponsesDelta = (key: number, delta: string): string =>
     delta,
   })}\n\n`;
 
-/** An error in the stream's own format: a chunk with `error` (chat), or an `error` event (Responses API). */
-const errorEvent = (dialect: StreamDialect, message: string, code: string, type: string) =>
-  dialect === 'chat'
-    ? `data: ${JSON.stringify({ error: { message, type, param: null, code } })}\n\n`
-    : `event: error\ndata: ${JSON.stringify({ type: 'error', code, message, param: null })}\n\n`;
+/** An error of the relay's own in a stream (never retried, shown as it is). */
+const streamError = (message: string, code: string, type: string): RelayError => ({
+  status: 502,
+  message,
+  type,
+  code,
+  param: null,
+  isLocal: true,
+});
 
 export async function pipeStream(
   ctx: RelayContext,
@@ -143,9 +167,10 @@ export async function pipeStream(
   outcome: Outcome,
   control: StreamControl,
 ): Promise<StreamResult> {
-  const isChat = control.dialect === 'chat';
   const clientAskedUsage =
-    isChat && isRecord(input.body.stream_options) && input.body.stream_options.include_usage === true;
+    control.reading.kind === 'chat' &&
+    isRecord(input.body.stream_options) &&
+    input.body.stream_options.include_usage === true;
   const raw = reply.raw;
   let committed = false;
   const held: string[] = [];
@@ -206,6 +231,10 @@ export async function pipeStream(
   let sawOutput = false;
   let stoppedFor: readonly string[] | undefined;
   let last: Json = {};
+  /** The upstream said the answer is complete. */
+  let finished = false;
+  /** An error event the upstream sent after its 200. */
+  let upstreamError: RelayError | undefined;
 
   const output = (text: string) => {
     if (text === '') return;
@@ -266,36 +295,11 @@ export async function pipeStream(
     deferredSize = 0;
   };
 
-  /** One chat/completions chunk; returns false to stop the stream. */
-  const handleChat = (data: string): boolean => {
-    // While the head is held the first output is looked for in every chunk; once it is out (from the start
-    // when nothing is held) a plain chunk is not read.
-    const plain = committed && filter === undefined ? plainChunk(data, clientAskedUsage) : undefined;
-    if (plain !== undefined) {
-      deferred.push(plain);
-      deferredSize += plain.length;
-      if (deferredSize > DEFERRED_LIMIT) readDeferred();
-      write(`data: ${plain}\n\n`);
-      return true;
-    }
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      write(`data: ${data}\n\n`);
-      return true;
-    }
-    if (!isRecord(chunk)) {
-      write(`data: ${data}\n\n`);
-      return true;
-    }
-    const usage = normaliseOpenAiUsage(chunk.usage);
-    if (hasUsage(usage)) {
-      upstreamUsage = usage;
-      // The upstream's count is the bill: what was kept unread need not be counted.
-      deferred.length = 0;
-      deferredSize = 0;
-    } else if (deferred.length > 0) readDeferred();
+  /**
+   * Counts a chat chunk's output and runs its texts through the sensitive-word filter (changing them in place);
+   * answers false when the answer must stop, else whether a text was changed.
+   */
+  const readChoices = (chunk: Json): boolean | 'changed' => {
     last = chunk;
     let changed = false;
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
@@ -303,6 +307,7 @@ export async function pipeStream(
       if (!isRecord(choice)) continue;
       const index = typeof choice.index === 'number' ? choice.index : 0;
       const ended = choice.finish_reason !== null && choice.finish_reason !== undefined;
+      if (ended) finished = true;
       const { holder, field, text } = outputChoice(choice);
       if (filter && holder && (text !== undefined || ended)) {
         let shown = text === undefined ? '' : filtered(filter.push(index, text));
@@ -318,14 +323,79 @@ export async function pipeStream(
         }
       }
     }
+    return changed ? 'changed' : true;
+  };
+
+  /** One chat/completions chunk of an OpenAI upstream; returns false to stop the stream. */
+  const handleChat = (data: string): boolean => {
+    // While the head is held the first output is looked for in every chunk; once it is out (from the start
+    // when nothing is held) a plain chunk is not read. One that may hold a credential of the channel is read.
+    const plain =
+      committed && filter === undefined && !redactor.mayContain(data)
+        ? plainChunk(data, clientAskedUsage)
+        : undefined;
+    if (plain !== undefined) {
+      deferred.push(plain);
+      deferredSize += plain.length;
+      if (deferredSize > DEFERRED_LIMIT) readDeferred();
+      write(`data: ${plain}\n\n`);
+      return true;
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      // Not JSON: passed on as it came (the client's parser decides), its credentials removed.
+      write(`data: ${redactor.redact(data)}\n\n`);
+      return true;
+    }
+    if (!isRecord(chunk)) {
+      write(`data: ${redactor.redact(data)}\n\n`);
+      return true;
+    }
+    if (chunk.error !== undefined && chunk.choices === undefined) {
+      upstreamError = streamErrorOf(chunk.error);
+      return false;
+    }
+    const usage = normaliseOpenAiUsage(chunk.usage);
+    if (hasUsage(usage)) {
+      upstreamUsage = usage;
+      // The upstream's count is the bill: what was kept unread need not be counted.
+      deferred.length = 0;
+      deferredSize = 0;
+    } else if (deferred.length > 0) readDeferred();
+    const read = readChoices(chunk);
+    if (read === false) return false;
+    const changed = read === 'changed';
     if (clientAskedUsage || !('usage' in chunk)) {
-      write(`data: ${changed ? JSON.stringify(chunk) : data}\n\n`);
+      write(`data: ${changed ? JSON.stringify(chunk) : redactor.redact(data)}\n\n`);
       return true;
     }
     // The client did not ask for usage: the usage-only chunk is dropped, and `usage: null` fields removed.
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     if (choices.length === 0 && chunk.usage !== null) return true;
     const { usage: _hidden, ...visible } = chunk;
     write(`data: ${JSON.stringify(visible)}\n\n`);
+    return true;
+  };
+
+  /**
+   * One event of an upstream of another format, read by its adapter into canonical chunks; they are encoded for
+   * the client, or, when the client speaks the upstream's format, only metered while the event goes on as it came.
+   */
+  const handleDecoded = (event: SseEvent, decoder: StreamDecoder, passUnread: boolean): boolean => {
+    const decoded = decoder.push(event);
+    if (decoded.error) {
+      upstreamError = decoded.error;
+      return false;
+    }
+    if (decoded.finished) finished = true;
+    for (const chunk of decoded.chunks) {
+      const read = readChoices(chunk);
+      if (read === false) return false;
+      if (!passUnread) write(encoder.chunk(chunk));
+    }
+    if (passUnread) write(frame(event.event, redactor.redact(event.data)));
     return true;
   };
 
@@ -367,6 +437,12 @@ export async function pipeStream(
       payload = undefined;
     }
     const type = event.event ?? (isRecord(payload) && typeof payload.type === 'string' ? payload.type : '');
+    if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed')
+      finished = true;
+    if (type === 'error' && isRecord(payload)) {
+      upstreamError = streamErrorOf(payload);
+      return false;
+    }
     let changed = false;
     if (isRecord(payload)) {
       if (type.endsWith('.delta') && typeof payload.delta === 'string') output(payload.delta);
@@ -392,24 +468,31 @@ export async function pipeStream(
         if (maskTexts(payload)) changed = true;
       }
     }
-    write(frame(event.event, changed ? JSON.stringify(payload) : event.data));
+    write(frame(event.event, changed ? JSON.stringify(payload) : redactor.redact(event.data)));
     return true;
   };
 
+  const { reading, encoder, redactor } = control;
   const handle = (event: SseEvent): boolean => {
-    if (event.data === DONE) return true;
+    if (reading.kind === 'decoded') {
+      frtMs ??= performance.now() - outcome.startedAt;
+      return handleDecoded(event, reading.decoder, reading.passUnread);
+    }
+    if (event.data === DONE) {
+      finished = true;
+      return true;
+    }
     frtMs ??= performance.now() - outcome.startedAt;
-    return isChat ? handleChat(event.data) : handleResponses(event);
+    return reading.kind === 'chat' ? handleChat(event.data) : handleResponses(event);
   };
 
-  let cutOff = false;
-  let timedOut = false;
+  let failure: ReturnType<typeof toUpstreamFailure> | undefined;
   try {
     let going = true;
-    reading: for await (const piece of response.body) {
+    receiving: for await (const piece of response.body) {
       for (const event of parser.push(piece)) {
         going = handle(event);
-        if (!going) break reading;
+        if (!going) break receiving;
       }
       // When the body's end came with this piece, what it produced goes out with the end of the answer, in
       // one write; otherwise it goes out now (an upstream may stay open after its end marker).
@@ -417,21 +500,39 @@ export async function pipeStream(
     }
     if (going) for (const event of parser.end()) if (!handle(event)) break;
   } catch (error) {
-    const failure = toUpstreamFailure(error);
+    failure = toUpstreamFailure(error);
     if (!committed && control.firstTokenTimedOut()) {
       clearTimeout(pingTimer);
       return { kind: 'retry', reason: 'first-token-timeout' };
     }
-    cutOff = true;
-    timedOut = failure.kind === 'timeout';
     if (failure.kind !== 'aborted')
       request.log.warn({ channelId: outcome.channelId, kind: failure.kind }, 'upstream stream broke');
   }
+  if (reading.kind === 'decoded') upstreamUsage = reading.decoder.usage();
 
-  if (!committed && !sawOutput && upstreamUsage === undefined && control.retryEmpty && !cutOff) {
+  const clientThere = !input.clientGone.aborted;
+  /** How the answer ended; anything but `complete` (and a sensitive-word stop) is an interrupted answer. */
+  const ending: StreamEnding = !clientThere
+    ? 'client_gone'
+    : stoppedFor !== undefined
+      ? 'stopped'
+      : upstreamError !== undefined
+        ? 'upstream_error'
+        : failure?.kind === 'timeout'
+          ? 'timeout'
+          : failure !== undefined || !finished
+            ? 'cut_off'
+            : 'complete';
+  if (
+    !committed &&
+    !sawOutput &&
+    !hasUsage(upstreamUsage) &&
+    control.retryEmpty &&
+    (ending === 'complete' || ending === 'cut_off') &&
+    failure === undefined
+  ) {
     return { kind: 'retry', reason: 'empty-response' };
   }
-  const clientThere = !input.clientGone.aborted;
   // Also when the client left: the reply is taken over so Fastify does not answer it again.
   commit();
   try {
@@ -441,42 +542,36 @@ export async function pipeStream(
         const rest = filtered(filter.flush(index));
         if (rest === undefined) break;
         if (rest === '') continue;
-        write(isChat ? heldChatChunk(last, index, rest) : heldResponsesDelta(index, rest));
+        if (reading.kind === 'chat') write(heldChatChunk(last, index, rest));
+        else if (reading.kind === 'responses') write(heldResponsesDelta(index, rest));
+        else write(encoder.chunk(heldChunk(last, index, rest)));
       }
     }
     // Without usage from the upstream, the chunks passed on unread are counted now.
     if (!hasUsage(upstreamUsage)) readDeferred();
+    const counted = counter.total();
     const usage: NormalisedUsage = hasUsage(upstreamUsage)
-      ? upstreamUsage
+      ? ending === 'complete' || ending === 'stopped'
+        ? upstreamUsage
+        : // An interrupted stream may have reported only its start (Anthropic's message_start): the output
+          // produced since is counted.
+          { ...upstreamUsage, completionTokens: Math.max(upstreamUsage.completionTokens, counted) }
       : {
           ...EMPTY_USAGE,
           promptTokens: input.promptTokens,
-          completionTokens: counter.total(),
+          completionTokens: counted,
           source: 'counted',
         };
-    if (clientThere && clientAskedUsage && upstreamUsage === undefined && stoppedFor === undefined) {
-      const synthetic = {
-        id: last.id ?? `chatcmpl-${request.id}`,
-        object: last.object ?? 'chat.completion.chunk',
-        created: last.created ?? Math.floor(Date.now() / 1000),
-        model: last.model ?? outcome.upstreamModel,
-        choices: [],
-        usage: toOpenAiUsage(usage),
-      };
-      write(`data: ${JSON.stringify(synthetic)}\n\n`);
-    }
-    if (clientThere && stoppedFor !== undefined) {
-      const error = sensitiveCompletionError();
-      write(errorEvent(control.dialect, error.message, String(error.code), error.type));
-    } else if (clientThere && timedOut) {
-      write(
-        errorEvent(
-          control.dialect,
-          `the upstream sent nothing for ${control.streamTimeoutSeconds} s; the answer is cut off`,
-          'stream_timeout',
-          'upstream_error',
-        ),
-      );
+    const interrupted = ending === 'upstream_error' || ending === 'timeout' || ending === 'cut_off';
+    if (clientThere) {
+      const writesEnd = reading.kind === 'chat' || (reading.kind === 'decoded' && !reading.passUnread);
+      if (stoppedFor !== undefined) {
+        write(encoder.error(sensitiveCompletionError()));
+      } else if (interrupted) {
+        write(encoder.error(endingError(ending, upstreamError, control.streamTimeoutSeconds, redactor)));
+      } else if (writesEnd) {
+        write(encoder.end(usage, hasUsage(upstreamUsage) && reading.kind === 'chat'));
+      }
     }
     let charged = 0;
     try {
@@ -485,19 +580,24 @@ export async function pipeStream(
         usage,
         isStream: true,
         frtMs,
+        ...(ending === 'complete' ? {} : { note: ENDING_NOTES[ending], other: { stream_end: ending } }),
       });
     } finally {
       if (clientThere) {
-        write(`: ${QUOTA_HEADER}: ${charged}\n\n`);
-        if (isChat) write(`data: ${DONE}\n\n`);
+        if (encoder.quotaComment) write(`: ${QUOTA_HEADER}: ${charged}\n\n`);
+        // The end marker says the answer is whole: an interrupted one goes without it.
+        if (!interrupted) write(encoder.done);
       }
     }
   } finally {
     clearTimeout(pingTimer);
     if (committed && !raw.writableEnded) raw.end(raw.destroyed ? undefined : out);
   }
-  if (cutOff)
-    request.log.info({ channelId: outcome.channelId }, 'stream ended early; billed what was produced');
+  if (ending !== 'complete' && ending !== 'stopped')
+    request.log.info(
+      { channelId: outcome.channelId, ending, kind: failure?.kind },
+      'stream ended early; billed what was produced',
+    );
   if (stoppedFor !== undefined)
     request.log.warn(
       { channelId: outcome.channelId, words: stoppedFor },
@@ -505,3 +605,45 @@ export async function pipeStream(
     );
   return { kind: 'done' };
 }
+
+/** How a stream ended, as the consume log's `other.stream_end` says when it is not `complete`. */
+export type StreamEnding = 'complete' | 'client_gone' | 'cut_off' | 'timeout' | 'upstream_error' | 'stopped';
+
+const ENDING_NOTES: Readonly<Record<Exclude<StreamEnding, 'complete'>, string>> = {
+  client_gone: 'stream left by the client',
+  cut_off: 'stream cut off by the upstream',
+  timeout: 'stream timed out',
+  upstream_error: 'stream ended by an upstream error',
+  stopped: 'stream stopped on sensitive words',
+};
+
+/** The error event an interrupted answer ends with. */
+function endingError(
+  ending: StreamEnding,
+  upstreamError: RelayError | undefined,
+  timeoutSeconds: number,
+  redactor: Redactor,
+): RelayError {
+  if (ending === 'upstream_error' && upstreamError)
+    return { ...upstreamError, message: redactor.redact(upstreamError.message) };
+  if (ending === 'timeout')
+    return streamError(
+      `the upstream sent nothing for ${timeoutSeconds} s; the answer is cut off`,
+      'stream_timeout',
+      'upstream_error',
+    );
+  return streamError(
+    'the upstream ended the stream before the answer was complete',
+    'stream_cut_off',
+    'upstream_error',
+  );
+}
+
+/** A canonical chunk carrying text the sensitive-word carry held back. */
+const heldChunk = (last: Json, index: number, text: string): Json => ({
+  id: last.id,
+  object: 'chat.completion.chunk',
+  created: last.created,
+  model: last.model,
+  choices: [{ index, delta: { content: text }, finish_reason: null }],
+});

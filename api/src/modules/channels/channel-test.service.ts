@@ -214,6 +214,7 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
     const result = await runChannelTest(upstream, toRelayChannel(channel, box), model, {
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       signal: cancelled,
+      settings: deps.options,
     });
     const time = result.elapsedMs / 1000;
     // A test cut short by shutdown says nothing about the channel.

@@ -10,10 +10,17 @@
  * (image edits, transcriptions) are streamed from the spool with the `model` field rewritten when mapped.
  */
 import { findProviderType } from '@turnpike/core/providers/catalogue';
-import type { RelayChannel } from '../../state/channel-cache.ts';
-import type { Adapter, BuildRequestInput, Endpoint, UpstreamCall } from '../registry.ts';
+import { parseUpstreamError } from '../../errors.ts';
+import { normaliseOpenAiUsage } from '../../metering/usage.ts';
+import type { Adapter, AdapterChannel, BuildRequestInput, Endpoint, UpstreamCall } from '../registry.ts';
+import { createOpenAiChatDecoder } from './stream.ts';
 
-const PATHS: Record<Endpoint, string> = {
+type OpenAiEndpoint = Exclude<
+  Endpoint,
+  'messages' | 'count-tokens' | 'generate-content' | 'count-tokens-gemini' | 'embed-content'
+>;
+
+const PATHS: Record<OpenAiEndpoint, string> = {
   chat: '/v1/chat/completions',
   completions: '/v1/completions',
   embeddings: '/v1/embeddings',
@@ -33,12 +40,14 @@ const USAGE_CHUNK_ENDPOINTS: ReadonlySet<Endpoint> = new Set(['chat', 'completio
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export function openAiUrl(channel: RelayChannel, endpoint: Endpoint): string {
+const isOpenAiEndpoint = (endpoint: Endpoint): endpoint is OpenAiEndpoint => endpoint in PATHS;
+
+export function openAiUrl(channel: AdapterChannel, endpoint: OpenAiEndpoint): string {
   const base = channel.baseUrl || findProviderType(channel.type)?.defaultBaseUrl || 'https://api.openai.com';
   return `${base.replace(/\/+$/, '')}${PATHS[endpoint]}`;
 }
 
-function baseHeaders(channel: RelayChannel): Record<string, string> {
+function baseHeaders(channel: AdapterChannel): Record<string, string> {
   const headers: Record<string, string> = {
     ...channel.headers,
     authorization: `Bearer ${channel.key ?? ''}`,
@@ -49,8 +58,10 @@ function baseHeaders(channel: RelayChannel): Record<string, string> {
 
 export const openAiAdapter: Adapter = {
   id: 'openai',
-  supports: () => true,
-  buildRequest(channel: RelayChannel, input: BuildRequestInput): UpstreamCall {
+  supports: isOpenAiEndpoint,
+  retriesBadRequest: false,
+  buildRequest(channel: AdapterChannel, input: BuildRequestInput): UpstreamCall {
+    if (!isOpenAiEndpoint(input.endpoint)) throw new Error(`no OpenAI path for ${input.endpoint}`);
     const url = openAiUrl(channel, input.endpoint);
     const headers = baseHeaders(channel);
     const { payload } = input;
@@ -73,4 +84,9 @@ export const openAiAdapter: Adapter = {
     headers['content-type'] = 'application/json';
     return { url, headers, body: JSON.stringify(body) };
   },
+  readError: parseUpstreamError,
+  usageOf: (answer) => normaliseOpenAiUsage(answer.usage),
+  // The canonical shape is OpenAI's own.
+  answerToChat: (answer) => ({ answer: { ...answer }, usage: normaliseOpenAiUsage(answer.usage) }),
+  streamToChat: createOpenAiChatDecoder,
 };

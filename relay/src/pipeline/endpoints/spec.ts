@@ -6,6 +6,7 @@
 import type { ImageRequest } from '@turnpike/core/billing/settle';
 import type { Endpoint, RequestPayload } from '../../adapters/registry.ts';
 import type { RelayError } from '../../errors.ts';
+import type { Ingress } from '../../ingress/ingress.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
 import type { RelayRequest } from '../exchange.ts';
 import type { Json } from '../respond.ts';
@@ -28,6 +29,8 @@ export interface PreparedRequest {
   readonly image?: ImageRequest | undefined;
   /** Appended to the log line. */
   readonly note?: string | undefined;
+  /** Headers of the client's request an upstream of the client's own format should see (`anthropic-beta`). */
+  readonly clientHeaders?: Readonly<Record<string, string>> | undefined;
   /** Releases what reading the request took (a spooled upload). */
   dispose?(): Promise<void>;
 }
@@ -41,11 +44,21 @@ export type AnswerKind =
   /** JSON or text (srt, vtt, text); usage from the answer, its duration, or an estimate. */
   | 'transcription';
 
-/** How a stream is read: OpenAI chat/completions chunks, or Responses API events. */
-export type StreamDialect = 'chat' | 'responses';
+/**
+ * How a stream of an upstream of the client's format is read: OpenAI chat/completions chunks, Responses API
+ * events, or another format's events (read through its adapter, passed on as they came).
+ */
+export type StreamDialect = 'chat' | 'responses' | 'native';
 
 export interface EndpointSpec {
   readonly endpoint: Endpoint;
+  /** The client's format (where its key is, the shapes of answers and errors); default OpenAI chat's. */
+  readonly ingress?: Ingress;
+  /**
+   * The endpoint a request goes to an upstream of another format as, through the canonical shape (`chat`);
+   * undefined: only upstreams of the client's format can serve it.
+   */
+  readonly canonical?: 'chat';
   /** Reads and checks the request; a RelayError is answered as is (a local 400, nothing reserved). */
   prepare(request: RelayRequest): Promise<PreparedRequest | RelayError> | PreparedRequest | RelayError;
   readonly answer: AnswerKind;

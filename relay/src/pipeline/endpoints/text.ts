@@ -4,6 +4,7 @@
  */
 import type { Endpoint } from '../../adapters/registry.ts';
 import type { RelayError } from '../../errors.ts';
+import { openAiResponsesIngress } from '../../ingress/openai-responses.ts';
 import {
   countChatPromptTokens,
   countInputTokens,
@@ -25,6 +26,8 @@ export function readJsonBody(
   if (!isRecord(body)) return invalidRequest('the request body must be a JSON object');
   const model = body.model ?? defaultModel;
   if (typeof model !== 'string' || model.trim() === '') return invalidRequest('model is required');
+  const flagged = checkActedOnFields(body);
+  if (flagged) return flagged;
   let maxTokens: number | undefined;
   for (const field of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const) {
     const value = body[field];
@@ -34,6 +37,27 @@ export function readJsonBody(
     if (value > 0) maxTokens = Math.max(maxTokens ?? 0, value);
   }
   return { body, model, maxTokens };
+}
+
+/**
+ * The fields the gateway itself acts on, when present, must have their documented types: `stream` (the answer's
+ * whole shape) a boolean, `stream_options` an object with a boolean `include_usage` (what the bill reads). A
+ * wrong type is the caller's 400, not an upstream's 502.
+ */
+export function checkActedOnFields(body: Json): RelayError | undefined {
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
+    return invalidRequest('stream must be true or false', 'stream');
+  const options = body.stream_options;
+  if (options !== undefined && options !== null) {
+    if (!isRecord(options)) return invalidRequest('stream_options must be an object', 'stream_options');
+    const include = options.include_usage;
+    if (include !== undefined && include !== null && typeof include !== 'boolean')
+      return invalidRequest(
+        'stream_options.include_usage must be true or false',
+        'stream_options.include_usage',
+      );
+  }
+  return undefined;
 }
 
 /** Strings of a `prompt` / `input` that is a string or a list (token-id lists are skipped). */
@@ -93,7 +117,7 @@ function prepareChat(request: RelayRequest): PreparedRequest | RelayError {
 }
 
 /** Chat answer: message content and reasoning are output; tool calls are counted too. */
-function visitChat(answer: Json, edit: (text: string) => string): void {
+export function visitChat(answer: Json, edit: (text: string) => string): void {
   const choices = Array.isArray(answer.choices) ? answer.choices : [];
   for (const choice of choices) {
     const message = isRecord(choice) ? choice.message : undefined;
@@ -104,7 +128,7 @@ function visitChat(answer: Json, edit: (text: string) => string): void {
   }
 }
 
-function countedChat(answer: Json): string {
+export function countedChat(answer: Json): string {
   const parts: string[] = [];
   visitChat(answer, (text) => {
     parts.push(text);
@@ -126,6 +150,7 @@ const openAiUsage = (answer: Json): NormalisedUsage | undefined => normaliseOpen
 
 export const chatSpec: EndpointSpec = {
   endpoint: 'chat',
+  canonical: 'chat',
   prepare: prepareChat,
   answer: 'json',
   stream: 'chat',
@@ -280,6 +305,8 @@ function responsesTexts(body: Json): string[] {
 
 export const responsesSpec: EndpointSpec = {
   endpoint: 'responses',
+  ingress: openAiResponsesIngress,
+  canonical: 'chat',
   prepare(request) {
     const read = readJsonBody(request.body);
     if ('status' in read) return read;

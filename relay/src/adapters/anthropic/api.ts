@@ -1,0 +1,65 @@
+/**
+ * Anthropic upstreams (https://docs.anthropic.com/en/api/messages): `POST <base>/v1/messages` and
+ * `/v1/messages/count_tokens`, the key in `x-api-key`, `anthropic-version: 2023-06-01`, and the
+ * `anthropic-beta` flags the client asked for or `claude.model_headers_settings` names for the model.
+ * A Messages request from an Anthropic client goes up as it came (the model mapped); a canonical chat request is
+ * converted (chat.ts).
+ */
+import { findProviderType } from '@turnpike/core/providers/catalogue';
+import type { Adapter, AdapterChannel, BuildRequestInput, UpstreamCall } from '../registry.ts';
+import { chatToMessages, messagesToChat } from './chat.ts';
+import { readAnthropicError } from './errors.ts';
+import { createAnthropicDecoder } from './stream.ts';
+import { anthropicUsageOf } from './usage.ts';
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+function anthropicBase(channel: AdapterChannel): string {
+  const base =
+    channel.baseUrl || findProviderType(channel.type)?.defaultBaseUrl || 'https://api.anthropic.com';
+  return base.replace(/\/+$/, '');
+}
+
+function headersFor(channel: AdapterChannel, input: BuildRequestInput, model: string) {
+  const headers: Record<string, string> = {
+    ...channel.headers,
+    'x-api-key': channel.key ?? '',
+    'anthropic-version': ANTHROPIC_VERSION,
+    'content-type': 'application/json',
+  };
+  const flags = new Set<string>();
+  const beta = input.clientHeaders?.['anthropic-beta'];
+  if (typeof beta === 'string') for (const flag of beta.split(',')) if (flag.trim()) flags.add(flag.trim());
+  const perModel = input.options.get('claude.model_headers_settings')[model];
+  if (perModel) {
+    for (const [name, values] of Object.entries(perModel)) {
+      if (name.toLowerCase() === 'anthropic-beta') for (const value of values) flags.add(value);
+      else headers[name.toLowerCase()] = values.join(',');
+    }
+  }
+  if (flags.size > 0) headers['anthropic-beta'] = [...flags].join(',');
+  return headers;
+}
+
+export const anthropicAdapter: Adapter = {
+  id: 'anthropic',
+  supports: (endpoint) => endpoint === 'messages' || endpoint === 'count-tokens' || endpoint === 'chat',
+  retriesBadRequest: true,
+  buildRequest(channel: AdapterChannel, input: BuildRequestInput): UpstreamCall {
+    const { payload } = input;
+    if (payload.kind !== 'json') throw new Error('Anthropic takes JSON requests only');
+    const base = anthropicBase(channel);
+    const body =
+      input.endpoint === 'chat'
+        ? chatToMessages(payload.body, input.upstreamModel, input.options)
+        : { ...payload.body, model: input.upstreamModel };
+    if (channel.paramOverride) Object.assign(body, channel.paramOverride);
+    const model = typeof body.model === 'string' ? body.model : input.upstreamModel;
+    const path = input.endpoint === 'count-tokens' ? '/v1/messages/count_tokens' : '/v1/messages';
+    return { url: `${base}${path}`, headers: headersFor(channel, input, model), body: JSON.stringify(body) };
+  },
+  readError: readAnthropicError,
+  usageOf: anthropicUsageOf,
+  answerToChat: (answer, model) => messagesToChat(answer, model),
+  streamToChat: createAnthropicDecoder,
+};

@@ -1,0 +1,31 @@
+/**
+ * Anthropic usage (https://docs.anthropic.com/en/api/messages, `usage`): `input_tokens` excludes the cache,
+ * `cache_read_input_tokens` and `cache_creation_input_tokens` are beside it, `output_tokens` includes thinking.
+ * In a stream, `message_start` carries the input side and `message_delta` the (cumulative) output side.
+ */
+import { mergeAnthropicUsage, type NormalisedUsage, normaliseAnthropicUsage } from '../../metering/usage.ts';
+
+export const anthropicUsageOf = (answer: Readonly<Record<string, unknown>>): NormalisedUsage | undefined =>
+  normaliseAnthropicUsage(answer.usage);
+
+/** Keeps the raw usage of a stream across its events. */
+export function createAnthropicUsageTracker() {
+  let raw: Record<string, unknown> | undefined;
+  return {
+    add(usage: unknown) {
+      raw = mergeAnthropicUsage(raw, usage);
+    },
+    current: (): NormalisedUsage | undefined =>
+      raw === undefined ? undefined : normaliseAnthropicUsage(raw),
+  };
+}
+
+/** The client-facing Anthropic `usage` of a normalised usage (input without the cache, as Anthropic counts it). */
+export function toAnthropicUsage(usage: NormalisedUsage): Record<string, number> {
+  return {
+    input_tokens: Math.max(usage.promptTokens - usage.cachedTokens - usage.cacheWriteTokens, 0),
+    cache_creation_input_tokens: usage.cacheWriteTokens,
+    cache_read_input_tokens: usage.cachedTokens,
+    output_tokens: usage.completionTokens,
+  };
+}

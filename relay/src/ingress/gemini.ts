@@ -1,0 +1,236 @@
+/**
+ * Gemini clients (https://ai.google.dev/api/generate-content), `@google/genai` among them: the key in
+ * `x-goog-api-key` or `?key=`, the model and action in the path (`/v1beta/models/<model>:generateContent`),
+ * errors as `{ error: { code, message, status } }`, streams (`alt=sse`) as one whole `GenerateContentResponse`
+ * per `data:` event.
+ *
+ * Request (Gemini → chat): `systemInstruction` becomes a system message, `contents` user and assistant
+ * messages (`inlineData` as a data URL image, `functionCall` as `tool_calls`, `functionResponse` as a `tool`
+ * message), `functionDeclarations` tools, `functionCallingConfig` the `tool_choice`, `generationConfig` the
+ * sampling fields and `thinkingConfig` a `reasoning_effort`. Answer (chat → Gemini): the parts of one candidate
+ * (thoughts marked `thought`), `finishReason`, `usageMetadata`. In a stream a function call is sent whole, when
+ * its arguments are complete.
+ */
+import { asNumber, contentText, isRecord, type Json, parseArguments } from '../adapters/canonical.ts';
+import { FINISH_REASON_OF } from '../adapters/gemini/chat.ts';
+import { geminiStatus } from '../adapters/gemini/errors.ts';
+import { toGeminiUsage } from '../adapters/gemini/usage.ts';
+import type { RelayError } from '../errors.ts';
+import type { NormalisedUsage } from '../metering/usage.ts';
+import { bearerKey, type Ingress, type StreamEncoder, withRequestId } from './ingress.ts';
+
+export const geminiErrorBody = (error: RelayError, requestId: string) => ({
+  error: {
+    code: error.status,
+    message: withRequestId(error.message, requestId),
+    status:
+      typeof error.code === 'string' && /^[A-Z_]+$/.test(error.code)
+        ? error.code
+        : geminiStatus(error.status),
+  },
+});
+
+/** The `key` query parameter of a URL. */
+function queryKey(url: string): string | undefined {
+  const at = url.indexOf('?');
+  if (at === -1) return undefined;
+  const key = new URLSearchParams(url.slice(at + 1)).get('key');
+  return key === null || key === '' ? undefined : key;
+}
+
+function chatParts(parts: readonly Json[]): unknown {
+  const out: Json[] = [];
+  for (const part of parts) {
+    if (typeof part.text === 'string' && part.thought !== true) out.push({ type: 'text', text: part.text });
+    else if (isRecord(part.inlineData))
+      out.push({
+        type: 'image_url',
+        image_url: { url: `data:${part.inlineData.mimeType};base64,${part.inlineData.data}` },
+      });
+    else if (isRecord(part.fileData) && typeof part.fileData.fileUri === 'string')
+      out.push({ type: 'image_url', image_url: { url: part.fileData.fileUri } });
+  }
+  return out.length === 1 && out[0]?.type === 'text' ? out[0].text : out;
+}
+
+const partsOf = (content: unknown): Json[] =>
+  isRecord(content) && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
+
+export function geminiToChatRequest(body: Readonly<Json>, model: string, isStream: boolean): Json {
+  const messages: Json[] = [];
+  const system = partsOf(body.systemInstruction);
+  if (system.length > 0) messages.push({ role: 'system', content: contentText(chatParts(system)) });
+  let callCount = 0;
+  const pendingIds: string[] = [];
+  for (const content of Array.isArray(body.contents) ? body.contents : []) {
+    if (!isRecord(content)) continue;
+    const parts = partsOf(content);
+    if (content.role === 'model') {
+      const message: Json = { role: 'assistant', content: contentText(chatParts(parts)) };
+      const calls = parts
+        .filter((part) => isRecord(part.functionCall))
+        .map((part) => {
+          const call = part.functionCall as Json;
+          const id = typeof call.id === 'string' ? call.id : `call_${callCount}`;
+          callCount += 1;
+          pendingIds.push(id);
+          return {
+            id,
+            type: 'function',
+            function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) },
+          };
+        });
+      if (calls.length > 0) message.tool_calls = calls;
+      messages.push(message);
+      continue;
+    }
+    for (const part of parts) {
+      if (!isRecord(part.functionResponse)) continue;
+      const response = part.functionResponse;
+      messages.push({
+        role: 'tool',
+        tool_call_id:
+          typeof response.id === 'string' ? response.id : (pendingIds.shift() ?? String(response.name)),
+        content: JSON.stringify(response.response ?? {}),
+      });
+    }
+    const rest = parts.filter((part) => !isRecord(part.functionResponse));
+    if (rest.length > 0) messages.push({ role: 'user', content: chatParts(rest) });
+  }
+  const chat: Json = { model, messages, stream: isStream };
+  const config = isRecord(body.generationConfig) ? body.generationConfig : {};
+  if (asNumber(config.temperature) !== undefined) chat.temperature = config.temperature;
+  if (asNumber(config.topP) !== undefined) chat.top_p = config.topP;
+  if (asNumber(config.maxOutputTokens) !== undefined) chat.max_tokens = config.maxOutputTokens;
+  if (Array.isArray(config.stopSequences) && config.stopSequences.length > 0)
+    chat.stop = config.stopSequences;
+  if (asNumber(config.candidateCount) !== undefined) chat.n = config.candidateCount;
+  if (config.responseMimeType === 'application/json') chat.response_format = { type: 'json_object' };
+  if (isRecord(config.thinkingConfig)) {
+    const budget = asNumber(config.thinkingConfig.thinkingBudget);
+    if (budget === 0) chat.reasoning_effort = 'none';
+    else if (budget !== undefined && budget > 0)
+      chat.reasoning_effort = budget <= 2048 ? 'low' : budget <= 12_000 ? 'medium' : 'high';
+  }
+  const declarations: Json[] = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : [])
+    if (isRecord(tool) && Array.isArray(tool.functionDeclarations))
+      declarations.push(...tool.functionDeclarations.filter(isRecord));
+  if (declarations.length > 0)
+    chat.tools = declarations.map((fn) => ({
+      type: 'function',
+      function: {
+        name: fn.name,
+        ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
+        parameters: isRecord(fn.parameters)
+          ? fn.parameters
+          : isRecord(fn.parametersJsonSchema)
+            ? fn.parametersJsonSchema
+            : { type: 'object', properties: {} },
+      },
+    }));
+  const calling =
+    isRecord(body.toolConfig) && isRecord(body.toolConfig.functionCallingConfig)
+      ? body.toolConfig.functionCallingConfig
+      : undefined;
+  if (calling?.mode === 'NONE') chat.tool_choice = 'none';
+  else if (calling?.mode === 'ANY') {
+    const names = Array.isArray(calling.allowedFunctionNames) ? calling.allowedFunctionNames : [];
+    chat.tool_choice = names.length === 1 ? { type: 'function', function: { name: names[0] } } : 'required';
+  }
+  return chat;
+}
+
+function callParts(calls: readonly Json[]): Json[] {
+  return calls.map((call) => {
+    const fn = isRecord(call.function) ? call.function : {};
+    return { functionCall: { name: fn.name, args: parseArguments(fn.arguments) } };
+  });
+}
+
+export function chatToGeminiAnswer(answer: Json, usage: NormalisedUsage, model: string): Json {
+  const choices = Array.isArray(answer.choices) ? answer.choices.filter(isRecord) : [];
+  return {
+    candidates: choices.map((choice, index) => {
+      const message = isRecord(choice.message) ? choice.message : {};
+      const parts: Json[] = [];
+      if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '')
+        parts.push({ text: message.reasoning_content, thought: true });
+      const text = contentText(message.content);
+      if (text !== '') parts.push({ text });
+      parts.push(...callParts(Array.isArray(message.tool_calls) ? message.tool_calls.filter(isRecord) : []));
+      const finish = typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop';
+      return { content: { role: 'model', parts }, finishReason: FINISH_REASON_OF[finish] ?? 'STOP', index };
+    }),
+    usageMetadata: toGeminiUsage(usage),
+    modelVersion: model,
+    responseId: typeof answer.id === 'string' ? answer.id : undefined,
+  };
+}
+
+/** Canonical chunks as Gemini stream events; tool calls are held until their arguments are whole. */
+export function createGeminiEncoder(_body: Readonly<Json>, model: string, requestId: string): StreamEncoder {
+  const calls = new Map<number, { name: string; arguments: string }>();
+  let finish: string | undefined;
+  const frame = (parts: Json[], extra: Json = {}) =>
+    `data: ${JSON.stringify({
+      candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }],
+      modelVersion: model,
+      responseId: requestId,
+    })}\n\n`;
+  return {
+    quotaComment: false,
+    chunk(chunk) {
+      const choice =
+        Array.isArray(chunk.choices) && isRecord(chunk.choices[0]) ? chunk.choices[0] : undefined;
+      const delta = choice && isRecord(choice.delta) ? choice.delta : {};
+      const parts: Json[] = [];
+      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '')
+        parts.push({ text: delta.reasoning_content, thought: true });
+      if (typeof delta.content === 'string' && delta.content !== '') parts.push({ text: delta.content });
+      for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        if (!isRecord(call)) continue;
+        const index = typeof call.index === 'number' ? call.index : 0;
+        const fn = isRecord(call.function) ? call.function : {};
+        const held = calls.get(index) ?? { name: '', arguments: '' };
+        if (typeof fn.name === 'string') held.name += fn.name;
+        if (typeof fn.arguments === 'string') held.arguments += fn.arguments;
+        calls.set(index, held);
+      }
+      if (choice && typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+      return parts.length > 0 ? frame(parts) : '';
+    },
+    end(usage) {
+      const parts = [...calls.values()].map((call) => ({
+        functionCall: { name: call.name, args: parseArguments(call.arguments) },
+      }));
+      return `data: ${JSON.stringify({
+        candidates: [
+          {
+            content: { role: 'model', parts },
+            finishReason: FINISH_REASON_OF[finish ?? 'stop'] ?? 'STOP',
+            index: 0,
+          },
+        ],
+        usageMetadata: toGeminiUsage(usage),
+        modelVersion: model,
+        responseId: requestId,
+      })}\n\n`;
+    },
+    error: (error) => `data: ${JSON.stringify(geminiErrorBody(error, requestId))}\n\n`,
+    done: '',
+  };
+}
+
+export const geminiIngress: Ingress = {
+  format: 'gemini',
+  keyOf: (request) => {
+    const header = request.headers['x-goog-api-key'];
+    if (typeof header === 'string' && header !== '') return header;
+    return queryKey(request.url) ?? bearerKey(request.headers.authorization);
+  },
+  errorBody: geminiErrorBody,
+  toChat: geminiToChatRequest,
+  fromChat: chatToGeminiAnswer,
+  streamEncoder: createGeminiEncoder,
+};

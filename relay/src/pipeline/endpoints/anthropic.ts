@@ -1,0 +1,139 @@
+/**
+ * Anthropic Messages endpoints (https://docs.anthropic.com/en/api/messages): `POST /v1/messages` and
+ * `POST /v1/messages/count_tokens`, read as Anthropic documents them; errors in Anthropic's shape (the ingress).
+ * Messages go to Anthropic channels as sent and to any other channel through the canonical chat shape; counting
+ * tokens is Anthropic's own call, so only Anthropic channels serve it, and it costs nothing.
+ */
+import { anthropicUsageOf } from '../../adapters/anthropic/usage.ts';
+import { isRecord, type Json } from '../../adapters/canonical.ts';
+import type { RelayError } from '../../errors.ts';
+import { anthropicMessagesIngress } from '../../ingress/anthropic-messages.ts';
+import { countTextTokens, encodingForModel } from '../../metering/tokens.ts';
+import { EMPTY_USAGE } from '../../metering/usage.ts';
+import type { RelayRequest } from '../exchange.ts';
+import { invalidRequest } from '../respond.ts';
+import type { EndpointSpec, PreparedRequest } from './spec.ts';
+import { readJsonBody } from './text.ts';
+
+/** Texts of a Messages request: the system prompt, text blocks, tool results and tool inputs. */
+function messageTexts(body: Json): string[] {
+  const texts: string[] = [];
+  const add = (content: unknown) => {
+    if (typeof content === 'string') texts.push(content);
+    else if (Array.isArray(content))
+      for (const block of content) {
+        if (!isRecord(block)) continue;
+        if (typeof block.text === 'string') texts.push(block.text);
+        else if (block.type === 'tool_result') add(block.content);
+        else if (block.type === 'tool_use') texts.push(JSON.stringify(block.input ?? {}));
+      }
+  };
+  add(body.system);
+  for (const message of Array.isArray(body.messages) ? body.messages : [])
+    if (isRecord(message)) add(message.content);
+  return texts;
+}
+
+/** The client's `anthropic-beta` flags, for an Anthropic upstream. */
+function betaHeaders(request: RelayRequest): Readonly<Record<string, string>> | undefined {
+  const beta = request.headers['anthropic-beta'];
+  const value = Array.isArray(beta) ? beta.join(',') : beta;
+  return value ? { 'anthropic-beta': value } : undefined;
+}
+
+function readMessages(
+  request: RelayRequest,
+  requireMaxTokens: boolean,
+): { body: Json; model: string } | RelayError {
+  const read = readJsonBody(request.body);
+  if ('status' in read) return read;
+  const { body, model } = read;
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return invalidRequest('messages: a non-empty list is required', 'messages');
+  if (
+    body.messages.some(
+      (message) => !isRecord(message) || (message.role !== 'user' && message.role !== 'assistant'),
+    )
+  )
+    return invalidRequest('messages: each message needs the role user or assistant', 'messages');
+  if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
+    return invalidRequest('system: text or a list of text blocks is required', 'system');
+  const maxTokens = body.max_tokens;
+  if (requireMaxTokens && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1))
+    return invalidRequest('max_tokens: a whole number of 1 or more is required', 'max_tokens');
+  return { body, model };
+}
+
+function prepareMessages(request: RelayRequest): PreparedRequest | RelayError {
+  const read = readMessages(request, true);
+  if ('status' in read) return read;
+  const { body, model } = read;
+  const texts = messageTexts(body);
+  let counted: number | undefined;
+  return {
+    model,
+    payload: { kind: 'json', body },
+    isStream: body.stream === true,
+    maxTokens: body.max_tokens as number,
+    promptTexts: texts,
+    clientHeaders: betaHeaders(request),
+    get promptTokens() {
+      const encoding = encodingForModel(model);
+      counted ??=
+        texts.reduce((sum, text) => sum + countTextTokens(text, encoding), 0) + 3 * texts.length + 3;
+      return counted;
+    },
+  };
+}
+
+/** Text and thinking blocks of a Messages answer. */
+function visitMessage(answer: Json, edit: (text: string) => string): void {
+  for (const block of Array.isArray(answer.content) ? answer.content : []) {
+    if (!isRecord(block)) continue;
+    if (typeof block.text === 'string') block.text = edit(block.text);
+    else if (typeof block.thinking === 'string') block.thinking = edit(block.thinking);
+  }
+}
+
+export const messagesSpec: EndpointSpec = {
+  endpoint: 'messages',
+  ingress: anthropicMessagesIngress,
+  canonical: 'chat',
+  prepare: prepareMessages,
+  answer: 'json',
+  stream: 'native',
+  usageOf: anthropicUsageOf,
+  visitOutput: visitMessage,
+  countedOutput(answer) {
+    const parts: string[] = [];
+    for (const block of Array.isArray(answer.content) ? answer.content : []) {
+      if (!isRecord(block)) continue;
+      if (typeof block.text === 'string') parts.push(block.text);
+      else if (typeof block.thinking === 'string') parts.push(block.thinking);
+      else if (block.type === 'tool_use')
+        parts.push(`${block.name ?? ''}${JSON.stringify(block.input ?? {})}`);
+    }
+    return parts.join('');
+  },
+};
+
+export const countTokensSpec: EndpointSpec = {
+  endpoint: 'count-tokens',
+  ingress: anthropicMessagesIngress,
+  prepare(request) {
+    const read = readMessages(request, false);
+    if ('status' in read) return read;
+    const { body, model } = read;
+    // Free at Anthropic, so nothing is counted or reserved.
+    return {
+      model,
+      payload: { kind: 'json', body },
+      isStream: false,
+      promptTokens: 0,
+      promptTexts: [],
+      clientHeaders: betaHeaders(request),
+    };
+  },
+  answer: 'json',
+  usageOf: () => EMPTY_USAGE,
+};

@@ -19,3 +19,19 @@ buildah bud --layers "${ca[@]}" \
   --volume "${HOME}/.npm:/root/.npm" \
   -t "$TAG" -f Dockerfile .
 echo "built $TAG"
+
+# Smoke run: ROLE=all as user 10001 with the embedded database in /tmp; the console API and the relay's /metrics
+# answer on a loopback port.
+port=$((20000 + RANDOM % 20000))
+ctr="$(buildah from "$TAG")"
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; buildah rm "$ctr" >/dev/null' EXIT
+buildah run --user 10001:10001 -e PORT="$port" -e HOST=127.0.0.1 -e LOG_LEVEL=warn "$ctr" -- node api/src/server.ts &
+server=$!
+for _ in $(seq 1 120); do
+  if curl -fsS "http://127.0.0.1:$port/api/status" >/dev/null 2>&1; then break; fi
+  kill -0 "$server" 2>/dev/null || { echo "the server in the image stopped" >&2; exit 1; }
+  sleep 1
+done
+curl -fsS "http://127.0.0.1:$port/api/status" | grep -q '"success":true'
+curl -fsS "http://127.0.0.1:$port/metrics" | grep -q '^turnpike_relay_inflight_requests '
+echo "$TAG serves /api/status and /metrics as user 10001"

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { createCrdValidators } from '../operator/src/crd/validate.ts';
 import { staleCopies } from './sync-files.ts';
 import { helm, helmPath } from './testing/helm.ts';
 import { type Manifest, parseManifests, schemaErrors, unknownFieldErrors } from './testing/validate.ts';
@@ -78,6 +79,31 @@ describe('charts/turnpike', () => {
 
   it('renders no field unknown to the schemas, in any scenario', () => {
     expect(unknownFieldErrors([...rendered.values()].flat())).toEqual([]);
+  });
+
+  it('says how to open the console and apply a Channel the CRD accepts (NOTES.txt)', () => {
+    const output = helm([
+      'install',
+      'turnpike',
+      CHART,
+      '--namespace',
+      'turnpike',
+      '--dry-run=client',
+      '--set',
+      'ingress.enabled=true',
+      '--set',
+      'ingress.host=gateway.example.com',
+    ]);
+    const notes = output.slice(output.indexOf('NOTES:'));
+    expect(notes).toContain('http://gateway.example.com/');
+    const example = /<<'YAML'\n([\s\S]*?)\n\s*YAML\n/.exec(notes)?.[1] ?? '';
+    const objects = parseManifests(example.replace(/^ {5}/gm, '')) as Pod[];
+    const secret = objects.find((o) => o.kind === 'Secret') as Pod;
+    expect(secret.metadata.labels['turnpike.dev/credential']).toBe('true');
+    const channel = objects.find((o) => o.kind === 'Channel') as Pod;
+    expect(channel.spec.keySecretRef.name).toBe(secret.metadata.name);
+    const verdict = createCrdValidators().get('channels')?.validate(channel);
+    expect(verdict).toMatchObject({ ok: true });
   });
 
   it('refuses a misspelt value instead of ignoring it', () => {

@@ -73,6 +73,8 @@ export function helm(args: readonly string[], options: { cwd?: string } = {}): s
       maxBuffer: 64 * 1024 * 1024,
       env: {
         ...process.env,
+        // never a real cluster: every test renders offline
+        KUBECONFIG: join(CACHE, 'no-kubeconfig'),
         HELM_CACHE_HOME: join(CACHE, 'home'),
         HELM_CONFIG_HOME: join(CACHE, 'home'),
         HELM_DATA_HOME: join(CACHE, 'home'),

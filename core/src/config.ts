@@ -62,6 +62,15 @@ const envSchema = z.object({
   LINUXDO_CONNECT_URL: httpUrl('LINUXDO_CONNECT_URL', 'https://connect.linux.do'),
   /** Bearer token `GET /metrics` asks for; absent: the endpoint is open. */
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  /** The operator (`node operator/src/main.ts`): port of /healthz, /readyz and /metrics. */
+  OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  /** The operator's identity in its Lease; the pod name in a cluster. */
+  POD_NAME: z.string().optional(),
+  /** Where the operator's Lease lives; the pod's namespace in a cluster. */
+  POD_NAMESPACE: z.string().default('default'),
+  /** Only this namespace's custom resources and Secrets; absent: every namespace. */
+  WATCH_NAMESPACE: z.string().optional(),
+  OPERATOR_LEASE_NAME: z.string().default('turnpike-operator'),
 });
 
 /** A per-IP limit: `max` requests per `windowSeconds`. */
@@ -99,6 +108,16 @@ export interface Config {
   readonly oauthUrls: { readonly github: string; readonly githubApi: string; readonly linuxdo: string };
   /** Bearer token of `GET /metrics`; undefined: no authentication. */
   readonly metricsToken: string | undefined;
+  /** Settings of the Kubernetes operator process (docs/adr/0017). */
+  readonly operator: {
+    readonly port: number;
+    /** Holder identity in the Lease; undefined: the host name. */
+    readonly identity: string | undefined;
+    readonly leaseNamespace: string;
+    readonly leaseName: string;
+    /** undefined: every namespace. */
+    readonly watchNamespace: string | undefined;
+  };
 }
 
 /** Config with both secrets known. */
@@ -156,5 +175,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       linuxdo: e.LINUXDO_CONNECT_URL.replace(/\/+$/, ''),
     },
     metricsToken: e.METRICS_TOKEN,
+    operator: Object.freeze({
+      port: e.OPERATOR_PORT,
+      identity: e.POD_NAME,
+      leaseNamespace: e.POD_NAMESPACE,
+      leaseName: e.OPERATOR_LEASE_NAME,
+      watchNamespace: e.WATCH_NAMESPACE,
+    }),
   });
 }

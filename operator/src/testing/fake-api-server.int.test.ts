@@ -52,7 +52,7 @@ describe('stand-in API server', () => {
     const created = server.apply(channel('a'));
     expect(created.metadata).toMatchObject({ generation: 1, namespace: 'team-a' });
     expect(created.metadata.uid).toBeTruthy();
-    expect((created as { spec: { groups: string[] } }).spec.groups).toEqual(['default']);
+    expect((created as unknown as { spec: { groups: string[] } }).spec.groups).toEqual(['default']);
     const list = await kube.list('channels', 'team-a');
     expect(list.items).toHaveLength(1);
     expect(Number(list.resourceVersion)).toBe(server.resourceVersion());

@@ -1,0 +1,231 @@
+import { channels } from '@turnpike/core/db/schema/channels';
+import { options as optionsTable } from '@turnpike/core/db/schema/options';
+import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FINALIZER } from './api/v1alpha1.ts';
+import type { Operator } from './operator.ts';
+import { createHarness, type Harness, type RelayProcess } from './testing/operator-harness.ts';
+import { waitFor } from './testing/wait.ts';
+
+const NS = 'team-a';
+const T = { group: 'turnpike.dev', version: 'v1alpha1' } as const;
+
+let h: Harness;
+let operator: Operator;
+let relay: RelayProcess;
+let upstream: FakeOpenAi;
+
+beforeAll(async () => {
+  h = await createHarness();
+  upstream = await startFakeOpenAi({ apiKey: 'sk-good' });
+  await h.setOption('SelfUseModeEnabled', 'true');
+  relay = await h.startRelay();
+  operator = await h.startOperator({ port: 0, host: '127.0.0.1' });
+  await waitFor(() => operator.isLeader(), { what: 'leadership' });
+});
+afterAll(async () => {
+  await h?.close();
+  await upstream?.close();
+});
+
+const secret = (name: string, key: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: NS, labels: { 'turnpike.dev/credential': 'true' } },
+  stringData: { apiKey: key },
+});
+const channel = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'turnpike.dev/v1alpha1',
+  kind: 'Channel',
+  metadata: { name, namespace: NS },
+  spec: { type: 'openai', baseURL: upstream.url, keySecretRef: { name }, ...spec },
+});
+const getCr = (plural: string, name: string) =>
+  h.api.get({ ...T, plural, namespace: NS, name }) as
+    | {
+        metadata: { generation: number; finalizers?: string[] };
+        status?: Record<string, unknown> & {
+          conditions?: { type: string; status: string; reason: string; message: string }[];
+        };
+      }
+    | undefined;
+const ready = (plural: string, name: string) =>
+  getCr(plural, name)?.status?.conditions?.find((c) => c.type === 'Ready');
+const rowsOf = (name: string) =>
+  h.database.db.select().from(channels).where(eq(channels.sourceName, name)).orderBy(channels.sourceIndex);
+const call = (model: string) =>
+  relay.app.inject({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: h.auth,
+    payload: { model, messages: [{ role: 'user', content: 'hi' }] },
+  });
+
+describe('operator against the stand-in API server', () => {
+  it('creates a channel from a Channel and its Secret, routable by the relay, with Ready status and a finalizer', async () => {
+    h.api.apply(secret('alpha', 'sk-good'));
+    h.api.apply(channel('alpha', { models: ['alpha-model'], priority: 3, groups: ['default', 'vip'] }));
+    await waitFor(() => ready('channels', 'alpha')?.status === 'True', { what: 'Ready=True' });
+    const cr = getCr('channels', 'alpha')!;
+    expect(cr.metadata.finalizers).toContain(FINALIZER);
+    expect(cr.status).toMatchObject({ observedGeneration: 1, configVersion: expect.any(Number) });
+    expect(cr.status?.conditions?.map((c) => `${c.type}=${c.status}`)).toEqual([
+      'Ready=True',
+      'KeyResolved=True',
+      'Valid=True',
+      'Applied=True',
+    ]);
+    const [row] = await rowsOf('alpha');
+    expect(row).toMatchObject({
+      sourceKind: 'Channel',
+      sourceNamespace: NS,
+      sourceGeneration: 1,
+      models: 'alpha-model',
+      group: 'default,vip',
+      priority: 3,
+    });
+    expect(h.box.open(row!.key)).toBe('sk-good');
+    expect(cr.status?.channelIDs).toEqual([row!.id]);
+    expect(JSON.stringify(cr.status)).not.toContain('sk-good');
+    await waitFor(async () => (await call('alpha-model')).statusCode === 200, { what: 'routable' });
+  });
+
+  it('applies an update and records the new generation; an unchanged resync writes nothing', async () => {
+    h.api.apply(channel('alpha', { models: ['alpha-model', 'alpha-2'], priority: 7 }));
+    await waitFor(() => getCr('channels', 'alpha')?.status?.observedGeneration === 2, {
+      what: 'generation 2',
+    });
+    const [row] = await rowsOf('alpha');
+    expect(row).toMatchObject({ models: 'alpha-model,alpha-2', priority: 7, sourceGeneration: 2 });
+    await waitFor(async () => (await call('alpha-2')).statusCode === 200, { what: 'alpha-2 routable' });
+  });
+
+  it('rotates keys when the Secret changes: one row per key, the old key gone', async () => {
+    const before = (await rowsOf('alpha'))[0]!.id;
+    h.api.apply(secret('alpha', 'sk-good\nsk-other'));
+    await waitFor(async () => (await rowsOf('alpha')).length === 2, { what: 'two rows' });
+    const rows = await rowsOf('alpha');
+    expect(rows.map((r) => h.box.open(r.key))).toEqual(['sk-good', 'sk-other']);
+    expect(rows[0]!.id).toBe(before);
+    h.api.apply(secret('alpha', 'sk-good'));
+    await waitFor(async () => (await rowsOf('alpha')).length === 1, { what: 'back to one row' });
+    await waitFor(
+      () => (getCr('channels', 'alpha')?.status?.channelIDs as number[] | undefined)?.length === 1,
+    );
+  });
+
+  it('refuses a Channel whose Secret is missing: Ready=False with the reason, a Warning event, nothing written; fixes itself when the Secret arrives', async () => {
+    h.api.apply(channel('beta', { models: ['beta-model'] }));
+    await waitFor(() => ready('channels', 'beta')?.reason === 'SecretNotFound', { what: 'SecretNotFound' });
+    expect(ready('channels', 'beta')).toMatchObject({ status: 'False' });
+    expect(await rowsOf('beta')).toEqual([]);
+    await waitFor(() => h.api.events(NS).some((e) => (e as { reason?: string }).reason === 'SecretNotFound'));
+    // Every other resource keeps working.
+    expect((await call('alpha-model')).statusCode).toBe(200);
+    h.api.apply(secret('beta', 'sk-good'));
+    await waitFor(() => ready('channels', 'beta')?.status === 'True', {
+      what: 'beta ready after the Secret',
+    });
+    expect(await rowsOf('beta')).toHaveLength(1);
+  });
+
+  it('refuses an unknown provider that passed the schema, writing nothing', async () => {
+    h.api.apply(secret('gamma', 'sk-good'));
+    h.api.apply(channel('gamma', { type: 'acme', models: ['gamma-model'] }));
+    await waitFor(() => ready('channels', 'gamma')?.reason === 'UnknownProvider');
+    expect(await rowsOf('gamma')).toEqual([]);
+  });
+
+  it('removes the rows of a deleted Channel, then its finalizer, and the model stops routing', async () => {
+    h.api.remove({ ...T, plural: 'channels', namespace: NS, name: 'beta' });
+    await waitFor(() => getCr('channels', 'beta') === undefined, { what: 'beta gone' });
+    expect(await rowsOf('beta')).toEqual([]);
+    await waitFor(async () => (await call('beta-model')).statusCode !== 200, { what: 'beta unroutable' });
+  });
+
+  it('writes ModelPrice entries into the price options and removes them with the resource', async () => {
+    h.api.apply({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ModelPrice',
+      metadata: { name: 'alpha-price', namespace: NS },
+      spec: { models: ['alpha-model'], price: { input: '2.5', output: '10' } },
+    });
+    await waitFor(() => ready('modelprices', 'alpha-price')?.status === 'True', { what: 'price ready' });
+    const ratio = async (key: string) => {
+      const [row] = await h.database.db.select().from(optionsTable).where(eq(optionsTable.key, key));
+      return row ? (JSON.parse(row.value) as Record<string, number>)['alpha-model'] : undefined;
+    };
+    expect(await ratio('ModelRatio')).toBe(1.25);
+    expect(await ratio('CompletionRatio')).toBe(4);
+    await waitFor(() => (relay.options.get('ModelRatio') as Record<string, number>)['alpha-model'] === 1.25, {
+      what: 'relay price',
+    });
+    h.api.remove({ ...T, plural: 'modelprices', namespace: NS, name: 'alpha-price' });
+    await waitFor(() => getCr('modelprices', 'alpha-price') === undefined);
+    expect(await ratio('ModelRatio')).toBeUndefined();
+  });
+
+  it('refuses a GatewayOption value the registry rejects, and applies a good one', async () => {
+    h.api.apply({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'GatewayOption',
+      metadata: { name: 'bad', namespace: NS },
+      spec: { values: { GroupRatio: '{"vip":1}' } },
+    });
+    await waitFor(() => ready('gatewayoptions', 'bad')?.reason === 'InvalidOption');
+    h.api.apply({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'GatewayOption',
+      metadata: { name: 'branding', namespace: NS },
+      spec: { values: { SystemName: 'Acme Gateway' } },
+    });
+    await waitFor(() => ready('gatewayoptions', 'branding')?.status === 'True');
+    await waitFor(() => relay.options.get('SystemName') === 'Acme Gateway', { what: 'relay option' });
+  });
+
+  it('survives a dropped watch and a compacted history (410): changes made meanwhile still arrive', async () => {
+    h.api.dropWatches();
+    h.api.apply(channel('alpha', { models: ['alpha-model', 'alpha-3'], priority: 7 }));
+    await waitFor(async () => (await rowsOf('alpha'))[0]?.models.includes('alpha-3') === true, {
+      what: 'after drop',
+    });
+    // Synchronous, so the informer reconnects only after the change it missed has left the history.
+    h.api.dropWatches();
+    h.api.apply(channel('alpha', { models: ['alpha-model', 'alpha-4'], priority: 7 }));
+    h.api.compact();
+    await waitFor(async () => (await rowsOf('alpha'))[0]?.models.includes('alpha-4') === true, {
+      what: 'after 410',
+    });
+    const metrics = await operator.metrics.registry.metrics();
+    expect(metrics).toMatch(/turnpike_operator_watch_restarts_total\{kind="Channel"\} [1-9]/);
+  });
+
+  it('retries with backoff when the API server fails, without losing the change', async () => {
+    h.api.inject({ method: 'PATCH', path: '/status', status: 500, times: 2 });
+    h.api.apply(channel('alpha', { models: ['alpha-model', 'alpha-5'], priority: 7 }));
+    const generation = getCr('channels', 'alpha')!.metadata.generation;
+    await waitFor(() => getCr('channels', 'alpha')?.status?.observedGeneration === generation, {
+      what: 'status after faults',
+    });
+    expect(await operator.metrics.registry.metrics()).toMatch(
+      /turnpike_operator_reconcile_total\{kind="Channel",result="error"\} [1-9]/,
+    );
+  });
+
+  it('serves /healthz, /readyz and /metrics with the agreed names', async () => {
+    const base = `http://127.0.0.1:${operator.port}`;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    const text = await (await fetch(`${base}/metrics`)).text();
+    for (const name of [
+      'turnpike_operator_reconcile_total',
+      'turnpike_operator_reconcile_duration_seconds',
+      'turnpike_operator_queue_depth',
+      'turnpike_operator_leader 1',
+      'turnpike_operator_resources{kind="Channel",ready="True"}',
+      'turnpike_operator_watch_restarts_total',
+    ])
+      expect(text).toContain(name);
+  });
+});

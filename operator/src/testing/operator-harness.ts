@@ -1,0 +1,203 @@
+/**
+ * One test file's world: the stand-in API server, a fresh database (PGlite in memory, or a database of its own on
+ * TEST_POSTGRES_URL), Redis under a key prefix of its own when TEST_REDIS_URL is set, operator instances and
+ * relay processes built with `buildRelayApp` on the same database and key prefix.
+ *
+ * Relay presence (`<prefix>presence:relay:<id>`) is issue 15's to write; until the relay does, each relay here
+ * publishes it from its bus's applied version, exactly as the contract describes.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { createTestDatabaseUrl } from '@turnpike/api/testing/test-app';
+import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import { loadConfig, type ResolvedConfig } from '@turnpike/core/config';
+import { createDb, type Database } from '@turnpike/core/db/client';
+import { migrate } from '@turnpike/core/db/migrate';
+import { generateTokenKey } from '@turnpike/core/domain/tokens';
+import { createMemoryBus, createRedisBus, type EventBus } from '@turnpike/core/events/bus';
+import { createOptionStore, type OptionStore } from '@turnpike/core/options/store';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
+import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import { buildRelayApp } from '@turnpike/relay';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { createKubeClient, kubeConfigFor } from '../kube/client.ts';
+import { createOperator, type Operator, type OperatorOptions } from '../operator.ts';
+import { type FakeApiServer, startFakeApiServer } from './fake-api-server.ts';
+
+export interface RelayProcess {
+  readonly id: string;
+  readonly app: FastifyInstance;
+  readonly bus: EventBus;
+  readonly options: OptionStore;
+  close(): Promise<void>;
+}
+
+export interface Harness {
+  readonly api: FakeApiServer;
+  readonly database: Database;
+  readonly config: ResolvedConfig;
+  readonly redis: Redis | undefined;
+  readonly prefix: string;
+  readonly box: ReturnType<typeof createChannelKeyBox>;
+  /** A signed token header for relay calls (unlimited quota). */
+  readonly auth: { authorization: string };
+  startOperator(options?: Partial<OperatorOptions> & { identity?: string }): Promise<Operator>;
+  startRelay(): Promise<RelayProcess>;
+  /** Sets an option as the console would, from a process of its own. */
+  setOption(key: string, value: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const SILENT = pino({ level: process.env.OPERATOR_TEST_LOG ?? 'silent' });
+
+export async function createHarness(): Promise<Harness> {
+  const api = await startFakeApiServer();
+  const owned = await createTestDatabaseUrl();
+  const redisUrl = process.env.TEST_REDIS_URL;
+  const prefix = `turnpike-test:${randomBytes(4).toString('hex')}:`;
+  const config = loadConfig({
+    DATA_DIR: path.join(os.tmpdir(), `turnpike-operator-test-${randomBytes(4).toString('hex')}`),
+    ...(owned.url ? { DATABASE_URL: owned.url } : {}),
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    REDIS_KEY_PREFIX: prefix,
+    SESSION_SECRET: 'test-session-secret-0123456789',
+    CRYPTO_SECRET: 'test-crypto-secret-0123456789',
+    LOG_LEVEL: 'silent',
+  }) as ResolvedConfig;
+  const database = await createDb({ url: owned.url });
+  await migrate(database);
+  const memoryBus = redisUrl ? undefined : createMemoryBus();
+  const newBus = async () => (redisUrl ? createRedisBus(redisUrl, prefix) : (memoryBus as EventBus));
+  /** A process of its own gets its own pool on Postgres; PGlite is one connection shared in this process. */
+  const newDb = async () => (owned.url ? createDb({ url: owned.url, maxConnections: 4 }) : undefined);
+  const redis = redisUrl ? new Redis(redisUrl) : undefined;
+  const closers: (() => Promise<void>)[] = [];
+
+  const user = await createUserRepo(database.db).insert({
+    username: `operator-test-${randomBytes(3).toString('hex')}`,
+    password: 'not-a-real-hash',
+    quota: 1_000_000_000,
+  });
+  const token = await createTokenRepo(database.db).insert({
+    userId: user.id,
+    key: generateTokenKey(),
+    name: 'operator-test',
+    remainQuota: 0,
+    unlimitedQuota: true,
+  });
+
+  let operatorCount = 0;
+  let relayCount = 0;
+  const harness: Harness = {
+    api,
+    database,
+    config,
+    redis,
+    prefix,
+    box: createChannelKeyBox(config.cryptoSecret),
+    auth: { authorization: `Bearer sk-${token.key}` },
+
+    async startOperator(options = {}) {
+      operatorCount += 1;
+      const own = await newDb();
+      const bus = await newBus();
+      const operator = createOperator(
+        {
+          db: (own ?? database).db,
+          bus,
+          redis,
+          redisKeyPrefix: prefix,
+          cryptoSecret: config.cryptoSecret,
+          kube: createKubeClient(kubeConfigFor(api.url)),
+          logger: SILENT,
+        },
+        {
+          identity: `operator-${operatorCount}`,
+          leaseNamespace: 'turnpike-system',
+          leaseName: 'turnpike-operator',
+          leaseDurationMs: 2_000,
+          renewDeadlineMs: 1_500,
+          retryPeriodMs: 200,
+          informerBackoffMs: { min: 50, max: 1_000 },
+          ...options,
+        },
+      );
+      await operator.start();
+      let closed = false;
+      closers.push(async () => {
+        if (closed) return;
+        closed = true;
+        await operator.stop();
+        if (bus !== memoryBus) await bus.close();
+        await own?.close();
+      });
+      return operator;
+    },
+
+    async startRelay() {
+      relayCount += 1;
+      const id = `relay-${relayCount}-${randomBytes(3).toString('hex')}`;
+      const own = await newDb();
+      const db = (own ?? database).db;
+      const bus = await newBus();
+      const options = createOptionStore({ db, bus, syncIntervalMs: 60_000 });
+      await options.load();
+      options.start();
+      const app = await buildRelayApp({ config, db, bus, options, redis }, { flushIntervalMs: 20 });
+      await app.ready();
+      // Presence per the issue 15 contract (see the file comment).
+      const startedAt = Date.now();
+      const writePresence = () =>
+        redis
+          ?.set(
+            `${prefix}presence:relay:${id}`,
+            JSON.stringify({ applied: bus.appliedVersion(), startedAt, at: Date.now() }),
+            'PX',
+            5_000,
+          )
+          .catch(() => {});
+      const stopApplied = bus.onApplied(() => void writePresence());
+      const timer = setInterval(() => void writePresence(), 1_000);
+      await writePresence();
+      let closed = false;
+      const close = async () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(timer);
+        stopApplied();
+        await redis?.del(`${prefix}presence:relay:${id}`);
+        options.stop();
+        await app.close();
+        if (bus !== memoryBus) await bus.close();
+        await own?.close();
+      };
+      closers.push(close);
+      return { id, app, bus, options, close };
+    },
+
+    async setOption(key, value) {
+      const bus = await newBus();
+      const store = createOptionStore({ db: database.db, bus });
+      await store.load();
+      await store.set(key, value);
+      if (bus !== memoryBus) await bus.close();
+    },
+
+    async close() {
+      for (const close of closers.reverse()) await close().catch(() => {});
+      await memoryBus?.close();
+      if (redis) {
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        redis.disconnect();
+      }
+      await database.close();
+      await owned.drop();
+      await api.close();
+    },
+  };
+  return harness;
+}

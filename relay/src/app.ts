@@ -200,6 +200,7 @@ export async function registerRelay(
   app.options('/v1/*', preflight);
   app.options('/dashboard/*', preflight);
 
+  const geminiAction = geminiActionHandler(ctx);
   await app.register(
     async (relay) => {
       registerMetricsHooks(relay, ctx.metrics);
@@ -237,46 +238,28 @@ export async function registerRelay(
       relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/fine-tunes/*', handler: unimplemented });
       relay.post('/images/variations', unimplemented);
       relay.delete('/models/:model', unimplemented);
+      // Gemini clients on the stable version: `POST /v1/models/<model>:<action>`.
+      relay.post('/models/*', geminiAction);
     },
     { prefix: '/v1' },
   );
   // Gemini's own routes, for Gemini clients (model and action in the path; errors in Gemini's shape).
   await app.register(
     async (gemini) => {
-      const failure = (request: FastifyRequest, reply: FastifyReply, error: RelayError) => {
-        enterThrough(geminiIngress, request);
-        return sendError(request, reply, error);
-      };
       gemini.setErrorHandler((error: FastifyError, request, reply) => {
         const shown = gatewayFailure(error.statusCode ?? 500, error.message);
         if (shown.status === 500) request.log.error({ err: error }, 'relay request failed');
-        return failure(request, reply, shown);
+        return geminiFailure(request, reply, shown);
       });
       gemini.setNotFoundHandler((request, reply) =>
-        failure(
+        geminiFailure(
           request,
           reply,
           localError(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
         ),
       );
       gemini.addHook('preParsing', decompressBody);
-      const handlers = new Map<EndpointSpec, RelayHandler>();
-      gemini.post<{ Params: { '*': string } }>('/models/*', (request, reply) => {
-        const read = readModelAction(request.params['*']);
-        const spec = read && geminiSpecOf(read.action);
-        if (!spec)
-          return failure(
-            request,
-            reply,
-            localError(404, 'NOT_FOUND', 'unknown model action', 'invalid_request_error'),
-          );
-        let handler = handlers.get(spec);
-        if (!handler) {
-          handler = relayHandler(ctx, spec);
-          handlers.set(spec, handler);
-        }
-        return handler(request, reply);
-      });
+      gemini.post<{ Params: { '*': string } }>('/models/*', geminiAction);
       gemini.get('/models', (request, reply) => geminiModels(ctx, request, reply, undefined));
       gemini.get<{ Params: { '*': string } }>('/models/*', (request, reply) =>
         geminiModels(ctx, request, reply, request.params['*']),
@@ -388,4 +371,32 @@ export async function buildRelayApp(
   });
   await registerRelay(app, deps, options);
   return app;
+}
+
+/** A refusal on a Gemini route, in Gemini's shape. */
+function geminiFailure(request: FastifyRequest, reply: FastifyReply, error: RelayError) {
+  enterThrough(geminiIngress, request);
+  return sendError(request, reply, error);
+}
+
+/** The handler of `POST /v1beta/models/<model>:<action>` (also `/v1/models/...`, Gemini's stable version). */
+function geminiActionHandler(ctx: RelayContext) {
+  const handlers = new Map<EndpointSpec, RelayHandler>();
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const path = (request.params as { '*'?: unknown } | undefined)?.['*'];
+    const read = typeof path === 'string' ? readModelAction(path) : undefined;
+    const spec = read && geminiSpecOf(read.action);
+    if (!spec)
+      return geminiFailure(
+        request,
+        reply,
+        localError(404, 'NOT_FOUND', 'unknown model action', 'invalid_request_error'),
+      );
+    let handler = handlers.get(spec);
+    if (!handler) {
+      handler = relayHandler(ctx, spec);
+      handlers.set(spec, handler);
+    }
+    return handler(request, reply);
+  };
 }

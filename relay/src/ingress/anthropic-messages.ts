@@ -44,7 +44,11 @@ export function anthropicErrorBody(error: RelayError, requestId: string) {
   return {
     type: 'error',
     error: {
-      type: ANTHROPIC_ERROR_TYPES.has(error.type) ? error.type : anthropicErrorType(error.status),
+      // The gateway's own refusals carry OpenAI's types: their status says Anthropic's.
+      type:
+        !error.isLocal && ANTHROPIC_ERROR_TYPES.has(error.type)
+          ? error.type
+          : anthropicErrorType(error.status),
       message: withRequestId(error.message, requestId),
     },
   };

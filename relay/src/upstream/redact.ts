@@ -47,8 +47,10 @@ export function createRedactor(key: string | undefined): Redactor {
   const isPieceOfKey = (word: string) => bodies.some((body) => body.includes(stripPrefix(word)));
   const isMaskOfKey = (word: string) => {
     const visible = word.split(/\.{3}|…|\*+/).filter((part) => part !== '');
-    const head = stripPrefix(visible[0] ?? '');
-    const tail = visible.length > 1 ? (visible.at(-1) ?? '') : '';
+    // A word that opens with the mask shows only the key's end; one that closes with it only its start.
+    const head = /^(\.{3}|…|\*)/.test(word) ? '' : stripPrefix(visible[0] ?? '');
+    const tail =
+      /(\.{3}|…|\*)$/.test(word) || (visible.length < 2 && head !== '') ? '' : (visible.at(-1) ?? '');
     return bodies.some(
       (body) => (tail.length >= 4 && body.endsWith(tail)) || (head.length >= 4 && body.startsWith(head)),
     );

@@ -1,0 +1,363 @@
+/**
+ * Anthropic and Gemini in both directions, with the official SDKs as clients of a listening relay:
+ * `@anthropic-ai/sdk` on `/v1/messages` (an Anthropic channel passed through unread, an OpenAI channel converted),
+ * `@google/genai` on `/v1beta` (a Gemini channel passed through, an OpenAI channel converted), the `openai` SDK on
+ * Anthropic and Gemini channels (chat and Responses), tool calls and streams included; errors in each client's
+ * shape, channel keys never shown, and the bill (cache and thinking tokens) as each provider counts it.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
+import { logs } from '@turnpike/core/db/schema/index';
+import { eq } from 'drizzle-orm';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
+import {
+  DEFAULT_PROVIDER_BEHAVIOUR,
+  type FakeProviders,
+  startFakeProviders,
+} from './testing/fake-providers.ts';
+import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { waitFor } from './testing/wait.ts';
+
+const ANTHROPIC_KEY = 'sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe';
+const GEMINI_KEY = 'AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY';
+
+let t: RelayTestApp;
+let fake: FakeOpenAi;
+let providers: FakeProviders;
+let address: string;
+let key: string;
+
+const weatherTool = {
+  name: 'get_weather',
+  description: 'Current weather of a city',
+  input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+const consumeLog = (requestId: string) =>
+  waitFor(async () => (await t.runtime.deps.db.select().from(logs).where(eq(logs.requestId, requestId)))[0]);
+
+beforeAll(async () => {
+  fake = await startFakeOpenAi();
+  providers = await startFakeProviders({ apiKey: undefined });
+  t = await createRelayTestApp();
+  await t.runtime.deps.options.set(
+    'ModelRatio',
+    JSON.stringify({ 'claude-test': 1, 'gemini-test': 1, 'gpt-4o-mini': 1, 'claude-on-openai': 1 }),
+  );
+  await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'claude-test', type: 14 });
+  await t.seedChannel({ key: GEMINI_KEY, baseUrl: providers.url, models: 'gemini-test', type: 24 });
+  await t.seedChannel({
+    key: 'sk-upstream',
+    baseUrl: fake.url,
+    models: 'gpt-4o-mini,claude-on-openai',
+    modelMapping: { 'claude-on-openai': 'gpt-4o-mini' },
+  });
+  const relay = await t.startRelay();
+  address = await relay.listen({ port: 0, host: '127.0.0.1' });
+  const user = await t.seedUser({ quota: 50_000_000 });
+  key = `sk-${(await t.seedToken(user.id)).key}`;
+});
+
+afterAll(async () => {
+  await t?.close();
+  await Promise.all([fake?.close(), providers?.close()]);
+});
+
+const anthropicClient = () => new Anthropic({ apiKey: key, baseURL: address, maxRetries: 0 });
+const openAiClient = () => new OpenAI({ apiKey: key, baseURL: `${address}/v1`, maxRetries: 0 });
+const geminiClient = () => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: address } });
+
+describe('Anthropic clients on /v1/messages', () => {
+  it('reach an Anthropic channel unread: the body, the channel key and the beta flags go up as sent', async () => {
+    providers.requests.length = 0;
+    const { data, response } = await anthropicClient()
+      .messages.create(
+        {
+          model: 'claude-test',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'Weather in Paris?' }],
+          tools: [weatherTool],
+          metadata: { user_id: 'user-1' },
+        },
+        { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31' } },
+      )
+      .withResponse();
+    expect(data.content.find((block) => block.type === 'text')).toMatchObject({
+      text: DEFAULT_PROVIDER_BEHAVIOUR.reply,
+    });
+    expect(data.content.find((block) => block.type === 'tool_use')).toMatchObject({
+      name: 'get_weather',
+      input: { city: 'Paris' },
+    });
+    expect(data.stop_reason).toBe('tool_use');
+    const sent = providers.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/messages');
+    expect(sent.headers['x-api-key']).toBe(ANTHROPIC_KEY);
+    expect(sent.headers['anthropic-version']).toBe('2023-06-01');
+    expect(sent.headers['anthropic-beta']).toBe('prompt-caching-2024-07-31');
+    expect(sent.body).toMatchObject({
+      model: 'claude-test',
+      metadata: { user_id: 'user-1' },
+      tools: [weatherTool],
+    });
+    const log = await consumeLog(response.headers.get('x-request-id')!);
+    expect(log.promptTokens).toBe(data.usage.input_tokens);
+    expect(log.completionTokens).toBe(data.usage.output_tokens);
+  });
+
+  it('stream from an Anthropic channel with tools, and the SDK assembles the message', async () => {
+    const stream = anthropicClient().messages.stream({
+      model: 'claude-test',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Weather?' }],
+      tools: [weatherTool],
+    });
+    const message = await stream.finalMessage();
+    expect(message.content.find((block) => block.type === 'text')).toMatchObject({
+      text: DEFAULT_PROVIDER_BEHAVIOUR.reply,
+    });
+    expect(message.content.find((block) => block.type === 'tool_use')).toMatchObject({
+      input: { city: 'Paris' },
+    });
+    expect(message.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('reach an OpenAI channel converted, stream and not', async () => {
+    const client = anthropicClient();
+    const message = await client.messages.create({
+      model: 'claude-on-openai',
+      max_tokens: 100,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Say hello' }],
+    });
+    expect(message.type).toBe('message');
+    expect(message.content).toEqual([{ type: 'text', text: DEFAULT_FAKE_BEHAVIOUR.reply }]);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    const sent = fake.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/chat/completions');
+    expect(sent.body).toMatchObject({
+      model: 'gpt-4o-mini',
+      max_tokens: 100,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Say hello' },
+      ],
+    });
+
+    const events: string[] = [];
+    const stream = client.messages.stream({
+      model: 'claude-on-openai',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    stream.on('streamEvent', (event) => events.push(event.type));
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: DEFAULT_FAKE_BEHAVIOUR.reply }]);
+    expect(final.usage.output_tokens).toBeGreaterThan(0);
+    expect(events[0]).toBe('message_start');
+    expect(events.at(-1)).toBe('message_stop');
+  });
+
+  it('count tokens on an Anthropic channel for free', async () => {
+    const counted = await anthropicClient().messages.countTokens({
+      model: 'claude-test',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    expect(counted.input_tokens).toBeGreaterThan(0);
+  });
+
+  it('get errors in Anthropic shape: a bad key, a bad request, an overloaded upstream', async () => {
+    const bad = new Anthropic({ apiKey: 'sk-nope', baseURL: address, maxRetries: 0 });
+    const ask = { model: 'claude-test', max_tokens: 10, messages: [{ role: 'user' as const, content: 'x' }] };
+    type SdkError = InstanceType<typeof Anthropic.APIError>;
+    const caught = (error: unknown): SdkError => error as SdkError;
+    const refused = (await bad.messages.create(ask).catch(caught)) as SdkError;
+    expect(refused).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect(refused.error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    const missing = await fetch(`${address}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'claude-test',
+        messages: [{ role: 'user', content: 'x' }],
+        stream: 'yes',
+      }),
+    });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    providers.setBehaviour({ errorStatus: 529, errorMessage: 'Overloaded' });
+    try {
+      const overloaded = (await anthropicClient().messages.create(ask).catch(caught)) as SdkError;
+      expect(overloaded.status).toBe(529);
+      expect(overloaded.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    } finally {
+      providers.setBehaviour({ errorStatus: undefined });
+    }
+  });
+
+  it('list models in Anthropic shape', async () => {
+    const page = await anthropicClient().models.list();
+    expect(page.data.map((model) => model.id)).toContain('claude-test');
+    expect(page.data[0]?.type).toBe('model');
+  });
+});
+
+describe('the openai SDK on Anthropic and Gemini channels', () => {
+  for (const model of ['claude-test', 'gemini-test']) {
+    it(`chats with ${model}: text, tool calls and the usage`, async () => {
+      const answer = await openAiClient().chat.completions.create({
+        model,
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: [
+          { type: 'function', function: { name: 'get_weather', parameters: weatherTool.input_schema } },
+        ],
+      });
+      const choice = answer.choices[0]!;
+      expect(choice.message.content).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      expect(choice.message.tool_calls?.[0]).toMatchObject({
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      });
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(answer.usage?.prompt_tokens).toBeGreaterThan(0);
+    });
+
+    it(`streams from ${model} with tool calls and the usage chunk`, async () => {
+      const stream = await openAiClient().chat.completions.create({
+        model,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools: [
+          { type: 'function', function: { name: 'get_weather', parameters: weatherTool.input_schema } },
+        ],
+      });
+      let text = '';
+      let args = '';
+      let finish: string | null | undefined;
+      let usage: OpenAI.CompletionUsage | undefined | null;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? '';
+        args += chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '';
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        usage = chunk.usage ?? usage;
+      }
+      expect(text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      expect(JSON.parse(args)).toEqual({ city: 'Paris' });
+      expect(finish).toBe('tool_calls');
+      expect(usage?.completion_tokens).toBeGreaterThan(0);
+    });
+
+    it(`answers Responses clients from ${model}, stream and not`, async () => {
+      const client = openAiClient();
+      const response = await client.responses.create({
+        model,
+        input: 'Say hello',
+        instructions: 'Be brief.',
+      });
+      expect(response.output_text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      expect(response.usage?.input_tokens).toBeGreaterThan(0);
+      const stream = await client.responses.create({ model, input: 'Say hello', stream: true });
+      let text = '';
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const event of stream) {
+        if (event.type === 'response.output_text.delta') text += event.delta;
+        if (event.type === 'response.completed') completed = event.response;
+      }
+      expect(text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      expect(completed?.usage?.output_tokens).toBeGreaterThan(0);
+    });
+  }
+
+  it('maps reasoning_effort to Anthropic thinking and surfaces it as reasoning_content', async () => {
+    const answer = await openAiClient().chat.completions.create({
+      model: 'claude-test',
+      max_tokens: 4000,
+      reasoning_effort: 'low',
+      messages: [{ role: 'user', content: 'Think first.' }],
+    });
+    expect((answer.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe(
+      DEFAULT_PROVIDER_BEHAVIOUR.thinking,
+    );
+    expect(providers.requests.at(-1)?.body).toMatchObject({
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    });
+  });
+
+  it('never shows the channel key an upstream echoes in its error', async () => {
+    providers.setBehaviour({
+      errorStatus: 500,
+      errorMessage: `Invalid API key provided: ${GEMINI_KEY} (ends ...kFMBWY)`,
+    });
+    try {
+      const error = await openAiClient()
+        .chat.completions.create({ model: 'gemini-test', messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      const text = JSON.stringify((error as InstanceType<typeof OpenAI.APIError>).error);
+      expect(text).toContain('[redacted]');
+      expect(text).not.toContain(GEMINI_KEY);
+      expect(text).not.toContain('kFMBWY');
+    } finally {
+      providers.setBehaviour({ errorStatus: undefined });
+    }
+  });
+});
+
+describe('Gemini clients on /v1beta', () => {
+  it('reach a Gemini channel unread, with tools, and the key goes up as the channel key', async () => {
+    providers.requests.length = 0;
+    const answer = await geminiClient().models.generateContent({
+      model: 'gemini-test',
+      contents: 'Weather in Paris?',
+      config: {
+        tools: [
+          { functionDeclarations: [{ name: 'get_weather', parametersJsonSchema: weatherTool.input_schema }] },
+        ],
+      },
+    });
+    expect(answer.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(answer.functionCalls?.[0]).toMatchObject({ name: 'get_weather', args: { city: 'Paris' } });
+    expect(answer.usageMetadata?.promptTokenCount).toBeGreaterThan(0);
+    const sent = providers.requests.at(-1)!;
+    expect(sent.path).toBe('/v1beta/models/gemini-test:generateContent');
+    expect(sent.headers['x-goog-api-key']).toBe(GEMINI_KEY);
+  });
+
+  it('stream from a Gemini channel and from an OpenAI channel converted', async () => {
+    for (const model of ['gemini-test', 'gpt-4o-mini']) {
+      const stream = await geminiClient().models.generateContentStream({ model, contents: 'Say hello' });
+      let text = '';
+      let usage: unknown;
+      for await (const chunk of stream) {
+        text += chunk.text ?? '';
+        usage = chunk.usageMetadata ?? usage;
+      }
+      expect(text, model).toBe(
+        model === 'gemini-test' ? DEFAULT_PROVIDER_BEHAVIOUR.reply : DEFAULT_FAKE_BEHAVIOUR.reply,
+      );
+      expect(usage, model).toMatchObject({ promptTokenCount: expect.any(Number) });
+    }
+  });
+
+  it('take the key from ?key= and answer errors in Gemini shape', async () => {
+    const ok = await fetch(`${address}/v1beta/models/gemini-test:countTokens?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hello' }] }] }),
+    });
+    expect(ok.status).toBe(200);
+    expect((await ok.json()).totalTokens).toBeGreaterThan(0);
+    const refused = await fetch(`${address}/v1beta/models/gemini-test:generateContent?key=bad`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hello' }] }] }),
+    });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED' } });
+    const list = await fetch(`${address}/v1beta/models`, { headers: { 'x-goog-api-key': key } });
+    expect((await list.json()).models.map((m: { name: string }) => m.name)).toContain('models/gemini-test');
+  });
+});

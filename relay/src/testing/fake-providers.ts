@@ -1,0 +1,364 @@
+/**
+ * A fake Anthropic and Gemini upstream for tests, speaking their real wire formats:
+ * Anthropic Messages (https://docs.anthropic.com/en/api/messages: `POST /v1/messages`, JSON or the SSE event
+ * sequence message_start … message_stop with pings, thinking, tool-input JSON deltas, an `error` event;
+ * `POST /v1/messages/count_tokens`; `GET /v1/models`) and Gemini (https://ai.google.dev/api:
+ * `POST /v1beta/models/<model>:generateContent`, `:streamGenerateContent?alt=sse`, `:countTokens`,
+ * `:embedContent`, `:batchEmbedContents`; `GET /v1beta/models`).
+ *
+ * It answers with a reply text, a call of the request's first tool when the request offers tools and did not yet
+ * answer one, thinking when asked; usage as each provider reports it (cache reads and writes, thought tokens).
+ * Faults: an HTTP error in the provider's shape, an error event after the 200, a dropped connection mid-stream,
+ * a stream without usage. Every request is recorded.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface FakeProviderBehaviour {
+  readonly reply: string;
+  readonly thinking: string;
+  /** Anthropic `cache_read_input_tokens` / Gemini `cachedContentTokenCount`. */
+  readonly cacheReadTokens: number;
+  /** Anthropic `cache_creation_input_tokens`. */
+  readonly cacheWriteTokens: number;
+  /** Answer with this HTTP status and the provider's error body. */
+  readonly errorStatus: number | undefined;
+  readonly errorMessage: string;
+  /** In a stream: send an error event after this many text deltas. */
+  readonly errorEventAfter: number | undefined;
+  /** In a stream: cut the connection after this many text deltas. */
+  readonly dropAfter: number | undefined;
+  /** Report no usage at all. */
+  readonly omitUsage: boolean;
+  /** When set, requests must carry this key. */
+  readonly apiKey: string | undefined;
+}
+
+export const DEFAULT_PROVIDER_BEHAVIOUR: FakeProviderBehaviour = {
+  reply: 'Hello from the fake provider.',
+  thinking: 'Let me think.',
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  errorStatus: undefined,
+  errorMessage: 'Overloaded',
+  errorEventAfter: undefined,
+  dropAfter: undefined,
+  omitUsage: false,
+  apiKey: undefined,
+};
+
+export interface ProviderRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Record<string, unknown>;
+}
+
+export interface FakeProviders {
+  readonly url: string;
+  readonly requests: ProviderRequest[];
+  setBehaviour(change: Partial<FakeProviderBehaviour>): void;
+  close(): Promise<void>;
+}
+
+/** Prompt tokens the fake reports: one per 4 characters of the request body. */
+const promptTokensOf = (raw: string): number => Math.max(1, Math.ceil(raw.length / 4));
+const wordsOf = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The first tool a request offers, unless the conversation already holds an answer to a call. */
+function toolToCall(body: Record<string, unknown>): string | undefined {
+  const text = JSON.stringify(body.messages ?? body.contents ?? []);
+  if (text.includes('tool_result') || text.includes('functionResponse')) return undefined;
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  const first = tools[0];
+  if (!isRecord(first)) return undefined;
+  if (typeof first.name === 'string') return first.name;
+  const declarations = Array.isArray(first.functionDeclarations) ? first.functionDeclarations : [];
+  return isRecord(declarations[0]) && typeof declarations[0].name === 'string'
+    ? declarations[0].name
+    : undefined;
+}
+
+const TOOL_ARGS = { city: 'Paris' };
+
+export async function startFakeProviders(
+  initial: Partial<FakeProviderBehaviour> = {},
+): Promise<FakeProviders> {
+  let behaviour: FakeProviderBehaviour = { ...DEFAULT_PROVIDER_BEHAVIOUR, ...initial };
+  const requests: ProviderRequest[] = [];
+  const sockets = new Set<Socket>();
+
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const sse = (res: ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const cut = async (req: IncomingMessage, res: ServerResponse) => {
+    await new Promise<void>((resolve) => res.write('', () => resolve()));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    req.socket.destroy();
+  };
+
+  async function anthropic(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    body: Record<string, unknown>,
+    raw: string,
+  ) {
+    const b = behaviour;
+    if (b.apiKey !== undefined && req.headers['x-api-key'] !== b.apiKey)
+      return json(res, 401, {
+        type: 'error',
+        error: {
+          type: 'authentication_error',
+          message: `invalid x-api-key ${String(req.headers['x-api-key'])}`,
+        },
+      });
+    if (b.errorStatus !== undefined)
+      return json(res, b.errorStatus, {
+        type: 'error',
+        error: {
+          type:
+            b.errorStatus === 529
+              ? 'overloaded_error'
+              : b.errorStatus === 429
+                ? 'rate_limit_error'
+                : 'api_error',
+          message: b.errorMessage,
+        },
+      });
+    const input = promptTokensOf(raw);
+    if (path === '/v1/messages/count_tokens') return json(res, 200, { input_tokens: input });
+    const tool = toolToCall(body);
+    const thinks = isRecord(body.thinking) && body.thinking.type === 'enabled';
+    const output = wordsOf(b.reply).length + (thinks ? wordsOf(b.thinking).length : 0) + (tool ? 12 : 0);
+    const usage = {
+      input_tokens: input,
+      cache_creation_input_tokens: b.cacheWriteTokens,
+      cache_read_input_tokens: b.cacheReadTokens,
+      output_tokens: output,
+    };
+    const model = String(body.model);
+    if (body.stream !== true) {
+      const content: unknown[] = [];
+      if (thinks) content.push({ type: 'thinking', thinking: b.thinking, signature: 'sig' });
+      content.push({ type: 'text', text: b.reply });
+      if (tool) content.push({ type: 'tool_use', id: 'toolu_fake_1', name: tool, input: TOOL_ARGS });
+      return json(res, 200, {
+        id: 'msg_fake_1',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content,
+        stop_reason: tool ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
+        ...(b.omitUsage ? {} : { usage }),
+      });
+    }
+    sse(res);
+    const send = (type: string, data: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    send('message_start', {
+      message: {
+        id: 'msg_fake_1',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        ...(b.omitUsage ? {} : { usage: { ...usage, output_tokens: 1 } }),
+      },
+    });
+    let index = 0;
+    if (thinks) {
+      send('content_block_start', { index, content_block: { type: 'thinking', thinking: '' } });
+      send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: b.thinking } });
+      send('content_block_delta', { index, delta: { type: 'signature_delta', signature: 'sig' } });
+      send('content_block_stop', { index });
+      index += 1;
+    }
+    send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+    send('ping', {});
+    let sent = 0;
+    for (const word of wordsOf(b.reply)) {
+      if (b.errorEventAfter !== undefined && sent >= b.errorEventAfter) {
+        send('error', { error: { type: 'overloaded_error', message: b.errorMessage } });
+        res.end();
+        return;
+      }
+      if (b.dropAfter !== undefined && sent >= b.dropAfter) return cut(req, res);
+      send('content_block_delta', { index, delta: { type: 'text_delta', text: word } });
+      sent += 1;
+    }
+    send('content_block_stop', { index });
+    if (tool) {
+      index += 1;
+      send('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: 'toolu_fake_1', name: tool, input: {} },
+      });
+      const args = JSON.stringify(TOOL_ARGS);
+      send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } });
+      send('content_block_delta', {
+        index,
+        delta: { type: 'input_json_delta', partial_json: args.slice(0, 5) },
+      });
+      send('content_block_delta', {
+        index,
+        delta: { type: 'input_json_delta', partial_json: args.slice(5) },
+      });
+      send('content_block_stop', { index });
+    }
+    send('message_delta', {
+      delta: { stop_reason: tool ? 'tool_use' : 'end_turn', stop_sequence: null },
+      ...(b.omitUsage ? {} : { usage: { output_tokens: output } }),
+    });
+    send('message_stop', {});
+    res.end();
+  }
+
+  async function gemini(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    body: Record<string, unknown>,
+    raw: string,
+  ) {
+    const b = behaviour;
+    const key = req.headers['x-goog-api-key'] ?? new URL(req.url ?? '/', 'http://x').searchParams.get('key');
+    if (b.apiKey !== undefined && key !== b.apiKey)
+      return json(res, 400, {
+        error: { code: 400, message: `API key not valid: ${String(key)}`, status: 'INVALID_ARGUMENT' },
+      });
+    if (b.errorStatus !== undefined)
+      return json(res, b.errorStatus, {
+        error: {
+          code: b.errorStatus,
+          message: b.errorMessage,
+          status: b.errorStatus === 429 ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE',
+        },
+      });
+    const match = /^\/v1beta\/models\/([^:]+):(\w+)/.exec(path);
+    const model = match?.[1] ?? 'unknown';
+    const action = match?.[2] ?? '';
+    const input = promptTokensOf(raw);
+    if (action === 'countTokens') return json(res, 200, { totalTokens: input });
+    if (action === 'embedContent') return json(res, 200, { embedding: { values: [0.1, 0.2, 0.3] } });
+    if (action === 'batchEmbedContents') {
+      const count = Array.isArray(body.requests) ? body.requests.length : 1;
+      return json(res, 200, {
+        embeddings: Array.from({ length: count }, () => ({ values: [0.1, 0.2, 0.3] })),
+      });
+    }
+    const tool = toolToCall(body);
+    const config = isRecord(body.generationConfig) ? body.generationConfig : {};
+    const thinks = isRecord(config.thinkingConfig) && config.thinkingConfig.includeThoughts === true;
+    const candidates = wordsOf(b.reply).length + (tool ? 6 : 0);
+    const thoughts = thinks ? wordsOf(b.thinking).length : 0;
+    const usage = {
+      promptTokenCount: input,
+      candidatesTokenCount: candidates,
+      totalTokenCount: input + candidates + thoughts,
+      ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
+      ...(b.cacheReadTokens > 0 ? { cachedContentTokenCount: Math.min(b.cacheReadTokens, input) } : {}),
+    };
+    const callPart = tool ? [{ functionCall: { name: tool, args: TOOL_ARGS } }] : [];
+    const frame = (parts: unknown[], finish?: string, withUsage = false) => ({
+      candidates: [
+        { content: { role: 'model', parts }, index: 0, ...(finish ? { finishReason: finish } : {}) },
+      ],
+      ...(withUsage && !b.omitUsage ? { usageMetadata: usage } : {}),
+      modelVersion: model,
+      responseId: 'fake-response',
+    });
+    if (action === 'generateContent') {
+      const parts: unknown[] = [];
+      if (thinks) parts.push({ text: b.thinking, thought: true });
+      parts.push({ text: b.reply }, ...callPart);
+      return json(res, 200, frame(parts, 'STOP', true));
+    }
+    if (action !== 'streamGenerateContent')
+      return json(res, 404, { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } });
+    sse(res);
+    const send = (value: unknown) => res.write(`data: ${JSON.stringify(value)}\r\n\r\n`);
+    if (thinks) send(frame([{ text: b.thinking, thought: true }]));
+    const words = wordsOf(b.reply);
+    let sent = 0;
+    for (const [at, word] of words.entries()) {
+      if (b.errorEventAfter !== undefined && sent >= b.errorEventAfter) {
+        send({ error: { code: 503, message: b.errorMessage, status: 'UNAVAILABLE' } });
+        res.end();
+        return;
+      }
+      if (b.dropAfter !== undefined && sent >= b.dropAfter) return cut(req, res);
+      const last = at === words.length - 1;
+      send(frame(last ? [{ text: word }, ...callPart] : [{ text: word }], last ? 'STOP' : undefined, last));
+      sent += 1;
+    }
+    res.end();
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: Record<string, unknown> = {};
+      try {
+        const parsed: unknown = raw === '' ? {} : JSON.parse(raw);
+        if (isRecord(parsed)) body = parsed;
+      } catch {
+        body = {};
+      }
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+      const handled =
+        req.method === 'GET' && path === '/v1/models'
+          ? json(res, 200, {
+              data: [
+                {
+                  type: 'model',
+                  id: 'claude-test',
+                  display_name: 'Claude',
+                  created_at: '2025-01-01T00:00:00Z',
+                },
+              ],
+              has_more: false,
+            })
+          : req.method === 'GET' && path === '/v1beta/models'
+            ? json(res, 200, {
+                models: [{ name: 'models/gemini-test', supportedGenerationMethods: ['generateContent'] }],
+              })
+            : path.startsWith('/v1/messages')
+              ? anthropic(req, res, path, body, raw)
+              : path.startsWith('/v1beta/')
+                ? gemini(req, res, path, body, raw)
+                : json(res, 404, { error: 'not found' });
+      void Promise.resolve(handled).catch(() => res.destroy());
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setBehaviour(change) {
+      behaviour = { ...behaviour, ...change };
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,11 +1,17 @@
+import { startPresence } from '@turnpike/core/cluster/presence';
 import { loadConfig } from '@turnpike/core/config';
 import { ensureSecrets } from '@turnpike/core/secrets';
 import { buildRelayApp, registerRelay } from '@turnpike/relay';
-import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
+import { createReadiness, installDrainGate, registerHealthRoutes } from './http/health.ts';
 import { createRuntime } from './runtime.ts';
 
-/** The all-in-one server: configuration, database, migrations, then listen until a signal asks to stop. */
+/**
+ * The server of every role: configuration, database, migrations, then listen until a signal asks to stop. On
+ * SIGTERM (or SIGINT) it drains (docs/adr/0016): /readyz fails and new requests get a 503, requests in flight and
+ * streams go on for up to SHUTDOWN_GRACE_SECONDS, then the rest are cut, the batching writer flushes what was
+ * settled, and the process exits 0.
+ */
 const config = await ensureSecrets(loadConfig());
 // Failures reported while the runtime starts (an invalid stored option, say) wait until the logger exists.
 const earlyFailures: { err: unknown; context: string }[] = [];
@@ -23,15 +29,57 @@ if (config.role === 'all') await registerRelay(app, runtime.deps);
 reportFailure = (err, context) => app.log.error({ err, context }, 'background task failed');
 for (const failure of earlyFailures) reportFailure(failure.err, failure.context);
 
-closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-  if (err) app.log.error({ err }, 'stopping after an unexpected error');
-  else app.log.info({ signal }, 'stopping');
-  await app.close();
-  await runtime.close();
+const readiness = createReadiness({
+  db: runtime.deps.db,
+  redis: runtime.deps.redis,
+  degradeAfterReady: config.role !== 'api',
 });
+registerHealthRoutes(app, readiness);
+await app.ready();
+installDrainGate(app.server, readiness);
+const presence = runtime.deps.redis
+  ? startPresence({
+      redis: runtime.deps.redis,
+      keyPrefix: config.redisKeyPrefix,
+      role: config.role,
+      bus: runtime.deps.bus,
+    })
+  : undefined;
+
+let stopping = false;
+async function stop(reason: { signal?: string; err?: unknown }): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  if (reason.err) app.log.error({ err: reason.err }, 'stopping after an unexpected error');
+  else app.log.info({ signal: reason.signal, graceSeconds: config.shutdownGraceSeconds }, 'draining');
+  readiness.drain();
+  await presence?.stop();
+  // Requests in flight run to their end within the grace period; then their connections are cut, which settles
+  // them as a client that left, and the writer flushes on close.
+  const cut = setTimeout(() => {
+    app.log.warn('grace period over: cutting the requests still running');
+    app.server.closeAllConnections();
+  }, config.shutdownGraceSeconds * 1000);
+  try {
+    await app.close();
+    await runtime.close();
+  } finally {
+    clearTimeout(cut);
+  }
+  app.log.info('stopped');
+  process.exit(reason.err ? 1 : 0);
+}
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop({ signal }));
+process.once('uncaughtException', (err) => void stop({ err }));
+process.once('unhandledRejection', (err) => void stop({ err }));
 
 await app.listen({ port: config.port, host: config.host });
 app.log.info(
-  { database: runtime.deps.dbKind, redis: Boolean(config.redisUrl), dataDir: config.dataDir },
+  {
+    database: runtime.deps.dbKind,
+    redis: Boolean(config.redisUrl),
+    dataDir: config.dataDir,
+    role: config.role,
+  },
   'turnpike is ready',
 );

@@ -44,6 +44,8 @@ const envSchema = z.object({
   CRITICAL_RATE_LIMIT_DURATION: positiveInt(1200),
   /** Seconds between full reloads of cached options, a safety net behind change events. */
   SYNC_FREQUENCY: positiveInt(60),
+  /** Seconds a stopping process lets requests in flight (streams) run before it cuts them. */
+  SHUTDOWN_GRACE_SECONDS: positiveInt(30),
   /** Minutes between automatic tests of every channel (fractions allowed); absent: never. */
   CHANNEL_TEST_FREQUENCY: z.coerce
     .number()
@@ -98,6 +100,8 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly rateLimits: { readonly api: RateLimit; readonly web: RateLimit; readonly critical: RateLimit };
   readonly syncFrequencySeconds: number;
+  /** How long SIGTERM waits for requests in flight before cutting them (docs/adr/0016). */
+  readonly shutdownGraceSeconds: number;
   /** Minutes between automatic tests of every channel; undefined: no automatic test. */
   readonly channelTestFrequencyMinutes: number | undefined;
   /** Seconds between two channels of a test of all channels. */
@@ -166,6 +170,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
     }),
     syncFrequencySeconds: e.SYNC_FREQUENCY,
+    shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     channelTestFrequencyMinutes: e.CHANNEL_TEST_FREQUENCY,
     pollingIntervalSeconds: e.POLLING_INTERVAL,
     turnstileVerifyUrl: e.TURNSTILE_VERIFY_URL,

@@ -95,6 +95,11 @@ describe('per-user request rate limit', () => {
     expect(refused.statusCode).toBe(429);
     expect(refused.headers['x-request-id']).toBeTruthy();
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.headers).toMatchObject({
+      'x-ratelimit-limit': '3',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': refused.headers['retry-after'],
+    });
     const { error } = refused.json();
     expect(error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded', param: null });
     expect(error.message).toContain('at most 3 requests per 2 minutes');
@@ -168,14 +173,17 @@ describe('per-user request rate limit', () => {
     expect((await chat(two, headers)).statusCode).toBe(200);
   });
 
-  it('admits requests while Redis cannot be reached rather than failing them', async () => {
-    await setLimits({ count: 1, success: 1000 });
+  it('keeps the limit in the process while Redis cannot be reached, never failing a request for it', async () => {
+    await setLimits({ count: 2, success: 1000 });
     const down = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, retryStrategy: () => 1000 });
     down.on('error', () => {});
     connections.push(down);
     const relay = await startRelay({ deps: { redis: down } });
     const { headers } = await newCaller();
-    for (let i = 0; i < 3; i += 1) expect((await chat(relay, headers)).statusCode).toBe(200);
+    for (let i = 0; i < 2; i += 1) expect((await chat(relay, headers)).statusCode).toBe(200);
+    const refused = await chat(relay, headers);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
   });
 
   it.skipIf(!redisUrl)('shares one count between relay processes on one Redis', async () => {

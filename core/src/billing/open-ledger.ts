@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events/bus.ts';
 import { createRedisClient } from '../kv/redis-client.ts';
@@ -16,6 +17,19 @@ export interface OpenLedgerOptions {
   readonly onDegraded?: (degraded: boolean) => void;
 }
 
+/** A connection that fails fast while Redis is away: no offline queue, a short command timeout, no retries. */
+export async function connectLedgerRedis(url: string): Promise<Redis> {
+  const redis = createRedisClient(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    commandTimeout: 1_000,
+    maxRetriesPerRequest: 0,
+  });
+  redis.on('error', () => {});
+  await redis.connect().catch(() => undefined);
+  return redis;
+}
+
 /**
  * The ledger of a relay process (docs/adr/0016): in Redis when configured, on a connection of its own that fails
  * fast (no offline queue, a short command timeout) so an unreachable Redis degrades admission instead of stalling
@@ -26,14 +40,7 @@ export async function openLedger(options: OpenLedgerOptions): Promise<Ledger> {
   let ledger: Ledger;
   let disconnect = () => {};
   if (options.redisUrl) {
-    const redis = createRedisClient(options.redisUrl, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      commandTimeout: 1_000,
-      maxRetriesPerRequest: 0,
-    });
-    redis.on('error', () => {});
-    await redis.connect().catch(() => undefined);
+    const redis = await connectLedgerRedis(options.redisUrl);
     const shared = createRedisLedger({
       redis,
       keyPrefix: options.keyPrefix,

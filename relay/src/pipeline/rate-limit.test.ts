@@ -1,5 +1,15 @@
+import type { OptionStore } from '@turnpike/core/options/store';
+import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { createMemoryRateLimitStore, type RateLimits, rateLimitError } from './rate-limit.ts';
+import type { Caller } from './authenticate.ts';
+import type { RelayReply, RelayRequest } from './exchange.ts';
+import {
+  createMemoryRateLimitStore,
+  createRateLimiter,
+  type RateLimitStore,
+  type RateLimits,
+  rateLimitError,
+} from './rate-limit.ts';
 
 const clock = () => {
   let at = 1_000_000;
@@ -61,5 +71,47 @@ describe('rate limit error', () => {
       { total: 0, success: 10, windowMs: 60_000 },
     );
     expect(success.message).toContain('10 successful requests per 1 minute');
+  });
+});
+
+describe('rate limiter while its shared store is unreachable', () => {
+  it('keeps the limit in this process instead of admitting everything, and says when to retry', async () => {
+    const values: Record<string, unknown> = {
+      ModelRequestRateLimitEnabled: true,
+      ModelRequestRateLimitGroup: {},
+      ModelRequestRateLimitCount: 2,
+      ModelRequestRateLimitSuccessCount: 0,
+      ModelRequestRateLimitDurationMinutes: 1,
+    };
+    const broken: RateLimitStore = {
+      admit: async () => {
+        throw new Error('connection refused');
+      },
+      recordSuccess: async () => {
+        throw new Error('connection refused');
+      },
+    };
+    const warnings: string[] = [];
+    const limiter = createRateLimiter({
+      options: { get: (key: string) => values[key] } as unknown as OptionStore,
+      store: broken,
+      log: { warn: (_o: unknown, message: string) => warnings.push(message) } as unknown as FastifyBaseLogger,
+    });
+    const headers: Record<string, string> = {};
+    const reply = {
+      header: (name: string, value: string) => {
+        headers[name] = value;
+      },
+      raw: { once: () => {} },
+    } as unknown as RelayReply;
+    const caller = { user: { id: 9 }, group: 'default' } as unknown as Caller;
+    expect(await limiter.admit({} as RelayRequest, reply, caller)).toBeUndefined();
+    expect(await limiter.admit({} as RelayRequest, reply, caller)).toBeUndefined();
+    const refused = await limiter.admit({} as RelayRequest, reply, caller);
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+    expect(headers).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0' });
+    expect(Number(headers['retry-after'])).toBeGreaterThan(0);
+    expect(headers['x-ratelimit-reset']).toBe(headers['retry-after']);
+    expect(warnings).toEqual(['rate limit store unavailable; limits are kept by this process alone']);
   });
 });

@@ -7,8 +7,9 @@
  * The windows are sliding logs of timestamps: sorted sets in Redis when `deps.redis` is set, so every relay
  * process sees one count (one script call per request, timed by the Redis clock), or a bounded in-process map
  * otherwise. A refused request is not counted. A success is recorded when the response finishes, after the
- * answer is sent, so the request path pays one Redis round trip. If Redis cannot be reached the request is
- * admitted and the failure logged: the limiter must not take the gateway down with it.
+ * answer is sent, so the request path pays one Redis round trip. If Redis cannot be reached the limits are kept
+ * by this process alone (`fallback`) and the failure logged: the limiter must not take the gateway down with it.
+ * A 429 carries `Retry-After`, `X-RateLimit-Limit`, `X-RateLimit-Remaining` (0) and `X-RateLimit-Reset`.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { OptionStore } from '@turnpike/core/options/store';
@@ -86,11 +87,14 @@ export function rateLimitError(result: Extract<AdmitResult, { ok: false }>, limi
 export function createRateLimiter(options: {
   options: OptionStore;
   store: RateLimitStore;
+  /** Counts while `store` is unreachable; default: a store of this process. */
+  fallback?: RateLimitStore;
   log: FastifyBaseLogger;
   /** Replaces `ModelRequestRateLimitDurationMinutes` (tests use windows of a fraction of a second). */
   windowMs?: number;
 }): RateLimiter {
   const { store, log } = options;
+  const fallback = options.fallback ?? createMemoryRateLimitStore();
   // While the store is down every request would warn; once a minute is enough to be noticed.
   let lastWarning = 0;
   const warn = (err: unknown, message: string) => {
@@ -105,20 +109,26 @@ export function createRateLimiter(options: {
       if (!limits) return undefined;
       const userId = caller.user.id;
       let result: AdmitResult;
+      let counting = store;
       try {
         result = await store.admit(userId, limits);
       } catch (err) {
-        warn(err, 'rate limit store unavailable; requests are admitted');
-        return undefined;
+        warn(err, 'rate limit store unavailable; limits are kept by this process alone');
+        counting = fallback;
+        result = await fallback.admit(userId, limits);
       }
       if (!result.ok) {
-        reply.header('retry-after', String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))));
+        const seconds = String(Math.max(1, Math.ceil(result.retryAfterMs / 1000)));
+        reply.header('retry-after', seconds);
+        reply.header('x-ratelimit-limit', String(result.limit === 'total' ? limits.total : limits.success));
+        reply.header('x-ratelimit-remaining', '0');
+        reply.header('x-ratelimit-reset', seconds);
         return rateLimitError(result, limits);
       }
       if (limits.success > 0) {
         reply.raw.once('finish', () => {
           if (reply.raw.statusCode >= 400) return;
-          store
+          counting
             .recordSuccess(userId, limits)
             .catch((err: unknown) => warn(err, 'could not record a successful request'));
         });

@@ -91,7 +91,7 @@ function readRequestLine(
  * line that never ended is a URI too long (414) rather than oversized headers.
  */
 export function answerClientError(
-  error: Error & { code?: string; rawPacket?: unknown },
+  error: Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown },
   socket: Duplex,
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;

@@ -306,6 +306,38 @@ describe('the openai SDK on Anthropic and Gemini channels', () => {
   });
 });
 
+describe('fields the gateway acts on', () => {
+  it('refuses a stream flag or stream options of the wrong type with a 400 in the caller protocol', async () => {
+    const send = (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      fetch(`${address}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    const messages = [{ role: 'user', content: 'hi' }];
+    for (const wrong of [
+      { stream: 'yes' },
+      { stream: 1 },
+      { stream: true, stream_options: { include_usage: 'yes' } },
+      { stream: true, stream_options: 'x' },
+    ]) {
+      const response = await send('/v1/chat/completions', { model: 'gpt-4o-mini', messages, ...wrong });
+      expect(response.status, JSON.stringify(wrong)).toBe(400);
+      expect(await response.json()).toMatchObject({
+        error: { type: 'invalid_request_error', code: 'invalid_request' },
+      });
+    }
+    const responses = await send('/v1/responses', { model: 'gpt-4o-mini', input: 'hi', stream: 'yes' });
+    expect(responses.status).toBe(400);
+    const noMax = await send('/v1/messages', { model: 'claude-test', messages }, { 'x-api-key': key });
+    expect(noMax.status).toBe(400);
+    expect(await noMax.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    const gemini = await send('/v1beta/models/gemini-test:generateContent', { contents: 'hi' });
+    expect(gemini.status).toBe(400);
+    expect(await gemini.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
+  });
+});
+
 describe('Gemini clients on /v1beta', () => {
   it('reach a Gemini channel unread, with tools, and the key goes up as the channel key', async () => {
     providers.requests.length = 0;

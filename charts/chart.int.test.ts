@@ -3,7 +3,7 @@
  * file of charts/turnpike/ci/, every rendered object checked against its schema, and what an operator relies on
  * (routing, drain, probes, security, hooks, RBAC, autoscaling) read from the rendered objects.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -61,7 +61,7 @@ beforeAll(() => {
 describe('charts/turnpike', () => {
   it('covers defaults, KEDA, HPA, external database, Ingress and HTTPRoute', () => {
     expect(Object.keys(SCENARIOS).sort()).toEqual(
-      ['defaults', 'external-database', 'hpa', 'httproute', 'ingress', 'keda'].sort(),
+      ['defaults', 'external-database', 'hpa', 'httproute', 'ingress', 'keda', 'tracing'].sort(),
     );
   });
 
@@ -179,6 +179,31 @@ describe('charts/turnpike', () => {
       'node api/src/server.ts',
       'node operator/src/main.ts',
     ]);
+  });
+
+  it('turns tracing on for relays only when asked, through the standard OTEL variables', () => {
+    const envOf = (scenario: string, role: string) =>
+      Object.fromEntries(
+        (podOf(one(rendered.get(scenario) as Manifest[], 'Deployment', role)).containers[0].env as Pod[]).map(
+          (e) => [e.name, e.value],
+        ),
+      );
+    const relay = envOf('tracing', '-relay');
+    const register = /^--import=\/app\/(.+)$/.exec(relay.NODE_OPTIONS)?.[1] as string;
+    expect(existsSync(join(import.meta.dirname, '..', register))).toBe(true);
+    expect(relay).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_SERVICE_NAME: 'turnpike-relay',
+    });
+    expect(Object.keys(envOf('tracing', '-api')).some((name) => name.startsWith('OTEL_'))).toBe(false);
+    expect(
+      Object.keys(envOf('defaults', '-relay')).some(
+        (name) => name.startsWith('OTEL_') || name === 'NODE_OPTIONS',
+      ),
+    ).toBe(false);
+    expect(() => render([], ['tracing.enabled=true'])).toThrow(/tracing.otlpEndpoint/);
   });
 
   it('keeps a PodDisruptionBudget for each role', () => {

@@ -20,6 +20,7 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { type RoutingTable, routeModelName } from '../routing/pick.ts';
 import { createGenAiMetrics } from './gen-ai.ts';
 import { type HistogramSeries, registerSeriesHistogram } from './series-histogram.ts';
+import { isRelayTracingOn, traceCall } from './tracing.ts';
 
 /** Buckets (seconds) of the latency histograms: 1 ms … 120 s. */
 export const LATENCY_BUCKETS: readonly number[] = [
@@ -70,6 +71,8 @@ export interface RelayCall {
   readonly reasoningTokens?: number;
   /** A low-cardinality error class (`timeout`, `upstream_error`, ...); default the status when it is >= 400. */
   readonly errorType?: string;
+  /** The request id (`x-request-id`), for the call's trace span; never a metric label. */
+  readonly requestId?: string;
 }
 
 /** Why a charge was adjusted after the fact: the reasons of `turnpike_billing_adjustments_total`. */
@@ -462,6 +465,7 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
       overheadSeconds.observe(series.overhead, Math.max(0, call.totalMs - call.upstreamMs) / 1000);
       if (call.frtMs !== undefined) firstTokenSeconds.observe(series.firstToken, call.frtMs / 1000);
       genAi.record(call, model, call.servedModel === undefined ? model : modelLabel(call.servedModel));
+      if (isRelayTracingOn()) traceCall(call);
     },
 
     get activeStreams() {

@@ -1,0 +1,112 @@
+/**
+ * OpenTelemetry spans of relay calls, off unless a process turns them on (`tracing-register.ts`, loaded with
+ * `node --import` when the chart's `tracing.enabled` is set). Off, a call costs one `undefined` check.
+ *
+ * The spans are made from what `recordCall` reports when a call ends, so the pipeline needs no call site: a SERVER
+ * span per call named by the GenAI conventions (`{gen_ai.operation.name} {gen_ai.request.model}`) with its
+ * `gen_ai.*` attributes and the request id, a CLIENT child span for the time spent on upstreams (every attempt
+ * together) and an event at the first token. Spans per pipeline step and per upstream attempt need timestamps only
+ * the pipeline has; `traceStep` is what such call sites would use.
+ */
+import {
+  type Attributes,
+  context,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import { DEFAULT_GEN_AI_PROVIDER, genAiOperationOf } from './gen-ai.ts';
+import type { RelayCall } from './relay-metrics.ts';
+
+const TRACER_NAME = 'turnpike-relay';
+
+let tracer: Tracer | undefined;
+
+/** Turns relay spans on in this process, on `provider` (default: the one registered globally). */
+export function enableRelayTracing(provider: TracerProvider = trace.getTracerProvider()): void {
+  tracer = provider.getTracer(TRACER_NAME);
+}
+
+export function disableRelayTracing(): void {
+  tracer = undefined;
+}
+
+export function isRelayTracingOn(): boolean {
+  return tracer !== undefined;
+}
+
+/** Spans of one finished call; `endedAt` is the wall-clock time (ms) the call ended. No-op while tracing is off. */
+export function traceCall(call: RelayCall, endedAt = Date.now()): void {
+  if (tracer === undefined) return;
+  const operation = genAiOperationOf(call.route);
+  const startedAt = endedAt - call.totalMs;
+  const isFailure = call.status >= 400;
+  const attributes: Attributes = {
+    'gen_ai.operation.name': operation,
+    'gen_ai.provider.name': call.provider ?? DEFAULT_GEN_AI_PROVIDER,
+    'gen_ai.request.model': call.model,
+    'gen_ai.response.model': call.servedModel ?? call.model,
+    'gen_ai.usage.input_tokens': call.promptTokens,
+    'gen_ai.usage.output_tokens': call.completionTokens,
+    'http.route': call.route,
+    'http.response.status_code': call.status,
+    'turnpike.channel.id': call.channelId,
+    'turnpike.stream': call.isStream,
+    'turnpike.quota': call.quota,
+  };
+  if (call.requestId !== undefined) attributes['turnpike.request.id'] = call.requestId;
+  if (call.cacheReadTokens) attributes['gen_ai.usage.cache_read.input_tokens'] = call.cacheReadTokens;
+  if (call.cacheCreationTokens)
+    attributes['gen_ai.usage.cache_creation.input_tokens'] = call.cacheCreationTokens;
+  if (call.reasoningTokens) attributes['gen_ai.usage.reasoning.output_tokens'] = call.reasoningTokens;
+  if (isFailure) attributes['error.type'] = call.errorType ?? String(call.status);
+  const span = tracer.startSpan(`${operation} ${call.model}`, {
+    kind: SpanKind.SERVER,
+    startTime: startedAt,
+    attributes,
+  });
+  if (call.frtMs !== undefined) span.addEvent('gen_ai.first_token', undefined, startedAt + call.frtMs);
+  if (isFailure) span.setStatus({ code: SpanStatusCode.ERROR });
+  if (call.upstreamMs > 0) {
+    const upstream = tracer.startSpan(
+      'upstream',
+      {
+        kind: SpanKind.CLIENT,
+        startTime: endedAt - call.upstreamMs,
+        attributes: {
+          'gen_ai.operation.name': operation,
+          'gen_ai.provider.name': attributes['gen_ai.provider.name'] as string,
+          'gen_ai.request.model': call.servedModel ?? call.model,
+          'turnpike.channel.id': call.channelId,
+        },
+      },
+      trace.setSpan(context.active(), span),
+    );
+    upstream.end(endedAt);
+  }
+  span.end(endedAt);
+}
+
+/**
+ * Runs `step` inside a span named `name` (child of the active span), for a pipeline call site that wants a span of
+ * its own; while tracing is off it only calls `step`.
+ */
+export async function traceStep<T>(name: string, attributes: Attributes, step: () => Promise<T>): Promise<T> {
+  if (tracer === undefined) return step();
+  return tracer.startActiveSpan(name, { attributes }, async (span: Span) => {
+    try {
+      return await step();
+    } catch (error) {
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}

@@ -75,7 +75,8 @@ export interface Operator {
   /** Bound HTTP port (when `port` was given). */
   readonly port: number | undefined;
   start(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops everything; `releaseLease: false` leaves the Lease to expire, as a crashed process would. */
+  stop(options?: { releaseLease?: boolean }): Promise<void>;
   isLeader(): boolean;
   /** Leader with every informer synced and nothing waiting in the queues. */
   idle(): boolean;
@@ -289,10 +290,10 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
         });
       elector.start();
     },
-    async stop() {
+    async stop({ releaseLease = true } = {}) {
       stopping = true;
       await stopControllers();
-      await elector.stop();
+      await elector.stop(releaseLease);
       metrics.leader.set(0);
       await health?.close();
     },

@@ -23,8 +23,11 @@ export interface LeaderElectorOptions {
 
 export interface LeaderElector {
   start(): void;
-  /** Stops renewing; a leader releases the lease so a standby takes over at once. */
-  stop(): Promise<void>;
+  /**
+   * Stops renewing; a leader releases the lease so a standby takes over at once, unless `release` is false
+   * (what a crash looks like: the standby waits for the lease to expire).
+   */
+  stop(release?: boolean): Promise<void>;
   isLeader(): boolean;
 }
 
@@ -105,12 +108,13 @@ export function createLeaderElector(options: LeaderElectorOptions): LeaderElecto
       stopped = false;
       loop();
     },
-    async stop() {
+    async stop(release = true) {
       stopped = true;
       if (timer) clearTimeout(timer);
       await busy;
       if (!leader) return;
       leader = false;
+      if (!release) return;
       try {
         const lease = await kube.readLease(namespace, name);
         if (lease?.spec?.holderIdentity === identity)

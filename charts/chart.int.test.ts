@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { loadConfig } from '../core/src/config.ts';
 import { createCrdValidators } from '../operator/src/crd/validate.ts';
 import { staleCopies } from './sync-files.ts';
 import { helm, helmPath } from './testing/helm.ts';
@@ -109,6 +110,7 @@ describe('charts/turnpike', () => {
   it('refuses a misspelt value instead of ignoring it', () => {
     expect(() => render([], ['relay.replica=3'])).toThrow(/additional properties 'replica' not allowed/);
     expect(() => render([], ['autoscaling.mode=kedaa'])).toThrow(/autoscaling\/mode/);
+    expect(() => render([], ['metrics.token=too-short'])).toThrow(/metrics\/token/);
   });
 
   it('refuses to run several pods on no database', () => {
@@ -163,6 +165,31 @@ describe('charts/turnpike', () => {
           'topology.kubernetes.io/zone',
           'kubernetes.io/hostname',
         ]);
+      }
+    }
+  });
+
+  it("renders an environment each role's configuration accepts (core loadConfig)", () => {
+    for (const [scenario, manifests] of rendered) {
+      const secrets = new Map(
+        manifests.filter((m) => m.kind === 'Secret').map((m) => [m.metadata.name, (m as Pod).data ?? {}]),
+      );
+      for (const role of ['-api', '-relay', '-operator']) {
+        const env: Record<string, string> = {};
+        for (const entry of podOf(one(manifests, 'Deployment', role)).containers[0].env as Pod[]) {
+          const ref = entry.valueFrom?.secretKeyRef;
+          const stored = ref ? secrets.get(ref.name)?.[ref.key] : undefined;
+          if (entry.value !== undefined) env[entry.name] = entry.value;
+          else if (stored !== undefined) env[entry.name] = Buffer.from(stored, 'base64').toString();
+          // A Secret the user brings: a value of the right shape.
+          else if (entry.name === 'DATABASE_URL') env[entry.name] = 'postgres://turnpike:pw@db:5432/turnpike';
+          else if (entry.name === 'REDIS_URL') env[entry.name] = 'redis://redis:6379';
+          else if (ref) env[entry.name] = 'a-secret-of-thirty-two-characters';
+          else env[entry.name] = 'from-the-downward-api';
+        }
+        expect(() => loadConfig(env), `${scenario} ${role}`).not.toThrow();
+        const config = loadConfig(env);
+        if (role !== '-operator') expect(config.role).toBe(role.slice(1));
       }
     }
   });

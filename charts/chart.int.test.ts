@@ -3,7 +3,8 @@
  * file of charts/turnpike/ci/, every rendered object checked against its schema, and what an operator relies on
  * (routing, drain, probes, security, hooks, RBAC, autoscaling) read from the rendered objects.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -373,6 +374,23 @@ describe('charts/turnpike', () => {
       expect(() => JSON.parse(Object.values(dashboard.data as object)[0] as string)).not.toThrow();
     }
     expect((rendered.get('defaults') as Manifest[]).some((m) => m.kind === 'ServiceMonitor')).toBe(false);
+  });
+
+  it('packages into a chart archive that renders the same dashboards and rules', () => {
+    const out = mkdtempSync(join(tmpdir(), 'turnpike-chart-'));
+    try {
+      const packaged = helm(['package', CHART, '--destination', out]);
+      const archive = /saved it to: (\S+)/.exec(packaged)?.[1] as string;
+      expect(archive).toMatch(/turnpike-0\.1\.0\.tgz$/);
+      const manifests = parseManifests(
+        helm(['template', 'tp', archive, '--namespace', 'gateway', '--values', join(CI, 'keda-values.yaml')]),
+      );
+      expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`)).toEqual(
+        (rendered.get('keda') as Manifest[]).map((m) => `${m.kind}/${m.metadata.name}`),
+      );
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 
   it('packages the current dashboards, rules and CRDs (make chart-sync)', () => {

@@ -135,6 +135,24 @@ end
 for i = 6 + 2 * n, #ARGV do redis.call('DEL', p .. 'base:' .. ARGV[i]) end
 return redis.call('SCARD', KEYS[1])`;
 
+/**
+ * KEYS: lease. ARGV: key prefix, own id, n, then n pairs (account, change), then accounts whose base must be read
+ * again. What this process came to owe while its registration was on the way; -1 when it was reaped meanwhile.
+ */
+const ADJUST = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local p = ARGV[1]
+local proc = p .. 'proc:' .. ARGV[2]
+local n = tonumber(ARGV[3])
+for i = 0, n - 1 do
+  local name, change = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  local out = p .. 'out:' .. name
+  if redis.call('INCRBY', out, change) == 0 then redis.call('DEL', out) end
+  if redis.call('HINCRBY', proc, name, change) == 0 then redis.call('HDEL', proc, name) end
+end
+for i = 4 + 2 * n, #ARGV do redis.call('DEL', p .. 'base:' .. ARGV[i]) end
+return 1`;
+
 /** KEYS: procs. ARGV: key prefix, own id, lease ms. Renews the own lease, reaps the dead; -1 when reaped itself. */
 const RENEW = `${REAP_FUNCTION}
 local p = ARGV[1]
@@ -196,6 +214,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const registerScript = script('Register', REGISTER);
   const renewScript = script('Renew', RENEW);
   const releaseScript = script('Release', RELEASE);
+  const adjustScript = script('Adjust', ADJUST);
 
   const newId = () => randomBytes(8).toString('hex');
   let pid = newId();
@@ -251,6 +270,29 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       try {
         relays = Math.max(1, Number(await registerScript(...args)));
         for (const account of reread) dirty.delete(account);
+        // What changed here while the registration travelled (degraded holds, settlements, written debits) is
+        // sent now, before anything else this process sends, so Redis owes exactly what this process does.
+        const sent = new Map(owed);
+        const changes: (string | number)[] = [];
+        for (const account of new Set([...sent.keys(), ...localOut.keys()])) {
+          const change = (localOut.get(account) ?? 0) - (sent.get(account) ?? 0);
+          if (change !== 0) changes.push(account, change);
+        }
+        const stale = [...dirty];
+        dirty.clear();
+        if (changes.length > 0 || stale.length > 0)
+          adjustScript(1, `${tag}lease:${pid}`, tag, pid, changes.length / 2, ...changes, ...stale)
+            .then((answer) => {
+              if (Number(answer) === -1) {
+                registered = false;
+                return register();
+              }
+              return undefined;
+            })
+            .catch((error: unknown) => {
+              for (const account of stale) dirty.add(account);
+              fail(error);
+            });
         registered = true;
         setDegraded(false);
       } catch (error) {
@@ -377,7 +419,9 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
         }
         return result;
       };
-      if (hold.degraded || degraded) return local();
+      // A hold admitted while degraded was registered with everything this process owes when Redis came back,
+      // so once Redis is back it settles there like any other.
+      if (degraded) return local();
       const keys = keysOf(hold.accounts);
       const call = settleScript(keys.length, ...keys, hold.amount, bill, ...hold.accounts);
       if (bill <= hold.amount) {

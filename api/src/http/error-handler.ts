@@ -16,8 +16,14 @@ function answerRouterRefusal(error: FastifyError, request: FastifyRequest, reply
   const path = request.url.split('?', 1)[0];
   const body =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? edgeErrorBody(path, 414, 'URI_TOO_LONG', 'a part of the request address is too long')
-      : edgeErrorBody(path, 400, 'BAD_URL', 'the request address is not valid percent-encoding');
+      ? edgeErrorBody(path, 414, 'URI_TOO_LONG', 'a part of the request address is too long', request.method)
+      : edgeErrorBody(
+          path,
+          400,
+          'BAD_URL',
+          'the request address is not valid percent-encoding',
+          request.method,
+        );
   void reply
     .code(error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400)
     .header('x-request-id', request.id)

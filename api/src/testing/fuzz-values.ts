@@ -181,7 +181,19 @@ export function gzipBomb(size: number): Buffer {
   return bomb;
 }
 
-let oversizeCache: Buffer | undefined;
+const oversizeCache = new Map<number, Buffer>();
+
+/** A JSON body just past `bodyLimit` (made once per limit). */
+function oversizedBody(bodyLimit: number): Buffer {
+  let body = oversizeCache.get(bodyLimit);
+  if (!body) {
+    body = Buffer.alloc(bodyLimit + 1024, 0x61);
+    body.write('{"a":"', 0);
+    body.write('"}', body.length - 2);
+    oversizeCache.set(bodyLimit, body);
+  }
+  return body;
+}
 
 /**
  * A hostile request body. `bodyLimit` sizes the oversized and compressed-bomb bodies just past the app's limit;
@@ -252,12 +264,7 @@ export function hostileBody(
       return { label: `nested ${depth} deep`, payload: `{"a":${deep}}`, headers: JSON_TYPE };
     }
     case 5:
-      oversizeCache ??= Buffer.alloc(bodyLimit + 1024, 0x61);
-      return {
-        label: 'oversized body',
-        payload: Buffer.concat([Buffer.from('{"a":"'), oversizeCache, Buffer.from('"}')]),
-        headers: JSON_TYPE,
-      };
+      return { label: 'oversized body', payload: oversizedBody(bodyLimit), headers: JSON_TYPE };
     case 6:
       return {
         label: 'gzip bomb',

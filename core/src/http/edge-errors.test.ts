@@ -21,6 +21,9 @@ describe('edge refusals', () => {
     expect(edgeErrorBody('/v1beta/models/g:generateContent', 400, 'BAD_URL', 'bad')).toEqual({
       error: { code: 400, message: 'bad', status: 'INVALID_ARGUMENT' },
     });
+    expect(edgeErrorBody('/v1/models/g%E0', 400, 'BAD_URL', 'bad', 'POST')).toEqual({
+      error: { code: 400, message: 'bad', status: 'INVALID_ARGUMENT' },
+    });
     // Unknown: both an envelope and an OpenAI error, so either client reads it.
     expect(edgeErrorBody(undefined, 431, 'HEADERS_TOO_LARGE', 'big')).toMatchObject({
       success: false,

@@ -17,8 +17,10 @@ const RELAY_PREFIXES = ['/v1/', '/v1beta/', '/pg/', '/dashboard/', '/mj/', '/sun
 
 type Protocol = 'console' | 'openai' | 'anthropic' | 'gemini' | 'unknown';
 
-function protocolOf(path: string | undefined): Protocol {
+function protocolOf(path: string | undefined, method: string | undefined): Protocol {
   if (path === undefined) return 'unknown';
+  // Gemini's actions are also served as POST /v1/models/{model}:{action}.
+  if (method === 'POST' && path.startsWith('/v1/models/')) return 'gemini';
   if (path === '/api' || path.startsWith('/api/') || path.startsWith('/api?')) return 'console';
   if (path === '/v1/messages' || path.startsWith('/v1/messages?') || path.startsWith('/v1/messages/'))
     return 'anthropic';
@@ -52,9 +54,10 @@ export function edgeErrorBody(
   status: number,
   code: EdgeErrorCode,
   message: string,
+  method?: string,
 ): Record<string, unknown> {
   const openAi = { message, type: 'invalid_request_error', param: null, code: RELAY_CODES[code] };
-  switch (protocolOf(path)) {
+  switch (protocolOf(path, method)) {
     case 'console':
       return { success: false, message, code };
     case 'openai':
@@ -75,14 +78,14 @@ export function edgeErrorBody(
 function readRequestLine(
   packet: unknown,
   bytesParsed: unknown,
-): { path: string | undefined; inLine: boolean } {
+): { method?: string; path: string | undefined; inLine: boolean } {
   if (!Buffer.isBuffer(packet) || packet.length === 0) return { path: undefined, inLine: false };
   const head = packet.subarray(0, Math.min(packet.length, 64 * 1024)).toString('latin1');
-  const match = /^[A-Z]{3,10} (\/[^ \r\n?]*)/.exec(head);
+  const match = /^([A-Z]{3,10}) (\/[^ \r\n?]*)/.exec(head);
   if (!match) return { path: undefined, inLine: false };
   const lineEnd = head.indexOf('\n');
   const stopped = typeof bytesParsed === 'number' ? bytesParsed : 0;
-  return { path: match[1], inLine: lineEnd === -1 || stopped <= lineEnd };
+  return { method: match[1], path: match[2], inLine: lineEnd === -1 || stopped <= lineEnd };
 }
 
 /**
@@ -95,7 +98,7 @@ export function answerClientError(
   socket: Duplex,
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { path, inLine } = readRequestLine(error.rawPacket, error.bytesParsed);
+  const { method, path, inLine } = readRequestLine(error.rawPacket, error.bytesParsed);
   let status = 400;
   let code: EdgeErrorCode = 'BAD_REQUEST';
   let message = 'the request could not be read';
@@ -113,7 +116,7 @@ export function answerClientError(
     message = 'the request headers are too large';
   }
   if (socket.writable) {
-    const body = JSON.stringify(edgeErrorBody(path, status, code, message));
+    const body = JSON.stringify(edgeErrorBody(path, status, code, message, method));
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
@@ -150,7 +153,7 @@ export function refuseBadUrl(req: IncomingMessage, res: ServerResponse): boolean
   const path = query === -1 ? url : url.slice(0, query);
   const refusal = urlRefusal(path);
   if (!refusal) return false;
-  const body = JSON.stringify(edgeErrorBody(path, refusal.status, refusal.code, refusal.message));
+  const body = JSON.stringify(edgeErrorBody(path, refusal.status, refusal.code, refusal.message, req.method));
   res.writeHead(refusal.status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),

@@ -20,7 +20,7 @@ endif
 
 INSTALLED := node_modules/.turnpike-installed
 
-.PHONY: run start build typecheck lint format test test-unit bench install node clean chart-test chart-sync image image-build
+.PHONY: run start build typecheck lint format test test-unit bench install node clean cluster cluster-test chart-test chart-sync image image-build
 
 node: $(NODE)
 
@@ -83,6 +83,14 @@ image: install
 
 image-build: image
 	bash deploy/image/build.sh
+
+## make cluster: an api and three relays behind a round-robin on loopback (needs TEST_POSTGRES_URL and redis-server)
+cluster: install
+	node api/src/testing/cluster-main.ts
+
+## make cluster-test: the multi-process proofs, with a 30 s Redis outage; figures in test-results/cluster-figures.json
+cluster-test: install
+	npx vitest run --project api:integration api/src/cluster.int.test.ts
 
 clean:
 	rm -rf node_modules */node_modules .tools test-results

@@ -185,6 +185,12 @@ export async function registerRelay(
     },
   };
 
+  ctx.metrics.observeRedisDegraded(() => ledger.isDegraded());
+  ctx.metrics.observeConfigVersion(() => deps.bus.appliedVersion());
+  ctx.metrics.observeLogQueueDepth(() => writer.queuedLogs());
+  const stopApplyTiming = deps.bus.onApplied((_version, publishedAt) =>
+    ctx.metrics.recordConfigApply(Math.max(0, Date.now() - publishedAt) / 1000),
+  );
   ctx.metrics.observeChannelStates(() => channels.health());
 
   // Cross-origin access to the model routes (cors.ts); a callback hook, as an async one costs a promise per request.
@@ -304,6 +310,7 @@ export async function registerRelay(
       .catch((err: unknown) => app.log.warn({ err }, 'could not sweep upload spools'));
   });
   app.addHook('onClose', async () => {
+    stopApplyTiming();
     auth.close();
     channels.close();
     await writer.close();

@@ -85,6 +85,16 @@ describe('a console write and the next relay call of the same process', () => {
     }
   });
 
+  it('shows in /metrics which config version it applied, how fast, and that balances are shared or not', async () => {
+    const version = t.runtime.deps.bus.appliedVersion();
+    expect(version).toBeGreaterThan(0);
+    const text = (await t.relay.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toMatch(new RegExp(`^turnpike_config_version_applied ${version}$`, 'm'));
+    expect(text).toMatch(/^turnpike_redis_degraded 0$/m);
+    expect(Number(/^turnpike_config_apply_seconds_count (\d+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
+    expect(text).toMatch(/^turnpike_log_queue_depth \d+$/m);
+  });
+
   it('stops routing to a deleted channel the moment the console answers', async () => {
     const created = await createChannel('doomed-model');
     const id = (created.json().data as { id: number }[] | undefined)?.[0]?.id;

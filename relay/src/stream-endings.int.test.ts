@@ -181,7 +181,9 @@ describe('how a stream ends', () => {
         { model: 'claude-test', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] },
         { 'x-api-key': `sk-${key}`, authorization: '' },
       );
-      expect(text).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"the upstream ended the stream before the answer was complete/);
+      expect(text).toMatch(
+        /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"the upstream ended the stream before the answer was complete/,
+      );
       expect(text).not.toContain('message_stop');
       const log = await consumeLog(id);
       expect(otherOf(log).stream_end).toBe('cut_off');

@@ -19,7 +19,7 @@ import type { Caller } from './authenticate.ts';
 import type { RelayContext } from './context.ts';
 import { chatSpec } from './endpoints/text.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
-import { relayAs } from './relay.ts';
+import { limitRequest, relayAs } from './relay.ts';
 import { invalidRequest, isRecord, sendError } from './respond.ts';
 
 const unauthorized = (code: string, message: string) =>
@@ -122,7 +122,7 @@ export async function handlePlayground(
     loadedAt: Date.now(),
   };
   const caller: Caller = { user, token, group, forcedChannelId: undefined };
-  const limited = await ctx.rateLimit.admit(request, reply, caller);
+  const limited = await limitRequest(ctx, request, reply, caller);
   if (limited) return sendError(request, reply, limited);
   return relayAs(ctx, chatSpec, request, reply, caller, { startedAt, isPlayground: true });
 }

@@ -33,9 +33,21 @@ export async function handleRelay(
   const auth = await authenticateRequest(ctx, request);
   if (!auth.ok) return sendError(request, reply, auth.error);
   const { caller } = auth;
-  const limited = await ctx.rateLimit.admit(request, reply, caller);
+  const limited = await limitRequest(ctx, request, reply, caller);
   if (limited) return sendError(request, reply, limited);
   return relayAs(ctx, spec, request, reply, caller, { startedAt, isPlayground: false });
+}
+
+/** The per-user request rate limit: the 429 to answer (counted in `/metrics`), or undefined to go on. */
+export async function limitRequest(
+  ctx: RelayContext,
+  request: RelayRequest,
+  reply: RelayReply,
+  caller: Caller,
+): Promise<RelayError | undefined> {
+  const limited = await ctx.rateLimit.admit(request, reply, caller);
+  if (limited) ctx.metrics.recordRateLimited();
+  return limited;
 }
 
 export interface RelayAsOptions {

@@ -9,7 +9,9 @@ import type { Hold } from '@turnpike/core/billing/ledger';
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
+import { adapterFor } from '../adapters/registry.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
+import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
 import type { Caller } from './authenticate.ts';
 import type { Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
@@ -46,6 +48,26 @@ export interface SettleOutcome {
   readonly other?: Json;
 }
 
+/** Why a hold did not simply become its bill, for `turnpike_billing_adjustments_total`. */
+function adjustmentOf(
+  outcome: SettleOutcome | undefined,
+  isEmpty: boolean,
+): BillingAdjustmentReason | undefined {
+  if (outcome === undefined) return BillingAdjustmentReason.Refund;
+  const ending = (outcome.other as { stream_end?: unknown } | undefined)?.stream_end;
+  if (ending === 'client_gone') return BillingAdjustmentReason.ClientGone;
+  if (ending === 'upstream_error' || ending === 'cut_off' || ending === 'timeout')
+    return BillingAdjustmentReason.UpstreamError;
+  return isEmpty ? BillingAdjustmentReason.MissingUsage : undefined;
+}
+
+/** The OpenTelemetry `gen_ai.provider.name` of the channel that answered. */
+function providerOf(ctx: RelayContext, channelId: number): string {
+  const channel = ctx.channels.get(channelId);
+  const id = channel ? adapterFor(channel.type)?.id : undefined;
+  return id === 'gemini' ? 'gcp.gemini' : (id ?? 'openai');
+}
+
 /**
  * Settles the reservation: with `outcome` undefined everything reserved comes back (nothing was produced);
  * otherwise the bill from the usage (or the fixed bill) is taken and the consume log written through the
@@ -72,6 +94,8 @@ export async function settle(
           : settleTokens(billing.pricing, outcome.usage, quotaPerUnit);
   const { payer } = billing;
   const result = await ctx.ledger.settle(billing.hold, settlement.quota);
+  const adjustment = adjustmentOf(outcome, settlement.isEmpty);
+  if (adjustment && billing.hold.amount > 0) ctx.metrics.recordBillingAdjustment(adjustment);
   if (outcome === undefined) return 0;
   const { pricing } = billing;
   const usage = outcome.usage ?? EMPTY_USAGE;
@@ -106,6 +130,12 @@ export async function settle(
   ctx.metrics.recordCall({
     route: request.routeOptions.url ?? request.url,
     model: pricing.model,
+    requestId: request.id,
+    servedModel: outcome.upstreamModel,
+    provider: providerOf(ctx, outcome.channelId),
+    cacheReadTokens: usage.cachedTokens,
+    cacheCreationTokens: usage.cacheWriteTokens,
+    reasoningTokens: usage.reasoningTokens,
     channelId: outcome.channelId,
     status: 200,
     isStream: outcome.isStream,

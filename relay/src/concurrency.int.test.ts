@@ -130,3 +130,54 @@ describe(`${CONCURRENCY} concurrent requests of one payer`, () => {
     expect(start - userAfter!.quota).toBe(spent);
   });
 });
+
+describe('a burst of a $1 model on a balance good for 150 calls', () => {
+  const PRICE = 500_000;
+
+  it('serves exactly what the balance covers, and the logs add up to the deduction', async () => {
+    await t.runtime.deps.options.set('ModelPrice', JSON.stringify({ 'gpt-4o-mini': 1 }));
+    try {
+      const start = 150 * PRICE;
+      const user = await t.seedUser({ quota: start });
+      const token = await t.seedToken(user.id);
+      const responses = await Promise.all(
+        Array.from({ length: 300 }, (_, i) =>
+          t.relay.inject({
+            method: 'POST',
+            url: '/v1/chat/completions',
+            headers: { authorization: `Bearer sk-${token.key}` },
+            payload: {
+              model: 'gpt-4o-mini',
+              stream: i % 2 === 1,
+              messages: [{ role: 'user', content: 'hi' }],
+            },
+          }),
+        ),
+      );
+      const served = responses.filter((r) => r.statusCode === 200);
+      expect(served.length * PRICE).toBeLessThanOrEqual(start);
+      expect(served).toHaveLength(150);
+      expect(await loggedQuota(user.id, served.length)).toBe(150 * PRICE);
+      const [row] = await db().select().from(users).where(eq(users.id, user.id));
+      expect(row).toMatchObject({ quota: 0, usedQuota: start, requestCount: 150 });
+    } finally {
+      await t.runtime.deps.options.set('ModelPrice', '{}');
+    }
+  });
+
+  it('keeps a token limited to $10 within its $10', async () => {
+    await t.runtime.deps.options.set('ModelPrice', JSON.stringify({ 'gpt-4o-mini': 1 }));
+    try {
+      const user = await t.seedUser({ quota: 1000 * PRICE });
+      const token = await t.seedToken(user.id, { unlimitedQuota: false, remainQuota: 10 * PRICE });
+      const responses = await burst(token.key);
+      const served = responses.filter((r) => r.statusCode === 200);
+      expect(served).toHaveLength(10);
+      expect(await loggedQuota(user.id, served.length)).toBe(10 * PRICE);
+      const [row] = await db().select().from(tokens).where(eq(tokens.id, token.id));
+      expect(row!.remainQuota).toBe(0);
+    } finally {
+      await t.runtime.deps.options.set('ModelPrice', '{}');
+    }
+  });
+});

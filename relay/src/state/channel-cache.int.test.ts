@@ -1,8 +1,9 @@
 import { channels } from '@turnpike/core/db/schema/index';
+import { createRedisBus } from '@turnpike/core/events/bus';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayTestApp, type RelayTestApp } from '../testing/relay-test-app.ts';
-import { sleep } from '../testing/wait.ts';
+import { sleep, waitFor } from '../testing/wait.ts';
 import { type ChannelCache, createChannelCache } from './channel-cache.ts';
 
 const policy = { failures: 2, windowMs: 60_000, cooldownMs: 120_000 };
@@ -67,5 +68,35 @@ describe('channel cache health', () => {
     cache.markDisabled(ids.enabled);
     expect(cache.isAvailable(ids.enabled)).toBe(false);
     expect(cache.health().find((h) => h.channelId === ids.enabled)?.state).toBe('auto_disabled');
+  });
+});
+
+describe.skipIf(!process.env.TEST_REDIS_URL)('channel health shared between processes', () => {
+  it('rests a channel in another process within a second of the cool-down decided here', async () => {
+    const prefix = `turnpike-test:cool-${Math.random().toString(36).slice(2, 8)}:`;
+    const here = await createRedisBus(process.env.TEST_REDIS_URL as string, prefix);
+    const there = await createRedisBus(process.env.TEST_REDIS_URL as string, prefix);
+    const t2 = await createRelayTestApp();
+    const channel = await t2.seedChannel({ key: 'sk-x', baseUrl: 'http://127.0.0.1:9', models: 'm' });
+    const elsewhere = createChannelCache({
+      db: t2.runtime.deps.db,
+      bus: there,
+      cryptoSecret: t2.config.cryptoSecret,
+      resyncMs: 0,
+    });
+    try {
+      await elsewhere.load();
+      expect(elsewhere.isAvailable(channel.id)).toBe(true);
+      const started = Date.now();
+      await here.publish({ type: 'channels.cooldown', id: channel.id, until: Date.now() + 60_000 });
+      await waitFor(() => (elsewhere.isAvailable(channel.id) ? undefined : true), 1_000);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(elsewhere.health()[0]?.state).toBe('cooling_down');
+    } finally {
+      elsewhere.close();
+      await here.close();
+      await there.close();
+      await t2.close();
+    }
   });
 });

@@ -80,6 +80,9 @@ describe('every admin route of the route table', () => {
     admin = await registerUser(t.app, 'helper');
     const promoted = await root.post('/api/user/manage', { id: admin.userId, action: 'promote' });
     if (!promoted.json().success) throw new Error(`promote failed: ${promoted.body}`);
+    // A role change ends the user's sessions (ADR 0020): the new administrator signs in again.
+    if (!(await admin.login('helper', 'user-password-1')).json().success)
+      throw new Error('admin sign-in failed');
   });
   afterAll(async () => {
     await t.close();

@@ -23,7 +23,7 @@ describe('createRedisClient', () => {
   it('joins a Redis Cluster from its seed nodes', () => {
     const client = createRedisClient('redis-cluster://10.0.0.1:7000,10.0.0.2:7001', { lazyConnect: true });
     expect(client).toBeInstanceOf(Cluster);
-    expect((client as unknown as Cluster).startupNodes).toEqual([
+    expect((client as unknown as { startupNodes: unknown }).startupNodes).toEqual([
       { host: '10.0.0.1', port: 7000 },
       { host: '10.0.0.2', port: 7001 },
     ]);

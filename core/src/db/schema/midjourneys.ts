@@ -10,6 +10,8 @@ export const midjourneys = pgTable(
     id: serial('id').primaryKey(),
     code: integer('code').notNull().default(0),
     userId: integer('user_id').notNull().default(0),
+    /** The token that paid for the task: a refund goes back to it when its quota is limited. */
+    tokenId: integer('token_id').notNull().default(0),
     action: varchar('action', { length: 40 }).notNull().default(''),
     mjId: varchar('mj_id', { length: 191 }).notNull().default(''),
     prompt: text('prompt').notNull().default(''),

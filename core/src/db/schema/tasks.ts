@@ -11,6 +11,8 @@ export const tasks = pgTable(
     taskId: varchar('task_id', { length: 191 }).notNull().default(''),
     platform: varchar('platform', { length: 30 }).notNull().default(''),
     userId: integer('user_id').notNull().default(0),
+    /** The token that paid for the task: a refund goes back to it when its quota is limited. */
+    tokenId: integer('token_id').notNull().default(0),
     channelId: integer('channel_id').notNull().default(0),
     quota: quotaAmount('quota').notNull().default(0),
     action: varchar('action', { length: 40 }).notNull().default(''),

@@ -36,19 +36,29 @@ const WARMUP_S = numberFromEnv('BENCH_WARMUP', 2);
 const RSS_REQUESTS = numberFromEnv('BENCH_RSS_REQUESTS', 100_000);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,32').split(',').map(Number);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
-const MODES = (process.env.BENCH_MODES ?? 'non-stream,stream').split(',');
+const MODES = (process.env.BENCH_MODES ?? 'non-stream,stream,converted,converted-stream').split(',');
 const MODEL = 'gpt-4o-mini';
 
 const TARGETS = {
   ratioAtC32: 0.7,
   addedP50AtC1Ms: 0.3,
+  /** The converted path (an Anthropic client on an OpenAI upstream): added p99 at c=1 (issue 18). */
+  convertedAddedP99AtC1Ms: 1.5,
   rssGrowth: 0.1,
 } as const;
 
-type Mode = 'non-stream' | 'stream';
+/**
+ * `non-stream` and `stream`: OpenAI chat on every target (the relay's same-format path). `converted` and
+ * `converted-stream`: the relay is called as Anthropic's `/v1/messages` and converts to the same OpenAI upstream,
+ * which the upstream and baseline targets are called with directly.
+ */
+type Mode = 'non-stream' | 'stream' | 'converted' | 'converted-stream';
+const ALL_MODES: readonly Mode[] = ['non-stream', 'stream', 'converted', 'converted-stream'];
+const isConverted = (mode: Mode) => mode === 'converted' || mode === 'converted-stream';
+const isStreamMode = (mode: Mode) => mode === 'stream' || mode === 'converted-stream';
 type Target = 'upstream' | 'baseline' | 'relay';
 
-const bodies: Record<Mode, string> = {
+const chatBodies = {
   'non-stream': JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Say hello.' }] }),
   // Usage is asked for on every target, as the relay always asks its upstream for it.
   stream: JSON.stringify({
@@ -58,6 +68,20 @@ const bodies: Record<Mode, string> = {
     messages: [{ role: 'user', content: 'Say hello.' }],
   }),
 };
+const messagesBody = (stream: boolean) =>
+  JSON.stringify({
+    model: MODEL,
+    max_tokens: 256,
+    ...(stream ? { stream: true } : {}),
+    messages: [{ role: 'user', content: 'Say hello.' }],
+  });
+
+/** The path and body a target is sent in a mode. */
+function requestOf(target: Target, mode: Mode): { path: string; body: string } {
+  if (target === 'relay' && isConverted(mode))
+    return { path: '/v1/messages', body: messagesBody(mode === 'converted-stream') };
+  return { path: '/v1/chat/completions', body: chatBodies[isStreamMode(mode) ? 'stream' : 'non-stream'] };
+}
 
 // ---- processes ----------------------------------------------------------------------------------------------
 
@@ -158,7 +182,8 @@ const percentile = (sorted: Float64Array, p: number): number =>
     : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
 
 async function load(
-  url: string,
+  target: Target,
+  base: string,
   headers: Record<string, string>,
   mode: Mode,
   connections: number,
@@ -167,11 +192,12 @@ async function load(
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   const keep = run.keepLatencies !== false;
+  const { path: urlPath, body } = requestOf(target, mode);
   const instance = autocannon({
-    url,
+    url: `${base}${urlPath}`,
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: bodies[mode],
+    body,
     connections,
     pipelining: 1,
     timeout: 30,
@@ -228,20 +254,28 @@ function combine(rounds: Measured[]): Measured {
 }
 
 /** One request through each target, checking the answer is a real completion (and billed, for the relay). */
-async function checkAnswer(target: Target, url: string, headers: Record<string, string>, mode: Mode) {
-  const response = await fetch(url, {
+async function checkAnswer(target: Target, base: string, headers: Record<string, string>, mode: Mode) {
+  const { path: urlPath, body } = requestOf(target, mode);
+  const response = await fetch(`${base}${urlPath}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: bodies[mode],
+    body,
   });
   const text = await response.text();
+  const anthropic = target === 'relay' && isConverted(mode);
   const isComplete =
     response.status === 200 &&
-    (mode === 'stream'
-      ? text.includes('data: [DONE]') && text.includes('"usage":{')
-      : (JSON.parse(text) as { choices?: unknown[] }).choices?.length === 1);
+    (anthropic
+      ? mode === 'converted-stream'
+        ? text.includes('event: message_stop') && text.includes('"output_tokens":')
+        : (JSON.parse(text) as { type?: string }).type === 'message'
+      : isStreamMode(mode)
+        ? text.includes('data: [DONE]') && text.includes('"usage":{')
+        : (JSON.parse(text) as { choices?: unknown[] }).choices?.length === 1);
+  // An Anthropic stream carries no quota comment; the ledger check at the end covers it.
   const isBilled =
     target !== 'relay' ||
+    mode === 'converted-stream' ||
     (mode === 'stream'
       ? /: x-turnpike-quota: \d+/.test(text)
       : /^\d+$/.test(response.headers.get('x-turnpike-quota') ?? ''));
@@ -279,17 +313,16 @@ async function main() {
   });
   const [baselineReady, relayReady] = await Promise.all([baseline.ready, relay.ready]);
 
-  const path_ = '/v1/chat/completions';
   const targets: Record<Target, { url: string; headers: Record<string, string> }> = {
-    upstream: { url: `${upstreamUrl}${path_}`, headers: {} },
-    baseline: { url: `http://127.0.0.1:${baselineReady.port}${path_}`, headers: {} },
+    upstream: { url: upstreamUrl, headers: {} },
+    baseline: { url: `http://127.0.0.1:${baselineReady.port}`, headers: {} },
     relay: {
-      url: `http://127.0.0.1:${relayReady.port}${path_}`,
+      url: `http://127.0.0.1:${relayReady.port}`,
       headers: { authorization: `Bearer ${relayReady.token}` },
     },
   };
-  const modes = (['non-stream', 'stream'] as const).filter((mode) => MODES.includes(mode));
-  if (modes.length === 0) throw new Error('BENCH_MODES names neither non-stream nor stream');
+  const modes = ALL_MODES.filter((mode) => MODES.includes(mode));
+  if (modes.length === 0) throw new Error(`BENCH_MODES names none of ${ALL_MODES.join(', ')}`);
   const targetNames = Object.keys(targets) as Target[];
   let relayAnswered = 0;
   // A timed run stops with up to `connections` requests in flight: the relay still bills those, unseen.
@@ -321,7 +354,10 @@ async function main() {
         for (const target of targetNames) {
           const { url, headers } = targets[target];
           if (round === 0 && WARMUP_S > 0) {
-            const warm = await load(url, headers, mode, c, { durationS: WARMUP_S, keepLatencies: false });
+            const warm = await load(target, url, headers, mode, c, {
+              durationS: WARMUP_S,
+              keepLatencies: false,
+            });
             failed += warm.failed;
             if (target === 'relay') {
               relayAnswered += warm.ok;
@@ -337,7 +373,7 @@ async function main() {
               : '';
           if (profile) await ask(relay.child, { type: 'profile-start' }, 'profiling');
           const cpuBefore = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
-          const run = await load(url, headers, mode, c, { durationS: DURATION_S / ROUNDS });
+          const run = await load(target, url, headers, mode, c, { durationS: DURATION_S / ROUNDS });
           const cpuAfter = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
           if (profile) {
             await ask(relay.child, { type: 'profile-stop', file: profile }, 'profiled');
@@ -377,7 +413,7 @@ async function main() {
     let sent = 0;
     for (const share of [0.1, 0.5, 1]) {
       const upTo = Math.round(RSS_REQUESTS * share);
-      const run = await load(targets.relay.url, targets.relay.headers, 'non-stream', 32, {
+      const run = await load('relay', targets.relay.url, targets.relay.headers, 'non-stream', 32, {
         amount: upTo - sent,
         keepLatencies: false,
       });
@@ -400,6 +436,7 @@ async function main() {
       'p50 ms',
       'p99 ms',
       'added p50 ms',
+      'added p99 ms',
       'relay/baseline',
       'CPU µs/req',
       'failed',
@@ -420,6 +457,7 @@ async function main() {
           ms(m.p50),
           ms(m.p99),
           target === 'upstream' ? '' : ms(m.p50 - direct.p50),
+          target === 'upstream' ? '' : ms(m.p99 - direct.p99),
           target === 'relay' ? `${((m.rps / base.rps) * 100).toFixed(0)}%` : '',
           Number.isNaN(m.cpuMicrosPerRequest) ? '' : m.cpuMicrosPerRequest.toFixed(0),
           String(m.failed),
@@ -441,7 +479,12 @@ async function main() {
     }
     const relay1 = results.get(key(mode, 1, 'relay'));
     const direct1 = results.get(key(mode, 1, 'upstream'));
-    if (relay1 && direct1) {
+    if (relay1 && direct1 && isConverted(mode)) {
+      const added = relay1.p99 - direct1.p99;
+      lines.push(
+        `${verdict(added <= TARGETS.convertedAddedP99AtC1Ms)}  ${mode}: relay adds ${ms(added)} ms at p99, c=1 (target ≤ ${TARGETS.convertedAddedP99AtC1Ms} ms)`,
+      );
+    } else if (relay1 && direct1) {
       const added = relay1.p50 - direct1.p50;
       lines.push(
         `${verdict(added <= TARGETS.addedP50AtC1Ms)}  ${mode}: relay adds ${ms(added)} ms at p50, c=1 (target ≤ ${TARGETS.addedP50AtC1Ms} ms)`,

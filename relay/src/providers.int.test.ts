@@ -7,10 +7,13 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
+import { fetchUpstreamModels } from '@turnpike/core/channels/upstream';
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runChannelTest } from './health/channel-tester.ts';
+import type { RelayChannel } from './state/channel-cache.ts';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
@@ -19,6 +22,7 @@ import {
 } from './testing/fake-providers.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 import { waitFor } from './testing/wait.ts';
+import { createUpstreamClient } from './upstream/client.ts';
 
 const ANTHROPIC_KEY = 'sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe';
 const GEMINI_KEY = 'AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY';
@@ -44,10 +48,21 @@ beforeAll(async () => {
   t = await createRelayTestApp();
   await t.runtime.deps.options.set(
     'ModelRatio',
-    JSON.stringify({ 'claude-test': 1, 'gemini-test': 1, 'gpt-4o-mini': 1, 'claude-on-openai': 1 }),
+    JSON.stringify({
+      'claude-test': 1,
+      'gemini-test': 1,
+      'gpt-4o-mini': 1,
+      'claude-on-openai': 1,
+      'text-embedding-004': 0.1,
+    }),
   );
   await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'claude-test', type: 14 });
-  await t.seedChannel({ key: GEMINI_KEY, baseUrl: providers.url, models: 'gemini-test', type: 24 });
+  await t.seedChannel({
+    key: GEMINI_KEY,
+    baseUrl: providers.url,
+    models: 'gemini-test,text-embedding-004',
+    type: 24,
+  });
   await t.seedChannel({
     key: 'sk-upstream',
     baseUrl: fake.url,
@@ -271,6 +286,28 @@ describe('the openai SDK on Anthropic and Gemini channels', () => {
     });
   }
 
+  it('embeds through a Gemini channel (batchEmbedContents) and bills the counted input', async () => {
+    providers.requests.length = 0;
+    const { data, response } = await openAiClient()
+      .embeddings.create({ model: 'text-embedding-004', input: ['one', 'two'], encoding_format: 'float' })
+      .withResponse();
+    expect(data.data.map((item) => item.embedding)).toEqual([
+      [0.1, 0.2, 0.3],
+      [0.1, 0.2, 0.3],
+    ]);
+    const sent = providers.requests.at(-1)!;
+    expect(sent.path).toBe('/v1beta/models/text-embedding-004:batchEmbedContents');
+    expect(sent.body).toMatchObject({
+      requests: [
+        { model: 'models/text-embedding-004', content: { parts: [{ text: 'one' }] } },
+        { model: 'models/text-embedding-004', content: { parts: [{ text: 'two' }] } },
+      ],
+    });
+    const log = await consumeLog(response.headers.get('x-request-id')!);
+    expect(log.promptTokens).toBeGreaterThan(0);
+    expect(JSON.parse(log.other ?? '{}').usage_counted).toBe(true);
+  });
+
   it('maps reasoning_effort to Anthropic thinking and surfaces it as reasoning_content', async () => {
     const answer = await openAiClient().chat.completions.create({
       model: 'claude-test',
@@ -391,5 +428,74 @@ describe('Gemini clients on /v1beta', () => {
     expect(await refused.json()).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED' } });
     const list = await fetch(`${address}/v1beta/models`, { headers: { 'x-goog-api-key': key } });
     expect((await list.json()).models.map((m: { name: string }) => m.name)).toContain('models/gemini-test');
+  });
+});
+
+describe('channel tools for these types', () => {
+  const channelOf = (type: number, key: string): RelayChannel => ({
+    id: 900 + type,
+    name: `test ${type}`,
+    type,
+    key,
+    baseUrl: providers.url,
+    status: 1,
+    autoBan: true,
+    modelMapping: {},
+    statusCodeMapping: undefined,
+    paramOverride: undefined,
+    headers: {},
+    organization: undefined,
+  });
+
+  it('tests Anthropic and Gemini channels in their own formats, and reads their refusals', async () => {
+    const upstream = createUpstreamClient();
+    try {
+      for (const [type, secret, model] of [
+        [14, ANTHROPIC_KEY, 'claude-test'],
+        [24, GEMINI_KEY, 'gemini-test'],
+      ] as const) {
+        const result = await runChannelTest(upstream, channelOf(type, secret), model, {
+          settings: t.runtime.deps.options,
+        });
+        expect(result.ok, String(type)).toBe(true);
+        if (result.ok) expect(result.usage.promptTokens).toBeGreaterThan(0);
+      }
+      providers.setBehaviour({ apiKey: 'another-key-entirely-0123456789' });
+      const refused = await runChannelTest(upstream, channelOf(14, ANTHROPIC_KEY), 'claude-test', {
+        settings: t.runtime.deps.options,
+      });
+      expect(refused.ok).toBe(false);
+      if (!refused.ok) {
+        expect(refused.error.status).toBe(401);
+        expect(refused.error.type).toBe('authentication_error');
+        expect(refused.error.message).not.toContain(ANTHROPIC_KEY.slice(8));
+      }
+    } finally {
+      providers.setBehaviour({ apiKey: undefined });
+      await upstream.close();
+    }
+  });
+
+  it("fetches an Anthropic channel's model list with Anthropic's key header and version", async () => {
+    expect(await fetchUpstreamModels(14, providers.url, ANTHROPIC_KEY)).toEqual(['claude-test']);
+  });
+
+  it('sends a request of the upstream format unchanged when global.pass_through_request_enabled is on', async () => {
+    const options = t.runtime.deps.options;
+    await options.set('global.pass_through_request_enabled', 'true');
+    try {
+      fake.requests.length = 0;
+      const stream = await openAiClient().chat.completions.create({
+        model: 'gpt-4o-mini',
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      expect(text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+      expect(fake.requests.at(-1)?.body).not.toHaveProperty('stream_options');
+    } finally {
+      await options.set('global.pass_through_request_enabled', 'false');
+    }
   });
 });

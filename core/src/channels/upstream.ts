@@ -77,14 +77,20 @@ export const asRecord = (v: unknown): Record<string, unknown> =>
 
 /**
  * The upstream's model ids. OpenAI-style providers list at `{base}/v1/models`; Gemini's OpenAI-compatible list
- * is at `{base}/v1beta/openai/models` and names models as `models/<id>`.
+ * is at `{base}/v1beta/openai/models` and names models as `models/<id>`; Anthropic's at `{base}/v1/models` with
+ * its own key header and version (https://docs.anthropic.com/en/api/models-list).
  */
 export async function fetchUpstreamModels(type: number, baseUrl: string, key: string): Promise<string[]> {
   const base = channelBaseUrl(type, baseUrl);
   if (!base) throw new AppError('VALIDATION_FAILED', 'this channel type needs a base_url to list models');
-  const isGemini = findProviderType(type)?.modelList === 'gemini';
+  const kind = findProviderType(type)?.modelList;
+  const isGemini = kind === 'gemini';
   const url = isGemini ? `${base}/v1beta/openai/models` : `${base}/v1/models`;
-  const body = asRecord(await getUpstreamJson(url, { authorization: `Bearer ${key}` }));
+  const headers: Record<string, string> =
+    kind === 'anthropic'
+      ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }
+      : { authorization: `Bearer ${key}` };
+  const body = asRecord(await getUpstreamJson(url, headers));
   if (!Array.isArray(body.data)) throw new AppError('UPSTREAM_FAILED', 'the upstream model list has no data');
   const ids = body.data
     .map((m) => asRecord(m).id)

@@ -7,7 +7,7 @@
 export type BalanceKind = 'openai-billing' | 'siliconflow' | 'deepseek';
 
 /** How the upstream model list is read, or undefined when the provider has none we can call. */
-export type ModelListKind = 'openai' | 'gemini';
+export type ModelListKind = 'openai' | 'gemini' | 'anthropic';
 
 export interface ProviderType {
   readonly value: number;
@@ -150,6 +150,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: bearer,
     extraFields: [],
+    modelList: 'anthropic',
   },
   {
     value: 33,

@@ -70,6 +70,11 @@ export interface BuildRequestInput {
   readonly upstreamModel: string;
   readonly isStream: boolean;
   readonly options: AdapterOptions;
+  /**
+   * `global.pass_through_request_enabled`: a request of the upstream's own format goes up exactly as the client
+   * sent it (the model mapped, nothing added: no `param_override`, no forced usage chunk).
+   */
+  readonly passThrough?: boolean;
   /** Headers of the client's request meant for an upstream of its own format (Anthropic's `anthropic-beta`). */
   readonly clientHeaders?: Readonly<Record<string, string>> | undefined;
 }
@@ -120,6 +125,8 @@ export interface Adapter {
   answerToChat(answer: Readonly<Record<string, unknown>>, model: string): ChatAnswer;
   /** A stream decoder for the `chat` endpoint's stream (and for reading usage of a same-format stream). */
   streamToChat(model: string): StreamDecoder;
+  /** A 200 answer of the `embeddings` endpoint as OpenAI's embeddings list (adapters that convert embeddings). */
+  answerToEmbeddings?(answer: Readonly<Record<string, unknown>>, model: string): ChatAnswer;
 }
 
 export const adapters = {

@@ -79,7 +79,10 @@ describe('untestable channel types', () => {
     expect(untestableReason(2)).toMatch(/Midjourney/);
     expect(untestableReason(5)).toMatch(/Midjourney/);
     expect(untestableReason(36)).toMatch(/Suno/);
-    expect(untestableReason(14)).toMatch(/cannot be tested yet/);
+    // Baidu's own API (type 15) has no adapter; Anthropic (14) and Gemini (24) do.
+    expect(untestableReason(15)).toMatch(/cannot be tested yet/);
     expect(untestableReason(1)).toBeUndefined();
+    expect(untestableReason(14)).toBeUndefined();
+    expect(untestableReason(24)).toBeUndefined();
   });
 });

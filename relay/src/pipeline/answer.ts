@@ -80,10 +80,14 @@ export async function relayJson(
   // What reads the answer's output: the endpoint's own, or the canonical chat answer's.
   let view: Pick<EndpointSpec, 'visitOutput' | 'countedOutput'> = spec;
   if (conversion) {
-    const canonical = conversion.adapter.answerToChat(parsed, outcome.upstreamModel);
+    const { adapter } = conversion;
+    const isEmbeddings = spec.canonical === 'embeddings' && adapter.answerToEmbeddings !== undefined;
+    const canonical = isEmbeddings
+      ? (adapter.answerToEmbeddings?.(parsed, outcome.upstreamModel) ?? { answer: parsed, usage: undefined })
+      : adapter.answerToChat(parsed, outcome.upstreamModel);
     answer = canonical.answer;
     reported = canonical.usage;
-    view = { visitOutput: visitChat, countedOutput: countedChat };
+    view = isEmbeddings ? {} : { visitOutput: visitChat, countedOutput: countedChat };
   } else reported = spec.usageOf?.(answer);
   // The output text is read only to count it (no usage reported) or to check it for sensitive words.
   const readsOutput = !hasUsage(reported) || options.completionCheck !== undefined;

@@ -93,6 +93,7 @@ export async function runAttempts(
     : 0;
   const completionCheck = completionCheckOf(ctx);
   const ingress = spec.ingress ?? openAiChatIngress;
+  const passThrough = options.get('global.pass_through_request_enabled');
   let chat: ChatRequest | undefined;
   /** The request in the canonical shape, read once for every converted attempt. */
   const canonical = (): ChatRequest => {
@@ -174,6 +175,7 @@ export async function runAttempts(
           isStream,
           options,
           clientHeaders: route.converted ? undefined : prepared.clientHeaders,
+          passThrough: !route.converted && passThrough,
         });
         response = await ctx.upstream.request({
           url: call.url,

@@ -320,27 +320,37 @@ export async function startFakeProviders(
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
       const handled =
-        req.method === 'GET' && path === '/v1/models'
-          ? json(res, 200, {
-              data: [
-                {
-                  type: 'model',
-                  id: 'claude-test',
-                  display_name: 'Claude',
-                  created_at: '2025-01-01T00:00:00Z',
-                },
-              ],
-              has_more: false,
+        req.method === 'GET' &&
+        path === '/v1/models' &&
+        (!req.headers['x-api-key'] || !req.headers['anthropic-version'])
+          ? json(res, 401, {
+              type: 'error',
+              error: {
+                type: 'authentication_error',
+                message: 'x-api-key and anthropic-version are required',
+              },
             })
-          : req.method === 'GET' && path === '/v1beta/models'
+          : req.method === 'GET' && path === '/v1/models'
             ? json(res, 200, {
-                models: [{ name: 'models/gemini-test', supportedGenerationMethods: ['generateContent'] }],
+                data: [
+                  {
+                    type: 'model',
+                    id: 'claude-test',
+                    display_name: 'Claude',
+                    created_at: '2025-01-01T00:00:00Z',
+                  },
+                ],
+                has_more: false,
               })
-            : path.startsWith('/v1/messages')
-              ? anthropic(req, res, path, body, raw)
-              : path.startsWith('/v1beta/')
-                ? gemini(req, res, path, body, raw)
-                : json(res, 404, { error: 'not found' });
+            : req.method === 'GET' && path === '/v1beta/models'
+              ? json(res, 200, {
+                  models: [{ name: 'models/gemini-test', supportedGenerationMethods: ['generateContent'] }],
+                })
+              : path.startsWith('/v1/messages')
+                ? anthropic(req, res, path, body, raw)
+                : path.startsWith('/v1beta/')
+                  ? gemini(req, res, path, body, raw)
+                  : json(res, 404, { error: 'not found' });
       void Promise.resolve(handled).catch(() => res.destroy());
     });
   });

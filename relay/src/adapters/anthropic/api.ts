@@ -53,7 +53,7 @@ export const anthropicAdapter: Adapter = {
       input.endpoint === 'chat'
         ? chatToMessages(payload.body, input.upstreamModel, input.options)
         : { ...payload.body, model: input.upstreamModel };
-    if (channel.paramOverride) Object.assign(body, channel.paramOverride);
+    if (channel.paramOverride && !input.passThrough) Object.assign(body, channel.paramOverride);
     const model = typeof body.model === 'string' ? body.model : input.upstreamModel;
     const path = input.endpoint === 'count-tokens' ? '/v1/messages/count_tokens' : '/v1/messages';
     return { url: `${base}${path}`, headers: headersFor(channel, input, model), body: JSON.stringify(body) };

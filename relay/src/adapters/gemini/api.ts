@@ -1,13 +1,13 @@
 /**
  * Gemini upstreams (https://ai.google.dev/api): `POST <base>/<version>/models/<model>:generateContent`,
  * `:streamGenerateContent?alt=sse`, `:countTokens`, `:embedContent` and `:batchEmbedContents`, the key in
- * `x-goog-api-key`; the version per model from `gemini.version_settings` (default `v1beta`). A request from a
+ * `x-goog-api-key`; an OpenAI embeddings request becomes `batchEmbedContents`; the version per model from `gemini.version_settings` (default `v1beta`). A request from a
  * Gemini client goes up as it came (the model is in the path); a canonical chat request is converted (chat.ts).
  */
 import { findProviderType } from '@turnpike/core/providers/catalogue';
 import { isRecord } from '../canonical.ts';
 import type { Adapter, AdapterChannel, BuildRequestInput, UpstreamCall } from '../registry.ts';
-import { chatToGemini, geminiToChat } from './chat.ts';
+import { chatToGemini, embeddingsToGemini, geminiToChat, geminiToEmbeddings } from './chat.ts';
 import { readGeminiError } from './errors.ts';
 import { createGeminiDecoder } from './stream.ts';
 import { geminiUsageOf } from './usage.ts';
@@ -23,6 +23,7 @@ function geminiBase(channel: AdapterChannel): string {
 /** The action of a native request: the client's (kept by the ingress) or the stream flag's. */
 function actionOf(input: BuildRequestInput): string {
   if (input.endpoint === 'count-tokens-gemini') return 'countTokens';
+  if (input.endpoint === 'embeddings') return 'batchEmbedContents';
   if (input.endpoint === 'embed-content')
     return input.payload.kind === 'json' && Array.isArray(input.payload.body.requests)
       ? 'batchEmbedContents'
@@ -34,6 +35,7 @@ export const geminiAdapter: Adapter = {
   id: 'gemini',
   supports: (endpoint) =>
     endpoint === 'chat' ||
+    endpoint === 'embeddings' ||
     endpoint === 'generate-content' ||
     endpoint === 'count-tokens-gemini' ||
     endpoint === 'embed-content',
@@ -47,6 +49,8 @@ export const geminiAdapter: Adapter = {
       const converted = chatToGemini(payload.body, model, input.options);
       model = converted.model;
       body = converted.body;
+    } else if (input.endpoint === 'embeddings') {
+      body = embeddingsToGemini(payload.body, model);
     } else {
       body = { ...payload.body };
       if (Array.isArray(body.requests))
@@ -54,7 +58,7 @@ export const geminiAdapter: Adapter = {
           isRecord(request) ? { ...request, model: `models/${model}` } : request,
         );
     }
-    if (channel.paramOverride) Object.assign(body, channel.paramOverride);
+    if (channel.paramOverride && !input.passThrough) Object.assign(body, channel.paramOverride);
     const versions = input.options.get('gemini.version_settings');
     const version = versions[model] ?? versions.default ?? 'v1beta';
     return {
@@ -71,4 +75,5 @@ export const geminiAdapter: Adapter = {
   usageOf: geminiUsageOf,
   answerToChat: (answer, model) => geminiToChat(answer, model),
   streamToChat: createGeminiDecoder,
+  answerToEmbeddings: geminiToEmbeddings,
 };

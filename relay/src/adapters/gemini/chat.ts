@@ -278,3 +278,43 @@ export function geminiToChat(answer: Readonly<Json>, model: string): ChatAnswer 
     usage,
   };
 }
+
+/** An OpenAI embeddings request (`input`: a string or strings) as `batchEmbedContents`. */
+export function embeddingsToGemini(request: Readonly<Json>, model: string): Json {
+  const input = request.input;
+  const texts =
+    typeof input === 'string'
+      ? [input]
+      : Array.isArray(input)
+        ? input.filter((x) => typeof x === 'string')
+        : [];
+  const dimensions = asNumber(request.dimensions);
+  return {
+    requests: texts.map((text) => ({
+      model: `models/${model}`,
+      content: { parts: [{ text }] },
+      ...(dimensions !== undefined ? { outputDimensionality: dimensions } : {}),
+    })),
+  };
+}
+
+/** `batchEmbedContents` (or `embedContent`) answer as OpenAI's embeddings list; Gemini reports no usage. */
+export function geminiToEmbeddings(answer: Readonly<Json>, model: string): ChatAnswer {
+  const list = Array.isArray(answer.embeddings)
+    ? answer.embeddings
+    : isRecord(answer.embedding)
+      ? [answer.embedding]
+      : [];
+  return {
+    answer: {
+      object: 'list',
+      data: list.map((embedding, index) => ({
+        object: 'embedding',
+        index,
+        embedding: isRecord(embedding) && Array.isArray(embedding.values) ? embedding.values : [],
+      })),
+      model,
+    },
+    usage: undefined,
+  };
+}

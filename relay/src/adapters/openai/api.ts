@@ -72,6 +72,8 @@ export const openAiAdapter: Adapter = {
       return { url, headers, body: stream };
     }
     const body: Record<string, unknown> = { ...payload.body, model: input.upstreamModel };
+    headers['content-type'] = 'application/json';
+    if (input.passThrough) return { url, headers, body: JSON.stringify(body) };
     if (USAGE_CHUNK_ENDPOINTS.has(input.endpoint)) {
       if (input.isStream) {
         const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
@@ -81,7 +83,6 @@ export const openAiAdapter: Adapter = {
       }
     }
     if (channel.paramOverride) Object.assign(body, channel.paramOverride);
-    headers['content-type'] = 'application/json';
     return { url, headers, body: JSON.stringify(body) };
   },
   readError: parseUpstreamError,

@@ -55,10 +55,10 @@ export interface EndpointSpec {
   /** The client's format (where its key is, the shapes of answers and errors); default OpenAI chat's. */
   readonly ingress?: Ingress;
   /**
-   * The endpoint a request goes to an upstream of another format as, through the canonical shape (`chat`);
-   * undefined: only upstreams of the client's format can serve it.
+   * The endpoint a request goes to an upstream of another format as, through the canonical shape (`chat`, or
+   * OpenAI's `embeddings` request and answer); undefined: only upstreams of the client's format can serve it.
    */
-  readonly canonical?: 'chat';
+  readonly canonical?: 'chat' | 'embeddings';
   /** Reads and checks the request; a RelayError is answered as is (a local 400, nothing reserved). */
   prepare(request: RelayRequest): Promise<PreparedRequest | RelayError> | PreparedRequest | RelayError;
   readonly answer: AnswerKind;

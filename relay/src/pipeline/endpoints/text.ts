@@ -189,6 +189,7 @@ export const completionsSpec: EndpointSpec = {
 /** Embeddings, also as `/v1/engines/:model/embeddings` (the path names the model). */
 export const embeddingsSpec: EndpointSpec = {
   endpoint: 'embeddings',
+  canonical: 'embeddings',
   prepare(request) {
     const fromPath = (request.params as { model?: unknown } | undefined)?.model;
     const raw =

@@ -288,6 +288,9 @@ describe(`fuzzing every /api route (seed ${SEED}, ${CASES} cases per route and c
 
     const status = await t.app.inject({ method: 'GET', url: '/api/status' });
     expect(status.statusCode).toBe(200);
+    console.info(
+      `fuzz: ${sent} requests in ${Date.now() - started} ms, seed ${SEED}${stopped ? ', cut by the deadline' : ''}`,
+    );
     // A bounded run: the deadline may cut it short on a slow machine, never below a floor of real coverage.
     expect(sent, `only ${sent} requests in ${DEADLINE_MS} ms`).toBeGreaterThan(routes.length * 3 * 2);
     expect(

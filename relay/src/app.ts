@@ -20,6 +20,7 @@ import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
 import type { RelayDeps } from './deps.ts';
 import { gatewayFailure, localError, type RelayError, toOpenAiErrorBody } from './errors.ts';
 import { createFrontDoor, installFrontDoor } from './front-door.ts';
+import { anthropicMessagesIngress } from './ingress/anthropic-messages.ts';
 import { geminiIngress } from './ingress/gemini.ts';
 import { openAiChatIngress } from './ingress/openai-chat.ts';
 import { enterThrough, type RelayHandler, relayHandler } from './ingress/route.ts';
@@ -348,7 +349,9 @@ function decompressBody(
 function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const failure = gatewayFailure(error.statusCode ?? 500, error.message);
   if (failure.status === 500) request.log.error({ err: error }, 'relay request failed');
-  return reply.code(failure.status).send(toOpenAiErrorBody(failure, request.id));
+  // Anthropic's routes refuse in Anthropic's shape, even before their handler ran (a body Fastify could not read).
+  const ingress = request.url.startsWith('/v1/messages') ? anthropicMessagesIngress : openAiChatIngress;
+  return reply.code(failure.status).send(ingress.errorBody(failure, request.id));
 }
 
 /** A relay-only app (ROLE=relay). */

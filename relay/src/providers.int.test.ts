@@ -213,6 +213,21 @@ describe('Anthropic clients on /v1/messages', () => {
     }
   });
 
+  it('refuse a body the gateway cannot read in Anthropic shape, through the front door and through Fastify', async () => {
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain']) {
+      const response = await fetch(`${address}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': contentType },
+        body: '{"model":',
+      });
+      expect(response.status, contentType).toBe(400);
+      expect(await response.json(), contentType).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error' },
+      });
+    }
+  });
+
   it('list models in Anthropic shape', async () => {
     const page = await anthropicClient().models.list();
     expect(page.data.map((model) => model.id)).toContain('claude-test');

@@ -14,7 +14,7 @@ describe('storable text', () => {
   it('names the first field that holds refused text, keys included', () => {
     expect(findUnstorableText({ username: 'a\u0000b', password: 'x' })).toBe('username');
     expect(findUnstorableText({ items: [{ tag: 'ok' }, { tag: '\ud800' }] })).toBe('items.1.tag');
-    expect(findUnstorableText({ ['k\u0000']: 1 })).toBe('k\\u0000');
+    expect(findUnstorableText({ 'k\u0000': 1 })).toBe('k\\u0000');
     expect(findUnstorableText('\u0000', 'body')).toBe('body');
     expect(findUnstorableText({ a: 1, b: [true, null, 'fine'] })).toBeUndefined();
   });

@@ -38,5 +38,5 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 /** A key fit to quote in a message: the refused characters shown as escapes. */
 function printable(key: string): string {
-  return key.replace(/\u0000/g, '\\u0000').toWellFormed();
+  return key.replaceAll('\u0000', '\\u0000').toWellFormed();
 }

@@ -176,12 +176,22 @@ describe('Anthropic clients on /v1/messages', () => {
     expect(events.at(-1)).toBe('message_stop');
   });
 
-  it('count tokens on an Anthropic channel for free', async () => {
+  it('count tokens on an Anthropic channel, and from the relay own count for any other channel', async () => {
+    providers.requests.length = 0;
     const counted = await anthropicClient().messages.countTokens({
       model: 'claude-test',
       messages: [{ role: 'user', content: 'hello' }],
     });
     expect(counted.input_tokens).toBeGreaterThan(0);
+    expect(providers.requests.at(-1)?.path).toBe('/v1/messages/count_tokens');
+    fake.requests.length = 0;
+    const local = await anthropicClient().messages.countTokens({
+      model: 'claude-on-openai',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'hello there' }],
+    });
+    expect(local.input_tokens).toBeGreaterThan(3);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('get errors in Anthropic shape: a bad key, a bad request, an overloaded upstream', async () => {

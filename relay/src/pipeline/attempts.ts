@@ -128,6 +128,11 @@ export async function runAttempts(
     tried.add(channelId);
     const adapter = adapterFor(channel.type);
     const route = adapter && routeOf(spec, ingress, adapter);
+    if (adapter && !route && spec.countLocally) {
+      // Counting tokens needs no upstream: a channel of another format is answered from the relay's own count.
+      reply.code(200).header('content-type', 'application/json').send(spec.countLocally(prepared));
+      return undefined;
+    }
     if (!adapter || !route) {
       // Another channel of the model may speak a format this endpoint can use; this one does not count.
       if (caller.forcedChannelId !== undefined) break;

@@ -2,7 +2,7 @@
  * Anthropic Messages endpoints (https://docs.anthropic.com/en/api/messages): `POST /v1/messages` and
  * `POST /v1/messages/count_tokens`, read as Anthropic documents them; errors in Anthropic's shape (the ingress).
  * Messages go to Anthropic channels as sent and to any other channel through the canonical chat shape; counting
- * tokens is Anthropic's own call, so only Anthropic channels serve it, and it costs nothing.
+ * tokens is free: Anthropic channels are asked, any other is answered from the relay's own count.
  */
 import { anthropicUsageOf } from '../../adapters/anthropic/usage.ts';
 import { isRecord, type Json } from '../../adapters/canonical.ts';
@@ -136,4 +136,14 @@ export const countTokensSpec: EndpointSpec = {
   },
   answer: 'json',
   usageOf: () => EMPTY_USAGE,
+  countLocally: (prepared) => ({ input_tokens: countTexts(prepared.model, messageTexts(bodyOf(prepared))) }),
 };
+
+const bodyOf = (prepared: PreparedRequest): Json =>
+  prepared.payload.kind === 'json' ? { ...prepared.payload.body } : {};
+
+/** Tokens of the texts with a few of framing each, as a chat message is counted. */
+function countTexts(model: string, texts: readonly string[]): number {
+  const encoding = encodingForModel(model);
+  return texts.reduce((sum, text) => sum + countTextTokens(text, encoding), 0) + 3 * texts.length + 3;
+}

@@ -2,8 +2,8 @@
  * Gemini endpoints (https://ai.google.dev/api): `POST /v1beta/models/<model>:generateContent`,
  * `:streamGenerateContent`, `:countTokens`, `:embedContent` and `:batchEmbedContents`. The model and the action
  * are in the path; errors in Gemini's shape (the ingress). Content generation goes to Gemini channels as sent and
- * to any other channel through the canonical chat shape; counting and embedding are Gemini's own calls, so only
- * Gemini channels serve them (counting costs nothing).
+ * to any other channel through the canonical chat shape; counting is free (a channel of another format is answered
+ * from the relay's own count) and embedding with `embedContent` is served by Gemini channels.
  */
 import { isRecord, type Json } from '../../adapters/canonical.ts';
 import { geminiUsageOf } from '../../adapters/gemini/usage.ts';
@@ -125,6 +125,11 @@ export const countTokensGeminiSpec: EndpointSpec = {
   },
   answer: 'json',
   usageOf: () => EMPTY_USAGE,
+  countLocally(prepared) {
+    const encoding = encodingForModel(prepared.model);
+    const body = prepared.payload.kind === 'json' ? { ...prepared.payload.body } : {};
+    return { totalTokens: geminiTexts(body).reduce((sum, text) => sum + countTextTokens(text, encoding), 0) };
+  },
 };
 
 export const embedContentSpec: EndpointSpec = {

@@ -59,6 +59,11 @@ export interface EndpointSpec {
    * OpenAI's `embeddings` request and answer); undefined: only upstreams of the client's format can serve it.
    */
   readonly canonical?: 'chat' | 'embeddings';
+  /**
+   * Token counting endpoints (Anthropic's `count_tokens`, Gemini's `countTokens`): the answer a channel of another
+   * format gets from the relay's own count instead (free, as the providers' own are).
+   */
+  countLocally?(prepared: PreparedRequest): Json;
   /** Reads and checks the request; a RelayError is answered as is (a local 400, nothing reserved). */
   prepare(request: RelayRequest): Promise<PreparedRequest | RelayError> | PreparedRequest | RelayError;
   readonly answer: AnswerKind;

@@ -41,17 +41,34 @@ beforeAll(async () => {
   fake = await startFakeOpenAi();
   providers = await startFakeProviders();
   odd = createServer((req, res) => {
-    req.resume();
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(MALFORMED_STREAM);
+      // `no-done-model`: the same answer, well formed, and the body ends without `[DONE]`.
+      res.end(
+        body.includes('no-done-model')
+          ? MALFORMED_STREAM.replace('data: {"id":"c1", this is not json\n\n', '').replace(
+              'data: [DONE]\n\n',
+              '',
+            )
+          : MALFORMED_STREAM,
+      );
     });
   });
   await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
   t = await createRelayTestApp();
   await t.runtime.deps.options.set(
     'ModelRatio',
-    JSON.stringify({ 'gpt-4o-mini': 1, 'claude-test': 1, 'gemini-test': 1, 'odd-model': 1 }),
+    JSON.stringify({
+      'gpt-4o-mini': 1,
+      'claude-test': 1,
+      'gemini-test': 1,
+      'odd-model': 1,
+      'no-done-model': 1,
+    }),
   );
   await t.runtime.deps.options.set('CacheRatio', JSON.stringify({ 'claude-test': 0.1 }));
   await t.seedChannel({ key: 'sk-upstream', baseUrl: fake.url, models: 'gpt-4o-mini' });
@@ -60,7 +77,7 @@ beforeAll(async () => {
   await t.seedChannel({
     key: 'sk-odd',
     baseUrl: `http://127.0.0.1:${(odd.address() as AddressInfo).port}`,
-    models: 'odd-model',
+    models: 'odd-model,no-done-model',
   });
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
@@ -235,6 +252,13 @@ describe('how a stream ends', () => {
     expect(log.promptTokens).toBe(9);
     expect(log.completionTokens).toBe(2);
     expect(otherOf(log).stream_end).toBeUndefined();
+  });
+
+  it('an upstream that sent its finish reason and usage but no [DONE] has still answered whole', async () => {
+    const { text, id } = await chatStream('no-done-model');
+    expect(text).not.toContain('stream_cut_off');
+    expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(otherOf(await consumeLog(id)).stream_end).toBeUndefined();
   });
 
   it('a stream with no usage block is counted and completes normally, in every client protocol', async () => {

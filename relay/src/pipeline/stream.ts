@@ -335,6 +335,9 @@ export async function pipeStream(
         ? plainChunk(data, clientAskedUsage)
         : undefined;
     if (plain !== undefined) {
+      // A finish reason says the answer is whole, even from an upstream that then ends without `[DONE]`.
+      if (!finished && (plain.includes('"finish_reason":"') || plain.includes('"finish_reason": "')))
+        finished = true;
       deferred.push(plain);
       deferredSize += plain.length;
       if (deferredSize > DEFERRED_LIMIT) readDeferred();

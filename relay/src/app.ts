@@ -65,6 +65,7 @@ import { createBatchWriter } from './pipeline/writer.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
+import { registerTaskRoutes } from './tasks/register.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
 /** The relay's POST routes with a fixed path (under /v1); the JSON ones go through the front door too. */
@@ -301,6 +302,7 @@ export async function registerRelay(
   );
   registerMetricsRoute(app, ctx.metrics, deps.config.metricsToken);
   await registerBillingCompat(app, ctx);
+  await registerTaskRoutes(app, ctx);
 
   // Upload spools a crashed process left behind (pipeline/multipart.ts); in the background, at start.
   app.addHook('onReady', async () => {

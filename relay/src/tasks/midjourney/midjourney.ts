@@ -1,0 +1,458 @@
+/**
+ * Midjourney drawings through Midjourney-Proxy channels (types 2 and 5; https://github.com/novicezk/midjourney-proxy):
+ * `/mj/submit/*`, `/mj/task/{id}/fetch`, `/mj/task/list-by-condition`, `/mj/task/{id}/image-seed`, the result image
+ * at `/mj/image/{id}` and the proxy's callback at `/mj/notify`; every path also under `/mj-fast`, `/mj-turbo`,
+ * `/mj-relax` (passed on to the proxy). Task reads answer from the database; submits are billed when the proxy
+ * accepts them and refunded once when the drawing fails (finish.ts).
+ */
+import type { Midjourney } from '@turnpike/core/db/schema/index';
+import { midjourneys } from '@turnpike/core/db/schema/index';
+import { FINISHED_TASK_STATUSES, isTaskFinished, TaskStatus } from '@turnpike/core/domain/tasks';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
+import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RelayContext } from '../../pipeline/context.ts';
+import {
+  authenticateTaskRequest,
+  baseOf,
+  holdTaskPrice,
+  isTaskChannelUsable,
+  isTaskId,
+  pickTaskChannel,
+  postJson,
+  settleTaskCharge,
+  storableText,
+  taskPriceOf,
+} from '../charge.ts';
+import { failAndRefund } from '../finish.ts';
+import { EMPTY_REPORT, type PollReport, type PollSettings, type TaskProvider } from '../provider.ts';
+import {
+  filterSubmitBody,
+  isAccepted,
+  MJ_MODES,
+  MJ_SUBMIT_KINDS,
+  MjCode,
+  type MjSubmitKind,
+  type MjTask,
+  planSubmit,
+  readSubmitAnswer,
+  readTask,
+  statusOf,
+} from './wire.ts';
+
+const CHANNEL_TYPES = [ProviderTypeId.MidjourneyProxy, ProviderTypeId.MidjourneyProxyPlus] as const;
+const SUBMIT_TIMEOUT_MS = 60_000;
+const SEED_TIMEOUT_MS = 30_000;
+const POLL_TIMEOUT_MS = 15_000;
+
+/** A refusal in Midjourney-Proxy's answer shape (`code` 4: validation, 30: rate limited, else the HTTP status). */
+function refuse(reply: FastifyReply, status: number, description: string, type = 'turnpike_error') {
+  return reply.code(status).send({ code: status === 400 ? 4 : status, description, type });
+}
+
+/** A stored drawing as a task object, the image link pointing at the gateway with MjForwardUrlEnabled. */
+export function toMjTask(ctx: RelayContext, row: Midjourney): MjTask {
+  const forward = ctx.deps.options.get('MjForwardUrlEnabled');
+  const imageUrl =
+    forward && row.imageUrl !== ''
+      ? `${ctx.deps.options.get('ServerAddress')}/mj/image/${encodeURIComponent(row.mjId)}`
+      : row.imageUrl;
+  const parse = (text: string, fallback: unknown) => {
+    try {
+      return text === '' ? fallback : (JSON.parse(text) as unknown);
+    } catch {
+      return fallback;
+    }
+  };
+  return {
+    id: row.mjId,
+    action: row.action,
+    prompt: row.prompt,
+    promptEn: row.promptEn,
+    description: row.description,
+    state: row.state,
+    submitTime: row.submitTime,
+    startTime: row.startTime,
+    finishTime: row.finishTime,
+    imageUrl,
+    status: row.status,
+    progress: row.progress,
+    failReason: row.failReason,
+    buttons: parse(row.buttons, []) as unknown[],
+    properties: parse(row.properties, {}) as Record<string, unknown>,
+  };
+}
+
+/** The columns an upstream task object sets on the stored row. */
+function fieldsOf(task: MjTask): Partial<Midjourney> {
+  const fields: Partial<Midjourney> = {};
+  if (typeof task.progress === 'string') fields.progress = storableText(task.progress).slice(0, 30);
+  if (typeof task.imageUrl === 'string') fields.imageUrl = storableText(task.imageUrl);
+  if (typeof task.promptEn === 'string') fields.promptEn = storableText(task.promptEn);
+  if (typeof task.description === 'string') fields.description = storableText(task.description);
+  if (typeof task.state === 'string') fields.state = storableText(task.state);
+  if (typeof task.startTime === 'number') fields.startTime = task.startTime;
+  if (typeof task.finishTime === 'number') fields.finishTime = task.finishTime;
+  if (Array.isArray(task.buttons)) fields.buttons = JSON.stringify(task.buttons);
+  if (typeof task.failReason === 'string') fields.failReason = storableText(task.failReason);
+  if (task.properties && typeof task.properties === 'object')
+    fields.properties = JSON.stringify(task.properties);
+  return fields;
+}
+
+/**
+ * Stores what the proxy reports about one task: progress and fields while it runs, its end once (a FAILURE goes
+ * through failAndRefund). Returns what changed.
+ */
+export async function applyMjTask(
+  ctx: RelayContext,
+  row: Midjourney,
+  task: MjTask,
+  now: number,
+): Promise<{ updated: boolean; refunded: number; failed: boolean }> {
+  const status = statusOf(task.status);
+  const fields = fieldsOf(task);
+  if (status === TaskStatus.Failure) {
+    const refunded = await failAndRefund(ctx.deps.db, ctx.deps.bus, {
+      kind: 'drawing',
+      id: row.id,
+      reason: storableText(task.failReason || '') || 'the drawing failed upstream',
+      now: task.finishTime || now,
+      fields: { ...fields, progress: undefined, failReason: undefined },
+    });
+    return { updated: true, refunded, failed: true };
+  }
+  const next: Partial<Midjourney> = { ...fields, status };
+  if (status === TaskStatus.Success) {
+    next.progress = '100%';
+    if (!next.finishTime) next.finishTime = now;
+  }
+  const changed = await ctx.deps.db
+    .update(midjourneys)
+    .set(next)
+    .where(and(eq(midjourneys.id, row.id), notInArray(midjourneys.status, [...FINISHED_TASK_STATUSES])))
+    .returning({ id: midjourneys.id });
+  return { updated: changed.length > 0, refunded: 0, failed: false };
+}
+
+/** Asks the proxy of a channel about these tasks (`POST /mj/task/list-by-condition`). */
+async function fetchFromChannel(ctx: RelayContext, channelId: number, ids: string[]): Promise<MjTask[]> {
+  const channel = ctx.channels.get(channelId);
+  if (!channel?.key) throw new Error(`channel ${channelId} is unknown or has no key`);
+  const answer = await postJson(
+    `${baseOf(channel)}/mj/task/list-by-condition`,
+    { 'mj-api-secret': channel.key },
+    { ids },
+    POLL_TIMEOUT_MS,
+  );
+  if (answer.status !== 200 || !Array.isArray(answer.body))
+    throw new Error(`list-by-condition answered ${answer.status}`);
+  return answer.body.map(readTask).filter((task): task is MjTask => task !== undefined);
+}
+
+async function pollDrawings(ctx: RelayContext, settings: PollSettings): Promise<PollReport> {
+  const { db } = ctx.deps;
+  const rows = await db
+    .select()
+    .from(midjourneys)
+    .where(notInArray(midjourneys.status, [...FINISHED_TASK_STATUSES]))
+    .orderBy(asc(midjourneys.id))
+    .limit(settings.batch);
+  if (rows.length === 0) return EMPTY_REPORT;
+  let updated = 0;
+  let refunded = 0;
+  let refundedQuota = 0;
+  let polled = 0;
+  const count = (result: { updated: boolean; refunded: number; failed: boolean }) => {
+    if (result.updated) updated += 1;
+    if (result.refunded > 0) {
+      refunded += 1;
+      refundedQuota += result.refunded;
+    }
+  };
+  const fail = async (row: Midjourney, reason: string) =>
+    count({
+      updated: true,
+      failed: true,
+      refunded: await failAndRefund(db, ctx.deps.bus, {
+        kind: 'drawing',
+        id: row.id,
+        reason,
+        now: settings.now,
+      }),
+    });
+  const byChannel = new Map<number, Midjourney[]>();
+  for (const row of rows) {
+    if (row.mjId === '') await fail(row, 'the task has no upstream id');
+    else if (row.submitTime > 0 && settings.now - row.submitTime > settings.timeoutMs)
+      await fail(
+        row,
+        `the upstream task timed out (over ${Math.round(settings.timeoutMs / 60_000)} minutes)`,
+      );
+    else byChannel.set(row.channelId, [...(byChannel.get(row.channelId) ?? []), row]);
+  }
+  for (const [channelId, list] of byChannel) {
+    let found: MjTask[];
+    try {
+      polled += list.length;
+      found = await fetchFromChannel(
+        ctx,
+        channelId,
+        list.map((row) => row.mjId),
+      );
+    } catch (err) {
+      ctx.log.warn({ err, channelId, tasks: list.length }, 'could not poll drawing tasks');
+      continue;
+    }
+    const byId = new Map(found.map((task) => [task.id, task]));
+    for (const row of list) {
+      const task = byId.get(row.mjId);
+      if (!task) continue;
+      try {
+        count(await applyMjTask(ctx, row, task, settings.now));
+      } catch (err) {
+        ctx.log.warn({ err, taskId: row.id }, 'could not store a drawing task state');
+      }
+    }
+  }
+  return { polled, updated, refunded, refundedQuota };
+}
+
+async function findOwn(ctx: RelayContext, userId: number, mjId: string): Promise<Midjourney | undefined> {
+  if (!isTaskId(mjId)) return undefined;
+  const [row] = await ctx.deps.db
+    .select()
+    .from(midjourneys)
+    .where(and(eq(midjourneys.userId, userId), eq(midjourneys.mjId, mjId)))
+    .limit(1);
+  return row;
+}
+
+/** The mode prefix of a request (`/mj-fast/mj/...`), or '' for `/mj/...`. */
+function modeOf(request: FastifyRequest): string {
+  const first = request.url.split('/')[1] ?? '';
+  return (MJ_MODES as readonly string[]).includes(first) ? `/${first}` : '';
+}
+
+async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyRequest, reply: FastifyReply) {
+  const startedAt = performance.now();
+  const auth = await authenticateTaskRequest(ctx, request);
+  if (!auth.ok) return refuse(reply, auth.error.status, auth.error.message);
+  const { caller } = auth;
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return refuse(reply, 400, 'the request body must be a JSON object');
+  const planned = planSubmit(kind, body as Record<string, unknown>);
+  if (!planned.ok) return refuse(reply, 400, planned.description);
+  const { plan } = planned;
+  const { options } = ctx.deps;
+
+  let channel = undefined as ReturnType<typeof ctx.channels.get>;
+  if (plan.originId !== undefined) {
+    const origin = await findOwn(ctx, caller.user.id, plan.originId);
+    if (!origin) return refuse(reply, 400, `task ${plan.originId} not found`);
+    if (
+      options.get('MjActionCheckSuccessEnabled') &&
+      plan.action !== 'MODAL' &&
+      origin.status !== TaskStatus.Success
+    )
+      return refuse(
+        reply,
+        400,
+        `task ${plan.originId} has not succeeded (status ${origin.status || 'unknown'})`,
+      );
+    channel = ctx.channels.get(origin.channelId);
+    if (!isTaskChannelUsable(ctx, channel, CHANNEL_TYPES))
+      return refuse(reply, 503, `the channel of task ${plan.originId} is not available`);
+  } else {
+    const picked = pickTaskChannel(ctx, caller, plan.model, CHANNEL_TYPES);
+    if (!('id' in picked)) return refuse(reply, picked.status, picked.message);
+    channel = picked;
+  }
+  if (!channel?.key) return refuse(reply, 503, 'no channel is available');
+
+  const price = taskPriceOf(ctx, plan.model, caller.group);
+  const quota = plan.isFree ? 0 : price.quota;
+  const held = await holdTaskPrice(ctx, caller, quota);
+  if (!held.ok) return refuse(reply, held.error.status, held.error.message);
+  const charge = {
+    caller,
+    hold: held.hold,
+    quota,
+    model: plan.model,
+    modelPrice: price.modelPrice,
+    groupRatio: price.groupRatio,
+    channelId: channel.id,
+    startedAt,
+  };
+  const sent = filterSubmitBody(body as Record<string, unknown>, {
+    notify: options.get('MjNotifyEnabled'),
+    accountFilter: options.get('MjAccountFilterEnabled'),
+    modeClear: options.get('MjModeClearEnabled'),
+  });
+  let upstream: { status: number; body: unknown };
+  try {
+    upstream = await postJson(
+      `${baseOf(channel)}${modeOf(request)}/mj/submit/${kind}`,
+      { 'mj-api-secret': channel.key },
+      sent,
+      SUBMIT_TIMEOUT_MS,
+    );
+  } catch (err) {
+    await settleTaskCharge(ctx, request, charge, false);
+    request.log.warn({ err, channelId: channel.id }, 'midjourney submit failed');
+    return refuse(reply, 502, 'the Midjourney upstream did not answer', 'upstream_error');
+  }
+  const answer = readSubmitAnswer(upstream.body);
+  if (upstream.status !== 200 || !answer || !isAccepted(answer.code) || !answer.result) {
+    await settleTaskCharge(ctx, request, charge, false);
+    if (answer) return reply.code(upstream.status === 200 ? 200 : 400).send(answer);
+    return refuse(reply, 502, `the Midjourney upstream answered ${upstream.status}`, 'upstream_error');
+  }
+  const charged = await settleTaskCharge(ctx, request, charge, true);
+  const now = Date.now();
+  const prompt = typeof sent.prompt === 'string' ? storableText(sent.prompt) : '';
+  await ctx.deps.db.insert(midjourneys).values({
+    code: MjCode.Success,
+    userId: caller.user.id,
+    tokenId: caller.token.id,
+    action: plan.action,
+    mjId: storableText(answer.result).slice(0, 191),
+    prompt,
+    description: storableText(answer.description),
+    submitTime: now,
+    status: TaskStatus.Submitted,
+    progress: '0%',
+    channelId: channel.id,
+    quota: charged,
+    properties: answer.properties ? storableText(JSON.stringify(answer.properties)) : '',
+  });
+  return reply.send({ ...answer, code: MjCode.Success });
+}
+
+async function fetchOne(
+  ctx: RelayContext,
+  request: FastifyRequest<{ Params: { id: string } }>,
+  reply: FastifyReply,
+) {
+  const auth = await authenticateTaskRequest(ctx, request);
+  if (!auth.ok) return refuse(reply, auth.error.status, auth.error.message);
+  const row = await findOwn(ctx, auth.caller.user.id, request.params.id);
+  if (!row) return refuse(reply, 404, `task ${request.params.id} not found`);
+  return reply.send(toMjTask(ctx, row));
+}
+
+async function listByCondition(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {
+  const auth = await authenticateTaskRequest(ctx, request);
+  if (!auth.ok) return refuse(reply, auth.error.status, auth.error.message);
+  const ids = (request.body as { ids?: unknown } | undefined)?.ids;
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))
+    return refuse(reply, 400, 'ids must be a list of task ids');
+  const wanted = ids.filter(isTaskId).slice(0, 500);
+  if (wanted.length === 0) return reply.send([]);
+  const rows = await ctx.deps.db
+    .select()
+    .from(midjourneys)
+    .where(and(eq(midjourneys.userId, auth.caller.user.id), inArray(midjourneys.mjId, wanted)))
+    .orderBy(asc(midjourneys.id));
+  return reply.send(rows.map((row) => toMjTask(ctx, row)));
+}
+
+async function imageSeed(
+  ctx: RelayContext,
+  request: FastifyRequest<{ Params: { id: string } }>,
+  reply: FastifyReply,
+) {
+  const auth = await authenticateTaskRequest(ctx, request);
+  if (!auth.ok) return refuse(reply, auth.error.status, auth.error.message);
+  const row = await findOwn(ctx, auth.caller.user.id, request.params.id);
+  if (!row) return refuse(reply, 404, `task ${request.params.id} not found`);
+  const channel = ctx.channels.get(row.channelId);
+  if (!channel?.key) return refuse(reply, 503, 'the channel of this task is not available');
+  try {
+    const response = await fetch(`${baseOf(channel)}/mj/task/${encodeURIComponent(row.mjId)}/image-seed`, {
+      headers: { 'mj-api-secret': channel.key },
+      signal: AbortSignal.timeout(SEED_TIMEOUT_MS),
+    });
+    const answer = readSubmitAnswer(await response.json().catch(() => undefined));
+    if (!answer)
+      return refuse(reply, 502, `the Midjourney upstream answered ${response.status}`, 'upstream_error');
+    return reply.code(response.status === 200 ? 200 : 400).send(answer);
+  } catch (err) {
+    request.log.warn({ err, channelId: channel.id }, 'midjourney image seed failed');
+    return refuse(reply, 502, 'the Midjourney upstream did not answer', 'upstream_error');
+  }
+}
+
+/** `GET /mj/image/{id}`: the stored result image, fetched from where the proxy put it (no key needed, as links). */
+async function image(
+  ctx: RelayContext,
+  request: FastifyRequest<{ Params: { id: string } }>,
+  reply: FastifyReply,
+) {
+  if (!ctx.deps.options.get('MjForwardUrlEnabled')) return refuse(reply, 404, 'image forwarding is off');
+  if (!isTaskId(request.params.id)) return refuse(reply, 404, 'no image for this task');
+  const [row] = await ctx.deps.db
+    .select({ imageUrl: midjourneys.imageUrl })
+    .from(midjourneys)
+    .where(eq(midjourneys.mjId, request.params.id))
+    .limit(1);
+  if (!row?.imageUrl || !/^https?:\/\//.test(row.imageUrl))
+    return refuse(reply, 404, 'no image for this task');
+  let response: Response;
+  try {
+    response = await fetch(row.imageUrl, { signal: AbortSignal.timeout(SUBMIT_TIMEOUT_MS) });
+  } catch (err) {
+    request.log.warn({ err }, 'midjourney image could not be fetched');
+    return refuse(reply, 502, 'the image could not be fetched', 'upstream_error');
+  }
+  if (!response.ok || !response.body) return refuse(reply, 502, `the image host answered ${response.status}`);
+  reply.header('content-type', response.headers.get('content-type') ?? 'application/octet-stream');
+  const length = response.headers.get('content-length');
+  if (length) reply.header('content-length', length);
+  return reply.send(Buffer.from(await response.arrayBuffer()));
+}
+
+/**
+ * `POST /mj/notify`: the proxy's callback. It is taken as a hint, never as the truth: the task named is read again
+ * from its channel, so a forged callback cannot finish (or refund) anything.
+ */
+async function notify(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {
+  if (!ctx.deps.options.get('MjNotifyEnabled')) return refuse(reply, 403, 'callbacks are not enabled');
+  const task = readTask(request.body);
+  if (!task || !isTaskId(task.id)) return refuse(reply, 400, 'the callback must be a task object with an id');
+  const [row] = await ctx.deps.db.select().from(midjourneys).where(eq(midjourneys.mjId, task.id)).limit(1);
+  if (!row || isTaskFinished(row.status)) return reply.send({ code: MjCode.Success, description: 'ok' });
+  try {
+    const [current] = await fetchFromChannel(ctx, row.channelId, [row.mjId]);
+    if (current) await applyMjTask(ctx, row, current, Date.now());
+  } catch (err) {
+    request.log.warn({ err, channelId: row.channelId }, 'could not read a notified drawing task');
+  }
+  return reply.send({ code: MjCode.Success, description: 'ok' });
+}
+
+export const midjourneyProvider: TaskProvider = {
+  id: 'midjourney',
+  channelTypes: CHANNEL_TYPES,
+  register(app: FastifyInstance, ctx: RelayContext) {
+    for (const prefix of ['', ...MJ_MODES.map((mode) => `/${mode}`)]) {
+      for (const kind of MJ_SUBMIT_KINDS)
+        app.post(`${prefix}/mj/submit/${kind}`, (request, reply) => submit(ctx, kind, request, reply));
+      app.get<{ Params: { id: string } }>(`${prefix}/mj/task/:id/fetch`, (request, reply) =>
+        fetchOne(ctx, request, reply),
+      );
+      app.get<{ Params: { id: string } }>(`${prefix}/mj/task/:id/image-seed`, (request, reply) =>
+        imageSeed(ctx, request, reply),
+      );
+      app.post(`${prefix}/mj/task/list-by-condition`, (request, reply) =>
+        listByCondition(ctx, request, reply),
+      );
+      app.get<{ Params: { id: string } }>(`${prefix}/mj/image/:id`, (request, reply) =>
+        image(ctx, request, reply),
+      );
+      app.post(`${prefix}/mj/notify`, (request, reply) => notify(ctx, request, reply));
+    }
+  },
+  poll: pollDrawings,
+};

@@ -1,0 +1,46 @@
+/**
+ * `registerTaskRoutes(app, ctx)`: the task providers' routes (Midjourney `/mj/*`, Suno `/suno/*`) in their own
+ * scope, and the poller, started when the app is ready and stopped (lease given up) when it closes.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { RelayContext } from '../pipeline/context.ts';
+import { createLocalLease, createRedisLease } from './lease.ts';
+import { midjourneyProvider } from './midjourney/midjourney.ts';
+import { createTaskPoller, type TaskPoller } from './poller.ts';
+import type { TaskProvider } from './provider.ts';
+import { sunoProvider } from './suno/suno.ts';
+
+export const TASK_PROVIDERS: readonly TaskProvider[] = [midjourneyProvider, sunoProvider];
+
+const pollers = new WeakMap<FastifyInstance, TaskPoller>();
+
+/** The poller of a relay app (tests run passes by hand). */
+export function taskPollerOf(app: FastifyInstance): TaskPoller {
+  const poller = pollers.get(app);
+  if (!poller) throw new Error('the task routes are not registered on this app');
+  return poller;
+}
+
+export async function registerTaskRoutes(app: FastifyInstance, ctx: RelayContext): Promise<void> {
+  await app.register(async (scope) => {
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+      if (status === 500) request.log.error({ err: error }, 'task request failed');
+      return reply.code(status).send({
+        code: status,
+        description: status === 500 ? 'internal error' : error.message,
+        type: 'turnpike_error',
+      });
+    });
+    for (const provider of TASK_PROVIDERS) provider.register(scope, ctx);
+  });
+  const { redis, config } = ctx.deps;
+  const poller = createTaskPoller({
+    ctx,
+    providers: TASK_PROVIDERS,
+    lease: redis ? createRedisLease(redis, config.redisKeyPrefix) : createLocalLease(),
+  });
+  pollers.set(app, poller);
+  app.addHook('onReady', async () => poller.start());
+  app.addHook('onClose', async () => poller.stop());
+}

@@ -1,0 +1,295 @@
+/**
+ * Suno music and lyrics through Suno API channels (type 36; https://github.com/Suno-API/Suno-API):
+ * `POST /suno/submit/{music,lyrics}`, `GET /suno/fetch/{id}`, `POST /suno/fetch`. Reads answer from the
+ * database; submits are billed (`suno_<action>`) when the upstream accepts them and refunded once on failure.
+ */
+import type { Task } from '@turnpike/core/db/schema/index';
+import { tasks } from '@turnpike/core/db/schema/index';
+import { FINISHED_TASK_STATUSES, TaskPlatform, TaskStatus } from '@turnpike/core/domain/tasks';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
+import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RelayContext } from '../../pipeline/context.ts';
+import type { RelayChannel } from '../../state/channel-cache.ts';
+import {
+  authenticateTaskRequest,
+  baseOf,
+  holdTaskPrice,
+  isTaskChannelUsable,
+  isTaskId,
+  pickTaskChannel,
+  postJson,
+  settleTaskCharge,
+  storableJson,
+  storableText,
+  taskPriceOf,
+} from '../charge.ts';
+import { failAndRefund } from '../finish.ts';
+import { EMPTY_REPORT, type PollReport, type PollSettings, type TaskProvider } from '../provider.ts';
+import {
+  acceptedTaskId,
+  readFetchAnswer,
+  SUNO_ACTIONS,
+  type SunoAction,
+  type SunoTask,
+  sunoStatusOf,
+} from './wire.ts';
+
+const CHANNEL_TYPES = [ProviderTypeId.Suno] as const;
+const SUBMIT_TIMEOUT_MS = 60_000;
+const POLL_TIMEOUT_MS = 15_000;
+
+/** A refusal in Suno-API's envelope: `{ code, message, data: null }`. */
+function refuse(reply: FastifyReply, status: number, code: string | number | null, message: string) {
+  return reply.code(status).send({ code: String(code ?? 'error'), message, data: null });
+}
+
+export function toSunoTask(row: Task): SunoTask {
+  return {
+    task_id: row.taskId,
+    action: row.action,
+    status: row.status,
+    fail_reason: row.failReason,
+    submit_time: row.submitTime,
+    start_time: row.startTime,
+    finish_time: row.finishTime,
+    progress: row.progress,
+    data: row.data ?? null,
+  };
+}
+
+export async function applySunoTask(
+  ctx: RelayContext,
+  row: Task,
+  task: SunoTask,
+  nowMs: number,
+): Promise<{ updated: boolean; refunded: number }> {
+  const status = sunoStatusOf(task.status);
+  const fields: Partial<Task> = {};
+  if (typeof task.progress === 'string') fields.progress = storableText(task.progress).slice(0, 20);
+  if (typeof task.start_time === 'number') fields.startTime = task.start_time;
+  if (typeof task.finish_time === 'number') fields.finishTime = task.finish_time;
+  if (task.data !== undefined) fields.data = storableJson(task.data);
+  if (status === TaskStatus.Failure) {
+    const refunded = await failAndRefund(ctx.deps.db, ctx.deps.bus, {
+      kind: 'creative',
+      id: row.id,
+      reason: storableText(task.fail_reason || '') || 'the task failed upstream',
+      now: nowMs,
+      fields: { data: fields.data, startTime: fields.startTime },
+    });
+    return { updated: true, refunded };
+  }
+  const now = Math.floor(nowMs / 1000);
+  const next: Partial<Task> = { ...fields, status, updatedAt: now };
+  if (status === TaskStatus.Success) {
+    next.progress = '100%';
+    if (!next.finishTime) next.finishTime = now;
+  }
+  const changed = await ctx.deps.db
+    .update(tasks)
+    .set(next)
+    .where(and(eq(tasks.id, row.id), notInArray(tasks.status, [...FINISHED_TASK_STATUSES])))
+    .returning({ id: tasks.id });
+  return { updated: changed.length > 0, refunded: 0 };
+}
+
+async function fetchFromChannel(ctx: RelayContext, channelId: number, ids: string[]): Promise<SunoTask[]> {
+  const channel = ctx.channels.get(channelId);
+  if (!channel?.key) throw new Error(`channel ${channelId} is unknown or has no key`);
+  const answer = await postJson(
+    `${baseOf(channel)}/suno/fetch`,
+    { authorization: `Bearer ${channel.key}` },
+    { ids, action: '' },
+    POLL_TIMEOUT_MS,
+  );
+  const found = answer.status === 200 ? readFetchAnswer(answer.body) : undefined;
+  if (!found) throw new Error(`suno fetch answered ${answer.status}`);
+  return found;
+}
+
+async function pollSuno(ctx: RelayContext, settings: PollSettings): Promise<PollReport> {
+  const rows = await ctx.deps.db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.platform, TaskPlatform.Suno), notInArray(tasks.status, [...FINISHED_TASK_STATUSES])))
+    .orderBy(asc(tasks.id))
+    .limit(settings.batch);
+  if (rows.length === 0) return EMPTY_REPORT;
+  let polled = 0;
+  let updated = 0;
+  let refunded = 0;
+  let refundedQuota = 0;
+  const count = (result: { updated: boolean; refunded: number }) => {
+    if (result.updated) updated += 1;
+    if (result.refunded > 0) {
+      refunded += 1;
+      refundedQuota += result.refunded;
+    }
+  };
+  const byChannel = new Map<number, Task[]>();
+  for (const row of rows) {
+    const reason =
+      row.taskId === ''
+        ? 'the task has no upstream id'
+        : row.submitTime > 0 && settings.now - row.submitTime * 1000 > settings.timeoutMs
+          ? `the upstream task timed out (over ${Math.round(settings.timeoutMs / 60_000)} minutes)`
+          : undefined;
+    if (reason === undefined) byChannel.set(row.channelId, [...(byChannel.get(row.channelId) ?? []), row]);
+    else
+      count({
+        updated: true,
+        refunded: await failAndRefund(ctx.deps.db, ctx.deps.bus, {
+          kind: 'creative',
+          id: row.id,
+          reason,
+          now: settings.now,
+        }),
+      });
+  }
+  for (const [channelId, list] of byChannel) {
+    let found: SunoTask[];
+    try {
+      polled += list.length;
+      found = await fetchFromChannel(
+        ctx,
+        channelId,
+        list.map((row) => row.taskId),
+      );
+    } catch (err) {
+      ctx.log.warn({ err, channelId, tasks: list.length }, 'could not poll suno tasks');
+      continue;
+    }
+    const byId = new Map(found.map((task) => [task.task_id, task]));
+    for (const row of list) {
+      const task = byId.get(row.taskId);
+      if (!task) continue;
+      try {
+        count(await applySunoTask(ctx, row, task, settings.now));
+      } catch (err) {
+        ctx.log.warn({ err, taskId: row.id }, 'could not store a suno task state');
+      }
+    }
+  }
+  return { polled, updated, refunded, refundedQuota };
+}
+
+async function submit(ctx: RelayContext, action: SunoAction, request: FastifyRequest, reply: FastifyReply) {
+  const startedAt = performance.now();
+  const auth = await authenticateTaskRequest(ctx, request);
+  if (!auth.ok) return refuse(reply, auth.error.status, auth.error.code, auth.error.message);
+  const { caller } = auth;
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return refuse(reply, 400, 'invalid_request', 'the request body must be a JSON object');
+  const input = body as Record<string, unknown>;
+  const model = `suno_${action}`;
+  let channel: RelayChannel | undefined;
+  // A continuation goes to the channel of the task it continues (reference §9.4).
+  const origin = typeof input.task_id === 'string' && input.task_id !== '' ? input.task_id : undefined;
+  if (origin !== undefined) {
+    if (!isTaskId(origin)) return refuse(reply, 400, 'task_not_exist', 'task_id is not a task id');
+    const [row] = await ctx.deps.db
+      .select()
+      .from(tasks)
+      .where(and(eq(tasks.userId, caller.user.id), eq(tasks.taskId, origin)))
+      .limit(1);
+    if (!row) return refuse(reply, 400, 'task_not_exist', `task ${origin} not found`);
+    channel = ctx.channels.get(row.channelId);
+    if (!isTaskChannelUsable(ctx, channel, CHANNEL_TYPES))
+      return refuse(reply, 503, 'channel_unavailable', `the channel of task ${origin} is not available`);
+  } else {
+    const picked = pickTaskChannel(ctx, caller, model, CHANNEL_TYPES);
+    if (!('id' in picked)) return refuse(reply, picked.status, picked.code, picked.message);
+    channel = picked;
+  }
+  if (!channel?.key) return refuse(reply, 503, 'channel_unavailable', 'no channel is available');
+  const price = taskPriceOf(ctx, model, caller.group);
+  const held = await holdTaskPrice(ctx, caller, price.quota);
+  if (!held.ok) return refuse(reply, held.error.status, held.error.code, held.error.message);
+  const charge = { caller, hold: held.hold, model, channelId: channel.id, startedAt, ...price };
+  let upstream: { status: number; body: unknown };
+  try {
+    upstream = await postJson(
+      `${baseOf(channel)}/suno/submit/${action}`,
+      { authorization: `Bearer ${channel.key}` },
+      input,
+      SUBMIT_TIMEOUT_MS,
+    );
+  } catch (err) {
+    await settleTaskCharge(ctx, request, charge, false);
+    request.log.warn({ err, channelId: channel.id }, 'suno submit failed');
+    return refuse(reply, 502, 'upstream_error', 'the Suno upstream did not answer');
+  }
+  const taskId = acceptedTaskId(upstream.status, upstream.body);
+  if (!taskId) {
+    await settleTaskCharge(ctx, request, charge, false);
+    const said = upstream.body as { code?: unknown; message?: unknown } | undefined;
+    return refuse(
+      reply,
+      upstream.status >= 400 ? upstream.status : 502,
+      typeof said?.code === 'string' ? said.code : 'upstream_error',
+      typeof said?.message === 'string' && said.message !== ''
+        ? said.message
+        : `the Suno upstream answered ${upstream.status}`,
+    );
+  }
+  const charged = await settleTaskCharge(ctx, request, charge, true);
+  const now = Math.floor(Date.now() / 1000);
+  await ctx.deps.db.insert(tasks).values({
+    createdAt: now,
+    updatedAt: now,
+    taskId: storableText(taskId).slice(0, 191),
+    platform: TaskPlatform.Suno,
+    userId: caller.user.id,
+    tokenId: caller.token.id,
+    channelId: channel.id,
+    quota: charged,
+    action: action.toUpperCase(),
+    status: TaskStatus.Submitted,
+    submitTime: now,
+    progress: '0%',
+    properties: {
+      input: typeof input.prompt === 'string' ? input.prompt : (input.gpt_description_prompt ?? ''),
+    },
+  });
+  return reply.send({ code: 'success', message: '', data: taskId });
+}
+
+async function ownTasks(ctx: RelayContext, userId: number, ids: string[]): Promise<Task[]> {
+  const wanted = ids.filter(isTaskId);
+  if (wanted.length === 0) return [];
+  return ctx.deps.db
+    .select()
+    .from(tasks)
+    .where(
+      and(eq(tasks.userId, userId), eq(tasks.platform, TaskPlatform.Suno), inArray(tasks.taskId, wanted)),
+    )
+    .orderBy(asc(tasks.id));
+}
+
+export const sunoProvider: TaskProvider = {
+  id: 'suno',
+  channelTypes: CHANNEL_TYPES,
+  register(app: FastifyInstance, ctx: RelayContext) {
+    for (const action of SUNO_ACTIONS)
+      app.post(`/suno/submit/${action}`, (request, reply) => submit(ctx, action, request, reply));
+    app.get<{ Params: { id: string } }>('/suno/fetch/:id', async (request, reply) => {
+      const auth = await authenticateTaskRequest(ctx, request);
+      if (!auth.ok) return refuse(reply, auth.error.status, auth.error.code, auth.error.message);
+      const [row] = await ownTasks(ctx, auth.caller.user.id, [request.params.id]);
+      if (!row) return refuse(reply, 404, 'task_not_exist', `task ${request.params.id} not found`);
+      return reply.send({ code: 'success', message: '', data: toSunoTask(row) });
+    });
+    app.post('/suno/fetch', async (request, reply) => {
+      const auth = await authenticateTaskRequest(ctx, request);
+      if (!auth.ok) return refuse(reply, auth.error.status, auth.error.code, auth.error.message);
+      const ids = (request.body as { ids?: unknown } | undefined)?.ids;
+      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))
+        return refuse(reply, 400, 'invalid_request', 'ids must be a list of task ids');
+      const rows = await ownTasks(ctx, auth.caller.user.id, ids.slice(0, 500));
+      return reply.send({ code: 'success', message: '', data: rows.map(toSunoTask) });
+    });
+  },
+  poll: pollSuno,
+};

@@ -436,6 +436,29 @@ describe('Gemini clients on /v1beta', () => {
     }
   });
 
+  it('stream as one JSON array when the client does not ask for alt=sse, passed through and converted', async () => {
+    for (const model of ['gemini-test', 'gpt-4o-mini']) {
+      const response = await fetch(`${address}/v1beta/models/${model}:streamGenerateContent`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hello' }] }] }),
+      });
+      expect(response.headers.get('content-type'), model).toContain('application/json');
+      const elements = (await response.json()) as {
+        candidates?: { content: { parts: { text?: string }[] } }[];
+        usageMetadata?: { promptTokenCount: number };
+      }[];
+      const text = elements
+        .flatMap((element) => element.candidates?.[0]?.content.parts ?? [])
+        .map((part) => part.text ?? '')
+        .join('');
+      expect(text, model).toBe(
+        model === 'gemini-test' ? DEFAULT_PROVIDER_BEHAVIOUR.reply : DEFAULT_FAKE_BEHAVIOUR.reply,
+      );
+      expect(elements.at(-1)?.usageMetadata?.promptTokenCount, model).toBeGreaterThan(0);
+    }
+  });
+
   it('take the key from ?key= and answer errors in Gemini shape', async () => {
     const ok = await fetch(`${address}/v1beta/models/gemini-test:countTokens?key=${key}`, {
       method: 'POST',

@@ -1,8 +1,8 @@
 /**
  * Gemini clients (https://ai.google.dev/api/generate-content), `@google/genai` among them: the key in
  * `x-goog-api-key` or `?key=`, the model and action in the path (`/v1beta/models/<model>:generateContent`),
- * errors as `{ error: { code, message, status } }`, streams (`alt=sse`) as one whole `GenerateContentResponse`
- * per `data:` event.
+ * errors as `{ error: { code, message, status } }`, streams as one whole `GenerateContentResponse` per `data:`
+ * event (`alt=sse`) or per element of one JSON array (without it).
  *
  * Request (Gemini → chat): `systemInstruction` becomes a system message, `contents` user and assistant
  * messages (`inlineData` as a data URL image, `functionCall` as `tool_calls`, `functionResponse` as a `tool`
@@ -168,18 +168,60 @@ export function chatToGeminiAnswer(answer: Json, usage: NormalisedUsage, model: 
   };
 }
 
+/**
+ * How a Gemini stream is framed for the client: server-sent events (`alt=sse`, what the SDKs ask for), or, without
+ * `alt=sse`, one JSON array whose elements arrive one by one (Gemini's default streaming format).
+ */
+interface Framing {
+  readonly contentType: string | undefined;
+  element(json: string): string;
+  /** The end of a stream that wrote `elements` elements. */
+  close(elements: number): string;
+}
+
+const SSE_FRAMING: Framing = {
+  contentType: undefined,
+  element: (json) => `data: ${json}\n\n`,
+  close: () => '',
+};
+
+const ARRAY_FRAMING: Framing = {
+  contentType: 'application/json',
+  element: (json) => `,\r\n${json}`,
+  close: (elements) => (elements === 0 ? '[]' : '\r\n]'),
+};
+
+/** Whether a request asks for a server-sent-events stream (`alt=sse`). */
+const asksSse = (url: string): boolean => /[?&]alt=sse(&|$)/.test(url);
+
 /** Canonical chunks as Gemini stream events; tool calls are held until their arguments are whole. */
-export function createGeminiEncoder(_body: Readonly<Json>, model: string, requestId: string): StreamEncoder {
+export function createGeminiEncoder(
+  _body: Readonly<Json>,
+  model: string,
+  requestId: string,
+  url = '?alt=sse',
+): StreamEncoder {
+  const framing = asksSse(url) ? SSE_FRAMING : ARRAY_FRAMING;
   const calls = new Map<number, { name: string; arguments: string }>();
   let finish: string | undefined;
-  const frame = (parts: Json[], extra: Json = {}) =>
-    `data: ${JSON.stringify({
-      candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }],
+  let elements = 0;
+  const elementText = (json: string) => {
+    elements += 1;
+    // An array opens with its first element.
+    return elements === 1 && framing === ARRAY_FRAMING ? `[${json}` : framing.element(json);
+  };
+  const element = (value: unknown) => elementText(JSON.stringify(value));
+  const frame = (parts: Json[]) =>
+    element({
+      candidates: [{ content: { role: 'model', parts }, index: 0 }],
       modelVersion: model,
       responseId: requestId,
-    })}\n\n`;
+    });
   return {
     quotaComment: false,
+    contentType: framing.contentType,
+    // Events of a Gemini upstream pass as they came, as elements of the array when the client asked for one.
+    passEvent: framing === ARRAY_FRAMING ? elementText : undefined,
     chunk(chunk) {
       const choice =
         Array.isArray(chunk.choices) && isRecord(chunk.choices[0]) ? chunk.choices[0] : undefined;
@@ -204,7 +246,7 @@ export function createGeminiEncoder(_body: Readonly<Json>, model: string, reques
       const parts = [...calls.values()].map((call) => ({
         functionCall: { name: call.name, args: parseArguments(call.arguments) },
       }));
-      return `data: ${JSON.stringify({
+      return element({
         candidates: [
           {
             content: { role: 'model', parts },
@@ -215,10 +257,14 @@ export function createGeminiEncoder(_body: Readonly<Json>, model: string, reques
         usageMetadata: toGeminiUsage(usage),
         modelVersion: model,
         responseId: requestId,
-      })}\n\n`;
+      });
     },
-    error: (error) => `data: ${JSON.stringify(geminiErrorBody(error, requestId))}\n\n`,
-    done: '',
+    // An array still closes after its error, so the client reads the error rather than broken JSON.
+    error: (error) =>
+      element(geminiErrorBody(error, requestId)) + (framing === ARRAY_FRAMING ? framing.close(elements) : ''),
+    get done() {
+      return framing.close(elements);
+    },
   };
 }
 

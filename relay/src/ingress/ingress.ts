@@ -21,6 +21,13 @@ export interface StreamEncoder {
   error(error: RelayError): string;
   /** The very last frame of a stream that ended normally (`data: [DONE]`), or ''. */
   readonly done: string;
+  /** The stream's content type when it is not `text/event-stream` (Gemini's JSON-array streams). */
+  readonly contentType?: string | undefined;
+  /**
+   * How an event of an upstream of the client's own format is passed on (its data, credentials removed);
+   * default: as the server-sent event it came as.
+   */
+  passEvent?(data: string): string;
 }
 
 export interface Ingress {
@@ -33,8 +40,8 @@ export interface Ingress {
   toChat(body: Readonly<Json>, model: string, isStream: boolean): ChatRequest;
   /** A canonical chat answer in the client's format; `usage` is the bill's. */
   fromChat(answer: Json, usage: NormalisedUsage, model: string): Json;
-  /** A stream encoder for one answer. */
-  streamEncoder(body: Readonly<Json>, model: string, requestId: string): StreamEncoder;
+  /** A stream encoder for one answer (`url`: the client's request URL, for options in its query). */
+  streamEncoder(body: Readonly<Json>, model: string, requestId: string, url: string): StreamEncoder;
 }
 
 /** `Bearer <key>` → key. */

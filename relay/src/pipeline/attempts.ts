@@ -267,7 +267,7 @@ export async function runAttempts(
           outcome,
           {
             reading,
-            encoder: ingress.streamEncoder(body, model, request.id),
+            encoder: ingress.streamEncoder(body, model, request.id, request.url),
             redactor,
             holdHead: firstTokenSeconds > 0 || mayRetryEmpty,
             retryEmpty: mayRetryEmpty,

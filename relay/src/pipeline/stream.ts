@@ -200,7 +200,11 @@ export async function pipeStream(
     reply.hijack();
     if (raw.destroyed) return;
     // The reply's headers so far (the request id, cross-origin access) go with the stream's own.
-    raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...SSE_HEAD });
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      ...SSE_HEAD,
+      ...(control.encoder.contentType ? { 'content-type': control.encoder.contentType } : {}),
+    });
     if (held.length > 0) out = held.splice(0).join('') + out;
     if (control.pingMs > 0) {
       pingTimer = setTimeout(function ping() {
@@ -398,7 +402,10 @@ export async function pipeStream(
       if (read === false) return false;
       if (!passUnread) write(encoder.chunk(chunk));
     }
-    if (passUnread) write(frame(event.event, redactor.redact(event.data)));
+    if (passUnread) {
+      const data = redactor.redact(event.data);
+      write(encoder.passEvent ? encoder.passEvent(data) : frame(event.event, data));
+    }
     return true;
   };
 

@@ -7,10 +7,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@turnpike/core/testing/free-port';
 import { startTestRedisServer, type TestRedisServer } from '@turnpike/core/testing/redis-server';
 
 const SERVER = fileURLToPath(new URL('../server.ts', import.meta.url));
@@ -47,17 +47,6 @@ export interface ClusterOptions {
   readonly relays?: number;
   /** More environment for every process. */
   readonly env?: Record<string, string>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Polls `GET /readyz` until it answers 200. */

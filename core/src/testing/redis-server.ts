@@ -4,7 +4,8 @@
  * Uses the machine's `redis-server`; nothing is kept on disk.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { freePort } from './free-port.ts';
 
 export interface TestRedisServer {
   readonly url: string;
@@ -23,17 +24,6 @@ export function hasRedisServer(): boolean {
   } catch {
     return false;
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, up: boolean, ms = 10_000): Promise<void> {

@@ -24,6 +24,16 @@ describe('edge refusals', () => {
     expect(edgeErrorBody('/v1/models/g%E0', 400, 'BAD_URL', 'bad', 'POST')).toEqual({
       error: { code: 400, message: 'bad', status: 'INVALID_ARGUMENT' },
     });
+    expect(edgeErrorBody('/mj-fast/mj/image/x', 414, 'URI_TOO_LONG', 'long')).toEqual({
+      code: 414,
+      description: 'long',
+      type: 'turnpike_error',
+    });
+    expect(edgeErrorBody('/suno/fetch/x', 400, 'BAD_URL', 'bad')).toEqual({
+      code: 'invalid_url',
+      message: 'bad',
+      data: null,
+    });
     // Unknown: both an envelope and an OpenAI error, so either client reads it.
     expect(edgeErrorBody(undefined, 431, 'HEADERS_TOO_LARGE', 'big')).toMatchObject({
       success: false,

@@ -2,8 +2,8 @@
  * Refusals made before any route runs — a header block or request line too long for Node's parser (431, 414), a
  * path parameter longer than the router takes (414), a path that does not decode (400) — answered in the shape of
  * the route the caller was calling: the console API's envelope under `/api`, the relay's protocols under its
- * prefixes (OpenAI's error object, Anthropic's on `/v1/messages`, Gemini's on `/v1beta`). The console API and
- * the relay both install these, so a caller gets one shape whichever process or role answers (issue 16, item 6).
+ * prefixes (OpenAI's error object, Anthropic's on `/v1/messages`, Gemini's on `/v1beta`, the Midjourney proxy's
+ * on `/mj`, Suno-API's on `/suno`). The console API and the relay both install these, so a caller gets one shape whichever process or role answers (issue 16, item 6).
  */
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
@@ -15,7 +15,7 @@ export const MAX_PARAM_LENGTH = 100;
 
 const RELAY_PREFIXES = ['/v1/', '/v1beta/', '/pg/', '/dashboard/', '/mj/', '/suno/'];
 
-type Protocol = 'console' | 'openai' | 'anthropic' | 'gemini' | 'unknown';
+type Protocol = 'console' | 'openai' | 'anthropic' | 'gemini' | 'midjourney' | 'suno' | 'unknown';
 
 function protocolOf(path: string | undefined, method: string | undefined): Protocol {
   if (path === undefined) return 'unknown';
@@ -25,6 +25,8 @@ function protocolOf(path: string | undefined, method: string | undefined): Proto
   if (path === '/v1/messages' || path.startsWith('/v1/messages?') || path.startsWith('/v1/messages/'))
     return 'anthropic';
   if (path.startsWith('/v1beta/')) return 'gemini';
+  if (/^\/mj(-[a-z]+)?\//.test(path)) return 'midjourney';
+  if (path.startsWith('/suno/')) return 'suno';
   if (RELAY_PREFIXES.some((prefix) => path.startsWith(prefix)) || path === '/v1') return 'openai';
   return 'unknown';
 }
@@ -66,6 +68,10 @@ export function edgeErrorBody(
       return { type: 'error', error: { type: 'invalid_request_error', message } };
     case 'gemini':
       return { error: { code: status, message, status: 'INVALID_ARGUMENT' } };
+    case 'midjourney':
+      return { code: status, description: message, type: 'turnpike_error' };
+    case 'suno':
+      return { code: RELAY_CODES[code], message, data: null };
     default:
       return { success: false, message, code, error: openAi };
   }

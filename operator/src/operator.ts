@@ -61,8 +61,8 @@ export interface OperatorOptions {
   readonly leaseDurationMs?: number;
   readonly renewDeadlineMs?: number;
   readonly retryPeriodMs?: number;
-  /** Workers per kind. */
-  readonly concurrency?: number;
+  /** Workers per kind; ModelPrice and GatewayOption reconciles mostly wait for a shared batched write, so more of them only make bigger batches. */
+  readonly concurrency?: { channel?: number; option?: number };
   /** Every resource is reconciled again this often (level-triggered safety net). */
   readonly resyncMs?: number;
   readonly informerBackoffMs?: { min: number; max: number };
@@ -143,9 +143,9 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
     });
   }
 
-  function queueFor(kind: string, controller: () => Controller): WorkQueue {
+  function queueFor(kind: string, controller: () => Controller, concurrency: number): WorkQueue {
     return createWorkQueue((key) => controller().reconcile(key), {
-      concurrency: options.concurrency ?? 8,
+      concurrency,
       baseDelayMs: 100,
       maxDelayMs: 60_000,
       onDepth: (depth) => metrics.queueDepth.set({ kind }, depth),
@@ -160,9 +160,11 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
   function startControllers(): void {
     if (running || stopping) return;
     caches.length = 0;
-    const channelQueue = queueFor(KINDS.Channel.kind, () => channelController);
-    const priceQueue = queueFor(KINDS.ModelPrice.kind, () => priceController);
-    const optionQueue = queueFor(KINDS.GatewayOption.kind, () => optionController);
+    const channelWorkers = options.concurrency?.channel ?? 8;
+    const optionWorkers = options.concurrency?.option ?? 64;
+    const channelQueue = queueFor(KINDS.Channel.kind, () => channelController, channelWorkers);
+    const priceQueue = queueFor(KINDS.ModelPrice.kind, () => priceController, optionWorkers);
+    const optionQueue = queueFor(KINDS.GatewayOption.kind, () => optionController, optionWorkers);
     const channels = informerFor<ChannelResource>(KINDS.Channel, (key) => channelQueue.add(key));
     const prices = informerFor<ModelPriceResource>(KINDS.ModelPrice, (key) => priceQueue.add(key));
     const gatewayOptions = informerFor<GatewayOptionResource>(KINDS.GatewayOption, (key) =>
@@ -226,9 +228,9 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
     for (const informer of [channels, prices, gatewayOptions]) informer.start();
     const resync = setInterval(
       () => {
-        for (const key of channelController.keys()) channelQueue.add(key);
-        for (const key of priceController.keys()) priceQueue.add(key);
-        for (const key of optionController.keys()) optionQueue.add(key);
+        for (const key of channelController.resyncKeys()) channelQueue.add(key);
+        for (const key of priceController.resyncKeys()) priceQueue.add(key);
+        for (const key of optionController.resyncKeys()) optionQueue.add(key);
       },
       options.resyncMs ?? 5 * 60_000,
     );

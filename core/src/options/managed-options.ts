@@ -7,7 +7,7 @@
  * Many resources are applied in one batch (one transaction, one event): a cold start of thousands of prices
  * must not rewrite the price maps once per resource. Each resource still succeeds or fails on its own.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../db/client.ts';
 import { optionSources } from '../db/schema/option-sources.ts';
 import { options as optionsTable } from '../db/schema/options.ts';
@@ -95,9 +95,13 @@ export function changedMapEntries(before: string, after: string): string[] {
 }
 
 /** Working copy of the stored options: text per key (absent = default), parsed lazily. */
-function createWorkingSet(rows: readonly { key: string; value: string }[]) {
+/** The last price map this writer read or wrote, by option: reused while the stored text is unchanged. */
+type MapCache = Map<string, { text: string; value: Readonly<Record<string, number>> }>;
+
+function createWorkingSet(rows: readonly { key: string; value: string }[], mapCache: MapCache) {
   const texts = new Map<string, string>(rows.map((r) => [r.key, r.value]));
   const parsed = new Map<string, unknown>();
+  for (const [key, cached] of mapCache) if (texts.get(key) === cached.text) parsed.set(key, cached.value);
   const textOf = (key: OptionKey) => texts.get(key) ?? defaultOptionText(key);
   const read: OptionReader = <K extends OptionKey>(key: K) => {
     if (!parsed.has(key)) {
@@ -121,6 +125,8 @@ function createWorkingSet(rows: readonly { key: string; value: string }[]) {
 
 export function createManagedOptionWriter(deps: { db: Db; bus: EventBus }) {
   const { db, bus } = deps;
+  // Parsing and checking a price map of thousands of entries per batch would dominate a cold start.
+  const mapCache: MapCache = new Map();
 
   /**
    * Applies several resources' wanted values. Per resource: refused (nothing of it written) when another
@@ -131,16 +137,62 @@ export function createManagedOptionWriter(deps: { db: Db; bus: EventBus }) {
     const result = await db.transaction(async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_ID})`);
       const rows = await tx.select().from(optionsTable);
-      const work = createWorkingSet(rows);
-      const owners = new Map((await listOptionOwners(tx)).map((o) => [ownerKey(o.key, o.entry), o]));
+      const work = createWorkingSet(rows, mapCache);
+      // Only the owners that matter to this batch: of its resources, and of the values they want.
+      const names = [...new Set(requests.map((r) => r.source.name))];
+      const entries = [...new Set(requests.flatMap((r) => (r.values ?? []).map((v) => v.entry)))];
+      const keys = [...new Set(requests.flatMap((r) => (r.values ?? []).map((v) => v.key)))];
+      const relevant = await tx
+        .select()
+        .from(optionSources)
+        .where(
+          or(
+            inArray(optionSources.sourceName, names),
+            entries.length > 0 && keys.length > 0
+              ? and(inArray(optionSources.entry, entries), inArray(optionSources.optionKey, keys))
+              : undefined,
+          ),
+        );
+      const owners = new Map(
+        relevant.map((r) => [
+          ownerKey(r.optionKey, r.entry),
+          {
+            key: r.optionKey,
+            entry: r.entry,
+            kind: r.sourceKind as OptionOwner['kind'],
+            namespace: r.sourceNamespace,
+            name: r.sourceName,
+            generation: r.sourceGeneration,
+          },
+        ]),
+      );
+      // Owners by resource, so each request finds its own values without scanning every owner.
+      const sourceKey = (s: SourceRef) => `${s.kind}/${s.namespace}/${s.name}`;
+      const bySource = new Map<string, Map<string, OptionOwner>>();
+      for (const [id, o] of owners) {
+        const own = bySource.get(sourceKey(o)) ?? new Map<string, OptionOwner>();
+        bySource.set(sourceKey(o), own);
+        own.set(id, o);
+      }
       const dirtyKeys = new Set<OptionKey>();
       const deletedKeys = new Set<OptionKey>();
       const outcomes: ({ ok: true; keys: Set<string> } | Extract<ManagedOptionsOutcome, { ok: false }>)[] =
         [];
       const ownershipWrites: { remove: OptionOwner[]; upsert: OptionOwner[] }[] = [];
 
+      // The price maps this batch changes, as objects, serialised once at the end.
+      const maps = new Map<OptionKey, Record<string, number>>();
+      const dirtyMaps = new Set<OptionKey>();
+      const mapOf = (key: OptionKey) => {
+        let map = maps.get(key);
+        if (!map) {
+          map = { ...(work.read(key) as Record<string, number>) };
+          maps.set(key, map);
+        }
+        return map;
+      };
       for (const { source, values } of requests) {
-        const mine = [...owners.values()].filter((o) => sameSource(o, source));
+        const mine = [...(bySource.get(sourceKey(source))?.values() ?? [])];
         const wanted = values ?? [];
         // Another resource owning a wanted value refuses this whole resource.
         const taken = wanted
@@ -165,31 +217,30 @@ export function createManagedOptionWriter(deps: { db: Db; bus: EventBus }) {
         const wantedIds = new Set(wanted.map((v) => ownerKey(v.key, v.entry)));
         const released = mine.filter((o) => !wantedIds.has(ownerKey(o.key, o.entry)));
 
-        // The new text of every option this resource touches.
-        const next = new Map<OptionKey, string | undefined>();
-        const maps = new Map<OptionKey, Record<string, number>>();
-        const mapOf = (key: OptionKey) => {
-          let map = maps.get(key);
-          if (!map) {
-            map = { ...(work.read(key) as Record<string, number>) };
-            maps.set(key, map);
-          }
-          return map;
-        };
-        for (const o of released) {
-          if (!isOptionKey(o.key)) continue;
-          if (o.entry) delete mapOf(o.key)[o.entry];
-          else next.set(o.key, undefined); // a released whole option goes back to its default
+        // Price map entries are checked one by one and kept as objects for the whole batch (serialised once at
+        // the end): checking and rewriting a map of thousands of entries per resource would make a cold start
+        // quadratic. Whole options go through the registry and its cross-option rules, like PUT /api/option/.
+        const entryProblem = wanted.find(
+          (v) =>
+            v.entry !== '' &&
+            (v.entry.trim() !== v.entry ||
+              !Number.isFinite((v as { number: number }).number) ||
+              (v as { number: number }).number < 0),
+        );
+        if (entryProblem) {
+          outcomes.push({
+            ok: false,
+            reason: 'InvalidOption',
+            message: `${entryProblem.key}[${entryProblem.entry}] must name a model without surrounding spaces and be a number of 0 or more`,
+          });
+          ownershipWrites.push({ remove: [], upsert: [] });
+          continue;
         }
-        for (const v of wanted) {
-          const key = v.key as OptionKey;
-          if (v.entry) mapOf(key)[v.entry] = (v as { number: number }).number;
-          else next.set(key, (v as { text: string }).text);
-        }
-        for (const [key, map] of maps) next.set(key, JSON.stringify(map));
-
+        const whole = new Map<OptionKey, string | undefined>();
+        for (const o of released) if (isOptionKey(o.key) && !o.entry) whole.set(o.key, undefined); // back to its default
+        for (const v of wanted) if (!v.entry) whole.set(v.key as OptionKey, (v as { text: string }).text);
         const check = validateOptions(
-          [...next].map(([key, text]) => [key, text ?? defaultOptionText(key)] as const),
+          [...whole].map(([key, text]) => [key, text ?? defaultOptionText(key)] as const),
           work.read,
         );
         if (!check.ok) {
@@ -199,7 +250,7 @@ export function createManagedOptionWriter(deps: { db: Db; bus: EventBus }) {
         }
         const changed = new Set<string>();
         for (const option of check.options) {
-          const removing = next.get(option.key) === undefined;
+          const removing = whole.get(option.key) === undefined;
           if (removing) {
             if (!work.has(option.key)) continue;
             work.set(option.key, undefined, option.value);
@@ -213,13 +264,46 @@ export function createManagedOptionWriter(deps: { db: Db; bus: EventBus }) {
           }
           changed.add(option.key);
         }
-        for (const o of released) owners.delete(ownerKey(o.key, o.entry));
+        for (const o of released)
+          if (o.entry && isOptionKey(o.key) && o.entry in mapOf(o.key)) {
+            delete mapOf(o.key)[o.entry];
+            dirtyMaps.add(o.key);
+            changed.add(o.key);
+          }
+        for (const v of wanted) {
+          if (!v.entry) continue;
+          const map = mapOf(v.key as OptionKey);
+          const number = (v as { number: number }).number;
+          if (map[v.entry] === number) continue;
+          map[v.entry] = number;
+          dirtyMaps.add(v.key as OptionKey);
+          changed.add(v.key);
+        }
+        const own = bySource.get(sourceKey(source)) ?? new Map<string, OptionOwner>();
+        bySource.set(sourceKey(source), own);
+        for (const o of released) {
+          owners.delete(ownerKey(o.key, o.entry));
+          own.delete(ownerKey(o.key, o.entry));
+        }
         const upsert = wanted.map((v) => ({ ...source, key: v.key, entry: v.entry }));
-        for (const o of upsert) owners.set(ownerKey(o.key, o.entry), o);
+        for (const o of upsert) {
+          owners.set(ownerKey(o.key, o.entry), o);
+          own.set(ownerKey(o.key, o.entry), o);
+        }
         ownershipWrites.push({ remove: released, upsert });
         outcomes.push({ ok: true, keys: changed });
       }
 
+      // Every entry was checked on its own (a model name, a number of 0 or more), which is all a price map's
+      // schema asks, so the map is serialised without parsing it again.
+      for (const key of dirtyMaps) {
+        const map = maps.get(key) as Record<string, number>;
+        const text = JSON.stringify(map);
+        work.set(key, text, map);
+        mapCache.set(key, { text, value: map });
+        dirtyKeys.add(key);
+        deletedKeys.delete(key);
+      }
       for (const key of deletedKeys) await tx.delete(optionsTable).where(eq(optionsTable.key, key));
       const upserts = [...dirtyKeys].map((key) => ({ key, value: work.textOf(key) }));
       if (upserts.length > 0)

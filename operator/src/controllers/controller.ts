@@ -30,6 +30,12 @@ export interface KindHandlers<R extends AnyResource> {
   apply(resource: R): Promise<AppliedOutcome | Refusal>;
   /** Removes what the resource owns; a refusal keeps the finalizer (and the rows). */
   cleanup(resource: R): Promise<{ ok: true } | Refusal>;
+  /**
+   * What, besides the resource's generation, its rows depend on (a Channel: its Secret's resourceVersion).
+   * A reconcile whose fingerprint matches the last successful one, with the status already saying so, skips
+   * the database (the status write's own watch event would otherwise cost a second apply).
+   */
+  fingerprint?(resource: R): string;
   /** How long to wait before looking again after a refusal (conflicts may resolve themselves). */
   readonly retryRefusedAfterMs?: (refusal: Refusal) => number | undefined;
 }
@@ -63,19 +69,24 @@ export function createController<R extends AnyResource>(
   const plural = handlers.info.plural;
   /** key -> when this process last saw relays behind on this key's rows. */
   const following = new Map<string, number>();
+  /** key -> fingerprint of the last successful apply (cleared by a resync, so that one goes to the database). */
+  const applied = new Map<string, string>();
+  const fingerprintOf = (resource: R) =>
+    `${resource.metadata.uid}/${resource.metadata.generation ?? 1}/${handlers.fingerprint?.(resource) ?? ''}`;
 
-  async function setFinalizers(resource: R, finalizers: string[]): Promise<void> {
+  /** The object after the change, or undefined when it changed meanwhile (its event re-queues it) or is gone. */
+  async function setFinalizers(resource: R, finalizers: string[]): Promise<R | undefined> {
     const { namespace = '', name, resourceVersion } = resource.metadata;
     const had = resource.metadata.finalizers !== undefined;
     try {
-      await kube.jsonPatch(plural, namespace, name, [
+      return (await kube.jsonPatch(plural, namespace, name, [
         { op: 'test', path: '/metadata/resourceVersion', value: resourceVersion },
         { op: had ? 'replace' : 'add', path: '/metadata/finalizers', value: finalizers },
-      ]);
+      ])) as R;
     } catch (error) {
       // Someone changed the object meanwhile (its event re-queues it), or it is gone: not a failure.
       if (error instanceof KubeError && (error.code === 404 || error.code === 409 || error.code === 422))
-        return;
+        return undefined;
       throw error;
     }
   }
@@ -109,19 +120,31 @@ export function createController<R extends AnyResource>(
   }
 
   async function reconcile(key: string): Promise<WorkResult> {
-    const resource = informer.get(key);
+    let resource = informer.get(key);
     const step = decide(resource?.metadata);
     if (!resource || step.step === 'forget' || step.step === 'ignore') {
       following.delete(key);
+      applied.delete(key);
       return undefined;
     }
     const generation = resource.metadata.generation ?? 1;
     const previous = resource.status as (CommonStatus & Record<string, unknown>) | undefined;
 
     if (step.step === 'add-finalizer') {
-      await setFinalizers(resource, [...(resource.metadata.finalizers ?? []), FINALIZER]);
-      return undefined;
+      // Then straight on to apply with the patched object: one reconcile for a new resource, not two.
+      const patched = await setFinalizers(resource, [...(resource.metadata.finalizers ?? []), FINALIZER]);
+      if (!patched) return undefined;
+      resource = { ...patched, status: resource.status };
     }
+
+    if (
+      step.step === 'apply' &&
+      !following.has(key) &&
+      applied.get(key) === fingerprintOf(resource) &&
+      previous?.observedGeneration === generation &&
+      previous.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+    )
+      return undefined;
 
     if (step.step === 'cleanup') {
       const result = await handlers.cleanup(resource);
@@ -134,6 +157,7 @@ export function createController<R extends AnyResource>(
         throw new Error(`cleanup of ${key} refused: ${result.message}`);
       }
       following.delete(key);
+      applied.delete(key);
       await setFinalizers(
         resource,
         (resource.metadata.finalizers ?? []).filter((f) => f !== FINALIZER),
@@ -142,6 +166,8 @@ export function createController<R extends AnyResource>(
       return undefined;
     }
 
+    // Taken before the apply: a Secret that changes during it must not be remembered as applied.
+    const fingerprint = fingerprintOf(resource);
     let outcome: AppliedOutcome | Refusal;
     try {
       outcome = await handlers.apply(resource);
@@ -167,6 +193,7 @@ export function createController<R extends AnyResource>(
     }
 
     if (!outcome.ok) {
+      applied.delete(key);
       warn(resource, outcome.reason, outcome.message, 'Reconcile');
       await writeStatus(
         resource,
@@ -188,6 +215,7 @@ export function createController<R extends AnyResource>(
       relays: relaysField(relays),
     });
     await writeStatus(resource, status);
+    applied.set(key, fingerprint);
     if (relays.applied < relays.total) {
       const since = following.get(key) ?? Date.now();
       following.set(key, since);
@@ -199,8 +227,11 @@ export function createController<R extends AnyResource>(
 
   return {
     reconcile,
-    /** The keys of every cached resource (periodic resync). */
-    keys: () => informer.list().map((r) => `${r.metadata.namespace ?? ''}/${r.metadata.name}`),
+    /** The keys of every cached resource, each to be checked against the database again (periodic resync). */
+    resyncKeys: () => {
+      applied.clear();
+      return informer.list().map((r) => `${r.metadata.namespace ?? ''}/${r.metadata.name}`);
+    },
     split: splitKey,
   };
 }

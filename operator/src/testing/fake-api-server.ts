@@ -387,11 +387,9 @@ export async function startFakeApiServer(options: { logLimit?: number } = {}): P
     return [...bucket(typeKeyOf(t)).values()]
       .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
       .filter((o) => matches(selector, o))
-      .sort((a, b) =>
-        objectKey(a.metadata.namespace, a.metadata.name).localeCompare(
-          objectKey(b.metadata.namespace, b.metadata.name),
-        ),
-      );
+      .map((o) => [objectKey(o.metadata.namespace, o.metadata.name), o] as const)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, o]) => o);
   }
 
   function parseSelector(text: string | undefined): Record<string, string> {

@@ -17,6 +17,9 @@ export function channelHandlers(deps: ChannelHandlerDeps): KindHandlers<ChannelR
   return {
     info: KINDS.Channel,
     conditions: ['KeyResolved', 'Valid', 'Applied'],
+    fingerprint: (resource) =>
+      deps.secret(resource.metadata.namespace ?? '', resource.spec.keySecretRef.name)?.metadata
+        .resourceVersion ?? '-',
     async apply(resource): Promise<AppliedOutcome | Refusal> {
       const namespace = resource.metadata.namespace ?? '';
       const secret = deps.secret(namespace, resource.spec.keySecretRef.name);

@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import type { ResourceSource } from '@turnpike/core/ownership/source';
 import { findProviderType, PROVIDER_TYPES } from '@turnpike/core/providers/catalogue';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -43,6 +44,7 @@ import {
   toInteger,
   typeFormHints,
 } from '../validation.ts';
+import { ManagedBadge, resourceName } from './managed-badge.tsx';
 
 /** What the drawer opens on: a new channel or an existing one. */
 export type DrawerTarget = { mode: 'create' } | { mode: 'edit'; id: number };
@@ -149,12 +151,14 @@ export function ChannelDrawer(props: ChannelDrawerProps) {
       </SideSheet>
     );
   }
+  const managedBy = props.target.mode === 'edit' ? (channel.data?.managed_by ?? null) : null;
   return (
     <ChannelForm
       {...props}
-      title={title}
+      title={managedBy ? t('managed.viewTitle') : title}
       initial={channel.data ? fromChannel(channel.data) : EMPTY}
       editId={id}
+      managedBy={managedBy}
     />
   );
 }
@@ -175,7 +179,14 @@ function ChannelForm({
   groups,
   onClose,
   onSaved,
-}: ChannelDrawerProps & { title: string; initial: FormState; editId: number | null }) {
+  managedBy,
+}: ChannelDrawerProps & {
+  title: string;
+  initial: FormState;
+  editId: number | null;
+  /** Set when Kubernetes owns the channel: every field is read-only and nothing is submitted. */
+  managedBy: ResourceSource | null;
+}) {
   const { t } = useTranslation('channels');
   const isEdit = editId !== null;
   const [form, setForm] = useState<FormState>(initial);
@@ -336,243 +347,265 @@ function ChannelForm({
       onClose={onClose}
       title={title}
       footer={
-        <DialogFooter
-          onCancel={onClose}
-          onOk={() => void submit(false)}
-          busy={busy}
-          okText={t('common:common.submit')}
-        />
+        managedBy ? (
+          <Button variant="secondary" onClick={onClose}>
+            {t('common:common.close')}
+          </Button>
+        ) : (
+          <DialogFooter
+            onCancel={onClose}
+            onOk={() => void submit(false)}
+            busy={busy}
+            okText={t('common:common.submit')}
+          />
+        )
       }
     >
-      <form
-        className="flex flex-col gap-4"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit(false);
-        }}
-      >
-        <Select
-          label={t('field.type')}
-          value={String(form.type)}
-          onChange={(e) => changeType(Number(e.target.value))}
-          options={PROVIDER_TYPES.map((p) => ({ value: String(p.value), label: `${p.label} (${p.value})` }))}
-        />
-        <Input label={t('field.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
-        <Textarea
-          label={t('field.key')}
-          value={form.key}
-          autoComplete="off"
-          placeholder={isEdit ? t('field.keyKeep') : providerText(providerKeyPlaceholderKey(form.type))}
-          hint={
-            <>
-              {t('field.keyFormat', { format: providerText(providerKeyFormatKey(form.type)) })}
-              {!isEdit && keyLines > 1 ? (
-                <strong className="ml-1">{t('field.keyBatch', { count: keyLines })}</strong>
-              ) : null}
-            </>
-          }
-          onChange={(e) => set('key', e.target.value)}
-        />
-        <Input
-          label={hints.baseUrlLabel ? t(hints.baseUrlLabel) : t('field.baseUrl')}
-          value={form.base_url}
-          required={hints.baseUrlRequired}
-          placeholder={provider?.defaultBaseUrl || t('field.baseUrlPlaceholder')}
-          hint={
-            endsWithV1(form.base_url)
-              ? t('field.baseUrlV1')
-              : hints.baseUrlHint
-                ? t(hints.baseUrlHint)
-                : t('field.baseUrlHint')
-          }
-          onChange={(e) => set('base_url', e.target.value)}
-        />
-        {hints.otherLabel || declares('other') ? (
-          <Input
-            label={
-              hints.otherLabel ? t(hints.otherLabel) : providerText(providerFieldKey(form.type, 'other'))
-            }
-            hint={hints.otherHint ? t(hints.otherHint) : undefined}
-            value={form.other}
-            onChange={(e) => set('other', e.target.value)}
+      {managedBy ? (
+        <p role="note" className="mb-4 rounded border border-blue-200 bg-blue-50 p-3 text-sm text-blue-900">
+          <ManagedBadge source={managedBy} />{' '}
+          {t('managed.notice', { resource: resourceName(managedBy), generation: managedBy.generation })}
+        </p>
+      ) : null}
+      <fieldset disabled={managedBy !== null} className="contents">
+        <form
+          className="flex flex-col gap-4"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit(false);
+          }}
+        >
+          <Select
+            label={t('field.type')}
+            value={String(form.type)}
+            onChange={(e) => changeType(Number(e.target.value))}
+            options={PROVIDER_TYPES.map((p) => ({
+              value: String(p.value),
+              label: `${p.label} (${p.value})`,
+            }))}
           />
-        ) : null}
-        {hints.organization || declares('openai_organization') ? (
-          <Input
-            label={
-              hints.organization
-                ? t('extra.organization')
-                : providerText(providerFieldKey(form.type, 'openai_organization'))
+          <Input label={t('field.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
+          <Textarea
+            label={t('field.key')}
+            value={form.key}
+            autoComplete="off"
+            placeholder={isEdit ? t('field.keyKeep') : providerText(providerKeyPlaceholderKey(form.type))}
+            hint={
+              <>
+                {t('field.keyFormat', { format: providerText(providerKeyFormatKey(form.type)) })}
+                {!isEdit && keyLines > 1 ? (
+                  <strong className="ml-1">{t('field.keyBatch', { count: keyLines })}</strong>
+                ) : null}
+              </>
             }
-            hint={t('extra.organizationHint')}
-            value={form.openai_organization}
-            onChange={(e) => set('openai_organization', e.target.value)}
+            onChange={(e) => set('key', e.target.value)}
           />
-        ) : null}
+          <Input
+            label={hints.baseUrlLabel ? t(hints.baseUrlLabel) : t('field.baseUrl')}
+            value={form.base_url}
+            required={hints.baseUrlRequired}
+            placeholder={provider?.defaultBaseUrl || t('field.baseUrlPlaceholder')}
+            hint={
+              endsWithV1(form.base_url)
+                ? t('field.baseUrlV1')
+                : hints.baseUrlHint
+                  ? t(hints.baseUrlHint)
+                  : t('field.baseUrlHint')
+            }
+            onChange={(e) => set('base_url', e.target.value)}
+          />
+          {hints.otherLabel || declares('other') ? (
+            <Input
+              label={
+                hints.otherLabel ? t(hints.otherLabel) : providerText(providerFieldKey(form.type, 'other'))
+              }
+              hint={hints.otherHint ? t(hints.otherHint) : undefined}
+              value={form.other}
+              onChange={(e) => set('other', e.target.value)}
+            />
+          ) : null}
+          {hints.organization || declares('openai_organization') ? (
+            <Input
+              label={
+                hints.organization
+                  ? t('extra.organization')
+                  : providerText(providerFieldKey(form.type, 'openai_organization'))
+              }
+              hint={t('extra.organizationHint')}
+              value={form.openai_organization}
+              onChange={(e) => set('openai_organization', e.target.value)}
+            />
+          ) : null}
 
-        <Section title={t('field.models')}>
-          <div className="flex flex-wrap gap-2">
-            <Button size="sm" variant="secondary" loading={fetching} onClick={() => void fetchUpstream()}>
-              {t('models.fetch')}
-            </Button>
-            <Button
-              size="sm"
-              variant="secondary"
-              disabled={catalogueNames.length === 0}
-              onClick={fillRelated}
-            >
-              {t('models.fillRelated')}
-            </Button>
-            <Button size="sm" variant="secondary" disabled={!provider} onClick={fillDefaults}>
-              {t('models.fillDefaults')}
-            </Button>
-            <Button size="sm" variant="ghost" onClick={() => set('models', [])}>
-              {t('models.clear')}
-            </Button>
-          </div>
-          <Input
-            label={t('models.filter')}
-            value={modelFilter}
-            onChange={(e) => setModelFilter(e.target.value)}
-          />
-          <ul aria-label={t('models.selected')} className="flex max-h-48 flex-wrap gap-1 overflow-y-auto">
-            {filtered.map((m) => (
-              <li key={m}>
-                <Tag color="blue">
-                  {m}
-                  <button
-                    type="button"
-                    className="ml-1"
-                    aria-label={t('models.remove', { model: m })}
-                    onClick={() =>
+          <Section title={t('field.models')}>
+            <div className="flex flex-wrap gap-2">
+              <Button size="sm" variant="secondary" loading={fetching} onClick={() => void fetchUpstream()}>
+                {t('models.fetch')}
+              </Button>
+              <Button
+                size="sm"
+                variant="secondary"
+                disabled={catalogueNames.length === 0}
+                onClick={fillRelated}
+              >
+                {t('models.fillRelated')}
+              </Button>
+              <Button size="sm" variant="secondary" disabled={!provider} onClick={fillDefaults}>
+                {t('models.fillDefaults')}
+              </Button>
+              <Button size="sm" variant="ghost" onClick={() => set('models', [])}>
+                {t('models.clear')}
+              </Button>
+            </div>
+            <Input
+              label={t('models.filter')}
+              value={modelFilter}
+              onChange={(e) => setModelFilter(e.target.value)}
+            />
+            <ul aria-label={t('models.selected')} className="flex max-h-48 flex-wrap gap-1 overflow-y-auto">
+              {filtered.map((m) => (
+                <li key={m}>
+                  <Tag color="blue">
+                    {m}
+                    <button
+                      type="button"
+                      className="ml-1"
+                      aria-label={t('models.remove', { model: m })}
+                      onClick={() =>
+                        set(
+                          'models',
+                          form.models.filter((x) => x !== m),
+                        )
+                      }
+                    >
+                      ×
+                    </button>
+                  </Tag>
+                </li>
+              ))}
+              {form.models.length === 0 ? (
+                <li className="text-xs text-gray-500">{t('models.none')}</li>
+              ) : null}
+            </ul>
+            <div className="flex items-end gap-2">
+              <div className="flex-1">
+                <Input
+                  label={t('models.custom')}
+                  placeholder={t('models.customPlaceholder')}
+                  list="channel-catalogue-models"
+                  value={customModels}
+                  onChange={(e) => setCustomModels(e.target.value)}
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter') {
+                      e.preventDefault();
+                      if (customModels.trim()) addCustom();
+                    }
+                  }}
+                />
+                <datalist id="channel-catalogue-models">
+                  {catalogueNames
+                    .filter((m) => !form.models.includes(m))
+                    .map((m) => (
+                      <option key={m} value={m} />
+                    ))}
+                </datalist>
+              </div>
+              <Button variant="secondary" onClick={addCustom} disabled={!customModels.trim()}>
+                {t('models.add')}
+              </Button>
+            </div>
+          </Section>
+
+          <Section title={t('field.groups')}>
+            <div className="flex flex-wrap gap-3">
+              {groupChoices.map((g) => (
+                <label key={g} className="flex items-center gap-1 text-sm">
+                  <input
+                    type="checkbox"
+                    checked={form.groups.includes(g)}
+                    onChange={(e) =>
                       set(
-                        'models',
-                        form.models.filter((x) => x !== m),
+                        'groups',
+                        e.target.checked ? [...form.groups, g] : form.groups.filter((x) => x !== g),
                       )
                     }
-                  >
-                    ×
-                  </button>
-                </Tag>
-              </li>
-            ))}
-            {form.models.length === 0 ? <li className="text-xs text-gray-500">{t('models.none')}</li> : null}
-          </ul>
-          <div className="flex items-end gap-2">
-            <div className="flex-1">
-              <Input
-                label={t('models.custom')}
-                placeholder={t('models.customPlaceholder')}
-                list="channel-catalogue-models"
-                value={customModels}
-                onChange={(e) => setCustomModels(e.target.value)}
-                onKeyDown={(e) => {
-                  if (e.key === 'Enter') {
-                    e.preventDefault();
-                    if (customModels.trim()) addCustom();
-                  }
-                }}
-              />
-              <datalist id="channel-catalogue-models">
-                {catalogueNames
-                  .filter((m) => !form.models.includes(m))
-                  .map((m) => (
-                    <option key={m} value={m} />
-                  ))}
-              </datalist>
+                  />
+                  {g}
+                </label>
+              ))}
             </div>
-            <Button variant="secondary" onClick={addCustom} disabled={!customModels.trim()}>
-              {t('models.add')}
-            </Button>
-          </div>
-        </Section>
+          </Section>
 
-        <Section title={t('field.groups')}>
-          <div className="flex flex-wrap gap-3">
-            {groupChoices.map((g) => (
-              <label key={g} className="flex items-center gap-1 text-sm">
-                <input
-                  type="checkbox"
-                  checked={form.groups.includes(g)}
-                  onChange={(e) =>
-                    set('groups', e.target.checked ? [...form.groups, g] : form.groups.filter((x) => x !== g))
-                  }
-                />
-                {g}
-              </label>
-            ))}
-          </div>
-        </Section>
-
-        <Section title={t('drawer.advanced')}>
-          <Textarea
-            label={t('field.modelMapping')}
-            placeholder={t('field.modelMappingPlaceholder')}
-            value={form.model_mapping}
-            error={jsonErrors.model_mapping}
-            onChange={(e) => set('model_mapping', e.target.value)}
-            onBlur={() => checkJson('model_mapping', 'error.modelMapping')}
-          />
-          <Textarea
-            label={t('field.statusCodeMapping')}
-            placeholder={t('field.statusCodeMappingPlaceholder')}
-            value={form.status_code_mapping}
-            error={jsonErrors.status_code_mapping}
-            onChange={(e) => set('status_code_mapping', e.target.value)}
-            onBlur={() => checkJson('status_code_mapping', 'error.statusCodeMapping')}
-          />
-          <div className="grid grid-cols-1 gap-3 sm:grid-cols-3">
-            <Input
-              label={t('field.priority')}
-              type="number"
-              value={form.priority}
-              onChange={(e) => set('priority', e.target.value)}
+          <Section title={t('drawer.advanced')}>
+            <Textarea
+              label={t('field.modelMapping')}
+              placeholder={t('field.modelMappingPlaceholder')}
+              value={form.model_mapping}
+              error={jsonErrors.model_mapping}
+              onChange={(e) => set('model_mapping', e.target.value)}
+              onBlur={() => checkJson('model_mapping', 'error.modelMapping')}
             />
-            <Input
-              label={t('field.weight')}
-              type="number"
-              min={0}
-              value={form.weight}
-              onChange={(e) => set('weight', e.target.value)}
+            <Textarea
+              label={t('field.statusCodeMapping')}
+              placeholder={t('field.statusCodeMappingPlaceholder')}
+              value={form.status_code_mapping}
+              error={jsonErrors.status_code_mapping}
+              onChange={(e) => set('status_code_mapping', e.target.value)}
+              onBlur={() => checkJson('status_code_mapping', 'error.statusCodeMapping')}
             />
+            <div className="grid grid-cols-1 gap-3 sm:grid-cols-3">
+              <Input
+                label={t('field.priority')}
+                type="number"
+                value={form.priority}
+                onChange={(e) => set('priority', e.target.value)}
+              />
+              <Input
+                label={t('field.weight')}
+                type="number"
+                min={0}
+                value={form.weight}
+                onChange={(e) => set('weight', e.target.value)}
+              />
+              <Input
+                label={t('field.maxInputTokens')}
+                type="number"
+                min={0}
+                value={form.max_input_tokens}
+                onChange={(e) => set('max_input_tokens', e.target.value)}
+              />
+            </div>
+            <Switch checked={form.auto_ban} onChange={(v) => set('auto_ban', v)} label={t('field.autoBan')} />
             <Input
-              label={t('field.maxInputTokens')}
-              type="number"
-              min={0}
-              value={form.max_input_tokens}
-              onChange={(e) => set('max_input_tokens', e.target.value)}
+              label={t('field.testModel')}
+              value={form.test_model}
+              onChange={(e) => set('test_model', e.target.value)}
             />
-          </div>
-          <Switch checked={form.auto_ban} onChange={(v) => set('auto_ban', v)} label={t('field.autoBan')} />
-          <Input
-            label={t('field.testModel')}
-            value={form.test_model}
-            onChange={(e) => set('test_model', e.target.value)}
-          />
-          <Input label={t('field.tag')} value={form.tag} onChange={(e) => set('tag', e.target.value)} />
-          <Textarea
-            label={t('field.setting')}
-            placeholder={t('field.settingPlaceholder')}
-            value={form.setting}
-            error={jsonErrors.setting}
-            onChange={(e) => set('setting', e.target.value)}
-            onBlur={() => checkJson('setting', 'error.setting')}
-          />
-          <Textarea
-            label={t('field.paramOverride')}
-            placeholder={t('field.paramOverridePlaceholder')}
-            value={form.param_override}
-            error={jsonErrors.param_override}
-            onChange={(e) => set('param_override', e.target.value)}
-            onBlur={() => checkJson('param_override', 'error.paramOverride')}
-          />
-        </Section>
-        {error ? (
-          <p role="alert" className="text-sm text-red-600">
-            {error}
-          </p>
-        ) : null}
-      </form>
+            <Input label={t('field.tag')} value={form.tag} onChange={(e) => set('tag', e.target.value)} />
+            <Textarea
+              label={t('field.setting')}
+              placeholder={t('field.settingPlaceholder')}
+              value={form.setting}
+              error={jsonErrors.setting}
+              onChange={(e) => set('setting', e.target.value)}
+              onBlur={() => checkJson('setting', 'error.setting')}
+            />
+            <Textarea
+              label={t('field.paramOverride')}
+              placeholder={t('field.paramOverridePlaceholder')}
+              value={form.param_override}
+              error={jsonErrors.param_override}
+              onChange={(e) => set('param_override', e.target.value)}
+              onBlur={() => checkJson('param_override', 'error.paramOverride')}
+            />
+          </Section>
+          {error ? (
+            <p role="alert" className="text-sm text-red-600">
+              {error}
+            </p>
+          ) : null}
+        </form>
+      </fieldset>
       <ConfirmDialog
         open={confirmV1}
         title={t('drawer.v1Title')}

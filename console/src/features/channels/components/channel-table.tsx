@@ -11,6 +11,7 @@ import {
   responseTimeColor,
   splitList,
 } from '../validation.ts';
+import { ManagedBadge } from './managed-badge.tsx';
 
 const timeClass = {
   gray: 'bg-gray-100 text-gray-700 dark:bg-gray-800 dark:text-gray-300',
@@ -144,6 +145,9 @@ export function ChannelTable(props: ChannelTableProps) {
 
   const channelRow = (c: ChannelView, child: boolean) => {
     const busy = busyIds.has(String(c.id));
+    // A channel Kubernetes owns is read-only here: the server would refuse the change anyway.
+    const managed = c.managed_by ?? null;
+    const readOnlyTitle = managed ? t('managed.readOnly') : undefined;
     return (
       <tr
         key={c.id}
@@ -162,7 +166,11 @@ export function ChannelTable(props: ChannelTableProps) {
           />
         </td>
         {show('id') ? <td className="px-3 py-2">{c.id}</td> : null}
-        {show('name') ? <td className={cx('px-3 py-2 font-medium', child && 'pl-8')}>{c.name}</td> : null}
+        {show('name') ? (
+          <td className={cx('px-3 py-2 font-medium', child && 'pl-8')}>
+            {c.name} {managed ? <ManagedBadge source={managed} /> : null}
+          </td>
+        ) : null}
         {show('group') ? (
           <td className="px-3 py-2">
             <div className="flex flex-wrap gap-1">
@@ -216,22 +224,30 @@ export function ChannelTable(props: ChannelTableProps) {
         ) : null}
         {show('priority') ? (
           <td className="px-3 py-2">
-            <InlineNumber
-              label={t('table.priorityOf', { name: c.name })}
-              value={c.priority}
-              min={-999}
-              onCommit={(text) => props.onPriority(c, text)}
-            />
+            {managed ? (
+              <span title={readOnlyTitle}>{c.priority}</span>
+            ) : (
+              <InlineNumber
+                label={t('table.priorityOf', { name: c.name })}
+                value={c.priority}
+                min={-999}
+                onCommit={(text) => props.onPriority(c, text)}
+              />
+            )}
           </td>
         ) : null}
         {show('weight') ? (
           <td className="px-3 py-2">
-            <InlineNumber
-              label={t('table.weightOf', { name: c.name })}
-              value={c.weight}
-              min={0}
-              onCommit={(text) => props.onWeight(c, text)}
-            />
+            {managed ? (
+              <span title={readOnlyTitle}>{c.weight}</span>
+            ) : (
+              <InlineNumber
+                label={t('table.weightOf', { name: c.name })}
+                value={c.weight}
+                min={0}
+                onCommit={(text) => props.onWeight(c, text)}
+              />
+            )}
           </td>
         ) : null}
         <td className="px-3 py-2">
@@ -256,7 +272,8 @@ export function ChannelTable(props: ChannelTableProps) {
             <Button
               size="sm"
               variant="secondary"
-              disabled={busy}
+              disabled={busy || managed !== null}
+              title={readOnlyTitle}
               aria-label={`${c.status === ChannelStatus.Enabled ? t('action.disable') : t('action.enable')} ${c.name}`}
               onClick={() => props.onToggleStatus(c)}
             >
@@ -265,10 +282,12 @@ export function ChannelTable(props: ChannelTableProps) {
             <Button
               size="sm"
               variant="secondary"
-              aria-label={t('action.editOf', { name: c.name })}
+              aria-label={
+                managed ? t('action.viewOf', { name: c.name }) : t('action.editOf', { name: c.name })
+              }
               onClick={() => props.onEdit(c)}
             >
-              {t('action.edit')}
+              {managed ? t('action.view') : t('action.edit')}
             </Button>
             <Button
               size="sm"
@@ -281,6 +300,8 @@ export function ChannelTable(props: ChannelTableProps) {
             <Button
               size="sm"
               variant="danger"
+              disabled={managed !== null}
+              title={readOnlyTitle}
               aria-label={t('action.deleteOf', { name: c.name })}
               onClick={() => props.onDelete(c)}
             >

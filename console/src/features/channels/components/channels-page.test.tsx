@@ -46,6 +46,7 @@ const channel = (overrides: Partial<ChannelView> & Pick<ChannelView, 'id' | 'nam
   used_quota: 0,
   test_time: 0,
   created_time: 1_700_000_000,
+  managed_by: null,
   ...overrides,
 });
 
@@ -215,6 +216,47 @@ describe('channels page', () => {
       /\$12\.50/,
     );
     expect(row('claude').queryByRole('button', { name: 'Update the balance of claude' })).toBeNull();
+  });
+
+  it('shows a channel Kubernetes owns with a badge, read-only in the table and in its drawer, in English and Chinese', async () => {
+    const gitops = channel({
+      id: 5,
+      name: 'team-a/openai',
+      priority: 3,
+      managed_by: { kind: 'Channel', namespace: 'team-a', name: 'openai', generation: 4 },
+    });
+    const server = serve([fast, gitops], {
+      'GET /api/channel/5': () => ({ body: { success: true, message: '', data: gitops } }),
+    });
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    const managed = within(await screen.findByTestId('channel-5'));
+    expect(managed.getByText('Managed by Kubernetes').getAttribute('title')).toMatch(
+      /Channel team-a\/openai, generation 4/,
+    );
+    expect(managed.getByRole('button', { name: 'Delete team-a/openai' }).hasAttribute('disabled')).toBe(true);
+    expect(managed.getByRole('button', { name: 'Disable team-a/openai' }).hasAttribute('disabled')).toBe(
+      true,
+    );
+    expect(managed.queryByLabelText(/priority of/i)).toBeNull();
+    expect(row('fast').queryByText('Managed by Kubernetes')).toBeNull();
+
+    await user.click(managed.getByRole('button', { name: 'View team-a/openai' }));
+    const sheet = within(await screen.findByTestId('channel-sheet'));
+    expect(sheet.getByRole('note').textContent).toMatch(
+      /Channel team-a\/openai \(generation 4\) owns this channel/,
+    );
+    expect((sheet.getByLabelText('Name') as HTMLInputElement).disabled).toBe(true);
+    expect(sheet.queryByRole('button', { name: 'Submit' })).toBeNull();
+    await user.click(sheet.getByRole('button', { name: 'Close' }));
+    expect(server.callsTo('PUT', '/api/channel/')).toHaveLength(0);
+
+    await i18next.changeLanguage('zh');
+    try {
+      expect(await managed.findByText('由 Kubernetes 管理')).toBeTruthy();
+    } finally {
+      await i18next.changeLanguage('en');
+    }
   });
 
   it('searches by keyword, group and model', async () => {

@@ -101,7 +101,7 @@ beforeAll(async () => {
       type: 2,
       key: 'mj-upstream-secret',
       baseUrl: mj.url,
-      models: 'mj_imagine,mj_upscale,mj_variation,mj_reroll,mj_describe,mj_blend',
+      models: 'mj_imagine,mj_upscale,mj_variation,mj_reroll,mj_describe,mj_blend,swap_face',
     })
   ).id;
   await t.seedChannel({
@@ -278,6 +278,24 @@ describe('Midjourney drawings', () => {
       });
       expect(answer.statusCode, url).toBe(404);
     }
+  });
+
+  it("bills a face swap as swap_face and sends it to the proxy's insight-face route", async () => {
+    const { user, key } = await payer();
+    const response = await t.relay.inject({
+      method: 'POST',
+      url: '/mj/insight-face/swap',
+      headers: { 'mj-api-secret': key },
+      payload: { sourceBase64: 'data:image/png;base64,AAAA', targetBase64: 'data:image/png;base64,BBBB' },
+    });
+    expect(response.json(), response.body).toMatchObject({ code: 1 });
+    expect(mj.requests.at(-1)?.path).toBe('/mj/insight-face/swap');
+    expect(await drawing((response.json() as { result: string }).result)).toMatchObject({
+      action: 'SWAP_FACE',
+    });
+    await waitFor(async () =>
+      (await quotaOfUser(user.id)) === 1_000_000 - quotaOf(0.05) ? true : undefined,
+    );
   });
 
   it('passes the mode prefix on, clears mode flags and strips the notify hook as the switches say', async () => {

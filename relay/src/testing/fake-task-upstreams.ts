@@ -110,7 +110,7 @@ export async function startFakeMidjourney(key: string): Promise<FakeMidjourney> 
     if (request.headers['mj-api-secret'] !== key)
       return json(response, 401, { code: 401, description: 'invalid mj-api-secret' });
     const route = path.replace(/^\/mj-(fast|turbo|relax)/, '');
-    const submit = /^\/mj\/submit\/([a-z-]+)$/.exec(route);
+    const submit = /^\/mj\/(?:submit\/([a-z-]+)|(insight-face)\/swap)$/.exec(route);
     if (submit && request.method === 'POST') {
       if (refusal) {
         const { status, body: answer } = refusal;
@@ -122,7 +122,7 @@ export async function startFakeMidjourney(key: string): Promise<FakeMidjourney> 
       const input = (body ?? {}) as Record<string, unknown>;
       tasks.set(id, {
         id,
-        action: (submit[1] as string).toUpperCase().replace(/-/g, '_'),
+        action: submit[2] ? 'SWAP_FACE' : (submit[1] as string).toUpperCase().replace(/-/g, '_'),
         prompt: typeof input.prompt === 'string' ? input.prompt : '',
         promptEn: typeof input.prompt === 'string' ? input.prompt : '',
         description: '/imagine',

@@ -31,6 +31,7 @@ import {
   isAccepted,
   MJ_MODES,
   MJ_SUBMIT_KINDS,
+  MJ_SWAP_FACE,
   MjCode,
   type MjSubmitKind,
   type MjTask,
@@ -293,7 +294,7 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
   let upstream: { status: number; body: unknown };
   try {
     upstream = await postJson(
-      `${baseOf(channel)}${modeOf(request)}/mj/submit/${kind}`,
+      `${baseOf(channel)}${modeOf(request)}/mj/${kind === MJ_SWAP_FACE ? kind : `submit/${kind}`}`,
       { 'mj-api-secret': channel.key },
       sent,
       SUBMIT_TIMEOUT_MS,
@@ -439,6 +440,7 @@ export const midjourneyProvider: TaskProvider = {
     for (const prefix of ['', ...MJ_MODES.map((mode) => `/${mode}`)]) {
       for (const kind of MJ_SUBMIT_KINDS)
         app.post(`${prefix}/mj/submit/${kind}`, (request, reply) => submit(ctx, kind, request, reply));
+      app.post(`${prefix}/mj/${MJ_SWAP_FACE}`, (request, reply) => submit(ctx, MJ_SWAP_FACE, request, reply));
       app.get<{ Params: { id: string } }>(`${prefix}/mj/task/:id/fetch`, (request, reply) =>
         fetchOne(ctx, request, reply),
       );

@@ -20,7 +20,9 @@ export const MJ_SUBMIT_KINDS = [
   'shorten',
   'upload-discord-images',
 ] as const;
-export type MjSubmitKind = (typeof MJ_SUBMIT_KINDS)[number];
+/** Face swap (Plus) is served at `POST /mj/insight-face/swap`, priced as `swap_face`. */
+export const MJ_SWAP_FACE = 'insight-face/swap';
+export type MjSubmitKind = (typeof MJ_SUBMIT_KINDS)[number] | typeof MJ_SWAP_FACE;
 
 /** Mode prefixes a client may put before `/mj` (`/mj-fast/mj/submit/imagine`); passed on to the proxy. */
 export const MJ_MODES = ['mj-fast', 'mj-turbo', 'mj-relax'] as const;
@@ -83,7 +85,7 @@ export function actionOfCustomId(customId: string): string | undefined {
 
 /** Prices exist for these names (`mj_<name>`); UPSCALE and friends keep their own names. */
 const modelOf = (action: string): string =>
-  action === 'UPLOAD' ? 'mj_upload' : `mj_${action.toLowerCase()}`;
+  action === 'SWAP_FACE' ? 'swap_face' : `mj_${action.toLowerCase()}`;
 
 /**
  * Reads what a submit asks for, or says why it cannot be served (a 400 in Midjourney's shape: code 4 is the
@@ -114,6 +116,10 @@ export function planSubmit(
       return text('prompt') ? plan('SHORTEN') : { ok: false, description: 'prompt is required' };
     case 'upload-discord-images':
       return plan('UPLOAD');
+    case MJ_SWAP_FACE:
+      return typeof body.sourceBase64 === 'string' && typeof body.targetBase64 === 'string'
+        ? plan('SWAP_FACE')
+        : { ok: false, description: 'sourceBase64 and targetBase64 are required' };
     case 'change': {
       const action = text('action').toUpperCase();
       if (!['UPSCALE', 'VARIATION', 'REROLL'].includes(action))

@@ -1,5 +1,6 @@
 export * from './abilities.ts';
 export * from './channels.ts';
+export * from './leases.ts';
 export * from './logs.ts';
 export * from './midjourneys.ts';
 export * from './option-sources.ts';

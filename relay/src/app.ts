@@ -6,6 +6,9 @@
 
 import { openLedger } from '@turnpike/core/billing/open-ledger';
 import { requestIdOf } from '@turnpike/core/http/request-id';
+import { createMemoryKv } from '@turnpike/core/kv/kv';
+import { createSmtpMailer } from '@turnpike/core/mail/mailer';
+import { createNotifier } from '@turnpike/core/notify/notifier';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
 import Fastify, {
   type FastifyError,
@@ -125,10 +128,18 @@ export async function registerRelay(
         ? app.log.warn("Redis is unreachable: admitting on this process's own view of balances")
         : app.log.info('Redis is back: balances are shared again'),
   });
+  const notifier = createNotifier({
+    db: deps.db,
+    options: (key) => deps.options.get(key),
+    mailer: createSmtpMailer((key) => deps.options.get(key)),
+    kv: deps.kv ?? createMemoryKv(),
+    log: app.log,
+  });
   const writer = createBatchWriter({
     db: deps.db,
     intervalMs: options.flushIntervalMs ?? 1000,
     onDebitsWritten: (debits) => ledger.written(debits),
+    onUserBalances: (changes) => notifier.balancesLowered(changes),
     onError: onError('batch writer'),
     dashboard: () => ({
       enabled: deps.options.get('DataExportEnabled'),
@@ -152,6 +163,7 @@ export async function registerRelay(
     upstream,
     ledger,
     writer,
+    notifier,
     metrics: createRelayMetrics({
       isKnownModel: (model) =>
         isModelKnown(model, channels.table, deps.options.get('ModelRatio'), deps.options.get('ModelPrice')),

@@ -1,6 +1,7 @@
 import type { ResolvedConfig } from '@turnpike/core/config';
 import type { Db } from '@turnpike/core/db/client';
 import type { EventBus } from '@turnpike/core/events/bus';
+import type { KvStore } from '@turnpike/core/kv/kv';
 import type { OptionStore } from '@turnpike/core/options/store';
 import type { Redis } from 'ioredis';
 
@@ -15,4 +16,6 @@ export interface RelayDeps {
    * the keys of `config.redisKeyPrefix`. Without it that state lives in this process.
    */
   readonly redis?: Redis | undefined;
+  /** Short-lived shared values (notice limits); this process's own when absent. */
+  readonly kv?: KvStore;
 }

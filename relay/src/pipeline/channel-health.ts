@@ -78,4 +78,10 @@ async function disableInDatabase(ctx: RelayContext, channelId: number, reason: s
     await tx.update(abilities).set({ enabled: false }).where(eq(abilities.channelId, channelId));
   });
   await ctx.deps.bus.publish({ type: 'channels.changed', ids: [channelId] });
+  const name = ctx.channels.get(channelId)?.name ?? '';
+  ctx.notifier.notifyRoot({
+    type: 'channel_update',
+    title: `Channel "${name}" (#${channelId}) was disabled`,
+    content: `Channel "${name}" (#${channelId}) was disabled automatically. Reason: ${reason}`,
+  });
 }

@@ -1,4 +1,5 @@
 import type { Ledger } from '@turnpike/core/billing/ledger';
+import type { Notifier } from '@turnpike/core/notify/notifier';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RelayDeps } from '../deps.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
@@ -19,6 +20,8 @@ export interface RelayContext {
   /** Balances requests are admitted against (holds and settlements), shared by every relay with Redis. */
   readonly ledger: Ledger;
   readonly writer: BatchWriter;
+  /** Low-balance notices to users, channel notices to root; sent in the background. */
+  readonly notifier: Notifier;
   /** Prometheus metrics: `recordCall` once per call that reached an upstream. */
   readonly metrics: RelayMetrics;
   /** The per-user request rate limit (`ModelRequestRateLimit*`), asked once per request after auth. */

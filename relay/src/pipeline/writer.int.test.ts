@@ -2,6 +2,7 @@ import { createTestApp, type TestApp } from '@turnpike/api/testing/test-app';
 import type { WrittenDebit } from '@turnpike/core/billing/ledger';
 import { logs, quotaData, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
+import { type BalanceChange, crossedThreshold } from '@turnpike/core/notify/notifier';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -184,5 +185,27 @@ describe('balance debits', () => {
     await writer.close();
     const [row] = await db.select().from(users).where(eq(users.id, user.id));
     expect(row!.quota).toBe(-3);
+  });
+});
+
+describe('balance reports for low-balance notices', () => {
+  it('reports each debit with the balance before and after, so two writers never both see one crossing', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'crossing-user', password: 'x', quota: 1000 });
+    const seen: BalanceChange[] = [];
+    const writers = [0, 1].map(() =>
+      createBatchWriter({ db, intervalMs: 3_600_000, onUserBalances: (changes) => seen.push(...changes) }),
+    );
+    for (const writer of writers)
+      writer.add({
+        ...consume(user.id, { model: 'gpt-4o', createdAt: 1_750_000_000, quota: 300, tokens: 1 }),
+        debit: { quota: 300, fromToken: false },
+      });
+    await Promise.all(writers.map((w) => w.close()));
+    expect(seen.map((c) => [c.before, c.after]).sort((a, b) => b[0]! - a[0]!)).toEqual([
+      [1000, 700],
+      [700, 400],
+    ]);
+    expect(seen.filter((c) => crossedThreshold(c, 500))).toHaveLength(1);
   });
 });

@@ -19,6 +19,7 @@ import { tokenAccount, userAccount, type WrittenDebit } from '@turnpike/core/bil
 import type { Db } from '@turnpike/core/db/client';
 import { channels, logs, type NewLog, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
+import type { BalanceChange } from '@turnpike/core/notify/notifier';
 import { createQuotaDataRepo, hourOf, type QuotaDataIncrement } from '@turnpike/core/repos/quota-data.repo';
 import { eq, getTableColumns, sql } from 'drizzle-orm';
 
@@ -104,6 +105,8 @@ export function createBatchWriter(options: {
   intervalMs: number;
   /** Told, after each commit, which debits were written and the ledger version each row got. */
   onDebitsWritten?: (debits: WrittenDebit[]) => void;
+  /** Told, after each commit, each debited user's balance before and after it (low-balance notices). */
+  onUserBalances?: (changes: BalanceChange[]) => void;
   onError?: (error: unknown) => void;
   /** Without it the dashboard counters are off. */
   dashboard?: () => DashboardSettings;
@@ -166,6 +169,7 @@ export function createBatchWriter(options: {
     const batch: Batch = { ...pending, dashboard: dashboardDue ? pending.dashboard : new Map() };
     pending = { ...emptyBatch(), dashboard: dashboardDue ? new Map() : pending.dashboard };
     const written: WrittenDebit[] = [];
+    const balances: BalanceChange[] = [];
     try {
       await options.db.transaction(async (tx) => {
         for (let i = 0; i < batch.logs.length; i += 1000)
@@ -183,9 +187,17 @@ export function createBatchWriter(options: {
                 : {}),
             })
             .where(eq(users.id, id))
-            .returning({ version: users.ledgerVersion });
-          if (debit > 0)
+            .returning({ version: users.ledgerVersion, quota: users.quota, setting: users.setting });
+          if (debit > 0) {
             written.push({ account: userAccount(id), amount: debit, version: row?.version ?? 0 });
+            if (row)
+              balances.push({
+                userId: id,
+                before: row.quota + debit,
+                after: row.quota,
+                setting: row.setting,
+              });
+          }
         }
         for (const id of new Set([...batch.tokens.keys(), ...batch.tokenDebits.keys()])) {
           const debit = batch.tokenDebits.get(id) ?? 0;
@@ -221,6 +233,7 @@ export function createBatchWriter(options: {
       throw error;
     }
     options.onDebitsWritten?.(written);
+    if (balances.length > 0) options.onUserBalances?.(balances);
   }
 
   function flush(includeDashboard = true): Promise<void> {

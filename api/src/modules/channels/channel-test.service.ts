@@ -16,6 +16,7 @@
  * follows. A run over every channel holds a lease in the shared key/value store (Redis when configured), so two
  * runs never overlap, across replicas included; its progress is kept there too, for the console to poll.
  */
+
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPricingRefusal, resolvePricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
@@ -26,6 +27,8 @@ import { users } from '@turnpike/core/db/schema/users';
 import { LogType } from '@turnpike/core/domain/logs';
 import { Role } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
+import { createSmtpMailer } from '@turnpike/core/mail/mailer';
+import { createNotifier } from '@turnpike/core/notify/notifier';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
@@ -94,6 +97,14 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
   // One channel's test plus the pause after it, with room to spare: a crashed run frees the lease after this.
   const leaseSeconds = Math.ceil(((options.timeoutMs ?? 60_000) + pauseMs) / 1000) * 2 + 60;
   let background: Promise<void> | undefined;
+  // Root hears of automatic status changes and of finished runs (reference §9.5), in the background.
+  const notifier = createNotifier({
+    db: deps.db,
+    options: (key) => deps.options.get(key),
+    mailer: createSmtpMailer((key) => deps.options.get(key)),
+    kv: deps.kv,
+    log: { warn: (object, message) => onError(Object.assign(new Error(message), { cause: object })) },
+  });
   let keywordsText: string | undefined;
   let keywords = createWordMatcher([]);
 
@@ -118,6 +129,12 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
       if (row) await createAbilityRepo(tx).rebuild([row]);
     });
     await deps.bus.publish({ type: 'channels.changed', ids: [channel.id] });
+    const what = status === ChannelStatus.Enabled ? 'enabled again' : 'disabled';
+    notifier.notifyRoot({
+      type: 'channel_update',
+      title: `Channel "${channel.name}" (#${channel.id}) was ${what}`,
+      content: `Channel "${channel.name}" (#${channel.id}) was ${what} automatically by a channel test.${reason ? ` Reason: ${reason}` : ''}`,
+    });
   }
 
   /** The super administrator, in whose name tests are logged (the reference runs tests as user 1). */
@@ -307,6 +324,12 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
     } finally {
       await saveProgress({ ...progress, running: false, finished_at: nowSeconds() }).catch(onError);
       await deps.kv.del(LOCK_KEY).catch(onError);
+      if (progress.total > 0)
+        notifier.notifyRoot({
+          type: 'channel_test',
+          title: 'The test of all channels has finished',
+          content: `Tested ${progress.done} of ${progress.total} channels: ${progress.done - progress.failed} answered, ${progress.failed} failed.`,
+        });
     }
   }
 

@@ -1,10 +1,13 @@
 /**
  * Who polls: exactly one relay process at a time holds the task poller's lease. With Redis it is one key
- * (`<prefix>task-poller`) set only when absent or already ours, with an expiry, so a process that died or stalls
- * longer than the lease loses it to another; without Redis there is one process (README: several processes need
- * Redis), and it always holds it. The lease only saves duplicate work: a refund is safe without it (finish.ts).
+ * (`<prefix>task-poller`); without it, one row of the `leases` table. Either is taken only when absent, expired or
+ * already ours, in one step, with an expiry, so a process that died or stalls longer than the lease loses it to
+ * another. The lease only saves duplicate work: a refund is safe without it (finish.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type { Db } from '@turnpike/core/db/client';
+import { leases } from '@turnpike/core/db/schema/index';
+import { and, eq, lt, or, sql } from 'drizzle-orm';
 import type { Redis } from 'ioredis';
 
 export interface PollerLease {
@@ -41,7 +44,28 @@ export function createRedisLease(redis: Redis, keyPrefix: string): PollerLease {
   };
 }
 
-/** One process, no shared store: this process is the only poller. */
-export function createLocalLease(): PollerLease {
-  return { holder: 'local', acquire: async () => true, release: async () => undefined };
+export const POLLER_LEASE = 'task-poller';
+
+/** The lease as a row of `leases`: an upsert that only overwrites an expired row or one of our own. */
+export function createDatabaseLease(db: Db, name = POLLER_LEASE, now: () => number = Date.now): PollerLease {
+  const holder = randomUUID();
+  return {
+    holder,
+    async acquire(ttlMs) {
+      const at = now();
+      const taken = await db
+        .insert(leases)
+        .values({ name, holder, expiresAt: at + Math.round(ttlMs) })
+        .onConflictDoUpdate({
+          target: leases.name,
+          set: { holder, expiresAt: sql`excluded.expires_at` },
+          setWhere: or(eq(leases.holder, holder), lt(leases.expiresAt, at)),
+        })
+        .returning({ holder: leases.holder });
+      return taken.length > 0;
+    },
+    async release() {
+      await db.delete(leases).where(and(eq(leases.name, name), eq(leases.holder, holder)));
+    },
+  };
 }

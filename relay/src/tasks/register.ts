@@ -4,7 +4,7 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { RelayContext } from '../pipeline/context.ts';
-import { createLocalLease, createRedisLease } from './lease.ts';
+import { createDatabaseLease, createRedisLease } from './lease.ts';
 import { midjourneyProvider } from './midjourney/midjourney.ts';
 import { createTaskPoller, type TaskPoller } from './poller.ts';
 import type { TaskProvider } from './provider.ts';
@@ -38,7 +38,7 @@ export async function registerTaskRoutes(app: FastifyInstance, ctx: RelayContext
   const poller = createTaskPoller({
     ctx,
     providers: TASK_PROVIDERS,
-    lease: redis ? createRedisLease(redis, config.redisKeyPrefix) : createLocalLease(),
+    lease: redis ? createRedisLease(redis, config.redisKeyPrefix) : createDatabaseLease(ctx.deps.db),
   });
   pollers.set(app, poller);
   app.addHook('onReady', async () => poller.start());

@@ -3,6 +3,8 @@
  * submit (billed at the per-call price × group ratio once accepted), poll (progress, success, the image proxied),
  * failure and time-out (refunded exactly once), the proxy's callback, and two relay processes polling at once.
  */
+
+import { createTestApp } from '@turnpike/api/testing/test-app';
 import { logs, midjourneys, tasks, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { and, eq } from 'drizzle-orm';
@@ -298,6 +300,41 @@ describe('Midjourney drawings', () => {
     );
   });
 
+  it("serves a Plus button action on the drawing's channel, billed as the action it stands for", async () => {
+    const { user, key } = await payer();
+    const mjId = await submitImagine(key);
+    mj.succeed(mjId);
+    await poll();
+    await waitFor(async () => ((await quotaOfUser(user.id)) < 1_000_000 ? true : undefined));
+    const before = await quotaOfUser(user.id);
+    const response = await t.relay.inject({
+      method: 'POST',
+      url: '/mj/submit/action',
+      headers: { 'mj-api-secret': key },
+      payload: { customId: `MJ::JOB::upsample::1::${mjId}`, taskId: mjId },
+    });
+    expect(response.json()).toMatchObject({ code: 1 });
+    expect(mj.requests.at(-1)).toMatchObject({ path: '/mj/submit/action' });
+    expect(await drawing((response.json() as { result: string }).result)).toMatchObject({
+      action: 'UPSCALE',
+      channelId: mjChannelId,
+    });
+    await waitFor(async () =>
+      (await quotaOfUser(user.id)) === before - quotaOf(UPSCALE_PRICE) ? true : undefined,
+    );
+  });
+
+  it('forwards accountFilter only with MjAccountFilterEnabled', async () => {
+    await t.runtime.deps.options.set('MjAccountFilterEnabled', 'true');
+    try {
+      const { key } = await payer();
+      await imagine(key, { prompt: 'a heron', accountFilter: { instanceId: 'acc-1' } });
+      expect(mj.requests.at(-1)?.body).toEqual({ prompt: 'a heron', accountFilter: { instanceId: 'acc-1' } });
+    } finally {
+      await t.runtime.deps.options.set('MjAccountFilterEnabled', 'false');
+    }
+  });
+
   it('passes the mode prefix on, clears mode flags and strips the notify hook as the switches say', async () => {
     await t.runtime.deps.options.set('MjModeClearEnabled', 'true');
     try {
@@ -491,6 +528,51 @@ describe('several relay processes', () => {
       expect(await next.acquire(60_000)).toBe(true);
       expect(await first.acquire(60_000)).toBe(false);
       await next.release();
+    }
+  });
+
+  it('pays a refund once when two relay processes of their own (Postgres) poll at once', async ({ skip }) => {
+    if (!t.config.databaseUrl) skip();
+    const other = await createTestApp({
+      databaseUrl: t.config.databaseUrl,
+      redisKeyPrefix: t.config.redisKeyPrefix,
+    });
+    const relay = await buildRelayApp(other.runtime.deps, { flushIntervalMs: 20 });
+    await relay.ready();
+    try {
+      const { user, key } = await payer();
+      const mjIds = [await submitImagine(key), await submitImagine(key), await submitImagine(key)];
+      await waitFor(async () =>
+        (await quotaOfUser(user.id)) === 1_000_000 - 3 * quotaOf(IMAGINE_PRICE) ? true : undefined,
+      );
+      for (const id of mjIds) mj.fail(id, 'upstream crashed');
+      const outcomes = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => taskPollerOf(i % 2 === 0 ? t.relay : relay).runOnce()),
+      );
+      expect(new Set(outcomes.flatMap((o, i) => (o.leader ? [i % 2] : []))).size).toBe(1);
+      // Both processes fail the same tasks directly too, as a stalled poller waking up would.
+      const rows = await Promise.all(mjIds.map(drawing));
+      await Promise.all(
+        rows.flatMap((row) =>
+          [t.runtime.deps, other.runtime.deps].map((deps) =>
+            failAndRefund(deps.db, deps.bus, {
+              kind: 'drawing',
+              id: row!.id,
+              reason: 'late',
+              now: Date.now(),
+            }),
+          ),
+        ),
+      );
+      expect(await quotaOfUser(user.id)).toBe(1_000_000);
+      const refunds = await db()
+        .select()
+        .from(logs)
+        .where(and(eq(logs.userId, user.id), eq(logs.type, LogType.System)));
+      expect(refunds).toHaveLength(3);
+    } finally {
+      await relay.close();
+      await other.close();
     }
   });
 

@@ -110,5 +110,26 @@ describe('rows a Kubernetes resource owns', () => {
       (await root.put('/api/option/', { key: 'ModelRatio', value: JSON.stringify(other) })).json().success,
     ).toBe(true);
     expect(refusal(await root.post('/api/option/rest_model_ratio', {}))).toMatchObject({ status: 409 });
+    const owners = (await root.get('/api/option/owners')).json().data;
+    expect(owners).toEqual(
+      expect.arrayContaining([
+        {
+          key: 'SystemName',
+          entry: '',
+          kind: 'GatewayOption',
+          namespace: 'team-a',
+          name: 'branding',
+          generation: 1,
+        },
+        {
+          key: 'ModelRatio',
+          entry: 'gpt-4o',
+          kind: 'ModelPrice',
+          namespace: 'team-a',
+          name: 'gpt-4o',
+          generation: 2,
+        },
+      ]),
+    );
   });
 });

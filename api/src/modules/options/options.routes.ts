@@ -1,4 +1,5 @@
 import { Role } from '@turnpike/core/domain/users';
+import { listOptionOwners } from '@turnpike/core/options/managed-options';
 import { refuseManagedOption } from '@turnpike/core/ownership/option-guard';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -20,6 +21,9 @@ export function registerOptionRoutes(app: FastifyInstance, ctx: RouteContext): v
   const admin = { preHandler: ctx.auth.requireRole(Role.Admin) };
 
   app.get('/option/', root, async () => ok(options.list()));
+
+  /** Which option values Kubernetes resources own (whole options, or price map entries); the console shows them read-only. */
+  app.get('/option/owners', root, async () => ok(await listOptionOwners(ctx.deps.db)));
 
   app.put('/option/', root, async (request) => {
     const { key, value } = parseInput(updateOptionSchema, request.body);

@@ -93,6 +93,36 @@ describe('visual pricing editor', () => {
     expect(JSON.parse(sent[0]?.value ?? '{}')).toEqual({ 'gpt-4o': 1.25, 'claude-3': 3 });
   });
 
+  it('marks a price a ModelPrice resource owns and keeps it read-only', async () => {
+    fakeServer({
+      'PUT /api/option/': () => ({ body: { success: true } }),
+      'GET /api/option/owners': () => ({
+        body: {
+          success: true,
+          data: [
+            {
+              key: 'ModelRatio',
+              entry: 'gpt-4o',
+              kind: 'ModelPrice',
+              namespace: 'team-a',
+              name: 'gpt-4o',
+              generation: 2,
+            },
+          ],
+        },
+      }),
+    });
+    await renderScreen(() => <PricingEditor values={values} />);
+    const owned = within(screen.getByText('gpt-4o').closest('tr') as HTMLElement);
+    const badge = await owned.findByText('Managed by Kubernetes');
+    expect(badge.getAttribute('title')).toMatch(/ModelPrice team-a\/gpt-4o, generation 2/);
+    expect(owned.getByRole('button', { name: 'Edit' }).hasAttribute('disabled')).toBe(true);
+    expect(owned.getByRole('button', { name: 'Delete' }).hasAttribute('disabled')).toBe(true);
+    const free = within(screen.getByText('claude-3').closest('tr') as HTMLElement);
+    expect(free.queryByText('Managed by Kubernetes')).toBeNull();
+    expect(free.getByRole('button', { name: 'Delete' }).hasAttribute('disabled')).toBe(false);
+  });
+
   it('says nothing changed when saved untouched', async () => {
     const server = serve();
     await renderScreen(() => <PricingEditor values={values} />);

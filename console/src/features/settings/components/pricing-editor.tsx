@@ -1,8 +1,9 @@
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, Input, Modal, Select } from '../../../components/ui/index.ts';
+import { Button, Input, Modal, Select, Tag } from '../../../components/ui/index.ts';
 import { toast } from '../../../lib/toast.ts';
+import { optionOwnersQuery, priceOwnerOf } from '../api/option-owners.ts';
 import { type OptionValues, saveOptions } from '../api/options.ts';
 import {
   applyBatch,
@@ -175,6 +176,8 @@ export function PricingEditor({ values }: { values: OptionValues }) {
   const [dialog, setDialog] = useState<{ row: PriceRowInput; editing: string | null } | null>(null);
   const [batchOpen, setBatchOpen] = useState(false);
   const [saving, setSaving] = useState(false);
+  // Prices a ModelPrice resource sets are Git's: shown with a badge, not editable here (the server refuses too).
+  const owners = useQuery(optionOwnersQuery).data ?? [];
 
   const filtered = rows.filter((r) => r.name.toLowerCase().includes(search.trim().toLowerCase()));
   const pages = Math.max(1, Math.ceil(filtered.length / PRICING_PAGE_SIZE));
@@ -245,45 +248,71 @@ export function PricingEditor({ values }: { values: OptionValues }) {
             </tr>
           </thead>
           <tbody>
-            {visible.map((row) => (
-              <tr key={row.name} className="border-t border-gray-100 dark:border-gray-800">
-                <td className="px-3 py-2">
-                  <input
-                    type="checkbox"
-                    aria-label={t('pricing.select', { name: row.name })}
-                    checked={selected.has(row.name)}
-                    onChange={() => toggle(row.name)}
-                  />
-                </td>
-                <td className="px-3 py-2">{row.name}</td>
-                <td className="px-3 py-2">{row.price ?? '-'}</td>
-                <td className="px-3 py-2">{row.price === undefined ? (row.ratio ?? '-') : '-'}</td>
-                <td className="px-3 py-2">{row.price === undefined ? (row.completionRatio ?? '-') : '-'}</td>
-                <td className="px-3 py-2">
-                  {row.price === undefined && row.ratio !== undefined
-                    ? `$${ratioToTokenPrice(row.ratio)} / $${ratioToTokenPrice(row.ratio) * (row.completionRatio ?? 1)}`
-                    : '-'}
-                </td>
-                <td className="px-3 py-2">
-                  <div className="flex gap-1">
-                    <Button
-                      size="sm"
-                      variant="ghost"
-                      onClick={() => setDialog({ row: toInput(row), editing: row.name })}
-                    >
-                      {t('pricing.editRow')}
-                    </Button>
-                    <Button
-                      size="sm"
-                      variant="ghost"
-                      onClick={() => setRows((rs) => rs.filter((r) => r.name !== row.name))}
-                    >
-                      {t('pricing.delete')}
-                    </Button>
-                  </div>
-                </td>
-              </tr>
-            ))}
+            {visible.map((row) => {
+              const owner = priceOwnerOf(owners, row.name);
+              const readOnly = owner ? t('pricing.managedReadOnly') : undefined;
+              return (
+                <tr key={row.name} className="border-t border-gray-100 dark:border-gray-800">
+                  <td className="px-3 py-2">
+                    <input
+                      type="checkbox"
+                      aria-label={t('pricing.select', { name: row.name })}
+                      checked={selected.has(row.name)}
+                      disabled={owner !== undefined}
+                      title={readOnly}
+                      onChange={() => toggle(row.name)}
+                    />
+                  </td>
+                  <td className="px-3 py-2">
+                    {row.name}{' '}
+                    {owner ? (
+                      <Tag color="blue">
+                        <span
+                          title={t('pricing.managedTitle', {
+                            resource: `${owner.kind} ${owner.namespace}/${owner.name}`,
+                            generation: owner.generation,
+                          })}
+                        >
+                          {t('pricing.managed')}
+                        </span>
+                      </Tag>
+                    ) : null}
+                  </td>
+                  <td className="px-3 py-2">{row.price ?? '-'}</td>
+                  <td className="px-3 py-2">{row.price === undefined ? (row.ratio ?? '-') : '-'}</td>
+                  <td className="px-3 py-2">
+                    {row.price === undefined ? (row.completionRatio ?? '-') : '-'}
+                  </td>
+                  <td className="px-3 py-2">
+                    {row.price === undefined && row.ratio !== undefined
+                      ? `$${ratioToTokenPrice(row.ratio)} / $${ratioToTokenPrice(row.ratio) * (row.completionRatio ?? 1)}`
+                      : '-'}
+                  </td>
+                  <td className="px-3 py-2">
+                    <div className="flex gap-1">
+                      <Button
+                        size="sm"
+                        variant="ghost"
+                        disabled={owner !== undefined}
+                        title={readOnly}
+                        onClick={() => setDialog({ row: toInput(row), editing: row.name })}
+                      >
+                        {t('pricing.editRow')}
+                      </Button>
+                      <Button
+                        size="sm"
+                        variant="ghost"
+                        disabled={owner !== undefined}
+                        title={readOnly}
+                        onClick={() => setRows((rs) => rs.filter((r) => r.name !== row.name))}
+                      >
+                        {t('pricing.delete')}
+                      </Button>
+                    </div>
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       </div>

@@ -335,6 +335,26 @@ describe('Midjourney drawings', () => {
     }
   });
 
+  it('refuses a task model the token is not allowed to use', async () => {
+    const user = await t.seedUser({ quota: 1_000_000 });
+    const token = await t.seedToken(user.id, {
+      modelLimitsEnabled: true,
+      modelLimits: 'gpt-4o-mini,suno_lyrics',
+    });
+    const refused = await imagine(`sk-${token.key}`);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toMatchObject({ code: 403 });
+    const music = await t.relay.inject({
+      method: 'POST',
+      url: '/suno/submit/music',
+      headers: { authorization: `Bearer sk-${token.key}` },
+      payload: { prompt: 'no' },
+    });
+    expect(music.statusCode).toBe(403);
+    expect(music.json()).toMatchObject({ code: 'model_not_allowed', data: null });
+    expect(await quotaOfUser(user.id)).toBe(1_000_000);
+  });
+
   it('passes the mode prefix on, clears mode flags and strips the notify hook as the switches say', async () => {
     await t.runtime.deps.options.set('MjModeClearEnabled', 'true');
     try {

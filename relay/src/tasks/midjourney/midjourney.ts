@@ -11,6 +11,7 @@ import { FINISHED_TASK_STATUSES, isTaskFinished, TaskStatus } from '@turnpike/co
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkModelAllowed } from '../../pipeline/authenticate.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
 import {
   authenticateTaskRequest,
@@ -247,6 +248,8 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
   if (!planned.ok) return refuse(reply, 400, planned.description);
   const { plan } = planned;
   const { options } = ctx.deps;
+  const notAllowed = checkModelAllowed(caller, plan.model);
+  if (notAllowed) return refuse(reply, notAllowed.status, notAllowed.message);
 
   let channel = undefined as ReturnType<typeof ctx.channels.get>;
   if (plan.originId !== undefined) {
@@ -310,24 +313,31 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
     if (answer) return reply.code(upstream.status === 200 ? 200 : 400).send(answer);
     return refuse(reply, 502, `the Midjourney upstream answered ${upstream.status}`, 'upstream_error');
   }
-  const charged = await settleTaskCharge(ctx, request, charge, true);
+  // The task is stored before it is charged: a charge never exists without the task that can refund it.
   const now = Date.now();
   const prompt = typeof sent.prompt === 'string' ? storableText(sent.prompt) : '';
-  await ctx.deps.db.insert(midjourneys).values({
-    code: MjCode.Success,
-    userId: caller.user.id,
-    tokenId: caller.token.id,
-    action: plan.action,
-    mjId: storableText(answer.result).slice(0, 191),
-    prompt,
-    description: storableText(answer.description),
-    submitTime: now,
-    status: TaskStatus.Submitted,
-    progress: '0%',
-    channelId: channel.id,
-    quota: charged,
-    properties: answer.properties ? storableText(JSON.stringify(answer.properties)) : '',
-  });
+  try {
+    await ctx.deps.db.insert(midjourneys).values({
+      code: MjCode.Success,
+      userId: caller.user.id,
+      tokenId: caller.token.id,
+      action: plan.action,
+      mjId: storableText(answer.result).slice(0, 191),
+      prompt,
+      description: storableText(answer.description),
+      submitTime: now,
+      status: TaskStatus.Submitted,
+      progress: '0%',
+      channelId: channel.id,
+      quota,
+      properties: answer.properties ? storableText(JSON.stringify(answer.properties)) : '',
+    });
+  } catch (err) {
+    await settleTaskCharge(ctx, request, charge, false);
+    request.log.error({ err, channelId: channel.id }, 'could not store a drawing task');
+    return refuse(reply, 500, 'the task could not be stored; it was not charged');
+  }
+  await settleTaskCharge(ctx, request, charge, true);
   return reply.send({ ...answer, code: MjCode.Success });
 }
 

@@ -9,6 +9,7 @@ import { FINISHED_TASK_STATUSES, TaskPlatform, TaskStatus } from '@turnpike/core
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkModelAllowed } from '../../pipeline/authenticate.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
@@ -184,6 +185,8 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
     return refuse(reply, 400, 'invalid_request', 'the request body must be a JSON object');
   const input = body as Record<string, unknown>;
   const model = `suno_${action}`;
+  const notAllowed = checkModelAllowed(caller, model);
+  if (notAllowed) return refuse(reply, notAllowed.status, notAllowed.code, notAllowed.message);
   let channel: RelayChannel | undefined;
   // A continuation goes to the channel of the task it continues (reference §9.4).
   const origin = typeof input.task_id === 'string' && input.task_id !== '' ? input.task_id : undefined;
@@ -234,25 +237,30 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
         : `the Suno upstream answered ${upstream.status}`,
     );
   }
-  const charged = await settleTaskCharge(ctx, request, charge, true);
+  // The task is stored before it is charged: a charge never exists without the task that can refund it.
   const now = Math.floor(Date.now() / 1000);
-  await ctx.deps.db.insert(tasks).values({
-    createdAt: now,
-    updatedAt: now,
-    taskId: storableText(taskId).slice(0, 191),
-    platform: TaskPlatform.Suno,
-    userId: caller.user.id,
-    tokenId: caller.token.id,
-    channelId: channel.id,
-    quota: charged,
-    action: action.toUpperCase(),
-    status: TaskStatus.Submitted,
-    submitTime: now,
-    progress: '0%',
-    properties: {
-      input: typeof input.prompt === 'string' ? input.prompt : (input.gpt_description_prompt ?? ''),
-    },
-  });
+  try {
+    await ctx.deps.db.insert(tasks).values({
+      createdAt: now,
+      updatedAt: now,
+      taskId: storableText(taskId).slice(0, 191),
+      platform: TaskPlatform.Suno,
+      userId: caller.user.id,
+      tokenId: caller.token.id,
+      channelId: channel.id,
+      quota: price.quota,
+      action: action.toUpperCase(),
+      status: TaskStatus.Submitted,
+      submitTime: now,
+      progress: '0%',
+      properties: { input: storableJson(input.prompt ?? input.gpt_description_prompt ?? '') },
+    });
+  } catch (err) {
+    await settleTaskCharge(ctx, request, charge, false);
+    request.log.error({ err, channelId: channel.id }, 'could not store a suno task');
+    return refuse(reply, 500, 'internal_error', 'the task could not be stored; it was not charged');
+  }
+  await settleTaskCharge(ctx, request, charge, true);
   return reply.send({ code: 'success', message: '', data: taskId });
 }
 

@@ -47,6 +47,21 @@ export const REDACTED_PATHS = [
 ];
 
 /** The console API: every /api route, registered explicitly. */
+/**
+ * Many scripts send `Content-Type: application/json` on every request; a GET, HEAD, DELETE or OPTIONS request
+ * with that header and no body is read as having no body instead of being refused as malformed JSON. Every
+ * other body goes through Fastify's own JSON parser (with its prototype-poisoning checks).
+ */
+function acceptEmptyJsonWithoutBody(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && BODILESS_METHODS.has(request.method)) return done(null, undefined);
+    return parse(request, body as string, done);
+  });
+}
+const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const logger =
     options.logger === undefined || options.logger === false
@@ -67,6 +82,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   registerErrorHandler(app);
+  acceptEmptyJsonWithoutBody(app);
   await app.register(fastifyCookie);
 
   const limiterKv = deps.redis

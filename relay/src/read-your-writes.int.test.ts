@@ -1,7 +1,7 @@
 /**
  * Read your writes (docs/adr/0016): when the console API answers success for a change of routing or prices, the
- * next relay call of the same process already sees it — no window of `503 model_not_found`, however fast the
- * edits come.
+ * next relay call of the same process already sees it — no window of `model_not_found`, however fast the edits
+ * come.
  */
 import { setupRoot } from '@turnpike/api/testing/test-app';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,7 +107,7 @@ describe('a console write and the next relay call of the same process', () => {
         .data.items.find((c: { name: string }) => c.name === 'for doomed-model').id;
     expect((await admin.delete(`/api/channel/${channelId}`)).json().success).toBe(true);
     const answer = await chat('doomed-model');
-    expect(answer.statusCode).toBe(503);
+    expect(answer.statusCode).toBe(404);
     expect(answer.json().error.code).toBe('model_not_found');
   });
 });

@@ -483,13 +483,15 @@ describe('live state', () => {
     const { auth } = await newCaller();
     const body = { model: 'late-model', messages: [{ role: 'user', content: 'hi' }] };
     await t.runtime.deps.options.set('ModelRatio', JSON.stringify({ ...RATIOS, 'late-model': 1 }));
-    expect((await chat(auth, body)).statusCode).toBe(503);
+    // Unknown to every channel: bad input, a 404 in OpenAI's shape.
+    const unknown = await chat(auth, body);
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error).toMatchObject({ code: 'model_not_found', type: 'invalid_request_error' });
     const channel = await t.seedChannel({ key: 'sk-upstream-main', baseUrl: fake.url, models: 'late-model' });
+    // The event is applied (the routing table rebuilt) before publish resolves.
     await t.runtime.deps.bus.publish({ type: 'channels.changed', ids: [channel.id] });
-    const response = await waitFor(async () => {
-      const r = await chat(auth, body);
-      return r.statusCode === 200 ? r : undefined;
-    });
+    const response = await chat(auth, body);
+    expect(response.statusCode).toBe(200);
     expect(response.json().object).toBe('chat.completion');
   });
 

@@ -62,6 +62,9 @@ const adminLogFilters = {
 };
 
 /** `GET /api/log/self/` and `/api/log/self/stat`. */
+/** `GET /api/log/token?key=sk-…`: the usage of one key. */
+export const tokenLogQuerySchema = z.object({ key: z.string().max(128, 'key is too long').optional() });
+
 export const selfLogQuerySchema = z.object({ ...ownLogFilters, ...logPage });
 export type SelfLogQuery = z.infer<typeof selfLogQuerySchema>;
 

@@ -8,6 +8,7 @@ export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 /** Filters of the log lists and stats; absent fields do not filter. */
 export interface LogFilter {
   readonly userId?: number | undefined;
+  readonly tokenId?: number | undefined;
   /** 0 or absent: every type. */
   readonly type?: number | undefined;
   readonly username?: string | undefined;
@@ -45,6 +46,7 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 function conditionsOf(filter: LogFilter): SQL[] {
   const conditions: (SQL | undefined)[] = [
     filter.userId !== undefined ? eq(logs.userId, filter.userId) : undefined,
+    filter.tokenId !== undefined ? eq(logs.tokenId, filter.tokenId) : undefined,
     filter.type ? eq(logs.type, filter.type) : undefined,
     filter.username ? eq(logs.username, filter.username) : undefined,
     filter.tokenName ? eq(logs.tokenName, filter.tokenName) : undefined,

@@ -62,6 +62,16 @@ export function createTokenRepo(db: Executor) {
       return row;
     },
 
+    /** The live token with this key (without `sk-`), whoever owns it. */
+    async findByKey(key: string): Promise<Token | undefined> {
+      const [row] = await db
+        .select()
+        .from(tokens)
+        .where(and(eq(tokens.key, key), isNull(tokens.deletedAt)))
+        .limit(1);
+      return row;
+    },
+
     async insert(token: NewToken): Promise<Token> {
       const [row] = await db.insert(tokens).values(token).returning();
       return row!;

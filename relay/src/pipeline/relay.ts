@@ -76,9 +76,18 @@ export async function relayAs(
   }
 }
 
-/** No channel serves the model in the caller's group (503, as the reference answers). */
-export function noChannelFor(model: string, group: string): RelayError {
-  return localError(503, 'model_not_found', `no channel is available for model ${model} in group ${group}`);
+/**
+ * No channel serves the model in the caller's group at all: the model is unknown here, a 404 as OpenAI answers for
+ * a model it does not have (bad input is never a 5xx). A model whose channels are all disabled or resting is a
+ * 503 from the attempts instead: that is the gateway's trouble, and it passes.
+ */
+export function unknownModel(model: string, group: string): RelayError {
+  return localError(
+    404,
+    'model_not_found',
+    `the model ${model} does not exist or no channel serves it in group ${group}`,
+    'invalid_request_error',
+  );
 }
 
 /** The most the request may cost, for the balance check and the reservation. */
@@ -120,7 +129,7 @@ async function relayPrepared(
 
   // A model no channel serves is unknown to this gateway, whatever its price (reference §4.2).
   if (caller.forcedChannelId === undefined && tiersFor(ctx.channels.table, caller.group, model).length === 0)
-    return sendError(request, reply, noChannelFor(model, caller.group));
+    return sendError(request, reply, unknownModel(model, caller.group));
   const pricing = resolvePricing({
     tables: {
       modelRatio: options.get('ModelRatio'),

@@ -1,6 +1,7 @@
 import { channels, logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -269,5 +270,64 @@ describe('usage logs', () => {
     expect(after).toHaveLength(before.length - 2);
     const left = await t.runtime.deps.db.select().from(logs).where(eq(logs.username, 'ann'));
     expect(left.map((row) => row.tokenName).sort()).toEqual(['', 'ann-live']);
+  });
+});
+
+describe('the usage of one key', () => {
+  let t: TestApp;
+  let key: string;
+  let otherKey: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    await setupRoot(t.app);
+    const ann = await registerUser(t.app, 'ann');
+    const db = t.runtime.deps.db;
+    const tokenRepo = createTokenRepo(db);
+    const mine = await tokenRepo.insert({ userId: ann.userId!, key: 'a'.repeat(48), name: 'scripts' });
+    const other = await tokenRepo.insert({ userId: ann.userId!, key: 'b'.repeat(48), name: 'other' });
+    key = `sk-${mine.key}`;
+    otherKey = `sk-${other.key}`;
+    const repo = createLogRepo(db);
+    for (const [tokenId, quota] of [
+      [mine.id, 10],
+      [mine.id, 20],
+      [other.id, 99],
+    ] as const)
+      await repo.insert({
+        type: LogType.Consume,
+        userId: ann.userId!,
+        username: 'ann',
+        tokenId,
+        quota,
+        other: OTHER,
+        content: 'call',
+      });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('answers the logs of the key it is given, to any origin, without the admin details', async () => {
+    const byQuery = await t.app.inject({ method: 'GET', url: `/api/log/token?key=${key}` });
+    expect(byQuery.statusCode).toBe(200);
+    expect(byQuery.headers['access-control-allow-origin']).toBe('*');
+    const rows = byQuery.json().data as { quota: number; other: string }[];
+    expect(rows.map((r) => r.quota)).toEqual([20, 10]);
+    expect(rows[0]?.other).not.toContain('admin_info');
+    const byHeader = await t.app.inject({
+      method: 'GET',
+      url: '/api/log/token',
+      headers: { authorization: `Bearer ${otherKey}` },
+    });
+    expect(byHeader.json().data.map((r: { quota: number }) => r.quota)).toEqual([99]);
+  });
+
+  it('refuses a missing or unknown key in the envelope', async () => {
+    const missing = await t.app.inject({ method: 'GET', url: '/api/log/token' });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json()).toMatchObject({ success: false });
+    const unknown = await t.app.inject({ method: 'GET', url: `/api/log/token?key=sk-${'c'.repeat(48)}` });
+    expect(unknown.statusCode).toBe(401);
+    expect(unknown.json()).toMatchObject({ success: false, message: 'invalid API key' });
   });
 });

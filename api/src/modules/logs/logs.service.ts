@@ -10,7 +10,9 @@ import {
   toSelfLogView,
 } from '@turnpike/core/contracts/logs';
 import type { User } from '@turnpike/core/db/schema/users';
+import { AppError } from '@turnpike/core/errors';
 import { createLogRepo, type LogFilter, type LogPage, nowSeconds } from '@turnpike/core/repos/log.repo';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import type { AppDeps } from '../../deps.ts';
 
 function ownFilter(query: SelfLogQuery): LogFilter {
@@ -47,6 +49,9 @@ const selfView = (row: LogPage['rows'][number]) => toSelfLogView(row.log);
  * Usage logs. Administrators see every row with its channel; a user sees their own rows only, without the
  * channel and the admin-only parts of `other` (the views in the contracts decide what each sees).
  */
+/** How many logs `GET /api/log/token` answers at most (newest first). */
+export const TOKEN_LOG_LIMIT = 1000;
+
 export function createLogsService(deps: AppDeps) {
   const repo = createLogRepo(deps.db);
   return {
@@ -66,6 +71,17 @@ export function createLogsService(deps: AppDeps) {
     async searchOwn(user: User, query: LogSearchQuery): Promise<Page<SelfLogView>> {
       const result = await repo.search(query.keyword, { userId: user.id }, pageRequest(query));
       return pageOf(result, query, selfView);
+    },
+
+    /**
+     * The newest logs (at most {@link TOKEN_LOG_LIMIT}) of the token with this key, for key-query pages and
+     * scripts: knowing the key is the authorization, as for a relay call.
+     */
+    async listOfKey(key: string): Promise<SelfLogView[]> {
+      const token = await createTokenRepo(deps.db).findByKey(key.replace(/^sk-/, ''));
+      if (!token) throw new AppError('UNAUTHENTICATED', 'invalid API key');
+      const result = await repo.list({ tokenId: token.id }, { page: 1, pageSize: TOKEN_LOG_LIMIT });
+      return result.rows.map(selfView);
     },
 
     statAll(query: AdminLogQuery, now = nowSeconds()): Promise<LogStat> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, setupRoot, type TestApp } from '../../testing/test-app.ts';
+import { type ConsoleClient, createTestApp, setupRoot, type TestApp } from '../../testing/test-app.ts';
 
 describe('GET /api/status', () => {
   let t: TestApp;
@@ -72,5 +72,41 @@ describe('GET /api/status', () => {
     const response = await t.app.inject({ method: 'GET', url: '/api/status' });
     expect(response.json().data).toMatchObject({ system_name: 'Acme Gateway', setup: true });
     expect(response.body).not.toContain('gh-secret-value');
+  });
+});
+
+describe('GET /api/status/test and requests that name JSON without a body', () => {
+  let t: TestApp;
+  let root: ConsoleClient;
+  beforeAll(async () => {
+    t = await createTestApp();
+    root = await setupRoot(t.app);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('tells an administrator the database answers, and nobody else', async () => {
+    const answer = await root.get('/api/status/test');
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toMatchObject({ success: true, message: 'the database answers' });
+    expect((await t.app.inject({ method: 'GET', url: '/api/status/test' })).statusCode).toBe(401);
+  });
+
+  it('answers GET and DELETE sent with Content-Type: application/json and no body', async () => {
+    const headers = {
+      cookie: root.cookie,
+      'new-api-user': String(root.userId),
+      'content-type': 'application/json',
+    };
+    const list = await t.app.inject({ method: 'GET', url: '/api/token/?p=1', headers });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().success).toBe(true);
+    const gone = await t.app.inject({ method: 'DELETE', url: '/api/token/424242', headers });
+    expect(gone.json().success).toBe(false);
+    expect(gone.json().message).not.toMatch(/JSON/i);
+    // A POST still needs its body.
+    const post = await t.app.inject({ method: 'POST', url: '/api/token/', headers });
+    expect(post.statusCode).toBe(400);
   });
 });

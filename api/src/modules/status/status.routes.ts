@@ -1,3 +1,5 @@
+import { Role } from '@turnpike/core/domain/users';
+import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
@@ -59,6 +61,16 @@ export function registerStatusRoutes(app: FastifyInstance, ctx: RouteContext): v
       oidc_client_id: o.get('oidc.client_id'),
       oidc_authorization_endpoint: o.get('oidc.authorization_endpoint'),
     });
+  });
+
+  // Whether this server can reach its database (the reference's TestStatus): administrators and monitors.
+  app.get('/status/test', { preHandler: ctx.auth.requireRole(Role.Admin) }, async (_request, reply) => {
+    try {
+      await ctx.deps.db.execute(sql`select 1`);
+      return ok(null, 'the database answers');
+    } catch {
+      return reply.code(503).send({ success: false, message: 'the database does not answer', data: null });
+    }
   });
 
   app.get('/notice', async () => ok(options.get('Notice')));

@@ -92,5 +92,10 @@ cluster: install
 cluster-test: install
 	npx vitest run --project api:integration api/src/cluster.int.test.ts
 
+## make e2e-kind: the operator end to end on kind (needs Docker, kind, kubectl, helm); says so and stops without them
+.PHONY: e2e-kind
+e2e-kind:
+	bash deploy/e2e-kind.sh
+
 clean:
 	rm -rf node_modules */node_modules .tools test-results

@@ -335,6 +335,26 @@ describe('Midjourney drawings', () => {
     }
   });
 
+  it('releases the hold when the upstream cannot be reached, so the balance is whole for the next submit', async () => {
+    // A user whose whole balance is one drawing, served by a channel of their group that does not answer.
+    const user = await t.seedUser({ quota: quotaOf(IMAGINE_PRICE) / GROUP_RATIO, group: 'svip' });
+    const token = await t.seedToken(user.id);
+    const dead = await t.seedChannel({
+      type: 2,
+      key: 'k',
+      baseUrl: 'http://127.0.0.1:9',
+      models: 'mj_imagine',
+      group: 'svip',
+    });
+    await t.runtime.deps.bus.publish({ type: 'channels.changed', ids: [dead.id] });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const response = await imagine(`sk-${token.key}`);
+      expect(response.statusCode, response.body).toBe(502);
+    }
+    expect(await quotaOfUser(user.id)).toBe(quotaOf(IMAGINE_PRICE) / GROUP_RATIO);
+    expect(await db().select().from(midjourneys).where(eq(midjourneys.userId, user.id))).toEqual([]);
+  });
+
   it('refuses a task model the token is not allowed to use', async () => {
     const user = await t.seedUser({ quota: 1_000_000 });
     const token = await t.seedToken(user.id, {

@@ -113,8 +113,8 @@ type CallerName = 'anonymous' | 'user' | 'admin';
  */
 const KNOWN_ELSEWHERE: ReadonlyArray<{ readonly finding: RegExp; readonly owner: string }> = [
   {
-    finding: /: answered 503( model_not_found)?\n/,
-    owner: 'item 4: a model (or task kind) no channel serves is a 503, not a 4xx in the caller’s protocol',
+    finding: /^[A-Z]+ \/(mj|suno)\S*: answered 503( model_not_found)?\n/,
+    owner: 'task proxies: a task kind no channel serves is a 503, not a 4xx in the task protocol',
   },
   {
     finding: /-> \{"message":"Route [A-Z]+:[^"]* not found","error":"Not Found","statusCode":404\}/,

@@ -228,6 +228,21 @@ describe('Midjourney drawings', () => {
     expect((await imagine(key)).json()).toMatchObject({ code: 1 });
   });
 
+  it('lets a balance of exactly one drawing draw again once its failed drawing is refunded', async () => {
+    const user = await t.seedUser({ quota: quotaOf(IMAGINE_PRICE) });
+    const token = await t.seedToken(user.id);
+    const key = `sk-${token.key}`;
+    const first = await submitImagine(key);
+    await waitFor(async () => ((await quotaOfUser(user.id)) === 0 ? true : undefined));
+    expect((await imagine(key)).statusCode).toBe(403);
+    mj.fail(first, 'upstream crashed');
+    await poll();
+    expect(await quotaOfUser(user.id)).toBe(quotaOf(IMAGINE_PRICE));
+    // The ledger reads the refunded balance again: the next drawing is admitted, and the one after is not.
+    await waitFor(async () => ((await imagine(key)).statusCode === 200 ? true : undefined));
+    expect((await imagine(key)).statusCode).toBe(403);
+  });
+
   it('fails and refunds a drawing the upstream has not finished within an hour', async () => {
     const { user, key } = await payer();
     const mjId = await submitImagine(key);

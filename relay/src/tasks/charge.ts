@@ -205,3 +205,27 @@ export function storableJson(value: unknown): unknown {
     );
   return value;
 }
+
+/** Counts a submit that reached its upstream in the relay's call metrics (quota spent, latency, status). */
+export function recordTaskCall(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  charge: TaskCharge,
+  call: { status: number; quota: number; upstreamMs: number; provider: string },
+): void {
+  ctx.metrics.recordCall({
+    route: request.routeOptions.url ?? request.url,
+    model: charge.model,
+    requestId: request.id,
+    provider: call.provider,
+    channelId: charge.channelId,
+    status: call.status,
+    isStream: false,
+    totalMs: performance.now() - charge.startedAt,
+    upstreamMs: call.upstreamMs,
+    frtMs: undefined,
+    promptTokens: 0,
+    completionTokens: 0,
+    quota: call.quota,
+  });
+}

@@ -205,6 +205,21 @@ describe('Midjourney drawings', () => {
     expect(upscaled).toMatchObject({ action: 'UPSCALE', channelId: mjChannelId, status: 'SUBMITTED' });
   });
 
+  it('counts accepted and refused submits in the relay metrics with the quota they spent', async () => {
+    const { key } = await payer();
+    await submitImagine(key);
+    mj.refuseNext(200, { code: 23, description: 'queue full' });
+    await imagine(key);
+    const metrics = (await t.relay.inject({ method: 'GET', url: '/metrics' })).body;
+    const calls = (status: number) =>
+      new RegExp(
+        `turnpike_relay_calls_total\\{route="/mj/submit/imagine",model="mj_imagine",channel="${mjChannelId}",status="${status}",stream="false"\\} (\\d+)`,
+      ).exec(metrics)?.[1];
+    // The refusal (code 23) reached the client as a 200 too, and is counted with no quota.
+    expect(Number(calls(200))).toBeGreaterThanOrEqual(2);
+    expect(metrics).toMatch(/turnpike_relay_quota_spent_total\{model="mj_imagine"\} [1-9]/);
+  });
+
   it('refunds a drawing that fails upstream exactly once, to the user and the limited token', async () => {
     const { user, token, key } = await payer({ remainQuota: 400_000 });
     const mjId = await submitImagine(key);

@@ -21,6 +21,7 @@ import {
   isTaskId,
   pickTaskChannel,
   postJson,
+  recordTaskCall,
   settleTaskCharge,
   storableText,
   taskPriceOf,
@@ -295,6 +296,7 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
     modeClear: options.get('MjModeClearEnabled'),
   });
   let upstream: { status: number; body: unknown };
+  const sentAt = performance.now();
   try {
     upstream = await postJson(
       `${baseOf(channel)}${modeOf(request)}/mj/${kind === MJ_SWAP_FACE ? kind : `submit/${kind}`}`,
@@ -310,7 +312,10 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
   const answer = readSubmitAnswer(upstream.body);
   if (upstream.status !== 200 || !answer || !isAccepted(answer.code) || !answer.result) {
     await settleTaskCharge(ctx, request, charge, false);
-    if (answer) return reply.code(upstream.status === 200 ? 200 : 400).send(answer);
+    const status = answer ? (upstream.status === 200 ? 200 : 400) : 502;
+    const upstreamMs = performance.now() - sentAt;
+    recordTaskCall(ctx, request, charge, { status, quota: 0, upstreamMs, provider: 'midjourney' });
+    if (answer) return reply.code(status).send(answer);
     return refuse(reply, 502, `the Midjourney upstream answered ${upstream.status}`, 'upstream_error');
   }
   // The task is stored before it is charged: a charge never exists without the task that can refund it.
@@ -337,7 +342,13 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
     request.log.error({ err, channelId: channel.id }, 'could not store a drawing task');
     return refuse(reply, 500, 'the task could not be stored; it was not charged');
   }
-  await settleTaskCharge(ctx, request, charge, true);
+  const charged = await settleTaskCharge(ctx, request, charge, true);
+  recordTaskCall(ctx, request, charge, {
+    status: 200,
+    quota: charged,
+    upstreamMs: performance.now() - sentAt,
+    provider: 'midjourney',
+  });
   return reply.send({ ...answer, code: MjCode.Success });
 }
 

@@ -20,6 +20,7 @@ import {
   isTaskId,
   pickTaskChannel,
   postJson,
+  recordTaskCall,
   settleTaskCharge,
   storableJson,
   storableText,
@@ -212,6 +213,7 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
   if (!held.ok) return refuse(reply, held.error.status, held.error.code, held.error.message);
   const charge = { caller, hold: held.hold, model, channelId: channel.id, startedAt, ...price };
   let upstream: { status: number; body: unknown };
+  const sentAt = performance.now();
   try {
     upstream = await postJson(
       `${baseOf(channel)}/suno/submit/${action}`,
@@ -228,9 +230,12 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
   if (!taskId) {
     await settleTaskCharge(ctx, request, charge, false);
     const said = upstream.body as { code?: unknown; message?: unknown } | undefined;
+    const status = upstream.status >= 400 ? upstream.status : 502;
+    const upstreamMs = performance.now() - sentAt;
+    recordTaskCall(ctx, request, charge, { status, quota: 0, upstreamMs, provider: 'suno' });
     return refuse(
       reply,
-      upstream.status >= 400 ? upstream.status : 502,
+      status,
       typeof said?.code === 'string' ? said.code : 'upstream_error',
       typeof said?.message === 'string' && said.message !== ''
         ? said.message
@@ -260,7 +265,13 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
     request.log.error({ err, channelId: channel.id }, 'could not store a suno task');
     return refuse(reply, 500, 'internal_error', 'the task could not be stored; it was not charged');
   }
-  await settleTaskCharge(ctx, request, charge, true);
+  const charged = await settleTaskCharge(ctx, request, charge, true);
+  recordTaskCall(ctx, request, charge, {
+    status: 200,
+    quota: charged,
+    upstreamMs: performance.now() - sentAt,
+    provider: 'suno',
+  });
   return reply.send({ code: 'success', message: '', data: taskId });
 }
 

@@ -300,9 +300,10 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
       await health?.close();
     },
     isLeader: () => elector.isLeader(),
-    idle: () =>
-      running !== undefined &&
-      running.informers.every((i) => i.synced()) &&
-      running.queues.every((q) => q.idle()),
+    idle: () => {
+      const current = running;
+      if (!current) return false;
+      return current.informers.every((i) => i.synced()) && current.queues.every((q) => q.idle());
+    },
   };
 }

@@ -5,6 +5,7 @@ import {
   DEFAULT_MODEL_PRICE,
   DEFAULT_MODEL_RATIO,
 } from '../billing/default-ratios.ts';
+import { isAdmin, isRoot } from '../domain/users.ts';
 import {
   address,
   bool,
@@ -306,6 +307,101 @@ export type OptionKey = keyof Registry;
 
 /** The parsed type of an option: `OptionValue<'RetryTimes'>` is `number`. */
 export type OptionValue<K extends OptionKey> = Registry[K] extends OptionSpec<infer T> ? T : never;
+
+/**
+ * Who may read and write an option through /api/option/: `admin` (role 10 and up) for the operation settings the
+ * console shows administrators (spec 01 section 1: operation, rate-limit and model tabs), `root` for the rest:
+ * sign-in providers, mail, payment and addresses, branding, and the switches that change what a balance is worth
+ * or whether anything is billed (QuotaPerUnit, SelfUseModeEnabled, DemoSiteEnabled). Secrets are root's whatever
+ * is listed here, and are never read back by anyone.
+ */
+export type OptionAudience = 'admin' | 'root';
+
+const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
+  // Operation tab, general (links shown to users, retries and timeouts, display)
+  'TopUpLink',
+  'general_setting.docs_link',
+  'RetryTimes',
+  'RetryEmptyResponseEnabled',
+  'FirstTokenTimeoutSeconds',
+  'StreamingTimeoutSeconds',
+  'DisplayInCurrencyEnabled',
+  'DisplayTokenStatEnabled',
+  'DefaultCollapseSidebar',
+  'Chats',
+  // Drawing and tasks
+  'DrawingEnabled',
+  'TaskEnabled',
+  'MjNotifyEnabled',
+  'MjAccountFilterEnabled',
+  'MjForwardUrlEnabled',
+  'MjModeClearEnabled',
+  'MjActionCheckSuccessEnabled',
+  // Sensitive words
+  'CheckSensitiveEnabled',
+  'CheckSensitiveOnPromptEnabled',
+  'CheckSensitiveOnCompletionEnabled',
+  'StopOnSensitiveEnabled',
+  'SensitiveWords',
+  // Logs and data dashboard
+  'LogConsumeEnabled',
+  'LogRetentionDays',
+  'DataExportEnabled',
+  'DataExportInterval',
+  'DataExportDefaultTime',
+  // Channel health and retries (monitoring)
+  'ChannelDisableThreshold',
+  'AutomaticDisableChannelEnabled',
+  'AutomaticEnableChannelEnabled',
+  'AutomaticDisableKeywords',
+  'ChannelCooldownEnabled',
+  'ChannelCooldownFailures',
+  'ChannelCooldownWindowSeconds',
+  'ChannelCooldownMinutes',
+  // Quota
+  'QuotaForNewUser',
+  'QuotaForInviter',
+  'QuotaForInvitee',
+  'QuotaRemindThreshold',
+  'PreConsumedQuota',
+  'StreamCacheQueueLength',
+  // Prices and groups (the operation tab's pricing editor)
+  'ModelRatio',
+  'CompletionRatio',
+  'CacheRatio',
+  'ModelPrice',
+  'GroupRatio',
+  'UserUsableGroups',
+  // Rate-limit tab
+  'ModelRequestRateLimitEnabled',
+  'ModelRequestRateLimitCount',
+  'ModelRequestRateLimitSuccessCount',
+  'ModelRequestRateLimitDurationMinutes',
+  'ModelRequestRateLimitGroup',
+  // Models tab
+  'global.pass_through_request_enabled',
+  'general_setting.ping_interval_enabled',
+  'general_setting.ping_interval_seconds',
+  'claude.model_headers_settings',
+  'claude.default_max_tokens',
+  'claude.thinking_adapter_enabled',
+  'claude.thinking_adapter_budget_tokens_percentage',
+  'gemini.safety_settings',
+  'gemini.version_settings',
+  'gemini.supported_imagine_models',
+  'gemini.thinking_adapter_enabled',
+  'gemini.thinking_adapter_budget_tokens_percentage',
+]);
+
+/** Who may read and write an option; unknown keys and secrets are root's. */
+export function optionAudience(key: string): OptionAudience {
+  return isOptionKey(key) && operationOptionKeys.has(key) && !isSecretOptionKey(key) ? 'admin' : 'root';
+}
+
+/** Whether a user of this role may read and write the option. */
+export function mayManageOption(key: string, role: number): boolean {
+  return isRoot(role) || (isAdmin(role) && optionAudience(key) === 'admin');
+}
 
 /** Reads the current (or about-to-be) value of any option; handed to cross-option rules. */
 export type OptionReader = <K extends OptionKey>(key: K) => OptionValue<K>;

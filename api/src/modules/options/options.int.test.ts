@@ -1,6 +1,13 @@
 import { DEFAULT_MODEL_RATIO } from '@turnpike/core/billing/default-ratios';
+import { optionAudience } from '@turnpike/core/options/registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ConsoleClient, createTestApp, setupRoot, type TestApp } from '../../testing/test-app.ts';
+import {
+  type ConsoleClient,
+  createTestApp,
+  registerUser,
+  setupRoot,
+  type TestApp,
+} from '../../testing/test-app.ts';
 
 describe('options API', () => {
   let t: TestApp;
@@ -57,5 +64,71 @@ describe('options API', () => {
     await root.put('/api/option/', { key: 'ModelRatio', value: '{"only-model":3}' });
     expect((await root.post('/api/option/rest_model_ratio')).json().success).toBe(true);
     expect(t.runtime.deps.options.get('ModelRatio')).toEqual(DEFAULT_MODEL_RATIO);
+  });
+
+  describe('as an administrator (role 10)', () => {
+    let admin: ConsoleClient;
+    beforeAll(async () => {
+      admin = await registerUser(t.app, 'operator1');
+      const promoted = await root.post('/api/user/manage', { id: admin.userId, action: 'promote' });
+      if (!promoted.json().success) throw new Error(`promote failed: ${promoted.body}`);
+      // A role change ends the user's sessions: the new administrator signs in again.
+      if (!(await admin.login('operator1', 'user-password-1')).json().success)
+        throw new Error('sign-in failed');
+    });
+
+    it('lists only the operation settings an administrator may change', async () => {
+      await root.put('/api/option/', { key: 'SMTPServer', value: 'smtp.internal.test' });
+      const list = await admin.get('/api/option/');
+      expect(list.statusCode).toBe(200);
+      const keys = (list.json().data as { key: string }[]).map((i) => i.key);
+      expect(keys).toEqual(
+        expect.arrayContaining(['RetryTimes', 'ModelRatio', 'GroupRatio', 'SensitiveWords', 'Chats']),
+      );
+      for (const hidden of ['SMTPServer', 'SystemName', 'ServerAddress', 'QuotaPerUnit', 'GitHubClientId'])
+        expect(keys).not.toContain(hidden);
+      expect(keys.every((k) => optionAudience(k) === 'admin')).toBe(true);
+      expect(list.body).not.toContain('smtp.internal.test');
+      // Root still sees the system settings.
+      const rootKeys = ((await root.get('/api/option/')).json().data as { key: string }[]).map((i) => i.key);
+      expect(rootKeys).toEqual(expect.arrayContaining(['SMTPServer', 'SystemName', 'QuotaPerUnit']));
+    });
+
+    it('saves an operation setting and restores the model ratios', async () => {
+      const saved = await admin.put('/api/option/', { key: 'RetryTimes', value: 2 });
+      expect(saved.json()).toMatchObject({ success: true });
+      expect(t.runtime.deps.options.get('RetryTimes')).toBe(2);
+      expect((await admin.put('/api/option/', { key: 'ModelRatio', value: '{"m":2}' })).json().success).toBe(
+        true,
+      );
+      expect((await admin.post('/api/option/rest_model_ratio')).json().success).toBe(true);
+      expect(t.runtime.deps.options.get('ModelRatio')).toEqual(DEFAULT_MODEL_RATIO);
+    });
+
+    it.each([
+      ['SystemName', 'Taken over', /SystemName is a system setting; only the root user may change it/],
+      ['QuotaPerUnit', '1', /QuotaPerUnit is a system setting/],
+      ['SMTPToken', 'stolen', /SMTPToken is a secret; only the root user may change it/],
+      ['oidc.client_secret', 'stolen', /oidc.client_secret is a secret/],
+    ])('refuses %s with a clear message and keeps the value', async (key, value, message) => {
+      const before = t.runtime.deps.options.getText(key as 'SystemName');
+      const refused = await admin.put('/api/option/', { key, value });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ success: false, code: 'FORBIDDEN' });
+      expect(refused.json().message).toMatch(message);
+      expect(t.runtime.deps.options.getText(key as 'SystemName')).toBe(before);
+    });
+
+    it('is told a mistyped key is unknown, not forbidden', async () => {
+      const refused = await admin.put('/api/option/', { key: 'retrytimes', value: '1' });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().message).toMatch(/did you mean RetryTimes/);
+    });
+
+    it('reads only the Kubernetes owners of options it may see', async () => {
+      const owners = await admin.get('/api/option/owners');
+      expect(owners.statusCode).toBe(200);
+      expect(Array.isArray(owners.json().data)).toBe(true);
+    });
   });
 });

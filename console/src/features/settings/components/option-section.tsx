@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, ConfirmDialog, Input, Select, Switch, Textarea } from '../../../components/ui/index.ts';
+import { isRoot, useSessionUser } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
 import { type OptionValues, saveOptions } from '../api/options.ts';
 import {
@@ -28,10 +29,14 @@ export interface OptionSectionProps {
 /**
  * One settings section: its fields, and a save button that sends only what changed (spec 01 section 5),
  * with the "nothing changed" and partial-failure messages.
+ *
+ * An administrator is listed only the options they may change (`optionAudience` in the core registry), so a field
+ * the server did not list is hidden from them, and a section left with none is not shown. Root sees every field:
+ * secrets are never listed, yet root sets them here.
  */
 export function OptionSection({
   title,
-  fields,
+  fields: allFields,
   values,
   validate,
   adjust,
@@ -40,6 +45,8 @@ export function OptionSection({
 }: OptionSectionProps) {
   const { t } = useTranslation('settings');
   const queryClient = useQueryClient();
+  const user = useSessionUser();
+  const fields = isRoot(user) ? allFields : allFields.filter((f) => Object.hasOwn(values, f.key));
   const [draft, setDraft] = useState<Draft>(() => initialDraft(fields, values));
   const [errors, setErrors] = useState<Record<string, string | null>>({});
   const [confirming, setConfirming] = useState<OptionField | null>(null);
@@ -149,6 +156,7 @@ export function OptionSection({
     }
   };
 
+  if (fields.length === 0) return null;
   return (
     <section
       aria-label={title}

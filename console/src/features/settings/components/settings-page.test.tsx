@@ -216,6 +216,21 @@ describe('settings page', () => {
     expect(screen.getByRole('tab', { name: 'Rate limit' })).toBeTruthy();
   });
 
+  it('shows an admin only the options the server listed for them', async () => {
+    setSessionUser({ id: 2, username: 'adm', display_name: 'Adm', role: 10, status: 1, group: 'default' });
+    // What GET /api/option/ answers an administrator: operation settings, no QuotaPerUnit, no drawing switches here.
+    const listed = { ...options, RetryTimes: '0', DisplayInCurrencyEnabled: 'true' };
+    delete (listed as Record<string, string>).ServerAddress;
+    serve(undefined, listed);
+    await open('operation');
+    const general = section('General');
+    expect(general.getByLabelText('Retry times')).toBeTruthy();
+    expect(general.queryByLabelText('Quota per dollar')).toBeNull();
+    expect(general.queryByRole('switch', { name: 'Self-use mode' })).toBeNull();
+    expect(screen.queryByRole('region', { name: 'Drawing' })).toBeNull();
+    expect(screen.getByRole('region', { name: 'Logs' })).toBeTruthy();
+  });
+
   it('refuses payment settings until the server address is set', async () => {
     const server = serve(undefined, { ...options, ServerAddress: '', Price: '7.3', MinTopUp: '1' });
     await open('system');

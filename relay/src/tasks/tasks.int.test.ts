@@ -496,6 +496,43 @@ describe('Suno tasks', () => {
     expect(task?.data[0]?.audio_url).toContain(taskId);
   });
 
+  it('retries a busy Suno channel on the next one (RetryTimes) and bills the task once', async () => {
+    const busy = await startFakeSuno('busy-key');
+    await t.runtime.deps.options.set('RetryTimes', '1');
+    try {
+      const first = await t.seedChannel({
+        type: 36,
+        key: 'busy-key',
+        baseUrl: busy.url,
+        models: 'suno_music',
+        group: 'vip',
+        priority: 10,
+      });
+      const second = await t.seedChannel({
+        type: 36,
+        key: 'suno-upstream-key',
+        baseUrl: suno.url,
+        models: 'suno_music',
+        group: 'vip',
+      });
+      await t.runtime.deps.bus.publish({ type: 'channels.changed', ids: [first.id, second.id] });
+      const user = await t.seedUser({ quota: 1_000_000, group: 'vip' });
+      const token = await t.seedToken(user.id);
+      busy.refuseNext(503, { code: 'busy', message: 'upstream overloaded', data: null });
+      const response = await submit(`sk-${token.key}`, 'music', { prompt: 'a second try' });
+      expect(response.json()).toMatchObject({ code: 'success' });
+      expect(busy.requests.filter((r) => r.path === '/suno/submit/music')).toHaveLength(1);
+      const [row] = await db().select().from(tasks).where(eq(tasks.userId, user.id));
+      expect(row).toMatchObject({ channelId: second.id, quota: Math.trunc(MUSIC_PRICE * 500_000) });
+      await waitFor(async () =>
+        (await quotaOfUser(user.id)) === 1_000_000 - Math.trunc(MUSIC_PRICE * 500_000) ? true : undefined,
+      );
+    } finally {
+      await t.runtime.deps.options.set('RetryTimes', '0');
+      await busy.close();
+    }
+  });
+
   it('refunds failed lyrics once and fails tasks past the time-out', async () => {
     const { user, key } = await payer();
     const lyrics = (await submit(key, 'lyrics', { prompt: 'verses' })).json() as { data: string };

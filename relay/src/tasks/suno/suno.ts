@@ -11,6 +11,7 @@ import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkModelAllowed } from '../../pipeline/authenticate.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
+import { pickChannel } from '../../routing/pick.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
@@ -42,6 +43,10 @@ const SUBMIT_TIMEOUT_MS = 60_000;
 const POLL_TIMEOUT_MS = 15_000;
 
 /** A refusal in Suno-API's envelope: `{ code, message, data: null }`. */
+/** Worth another channel (reference: Suno's own retry rule). */
+const isRetryable = (status: number): boolean =>
+  status === 429 || status === 307 || (status >= 500 && status !== 504 && status !== 524);
+
 function refuse(reply: FastifyReply, status: number, code: string | number | null, message: string) {
   return reply.code(status).send({ code: String(code ?? 'error'), message, data: null });
 }
@@ -211,19 +216,42 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
   const price = taskPriceOf(ctx, model, caller.group);
   const held = await holdTaskPrice(ctx, caller, price.quota);
   if (!held.ok) return refuse(reply, held.error.status, held.error.code, held.error.message);
+  // A new task may be retried on the next channel (RetryTimes) when the upstream is busy or failing, as in the
+  // reference: 429, 307 and 5xx except 504/524, or no answer. A continuation stays on its task's channel.
+  const retries =
+    origin === undefined && caller.forcedChannelId === undefined ? ctx.deps.options.get('RetryTimes') : 0;
+  const tried = new Set<number>();
+  let upstream: { status: number; body: unknown } | undefined;
+  let sentAt = performance.now();
+  for (let attempt = 0; ; attempt++) {
+    tried.add(channel.id);
+    sentAt = performance.now();
+    try {
+      upstream = await postJson(
+        `${baseOf(channel)}/suno/submit/${action}`,
+        { authorization: `Bearer ${channel.key}` },
+        input,
+        SUBMIT_TIMEOUT_MS,
+      );
+    } catch (err) {
+      upstream = undefined;
+      request.log.warn({ err, channelId: channel.id }, 'suno submit failed');
+    }
+    if (attempt >= retries || (upstream !== undefined && !isRetryable(upstream.status))) break;
+    const next = pickChannel(ctx.channels.table, {
+      group: caller.group,
+      model,
+      attempt: attempt + 1,
+      tried,
+      isAvailable: (id) => isTaskChannelUsable(ctx, ctx.channels.get(id), CHANNEL_TYPES),
+    });
+    const nextChannel = next && ctx.channels.get(next.channelId);
+    if (!nextChannel?.key) break;
+    channel = nextChannel;
+  }
   const charge = { caller, hold: held.hold, model, channelId: channel.id, startedAt, ...price };
-  let upstream: { status: number; body: unknown };
-  const sentAt = performance.now();
-  try {
-    upstream = await postJson(
-      `${baseOf(channel)}/suno/submit/${action}`,
-      { authorization: `Bearer ${channel.key}` },
-      input,
-      SUBMIT_TIMEOUT_MS,
-    );
-  } catch (err) {
+  if (upstream === undefined) {
     await settleTaskCharge(ctx, request, charge, false);
-    request.log.warn({ err, channelId: channel.id }, 'suno submit failed');
     return refuse(reply, 502, 'upstream_error', 'the Suno upstream did not answer');
   }
   const taskId = acceptedTaskId(upstream.status, upstream.body);

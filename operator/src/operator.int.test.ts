@@ -166,6 +166,21 @@ describe('operator against the stand-in API server', () => {
     expect(await ratio('ModelRatio')).toBeUndefined();
   });
 
+  it('refuses a ModelPrice for a model another ModelPrice already prices, naming the owner', async () => {
+    const price = (name: string, ratio: string) => ({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ModelPrice',
+      metadata: { name, namespace: NS },
+      spec: { models: ['shared-model'], ratio: { model: ratio } },
+    });
+    h.api.apply(price('first-price', '1'));
+    await waitFor(() => ready('modelprices', 'first-price')?.status === 'True');
+    h.api.apply(price('second-price', '2'));
+    await waitFor(() => ready('modelprices', 'second-price')?.reason === 'Conflict', { what: 'Conflict' });
+    expect(ready('modelprices', 'second-price')?.message).toContain(`ModelPrice ${NS}/first-price`);
+    await waitFor(() => (relay.options.get('ModelRatio') as Record<string, number>)['shared-model'] === 1);
+  });
+
   it('refuses a GatewayOption value the registry rejects, and applies a good one', async () => {
     h.api.apply({
       apiVersion: 'turnpike.dev/v1alpha1',
@@ -199,6 +214,25 @@ describe('operator against the stand-in API server', () => {
     });
     const metrics = await operator.metrics.registry.metrics();
     expect(metrics).toMatch(/turnpike_operator_watch_restarts_total\{kind="Channel"\} [1-9]/);
+  });
+
+  it('restarts a failing watch with backoff and catches up', async () => {
+    const restarts = async () =>
+      (await operator.metrics.watchRestarts.get()).values.find((v) => v.labels.kind === 'Channel')?.value ??
+      0;
+    const before = await restarts();
+    h.api.inject({ method: 'GET', path: '/channels', status: 500, times: 3 });
+    h.api.dropWatches();
+    h.api.apply(channel('alpha', { models: ['alpha-model', 'alpha-6'], priority: 7 }));
+    await waitFor(async () => (await rowsOf('alpha'))[0]?.models.includes('alpha-6') === true, {
+      what: 'after watch errors',
+    });
+    expect(await restarts()).toBeGreaterThan(before);
+  });
+
+  it('never puts key material in status or Events', async () => {
+    const everything = JSON.stringify([h.api.list({ ...T, plural: 'channels' }), h.api.events(NS)]);
+    expect(everything).not.toMatch(/sk-good|sk-other/);
   });
 
   it('retries with backoff when the API server fails, without losing the change', async () => {

@@ -23,14 +23,17 @@ export function taskPollerOf(app: FastifyInstance): TaskPoller {
 
 export async function registerTaskRoutes(app: FastifyInstance, ctx: RelayContext): Promise<void> {
   await app.register(async (scope) => {
+    // Fastify's own refusals (unreadable JSON, a body too large) and bugs, in the shape of the API each route
+    // stands in for: Suno-API's envelope on /suno, Midjourney-Proxy's answer elsewhere.
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
       if (status === 500) request.log.error({ err: error }, 'task request failed');
-      return reply.code(status).send({
-        code: status,
-        description: status === 500 ? 'internal error' : error.message,
-        type: 'turnpike_error',
-      });
+      const message = status === 500 ? 'internal error' : error.message;
+      if (request.url.startsWith('/suno/'))
+        return reply
+          .code(status)
+          .send({ code: status === 500 ? 'internal_error' : 'invalid_request', message, data: null });
+      return reply.code(status).send({ code: status, description: message, type: 'turnpike_error' });
     });
     for (const provider of TASK_PROVIDERS) provider.register(scope, ctx);
   });

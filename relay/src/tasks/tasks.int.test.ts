@@ -533,6 +533,23 @@ describe('Suno tasks', () => {
     }
   });
 
+  it("refuses unreadable JSON in each API's own error shape", async () => {
+    const { key } = await payer();
+    const bad = (url: string) =>
+      t.relay.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: '{"prompt": ',
+      });
+    const sunoAnswer = await bad('/suno/submit/music');
+    expect(sunoAnswer.statusCode).toBe(400);
+    expect(sunoAnswer.json()).toMatchObject({ code: 'invalid_request', data: null });
+    const mjAnswer = await bad('/mj/submit/imagine');
+    expect(mjAnswer.statusCode).toBe(400);
+    expect(mjAnswer.json()).toMatchObject({ code: 400, type: 'turnpike_error' });
+  });
+
   it('refunds failed lyrics once and fails tasks past the time-out', async () => {
     const { user, key } = await payer();
     const lyrics = (await submit(key, 'lyrics', { prompt: 'verses' })).json() as { data: string };

@@ -8,9 +8,6 @@ import type { OptionValues } from '../api/options.ts';
 import type { OptionField } from '../option-fields.ts';
 import { OptionSection } from './option-section.tsx';
 
-/** Where the update check looks for the latest release (GitHub's releases API). */
-export const LATEST_RELEASE_URL = 'https://api.github.com/repos/turnpike-gateway/turnpike/releases/latest';
-
 const area = (key: string): OptionField => ({ key, kind: 'textarea' });
 
 /** Other settings (root): system info with the update check, then the branding and text options. */
@@ -19,11 +16,14 @@ export function OtherSettings({ values }: { values: OptionValues }) {
   const status = useStatus();
   const [latest, setLatest] = useState<string | null>(null);
   const [checking, setChecking] = useState(false);
+  // The server names the release feed (UPDATE_CHECK_URL); a deployment without one offers no check.
+  const feed = status.data?.update_check_url ?? '';
 
   const checkUpdate = async () => {
+    if (!feed) return;
     setChecking(true);
     try {
-      const response = await fetch(LATEST_RELEASE_URL);
+      const response = await fetch(feed);
       if (!response.ok) throw new Error(String(response.status));
       const release = (await response.json()) as { tag_name?: string };
       setLatest(release.tag_name ?? '');
@@ -54,9 +54,11 @@ export function OtherSettings({ values }: { values: OptionValues }) {
               : t('update.latest')}
           </p>
         ) : null}
-        <Button className="mt-2" variant="secondary" loading={checking} onClick={() => void checkUpdate()}>
-          {t('update.check')}
-        </Button>
+        {feed ? (
+          <Button className="mt-2" variant="secondary" loading={checking} onClick={() => void checkUpdate()}>
+            {t('update.check')}
+          </Button>
+        ) : null}
       </section>
       <OptionSection title={t('section.notice')} fields={[area('Notice')]} values={values} />
       <OptionSection

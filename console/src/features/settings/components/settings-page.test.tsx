@@ -3,7 +3,6 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
-import { LATEST_RELEASE_URL } from './other-settings.tsx';
 import { SettingsPage, type SettingsTab } from './settings-page.tsx';
 
 const options: Record<string, string> = {
@@ -31,7 +30,6 @@ function serve(
   extra: Parameters<typeof fakeServer>[0] = {},
 ) {
   return fakeServer({
-    ...extra,
     'GET /api/option/': () => ({
       body: { success: true, data: Object.entries(values).map(([key, value]) => ({ key, value })) },
     }),
@@ -41,6 +39,7 @@ function serve(
     },
     'GET /api/status': () => ({ body: { success: true, data: makeStatus() } }),
     'DELETE /api/log/': () => ({ body: { success: true, data: 7 } }),
+    ...extra,
   });
 }
 
@@ -56,6 +55,39 @@ describe('settings page', () => {
     setSessionUser({ id: 1, username: 'root', display_name: 'Root', role: 100, status: 1, group: 'default' }),
   );
   afterEach(() => vi.unstubAllGlobals());
+
+  it('lists the options a GatewayOption resource manages, naming it', async () => {
+    serve(undefined, undefined, {
+      'GET /api/option/owners': () => ({
+        body: {
+          success: true,
+          data: [
+            {
+              key: 'SystemName',
+              entry: '',
+              kind: 'GatewayOption',
+              namespace: 'ops',
+              name: 'branding',
+              generation: 1,
+            },
+            {
+              key: 'ModelRatio',
+              entry: 'gpt-4o',
+              kind: 'ModelPrice',
+              namespace: 'ops',
+              name: 'gpt-4o',
+              generation: 1,
+            },
+          ],
+        },
+      }),
+    });
+    await open('system');
+    const note = await screen.findByRole('note');
+    expect(note.textContent).toMatch(/Managed by Kubernetes/);
+    expect(note.textContent).toMatch(/SystemName \(GatewayOption ops\/branding\)/);
+    expect(note.textContent).not.toMatch(/ModelRatio/);
+  });
 
   it('says nothing changed and sends nothing when a section is saved untouched', async () => {
     const server = serve();
@@ -269,16 +301,29 @@ describe('settings page', () => {
     ]);
   });
 
-  it('checks for updates against the latest release, and says when the check fails', async () => {
+  it('checks for updates against the configured release feed, and says when the check fails', async () => {
+    const feed = 'https://releases.internal.test/turnpike/latest';
     let answer: { status?: number; body: unknown } = { body: { tag_name: 'v9.9.9' } };
-    serve(undefined, options, { [`GET ${LATEST_RELEASE_URL}`]: () => answer });
+    const server = serve(undefined, options, {
+      'GET /api/status': () => ({ body: { success: true, data: makeStatus({ update_check_url: feed }) } }),
+      [`GET ${feed}`]: () => answer,
+    });
     await open('other');
     const info = section('System info');
-    await userEvent.click(info.getByRole('button', { name: 'Check for updates' }));
+    await userEvent.click(await info.findByRole('button', { name: 'Check for updates' }));
     expect(await info.findByText('A new version is available: v9.9.9')).toBeTruthy();
+    expect(server.callsTo('GET', feed)).toHaveLength(1);
     answer = { status: 403, body: { message: 'rate limited' } };
     await userEvent.click(info.getByRole('button', { name: 'Check for updates' }));
     expect(await screen.findByText('Update check failed')).toBeTruthy();
+  });
+
+  it('offers no update check when no release feed is configured', async () => {
+    serve();
+    await open('other');
+    const info = section('System info');
+    await info.findByText('Version: test'); // the status has loaded
+    expect(info.queryByRole('button', { name: 'Check for updates' })).toBeNull();
   });
 
   it('resets model ratios only after confirming that it cannot be undone', async () => {

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { PageSpinner } from '../../../components/ui/index.ts';
 import { isRoot, useSessionUser } from '../../../lib/session.ts';
+import { optionOwnersQuery } from '../api/option-owners.ts';
 import { optionsQuery } from '../api/options.ts';
 import { modelSections, OperationSettings, rateLimitFields } from './operation-settings.tsx';
 import { OptionSection } from './option-section.tsx';
@@ -27,6 +28,8 @@ export function SettingsPage({
   const { t } = useTranslation('settings');
   const user = useSessionUser();
   const options = useQuery(optionsQuery);
+  // Whole options a GatewayOption resource sets: Git's, so the server refuses a save of them (docs/adr/0017).
+  const managed = (useQuery(optionOwnersQuery).data ?? []).filter((o) => o.entry === '');
   const tabs = SETTINGS_TABS.filter((id) => isRoot(user) || (id !== 'system' && id !== 'other'));
   const active = tabs.includes(tab) ? tab : 'operation';
   return (
@@ -46,6 +49,18 @@ export function SettingsPage({
           </button>
         ))}
       </div>
+      {managed.length > 0 ? (
+        <div role="note" className="mb-4 rounded border border-blue-200 bg-blue-50 p-3 text-sm text-blue-900">
+          <p className="font-medium">{t('managed.title')}</p>
+          <ul className="mt-1 list-inside list-disc">
+            {managed.map((o) => (
+              <li key={o.key}>
+                {t('managed.item', { key: o.key, resource: `${o.kind} ${o.namespace}/${o.name}` })}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       {options.isPending ? (
         <PageSpinner />
       ) : options.isError ? (

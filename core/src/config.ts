@@ -62,6 +62,13 @@ const envSchema = z.object({
   GITHUB_OAUTH_URL: httpUrl('GITHUB_OAUTH_URL', 'https://github.com'),
   GITHUB_API_URL: httpUrl('GITHUB_API_URL', 'https://api.github.com'),
   LINUXDO_CONNECT_URL: httpUrl('LINUXDO_CONNECT_URL', 'https://connect.linux.do'),
+  /**
+   * A release feed answering like GitHub's "latest release" (`{ "tag_name": "v1.2.3" }`), which the console's
+   * update check asks from the browser; absent: the console has no update check.
+   */
+  UPDATE_CHECK_URL: z
+    .url({ protocol: /^https?$/, error: 'UPDATE_CHECK_URL must be an http(s) URL' })
+    .optional(),
   /** Bearer token `GET /metrics` asks for; absent: the endpoint is open. */
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   /** The operator (`node operator/src/main.ts`): port of /healthz, /readyz and /metrics. */
@@ -112,6 +119,8 @@ export interface Config {
   readonly oauthUrls: { readonly github: string; readonly githubApi: string; readonly linuxdo: string };
   /** Bearer token of `GET /metrics`; undefined: no authentication. */
   readonly metricsToken: string | undefined;
+  /** The release feed of the console's update check; undefined: no update check is offered. */
+  readonly updateCheckUrl?: string | undefined;
   /** Settings of the Kubernetes operator process (docs/adr/0017). */
   readonly operator: {
     readonly port: number;
@@ -180,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       linuxdo: e.LINUXDO_CONNECT_URL.replace(/\/+$/, ''),
     },
     metricsToken: e.METRICS_TOKEN,
+    updateCheckUrl: e.UPDATE_CHECK_URL,
     operator: Object.freeze({
       port: e.OPERATOR_PORT,
       identity: e.POD_NAME,

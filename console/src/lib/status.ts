@@ -50,6 +50,8 @@ export interface SiteStatus {
   oidc_enabled: boolean;
   oidc_client_id: string;
   oidc_authorization_endpoint: string;
+  /** The release feed of the update check (UPDATE_CHECK_URL); empty or absent: no update check. */
+  update_check_url?: string | undefined;
 }
 
 /** The status stored by the last load, so the first paint does not wait for the network. */

@@ -54,10 +54,13 @@ describe('GET /api/status', () => {
       'min_topup',
       'top_up_link',
       'enable_online_topup',
+      'update_check_url',
     ]) {
       expect(data, field).toHaveProperty(field);
     }
     expect(data).toMatchObject({ quota_per_unit: 500000, setup: false, price: 7.3, min_topup: 1 });
+    // No release feed configured: the console offers no update check. Usage is always written in batches.
+    expect(data).toMatchObject({ update_check_url: '', enable_batch_update: true });
   });
 
   it('reflects a changed option and never carries a secret', async () => {
@@ -72,6 +75,40 @@ describe('GET /api/status', () => {
     const response = await t.app.inject({ method: 'GET', url: '/api/status' });
     expect(response.json().data).toMatchObject({ system_name: 'Acme Gateway', setup: true });
     expect(response.body).not.toContain('gh-secret-value');
+  });
+});
+
+describe('GET /api/status with a release feed and chats set', () => {
+  const FEED = 'https://releases.internal.test/turnpike/latest';
+  let t: TestApp;
+  let root: ConsoleClient;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { UPDATE_CHECK_URL: FEED } });
+    root = await setupRoot(t.app);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('names the configured release feed for the update check', async () => {
+    const data = (await t.app.inject({ method: 'GET', url: '/api/status' })).json().data;
+    expect(data.update_check_url).toBe(FEED);
+  });
+
+  it('takes the chat links from the Chats option the console writes', async () => {
+    const chats = [{ Alpha: 'https://alpha.example/?k={key}' }, { Beta: 'https://beta.example/#{key}' }];
+    expect(
+      (await root.put('/api/option/', { key: 'Chats', value: JSON.stringify(chats) })).json().success,
+    ).toBe(true);
+    const data = (await t.app.inject({ method: 'GET', url: '/api/status' })).json().data;
+    expect(data).toMatchObject({
+      chats,
+      chat_link: 'https://alpha.example/?k={key}',
+      chat_link2: 'https://beta.example/#{key}',
+    });
+    expect((await root.put('/api/option/', { key: 'Chats', value: '[]' })).json().success).toBe(true);
+    const empty = (await t.app.inject({ method: 'GET', url: '/api/status' })).json().data;
+    expect(empty).toMatchObject({ chat_link: '', chat_link2: '' });
   });
 });
 

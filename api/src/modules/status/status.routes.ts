@@ -12,8 +12,8 @@ export function registerStatusRoutes(app: FastifyInstance, ctx: RouteContext): v
 
   app.get('/status', async () => {
     const o = options;
-    const text = (key: string) => (o.has(key) ? o.getText(key) : '');
     const chats = o.get('Chats');
+    // The first two chats the console's Chats option lists; there is no separate chat-link option.
     const chatLinks = chats.flatMap((entry: Record<string, string>) => Object.values(entry));
     return ok({
       version,
@@ -30,6 +30,8 @@ export function registerStatusRoutes(app: FastifyInstance, ctx: RouteContext): v
       quota_per_unit: o.get('QuotaPerUnit'),
       display_in_currency: o.get('DisplayInCurrencyEnabled'),
       display_token_stat: o.get('DisplayTokenStatEnabled'),
+      // Not a switch here: the relay always writes usage (debits, logs, used_quota) through its batching writer
+      // (relay/src/pipeline/settle.ts, docs/adr/0016), so batch updating is always on.
       enable_batch_update: true,
       enable_drawing: o.get('DrawingEnabled'),
       enable_task: o.get('TaskEnabled'),
@@ -39,8 +41,10 @@ export function registerStatusRoutes(app: FastifyInstance, ctx: RouteContext): v
       enable_online_topup: Boolean(o.get('PayAddress') && o.get('EpayId') && o.getText('EpayKey')),
       mj_notify_enabled: o.get('MjNotifyEnabled'),
       chats,
-      chat_link: text('ChatLink') || chatLinks[0] || '',
-      chat_link2: text('ChatLink2') || chatLinks[1] || '',
+      chat_link: chatLinks[0] ?? '',
+      chat_link2: chatLinks[1] ?? '',
+      /** The release feed of Settings → Other's update check (UPDATE_CHECK_URL); '' hides the check. */
+      update_check_url: ctx.deps.config.updateCheckUrl ?? '',
       demo_site_enabled: o.get('DemoSiteEnabled'),
       self_use_mode_enabled: o.get('SelfUseModeEnabled'),
       email_verification: o.get('EmailVerificationEnabled'),

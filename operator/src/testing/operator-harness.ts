@@ -3,14 +3,15 @@
  * TEST_POSTGRES_URL), Redis under a key prefix of its own when TEST_REDIS_URL is set, operator instances and
  * relay processes built with `buildRelayApp` on the same database and key prefix.
  *
- * Relay presence (`<prefix>presence:relay:<id>`) is issue 15's to write; until the relay does, each relay here
- * publishes it from its bus's applied version, exactly as the contract describes.
+ * Each relay keeps its presence key (`<prefix>presence:relay:<id>`) with core's `startPresence`, as the server
+ * does for ROLE=relay, so the operator's `status.relays` counts them.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabaseUrl } from '@turnpike/api/testing/test-app';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import { startPresence } from '@turnpike/core/cluster/presence';
 import { loadConfig, type ResolvedConfig } from '@turnpike/core/config';
 import { createDb, type Database } from '@turnpike/core/db/client';
 import { migrate } from '@turnpike/core/db/migrate';
@@ -148,27 +149,14 @@ export async function createHarness(): Promise<Harness> {
       options.start();
       const app = await buildRelayApp({ config, db, bus, options, redis }, { flushIntervalMs: 20 });
       await app.ready();
-      // Presence per the issue 15 contract (see the file comment).
-      const startedAt = Date.now();
-      const writePresence = () =>
-        redis
-          ?.set(
-            `${prefix}presence:relay:${id}`,
-            JSON.stringify({ applied: bus.appliedVersion(), startedAt, at: Date.now() }),
-            'PX',
-            5_000,
-          )
-          .catch(() => {});
-      const stopApplied = bus.onApplied(() => void writePresence());
-      const timer = setInterval(() => void writePresence(), 1_000);
-      await writePresence();
+      const presence = redis
+        ? startPresence({ redis, keyPrefix: prefix, role: 'relay', bus, processId: id })
+        : undefined;
       let closed = false;
       const close = async () => {
         if (closed) return;
         closed = true;
-        clearInterval(timer);
-        stopApplied();
-        await redis?.del(`${prefix}presence:relay:${id}`);
+        await presence?.stop();
         options.stop();
         await app.close();
         if (bus !== memoryBus) await bus.close();

@@ -17,7 +17,6 @@ import { Route as PricingRouteImport } from './routes/pricing'
 import { Route as RegisterRouteImport } from './routes/register'
 import { Route as ResetRouteImport } from './routes/reset'
 import { Route as SetupRouteImport } from './routes/setup'
-import { Route as ConsoleChannelRouteImport } from './routes/_console/channel'
 import { Route as ConsoleChat2linkRouteImport } from './routes/_console/chat2link'
 import { Route as ConsoleDetailRouteImport } from './routes/_console/detail'
 import { Route as ConsoleLogRouteImport } from './routes/_console/log'
@@ -32,7 +31,10 @@ import { Route as ConsoleTopupRouteImport } from './routes/_console/topup'
 import { Route as ChatSplatRouteImport } from './routes/chat.$'
 import { Route as OauthProviderRouteImport } from './routes/oauth/$provider'
 import { Route as UserResetRouteImport } from './routes/user/reset'
+import { Route as ConsoleChannelIndexRouteImport } from './routes/_console/channel/index'
+import { Route as ConsoleChannelAddRouteImport } from './routes/_console/channel/add'
 import { Route as ConsoleUserIndexRouteImport } from './routes/_console/user/index'
+import { Route as ConsoleChannelEditIdRouteImport } from './routes/_console/channel/edit/$id'
 import { Route as ConsoleUserEditIndexRouteImport } from './routes/_console/user/edit/index'
 import { Route as ConsoleUserEditIdRouteImport } from './routes/_console/user/edit/$id'
 
@@ -74,11 +76,6 @@ const SetupRoute = SetupRouteImport.update({
   id: '/setup',
   path: '/setup',
   getParentRoute: () => rootRouteImport,
-} as any)
-const ConsoleChannelRoute = ConsoleChannelRouteImport.update({
-  id: '/channel',
-  path: '/channel',
-  getParentRoute: () => ConsoleRoute,
 } as any)
 const ConsoleChat2linkRoute = ConsoleChat2linkRouteImport.update({
   id: '/chat2link',
@@ -150,9 +147,24 @@ const UserResetRoute = UserResetRouteImport.update({
   path: '/user/reset',
   getParentRoute: () => rootRouteImport,
 } as any)
+const ConsoleChannelIndexRoute = ConsoleChannelIndexRouteImport.update({
+  id: '/channel/',
+  path: '/channel/',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleChannelAddRoute = ConsoleChannelAddRouteImport.update({
+  id: '/channel/add',
+  path: '/channel/add',
+  getParentRoute: () => ConsoleRoute,
+} as any)
 const ConsoleUserIndexRoute = ConsoleUserIndexRouteImport.update({
   id: '/user/',
   path: '/user/',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleChannelEditIdRoute = ConsoleChannelEditIdRouteImport.update({
+  id: '/channel/edit/$id',
+  path: '/channel/edit/$id',
   getParentRoute: () => ConsoleRoute,
 } as any)
 const ConsoleUserEditIndexRoute = ConsoleUserEditIndexRouteImport.update({
@@ -174,7 +186,6 @@ export interface FileRoutesByFullPath {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
-  '/channel': typeof ConsoleChannelRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -189,7 +200,10 @@ export interface FileRoutesByFullPath {
   '/chat/$': typeof ChatSplatRoute
   '/oauth/$provider': typeof OauthProviderRoute
   '/user/reset': typeof UserResetRoute
+  '/channel/add': typeof ConsoleChannelAddRoute
+  '/channel/': typeof ConsoleChannelIndexRoute
   '/user/': typeof ConsoleUserIndexRoute
+  '/channel/edit/$id': typeof ConsoleChannelEditIdRoute
   '/user/edit/$id': typeof ConsoleUserEditIdRoute
   '/user/edit/': typeof ConsoleUserEditIndexRoute
 }
@@ -201,7 +215,6 @@ export interface FileRoutesByTo {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
-  '/channel': typeof ConsoleChannelRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -216,7 +229,10 @@ export interface FileRoutesByTo {
   '/chat/$': typeof ChatSplatRoute
   '/oauth/$provider': typeof OauthProviderRoute
   '/user/reset': typeof UserResetRoute
+  '/channel/add': typeof ConsoleChannelAddRoute
+  '/channel': typeof ConsoleChannelIndexRoute
   '/user': typeof ConsoleUserIndexRoute
+  '/channel/edit/$id': typeof ConsoleChannelEditIdRoute
   '/user/edit/$id': typeof ConsoleUserEditIdRoute
   '/user/edit': typeof ConsoleUserEditIndexRoute
 }
@@ -230,7 +246,6 @@ export interface FileRoutesById {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
-  '/_console/channel': typeof ConsoleChannelRoute
   '/_console/chat2link': typeof ConsoleChat2linkRoute
   '/_console/detail': typeof ConsoleDetailRoute
   '/_console/log': typeof ConsoleLogRoute
@@ -245,7 +260,10 @@ export interface FileRoutesById {
   '/chat/$': typeof ChatSplatRoute
   '/oauth/$provider': typeof OauthProviderRoute
   '/user/reset': typeof UserResetRoute
+  '/_console/channel/add': typeof ConsoleChannelAddRoute
+  '/_console/channel/': typeof ConsoleChannelIndexRoute
   '/_console/user/': typeof ConsoleUserIndexRoute
+  '/_console/channel/edit/$id': typeof ConsoleChannelEditIdRoute
   '/_console/user/edit/$id': typeof ConsoleUserEditIdRoute
   '/_console/user/edit/': typeof ConsoleUserEditIndexRoute
 }
@@ -259,7 +277,6 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
-    | '/channel'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -274,7 +291,10 @@ export interface FileRouteTypes {
     | '/chat/$'
     | '/oauth/$provider'
     | '/user/reset'
+    | '/channel/add'
+    | '/channel/'
     | '/user/'
+    | '/channel/edit/$id'
     | '/user/edit/$id'
     | '/user/edit/'
   fileRoutesByTo: FileRoutesByTo
@@ -286,7 +306,6 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
-    | '/channel'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -301,7 +320,10 @@ export interface FileRouteTypes {
     | '/chat/$'
     | '/oauth/$provider'
     | '/user/reset'
+    | '/channel/add'
+    | '/channel'
     | '/user'
+    | '/channel/edit/$id'
     | '/user/edit/$id'
     | '/user/edit'
   id:
@@ -314,7 +336,6 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
-    | '/_console/channel'
     | '/_console/chat2link'
     | '/_console/detail'
     | '/_console/log'
@@ -329,7 +350,10 @@ export interface FileRouteTypes {
     | '/chat/$'
     | '/oauth/$provider'
     | '/user/reset'
+    | '/_console/channel/add'
+    | '/_console/channel/'
     | '/_console/user/'
+    | '/_console/channel/edit/$id'
     | '/_console/user/edit/$id'
     | '/_console/user/edit/'
   fileRoutesById: FileRoutesById
@@ -405,13 +429,6 @@ declare module '@tanstack/react-router' {
       fullPath: '/setup'
       preLoaderRoute: typeof SetupRouteImport
       parentRoute: typeof rootRouteImport
-    }
-    '/_console/channel': {
-      id: '/_console/channel'
-      path: '/channel'
-      fullPath: '/channel'
-      preLoaderRoute: typeof ConsoleChannelRouteImport
-      parentRoute: typeof ConsoleRoute
     }
     '/_console/chat2link': {
       id: '/_console/chat2link'
@@ -511,11 +528,32 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof UserResetRouteImport
       parentRoute: typeof rootRouteImport
     }
+    '/_console/channel/': {
+      id: '/_console/channel/'
+      path: '/channel'
+      fullPath: '/channel/'
+      preLoaderRoute: typeof ConsoleChannelIndexRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/channel/add': {
+      id: '/_console/channel/add'
+      path: '/channel/add'
+      fullPath: '/channel/add'
+      preLoaderRoute: typeof ConsoleChannelAddRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
     '/_console/user/': {
       id: '/_console/user/'
       path: '/user'
       fullPath: '/user/'
       preLoaderRoute: typeof ConsoleUserIndexRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/channel/edit/$id': {
+      id: '/_console/channel/edit/$id'
+      path: '/channel/edit/$id'
+      fullPath: '/channel/edit/$id'
+      preLoaderRoute: typeof ConsoleChannelEditIdRouteImport
       parentRoute: typeof ConsoleRoute
     }
     '/_console/user/edit/': {
@@ -536,7 +574,6 @@ declare module '@tanstack/react-router' {
 }
 
 interface ConsoleRouteChildren {
-  ConsoleChannelRoute: typeof ConsoleChannelRoute
   ConsoleChat2linkRoute: typeof ConsoleChat2linkRoute
   ConsoleDetailRoute: typeof ConsoleDetailRoute
   ConsoleLogRoute: typeof ConsoleLogRoute
@@ -548,13 +585,15 @@ interface ConsoleRouteChildren {
   ConsoleTaskRoute: typeof ConsoleTaskRoute
   ConsoleTokenRoute: typeof ConsoleTokenRoute
   ConsoleTopupRoute: typeof ConsoleTopupRoute
+  ConsoleChannelAddRoute: typeof ConsoleChannelAddRoute
+  ConsoleChannelIndexRoute: typeof ConsoleChannelIndexRoute
   ConsoleUserIndexRoute: typeof ConsoleUserIndexRoute
+  ConsoleChannelEditIdRoute: typeof ConsoleChannelEditIdRoute
   ConsoleUserEditIdRoute: typeof ConsoleUserEditIdRoute
   ConsoleUserEditIndexRoute: typeof ConsoleUserEditIndexRoute
 }
 
 const ConsoleRouteChildren: ConsoleRouteChildren = {
-  ConsoleChannelRoute: ConsoleChannelRoute,
   ConsoleChat2linkRoute: ConsoleChat2linkRoute,
   ConsoleDetailRoute: ConsoleDetailRoute,
   ConsoleLogRoute: ConsoleLogRoute,
@@ -566,7 +605,10 @@ const ConsoleRouteChildren: ConsoleRouteChildren = {
   ConsoleTaskRoute: ConsoleTaskRoute,
   ConsoleTokenRoute: ConsoleTokenRoute,
   ConsoleTopupRoute: ConsoleTopupRoute,
+  ConsoleChannelAddRoute: ConsoleChannelAddRoute,
+  ConsoleChannelIndexRoute: ConsoleChannelIndexRoute,
   ConsoleUserIndexRoute: ConsoleUserIndexRoute,
+  ConsoleChannelEditIdRoute: ConsoleChannelEditIdRoute,
   ConsoleUserEditIdRoute: ConsoleUserEditIdRoute,
   ConsoleUserEditIndexRoute: ConsoleUserEditIndexRoute,
 }

@@ -70,8 +70,18 @@ function storedColumns(): Record<ChannelColumn, boolean> {
   >;
 }
 
-/** Manage channels (admin): search, table, quick edits, the edit drawer and the tag, column and test dialogs. */
-export function ChannelsPage() {
+/**
+ * Manage channels (admin): search, table, quick edits, the edit drawer and the tag, column and test dialogs.
+ * `open` opens the channel form at once (the /channel/add and /channel/edit/{id} addresses of spec 03);
+ * `onFormClosed` runs when that form closes, so the address can return to /channel.
+ */
+export function ChannelsPage({
+  open,
+  onFormClosed,
+}: {
+  open?: DrawerTarget;
+  onFormClosed?: () => void;
+} = {}) {
   const { t } = useTranslation('channels');
   const queryClient = useQueryClient();
   const [pageSize, setPageSize] = usePageSize('channels');
@@ -87,7 +97,7 @@ export function ChannelsPage() {
   const [columns, setColumns] = useState(storedColumns);
   const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
   const [busyIds, setBusyIds] = useState<ReadonlySet<string>>(new Set());
-  const [drawer, setDrawer] = useState<DrawerTarget | null>(null);
+  const [drawer, setDrawer] = useState<DrawerTarget | null>(open ?? null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [dialog, setDialog] = useState<
@@ -436,7 +446,10 @@ export function ChannelsPage() {
         <ChannelDrawer
           target={drawer}
           groups={groups.data ?? ['default']}
-          onClose={() => setDrawer(null)}
+          onClose={() => {
+            setDrawer(null);
+            onFormClosed?.();
+          }}
           onSaved={refresh}
         />
       ) : null}

@@ -59,7 +59,14 @@ beforeAll(async () => {
     });
 }, 120_000);
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  // SIGTERM is what Kubernetes sends: the operator stops, releases its Lease and exits.
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child?.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child?.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
   await h?.close();
 });
 

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { evaluate } from '@marcbachmann/cel-js';
+import { type ParseResult, parse } from '@marcbachmann/cel-js';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
@@ -127,6 +127,17 @@ function toCelValue(value: unknown, node: SchemaNode | undefined): unknown {
     return out;
   }
   return value;
+}
+
+/** Rules are parsed once: the stand-in API server validates every write with them. */
+const programs = new Map<string, ParseResult>();
+function evaluate(rule: string, context: Record<string, unknown>): unknown {
+  let program = programs.get(rule);
+  if (!program) {
+    program = parse(rule);
+    programs.set(rule, program);
+  }
+  return program(context);
 }
 
 function celCauses(node: SchemaNode, value: unknown, old: unknown, at: string): FieldCause[] {

@@ -5,7 +5,6 @@
  */
 
 import * as k8s from '@kubernetes/client-node';
-import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { loadConfig } from '@turnpike/core/config';
 import { createDb } from '@turnpike/core/db/client';
 import { migrate } from '@turnpike/core/db/migrate';
@@ -25,7 +24,6 @@ if (!config.cryptoSecret) {
 }
 if (!config.databaseUrl)
   logger.warn('DATABASE_URL is not set: the operator writes an embedded database no relay reads');
-createChannelKeyBox(config.cryptoSecret);
 
 const database = await createDb({ url: config.databaseUrl, dataDir: `${config.dataDir}/db` });
 await migrate(database);

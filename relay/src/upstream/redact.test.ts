@@ -43,6 +43,14 @@ describe('credential redaction', () => {
     expect(both.redact(`bad key ${other}`)).toBe('bad key [redacted]');
   });
 
+  it('leaves a plain word of a hand-made key alone in an answer', () => {
+    const handMade = createRedactor('sk-upstream-e2e-key');
+    expect(handMade.redact('the fake upstream answered in pieces')).toBe(
+      'the fake upstream answered in pieces',
+    );
+    expect(handMade.redact('bad key sk-upstream-e2e-key')).toBe('bad key [redacted]');
+  });
+
   it('removes a short key only whole (its body may be a plain word)', () => {
     const short = createRedactor('sk-upstream');
     expect(short.redact('the upstream said sk-upstream is wrong')).toBe(

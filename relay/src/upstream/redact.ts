@@ -3,8 +3,8 @@
  * error messages, whole (`Incorrect API key provided: sk-…`) or masked (`sk-...abcd`, `sk-ab****cdef`,
  * `AIza…`): every upstream text the relay shows or logs goes through the channel's redactor first.
  *
- * What is removed: the key itself; for a key of 16 or more characters, any run of 8 or more key characters that is part of the key (a prefix or a
- * suffix printed beside a mask); and any masked form — a word with `...`, `…` or `**` in it — whose visible ends
+ * What is removed: the key itself; for a key of 16 or more characters, any run of 8 or more key characters, letters
+ * and digits, that is part of the key (a prefix or a suffix printed beside a mask; a plain word is left alone); and any masked form — a word with `...`, `…` or `**` in it — whose visible ends
  * (4 characters or more) match the key's ends. The check `mayContain` is a few substring searches, so a stream's
  * chunks pay for a full pass only when one may hold a credential.
  */
@@ -44,7 +44,13 @@ export function createRedactor(key: string | undefined): Redactor {
   }
   // Markers: the last 4 characters, and the first 6 after a known prefix.
   const markers = [...new Set(bodies.flatMap((body) => [body.slice(-4), body.slice(0, 6)]))];
-  const isPieceOfKey = (word: string) => bodies.some((body) => body.includes(stripPrefix(word)));
+  // A piece must look random (letters and digits): a key chosen by hand can hold plain words ("upstream"), and
+  // an answer that uses the word must reach the client as written.
+  const looksRandom = (piece: string) => /\d/.test(piece) && /[A-Za-z]/.test(piece);
+  const isPieceOfKey = (word: string) => {
+    const piece = stripPrefix(word);
+    return looksRandom(piece) && bodies.some((body) => body.includes(piece));
+  };
   const isMaskOfKey = (word: string) => {
     const visible = word.split(/\.{3}|…|\*+/).filter((part) => part !== '');
     // A word that opens with the mask shows only the key's end; one that closes with it only its start.

@@ -32,6 +32,7 @@ import {
   providerKeyFormatKey,
   providerKeyPlaceholderKey,
 } from '../provider-texts.ts';
+import { coverageWarning } from '../relay-coverage.ts';
 import {
   addCustomModels,
   checkChannelForm,
@@ -214,6 +215,8 @@ function ChannelForm({
     setError(null);
   };
   const keyLines = countKeyLines(form.key, provider?.keyIsDocument ?? false);
+  const coverage = coverageWarning(form.type, form.models);
+  const typeName = provider?.label ?? String(form.type);
   const groupChoices = [...new Set([...groups, ...form.groups])];
   const filtered = form.models.filter((m) => m.toLowerCase().includes(modelFilter.toLowerCase()));
 
@@ -384,6 +387,23 @@ function ChannelForm({
               label: `${p.label} (${p.value})`,
             }))}
           />
+          {coverage ? (
+            <p
+              role="note"
+              data-testid="relay-coverage"
+              className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-800 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-200"
+            >
+              {coverage.kind === 'notRelayed'
+                ? t('coverage.notRelayed', { type: typeName })
+                : coverage.kind === 'tasksOnly'
+                  ? t('coverage.tasksOnly', { type: typeName, models: coverage.models.join(', ') })
+                  : t('coverage.cannotCarry', {
+                      type: typeName,
+                      carries: t(`coverage.reach.${coverage.reach}`),
+                      models: coverage.models.join(', '),
+                    })}
+            </p>
+          ) : null}
           <Input label={t('field.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
           <Textarea
             label={t('field.key')}

@@ -710,6 +710,47 @@ describe('channel drawer', () => {
     });
   });
 
+  it('warns when the chosen type cannot carry what its models need, in English and Chinese', async () => {
+    serve();
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    await screen.findByText('fast');
+    const sheet = await openCreate(user);
+    const note = () => sheet.queryByRole('note');
+    // OpenAI with its default models: everything is relayed
+    expect(note()).toBeNull();
+    // Anthropic relays chat only: an embedding model listed on it is named
+    await user.selectOptions(sheet.getByLabelText('Type'), '14');
+    expect(note()).toBeNull();
+    await user.type(sheet.getByLabelText('Custom model names'), 'text-embedding-3-small');
+    await user.click(sheet.getByRole('button', { name: 'Add' }));
+    expect(note()?.textContent).toBe(
+      'Anthropic Claude channels relay chat (OpenAI chat completions and Anthropic messages) only; these models need endpoints this type cannot carry and will not be served here: text-embedding-3-small',
+    );
+    // Gemini relays embeddings too
+    await user.selectOptions(sheet.getByLabelText('Type'), '24');
+    expect(note()).toBeNull();
+    // Midjourney carries its tasks only
+    await user.selectOptions(sheet.getByLabelText('Type'), '2');
+    expect(note()?.textContent).toMatch(
+      /^Midjourney Proxy channels only carry drawing and music tasks .*here: claude-.*, text-embedding-3-small$/,
+    );
+    // a type the relay does not reach yet
+    await user.selectOptions(sheet.getByLabelText('Type'), '15');
+    expect(note()?.textContent).toMatch(/does not relay requests to .* channels yet/);
+
+    await i18next.changeLanguage('zh');
+    try {
+      await waitFor(() => expect(note()?.textContent).toMatch(/暂不支持向 .* 类型的渠道转发请求/));
+      await user.selectOptions(sheet.getByLabelText('类型'), '2');
+      expect(note()?.textContent).toMatch(
+        /^Midjourney Proxy 渠道只承载绘图与音乐任务.*：claude-.*, text-embedding-3-small$/,
+      );
+    } finally {
+      await i18next.changeLanguage('en');
+    }
+  });
+
   it('in Chinese shows each type its own key format and placeholder in Chinese, never the English catalogue', async () => {
     await i18next.changeLanguage('zh');
     try {

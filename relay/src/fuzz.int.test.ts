@@ -125,10 +125,6 @@ const KNOWN_ELSEWHERE: ReadonlyArray<{ readonly finding: RegExp; readonly owner:
     owner: "Gemini actions on /v1: a body Fastify cannot parse is refused in OpenAI's shape",
   },
   {
-    finding: /^GET \/[^\n]*(mj|suno)[^\n]*:id[^\n]*: answered 500\n/,
-    owner: 'task proxies: a NUL byte in a task id reaches the database (e.g. GET /suno/fetch/a%00b)',
-  },
-  {
     finding: /^POST \/suno\/[^\n]*: not Suno-API's error shape\n[\s\S]*-> \{"code":\d+,"description"/,
     owner: "task proxies: Suno's routes refuse an unreadable body in Midjourney's shape",
   },

@@ -33,6 +33,7 @@ describe('desired options', () => {
     ['a value of the wrong type', { QuotaRemindThreshold: 'many' }, 'InvalidOption', 'QuotaRemindThreshold'],
     ['GroupRatio without the default group', { GroupRatio: '{"vip":1}' }, 'InvalidOption', '"default" group'],
     ['a price map', { ModelRatio: '{}' }, 'InvalidOption', 'ModelPrice'],
+    ['a secret such as an SMTP token', { SMTPToken: 'hunter2' }, 'SecretOption', 'set it in the console'],
   ])('refuses %s', (_name, values, reason, message) => {
     const result = desiredOptions(resource(values));
     expect(result).toMatchObject({ ok: false, reason });

@@ -4,7 +4,12 @@
  * same transaction, exactly as `PUT /api/option/`. Pure.
  */
 import { isPriceOptionKey, type ManagedOptionValue } from '@turnpike/core/options/managed-options';
-import { isOptionKey, readOptionText, unknownOptionMessage } from '@turnpike/core/options/registry';
+import {
+  isOptionKey,
+  isSecretOptionKey,
+  readOptionText,
+  unknownOptionMessage,
+} from '@turnpike/core/options/registry';
 import type { GatewayOptionResource } from '../../api/v1alpha1.ts';
 import { type Refusal, refuse } from '../outcome.ts';
 
@@ -16,6 +21,14 @@ export function desiredOptions(resource: GatewayOptionResource): DesiredOptions 
     a.localeCompare(b),
   )) {
     if (!isOptionKey(key)) return refuse('Valid', 'UnknownOption', unknownOptionMessage(key));
+    // A custom resource is readable by whoever may read it, so secrets (tokens, client secrets, keys) stay in
+    // the console, which never shows them back.
+    if (isSecretOptionKey(key))
+      return refuse(
+        'Valid',
+        'SecretOption',
+        `${key} is a secret; set it in the console, not in a GatewayOption`,
+      );
     if (isPriceOptionKey(key))
       return refuse('Valid', 'InvalidOption', `${key} is set with ModelPrice resources, not GatewayOption`);
     const checked = readOptionText(key, text);

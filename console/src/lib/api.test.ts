@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import i18next from '../i18n.ts';
 import { fakeServer } from '../testing/render.tsx';
-import { ApiError, api, setLoginRedirect } from './api.ts';
+import { ApiError, api, setLoginRedirect, TRANSLATED_ERROR_CODES } from './api.ts';
 import { getSessionUser, setSessionUser } from './session.ts';
 import { getToasts } from './toast.ts';
 
@@ -35,6 +36,45 @@ describe('request client', () => {
     });
     await expect(api.post('/api/token', {})).rejects.toThrow('name too long');
     expect(getToasts().some((t) => t.kind === 'error' && t.text === 'name too long')).toBe(true);
+  });
+
+  it("says a known refusal code in Chinese, keeping the server's English reason, and English as the server said it", async () => {
+    const refusal = {
+      status: 403,
+      body: {
+        success: false,
+        code: 'FORBIDDEN',
+        message: 'SystemName is a system setting; only the root user may change it',
+      },
+    };
+    fakeServer({ 'PUT /api/option/': () => refusal });
+    await expect(api.put('/api/option/', {})).rejects.toThrow(
+      'SystemName is a system setting; only the root user may change it',
+    );
+    await i18next.changeLanguage('zh');
+    try {
+      const error = await api.put('/api/option/', {}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).message).toBe(
+        '没有权限执行此操作：SystemName is a system setting; only the root user may change it',
+      );
+      expect((error as ApiError).code).toBe('FORBIDDEN');
+      // every translated code has a Chinese sentence of its own, never the bare English message
+      for (const code of TRANSLATED_ERROR_CODES) {
+        const text = i18next.t(`error.code.${code}`, { detail: 'why' });
+        expect(text, code).toMatch(/[\u4e00-\u9fff]/);
+      }
+      // an unknown code falls back to the server's message
+      fakeServer({
+        'PUT /api/option/': () => ({
+          status: 418,
+          body: { success: false, code: 'TEAPOT', message: 'short and stout' },
+        }),
+      });
+      await expect(api.put('/api/option/', {})).rejects.toThrow(/^short and stout$/);
+    } finally {
+      await i18next.changeLanguage('en');
+    }
   });
 
   it('keeps quiet when asked to be silent', async () => {

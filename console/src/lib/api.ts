@@ -58,6 +58,32 @@ export function messageForStatus(status: number): string | null {
 }
 
 /**
+ * The codes of the API envelope (core/src/errors.ts) the console says in the reader's language. The server's
+ * message stays English for API clients and is passed as `detail`: the English console shows it as it is, the
+ * Chinese one after a Chinese sentence, so what was wrong (which field, which resource) is not lost.
+ */
+export const TRANSLATED_ERROR_CODES = [
+  'VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'RATE_LIMITED',
+  'MANAGED_BY_KUBERNETES',
+  'INSUFFICIENT_QUOTA',
+  'FEATURE_DISABLED',
+  'USER_DISABLED',
+  'INVALID_CREDENTIALS',
+] as const;
+
+/** The message the error catalogue gives for a refusal's code, or null for a code it does not know. */
+export function messageForCode(code: string | undefined, serverMessage: string | undefined): string | null {
+  if (!code || !(TRANSLATED_ERROR_CODES as readonly string[]).includes(code) || !serverMessage) return null;
+  return i18next.t(`error.code.${code}`, { detail: serverMessage });
+}
+
+/**
  * Sends a request to the console API and unwraps the envelope. The `New-Api-User` header carries the stored
  * user's id. A failure throws ApiError and, unless `silent`, shows the message as an error toast.
  */
@@ -122,7 +148,9 @@ export async function requestEnvelope<T = unknown, E extends object = object>(
   }
   if (!envelope.success) {
     return fail(
-      envelope.message || i18next.t('error.requestFailed', { message: `HTTP ${response.status}` }),
+      messageForCode(envelope.code, envelope.message) ||
+        envelope.message ||
+        i18next.t('error.requestFailed', { message: `HTTP ${response.status}` }),
       response.status,
       envelope.code,
     );

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { api } from '../../../lib/api.ts';
+import { ApiError, api } from '../../../lib/api.ts';
 
 /** Every readable option as key → text (GET /api/option/; secrets are never listed). */
 export type OptionValues = Record<string, string>;
@@ -20,23 +20,33 @@ export function isSwitchKey(key: string): boolean {
 export interface SaveResult {
   saved: string[];
   failed: string[];
+  /** Why the first refused key was refused, in the reader's language (the request client translates codes). */
+  reason?: string;
 }
 
 /** PUT /api/option/ once per key (spec 01 section 7). Failures are collected, not thrown. */
 export async function saveOptions(entries: readonly (readonly [string, string])[]): Promise<SaveResult> {
   const saved: string[] = [];
   const failed: string[] = [];
+  let reason: string | undefined;
   const putOne = async ([key, value]: readonly [string, string]) => {
     try {
       await api.put('/api/option/', { key, value }, { silent: true });
       saved.push(key);
-    } catch {
+    } catch (error) {
       failed.push(key);
+      if (reason === undefined && error instanceof ApiError) reason = error.message;
     }
   };
   for (const entry of entries.filter(([key]) => isSwitchKey(key))) await putOne(entry);
   await Promise.all(entries.filter(([key]) => !isSwitchKey(key)).map(putOne));
-  return { saved, failed };
+  return reason === undefined ? { saved, failed } : { saved, failed, reason };
+}
+
+/** The error toast of a save that failed in part or in whole; the server's reason (translated) follows ours. */
+export function saveFailureText(result: SaveResult, t: (key: string) => string): string {
+  const summary = t(result.saved.length > 0 ? 'save.partialFailed' : 'save.failed');
+  return result.reason ? `${summary} (${result.reason})` : summary;
 }
 
 /** DELETE /api/log/?target_timestamp=: the number of log rows removed. */

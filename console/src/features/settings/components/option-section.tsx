@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { Button, ConfirmDialog, Input, Select, Switch, Textarea } from '../../../components/ui/index.ts';
 import { isRoot, useSessionUser } from '../../../lib/session.ts';
 import { toast } from '../../../lib/toast.ts';
-import { type OptionValues, saveOptions } from '../api/options.ts';
+import { type OptionValues, saveFailureText, saveOptions } from '../api/options.ts';
 import {
   changedEntries,
   type Draft,
@@ -83,8 +83,8 @@ export function OptionSection({
     const result = await saveOptions(changed);
     setSaving(false);
     if (result.failed.length === 0) toast.success(t('save.saved'));
-    else if (result.saved.length > 0) toast.error(t('save.partialFailed'));
-    else toast.error(t('save.failed'));
+    // The server says why (a system setting, a Kubernetes-managed value, a bad value): shown after ours.
+    else toast.error(saveFailureText(result, t));
     await queryClient.invalidateQueries({ queryKey: ['options'] });
     await queryClient.invalidateQueries({ queryKey: ['status'] });
   };

@@ -4,7 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { Button, Input, Modal, Select, Tag } from '../../../components/ui/index.ts';
 import { toast } from '../../../lib/toast.ts';
 import { optionOwnersQuery, priceOwnerOf } from '../api/option-owners.ts';
-import { type OptionValues, saveOptions } from '../api/options.ts';
+import { type OptionValues, saveFailureText, saveOptions } from '../api/options.ts';
 import {
   applyBatch,
   optionsFromRows,
@@ -203,7 +203,7 @@ export function PricingEditor({ values }: { values: OptionValues }) {
     const result = await saveOptions(changed);
     setSaving(false);
     if (result.failed.length === 0) toast.success(t('save.saved'));
-    else toast.error(t(result.saved.length > 0 ? 'save.partialFailed' : 'save.failed'));
+    else toast.error(saveFailureText(result, t));
     await queryClient.invalidateQueries({ queryKey: ['options'] });
   };
 

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import { SettingsPage, type SettingsTab } from './settings-page.tsx';
@@ -117,7 +118,7 @@ describe('settings page', () => {
     await userEvent.type(smtp.getByLabelText('SMTP server'), 'smtp.example.com');
     await userEvent.type(smtp.getByLabelText('SMTP port'), '465');
     await userEvent.click(smtp.getByRole('button', { name: 'Save SMTP' }));
-    expect(await screen.findByText('Some settings could not be saved, please retry')).toBeTruthy();
+    expect(await screen.findByText('Some settings could not be saved, please retry (bad)')).toBeTruthy();
   });
 
   it('asks before turning password login off and reverts on cancel', async () => {
@@ -261,6 +262,40 @@ describe('settings page', () => {
     expect(general.queryByRole('switch', { name: 'Self-use mode' })).toBeNull();
     expect(screen.queryByRole('region', { name: 'Drawing' })).toBeNull();
     expect(screen.getByRole('region', { name: 'Logs' })).toBeTruthy();
+  });
+
+  it('shows a Chinese console why the server refused a save, in Chinese with the server reason', async () => {
+    const managed = 'RetryTimes is set by GatewayOption default/gateway; change it with kubectl or in Git';
+    setSessionUser({ id: 2, username: 'adm', display_name: 'Adm', role: 10, status: 1, group: 'default' });
+    const listed = { ...options, RetryTimes: '0' };
+    const server = fakeServer({
+      'GET /api/option/': () => ({
+        body: { success: true, data: Object.entries(listed).map(([key, value]) => ({ key, value })) },
+      }),
+      'GET /api/status': () => ({ body: { success: true, data: makeStatus() } }),
+      'PUT /api/option/': () => ({
+        status: 409,
+        body: { success: false, code: 'MANAGED_BY_KUBERNETES', message: managed },
+      }),
+    });
+    await i18next.changeLanguage('zh');
+    try {
+      await renderScreen(() => <SettingsPage tab="operation" onTabChange={() => {}} />);
+      await screen.findAllByRole('button', { name: /^保存/ });
+      const general = section('通用设置');
+      const retries = general.getByLabelText('失败重试次数');
+      await userEvent.clear(retries);
+      await userEvent.type(retries, '2');
+      await userEvent.click(general.getByRole('button', { name: /^保存/ }));
+      expect(
+        await screen.findByText(
+          `保存失败，请重试 (该项由 Kubernetes 资源管理，请使用 kubectl 或在 Git 中修改：${managed})`,
+        ),
+      ).toBeTruthy();
+      expect(server.callsTo('PUT', '/api/option/')).toHaveLength(1);
+    } finally {
+      await i18next.changeLanguage('en');
+    }
   });
 
   it('refuses payment settings until the server address is set', async () => {

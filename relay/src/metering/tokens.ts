@@ -8,6 +8,7 @@
  */
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { imagePartTokens, UNKNOWN_IMAGE_TOKENS } from './image-tokens.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
 
@@ -130,13 +131,16 @@ export interface CountableMessage {
   readonly content?: unknown;
 }
 
-/** Image parts are not fetched here; each costs this many tokens (the reference's fallback: 3 × 85). */
-export const IMAGE_PART_TOKENS = 255;
+/**
+ * An image part whose size is unknown (a remote URL: never fetched here) costs this many tokens (the reference's
+ * fallback: 3 × 85); `data:` URLs and `detail: "low"` are counted by the tile formula (image-tokens.ts).
+ */
+export const IMAGE_PART_TOKENS = UNKNOWN_IMAGE_TOKENS;
 /** Placeholders of the reference for parts it does not count. */
 export const AUDIO_PART_TOKENS = 100;
 export const FILE_PART_TOKENS = 5000;
 
-function contentTokens(content: unknown, encoding: EncodingName): number {
+function contentTokens(content: unknown, encoding: EncodingName, model: string): number {
   if (typeof content === 'string') return countTextTokens(content, encoding);
   if (!Array.isArray(content)) return 0;
   let total = 0;
@@ -144,7 +148,7 @@ function contentTokens(content: unknown, encoding: EncodingName): number {
     if (typeof part !== 'object' || part === null) continue;
     const { type, text } = part as { type?: unknown; text?: unknown };
     if (typeof text === 'string') total += countTextTokens(text, encoding);
-    else if (type === 'image_url') total += IMAGE_PART_TOKENS;
+    else if (type === 'image_url') total += imagePartTokens(model, part);
     else if (type === 'input_audio') total += AUDIO_PART_TOKENS;
     else if (type === 'file') total += FILE_PART_TOKENS;
   }
@@ -166,7 +170,7 @@ export function countChatPromptTokens(
   for (const message of messages) {
     total += 3;
     if (typeof message.role === 'string') total += countTextTokens(message.role, encoding);
-    total += contentTokens(message.content, encoding);
+    total += contentTokens(message.content, encoding, model);
     if (typeof message.name === 'string') total += 1 + countTextTokens(message.name, encoding);
   }
   for (const tool of tools) {

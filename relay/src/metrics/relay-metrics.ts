@@ -20,7 +20,7 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { type RoutingTable, routeModelName } from '../routing/pick.ts';
 import { createGenAiMetrics } from './gen-ai.ts';
 import { type HistogramSeries, registerSeriesHistogram } from './series-histogram.ts';
-import { isRelayTracingOn, traceCall } from './tracing.ts';
+import { isRelayTracingOn, type StepMarks, traceCall } from './tracing.ts';
 
 /** Buckets (seconds) of the latency histograms: 1 ms … 120 s. */
 export const LATENCY_BUCKETS: readonly number[] = [
@@ -73,6 +73,8 @@ export interface RelayCall {
   readonly errorType?: string;
   /** The request id (`x-request-id`), for the call's trace span; never a metric label. */
   readonly requestId?: string;
+  /** Where the call's time went, when tracing is on (tracing.ts). */
+  readonly steps?: StepMarks | undefined;
 }
 
 /** Why a charge was adjusted after the fact: the reasons of `turnpike_billing_adjustments_total`. */

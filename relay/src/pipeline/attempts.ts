@@ -13,11 +13,13 @@
  * not arrived in time, and `RetryEmptyResponseEnabled` treats a 200 with no output and no usage as a failure;
  * both go on to the next channel with the reservation kept, like an upstream 5xx.
  */
+
 import type { ChatRequest } from '../adapters/canonical.ts';
 import { type Adapter, adapterFor, type Endpoint, type UpstreamCall } from '../adapters/registry.ts';
 import { type AttemptFailure, localError, mapStatusCode, type RelayError, shouldRetry } from '../errors.ts';
 import type { Ingress } from '../ingress/ingress.ts';
 import { openAiChatIngress } from '../ingress/openai-chat.ts';
+import { markAttempt } from '../metrics/tracing.ts';
 import { pickChannel } from '../routing/pick.ts';
 import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import { redactorOf } from '../upstream/redact.ts';
@@ -169,6 +171,7 @@ export async function runAttempts(
     };
 
     let call: UpstreamCall | undefined;
+    let answered = false;
     const upstreamSentAt = performance.now();
     try {
       let response: UpstreamResponse;
@@ -183,9 +186,8 @@ export async function runAttempts(
           passThrough: !route.converted && passThrough,
         });
         response = await ctx.upstream.request({
-          url: call.url,
-          headers: call.headers,
-          body: call.body,
+          ...call,
+          proxy: channel.proxy,
           signal: attemptAbort.signal,
           ...(isStream ? { bodyTimeoutMs: streamTimeoutSeconds * 1000 } : {}),
         });
@@ -295,12 +297,15 @@ export async function runAttempts(
                 conversion,
                 redactor,
               });
+      answered = result.kind === 'done';
       if (result.kind === 'done') return undefined;
       if (result.kind === 'error') return result.error;
       const next = retryOrStop(result.reason);
       if (next === 'retry') continue;
       return next;
     } finally {
+      // The answering attempt is marked by the settlement, which ends the call's trace before this runs.
+      if (!answered) markAttempt(input.billing.steps, channelId, upstreamSentAt, true);
       upstreamMsBefore += performance.now() - upstreamSentAt;
       clearTimeout(firstTokenTimer);
       // An upload stream the upstream did not read to the end (a refused connection, an early error) is closed.

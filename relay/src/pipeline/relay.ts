@@ -10,6 +10,7 @@ import { isPricingRefusal, type Pricing, resolvePricing } from '@turnpike/core/b
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
 import { localError, type RelayError } from '../errors.ts';
+import { markStep, type StepMarks, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';
 import { runAttempts } from './attempts.ts';
 import { type Caller, checkModelAllowed } from './authenticate.ts';
@@ -30,12 +31,15 @@ export async function handleRelay(
   reply: RelayReply,
 ): Promise<RelayReply | undefined> {
   const startedAt = performance.now();
+  const steps = startSteps(startedAt);
   const auth = await authenticateRequest(ctx, request);
   if (!auth.ok) return sendError(request, reply, auth.error);
+  markStep(steps, 'authenticate');
   const { caller } = auth;
   const limited = await limitRequest(ctx, request, reply, caller);
   if (limited) return sendError(request, reply, limited);
-  return relayAs(ctx, spec, request, reply, caller, { startedAt, isPlayground: false });
+  markStep(steps, 'rate limit');
+  return relayAs(ctx, spec, request, reply, caller, { startedAt, isPlayground: false, steps });
 }
 
 /** The per-user request rate limit: the 429 to answer (counted in `/metrics`), or undefined to go on. */
@@ -54,6 +58,8 @@ export interface RelayAsOptions {
   readonly startedAt: number;
   /** The console playground: billed to the user only (no token balance). */
   readonly isPlayground: boolean;
+  /** Step marks for the call's trace; undefined while tracing is off. */
+  readonly steps?: StepMarks | undefined;
 }
 
 /** The pipeline after authentication, for a caller from a token or from a console session (`/pg`). */
@@ -67,6 +73,7 @@ export async function relayAs(
 ): Promise<RelayReply | undefined> {
   const prepared = await spec.prepare(request);
   if (isRelayError(prepared)) return sendError(request, reply, prepared);
+  markStep(options.steps, 'read request');
   try {
     return await relayPrepared(ctx, spec, request, reply, caller, prepared, options);
   } finally {
@@ -118,7 +125,7 @@ async function relayPrepared(
   reply: RelayReply,
   caller: Caller,
   prepared: PreparedRequest,
-  { startedAt, isPlayground }: RelayAsOptions,
+  { startedAt, isPlayground, steps }: RelayAsOptions,
 ): Promise<RelayReply | undefined> {
   const { options } = ctx.deps;
   const { model } = prepared;
@@ -148,6 +155,7 @@ async function relayPrepared(
   if (isPricingRefusal(pricing))
     return sendError(request, reply, localError(400, pricing.code, pricing.message, 'invalid_request_error'));
 
+  markStep(steps, 'price');
   const estimate = estimateOf(ctx, pricing, prepared);
   const payer: Payer = {
     userId: caller.user.id,
@@ -156,12 +164,14 @@ async function relayPrepared(
   };
   const held = await holdQuota(ctx, payer, estimate);
   if (!held.ok) return sendError(request, reply, held.error);
+  markStep(steps, 'hold');
   const billing: Billing = {
     payer,
     pricing,
     hold: held.hold,
     fixedQuota: prepared.image ? estimate : undefined,
     settled: false,
+    steps,
   };
 
   // A client that goes away cancels the upstream request; the bill covers what was produced until then.

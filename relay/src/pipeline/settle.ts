@@ -12,6 +12,7 @@ import { LogType } from '@turnpike/core/domain/logs';
 import { adapterFor } from '../adapters/registry.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
+import { markAttempt, markStep, type StepMarks } from '../metrics/tracing.ts';
 import type { Caller } from './authenticate.ts';
 import type { Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
@@ -24,6 +25,8 @@ export interface Billing {
   readonly pricing: Pricing;
   /** The estimate held on the ledger since admission (billing.ts). */
   readonly hold: Hold;
+  /** Step marks for the call's trace; undefined while tracing is off. */
+  readonly steps?: StepMarks | undefined;
   /** A bill fixed before the call (images): charged as is once the upstream answered, whatever the usage. */
   readonly fixedQuota: number | undefined;
   settled: boolean;
@@ -93,6 +96,10 @@ export async function settle(
           ? { quota: 0, isEmpty: true }
           : settleTokens(billing.pricing, outcome.usage, quotaPerUnit);
   const { payer } = billing;
+  if (outcome) {
+    markAttempt(billing.steps, outcome.channelId, outcome.upstreamSentAt, false);
+    markStep(billing.steps, 'answer');
+  }
   const result = await ctx.ledger.settle(billing.hold, settlement.quota);
   const adjustment = adjustmentOf(outcome, settlement.isEmpty);
   if (adjustment && billing.hold.amount > 0) ctx.metrics.recordBillingAdjustment(adjustment);
@@ -126,11 +133,13 @@ export async function settle(
       : `model price ${pricing.modelPrice.toFixed(2)}, group ratio ${pricing.groupRatio.toFixed(2)}`;
   if (outcome.note) content += `, ${outcome.note}`;
   if (settlement.isEmpty) content += ' (the upstream reported no tokens: possibly a timeout)';
+  markStep(billing.steps, 'settle');
   const now = performance.now();
   ctx.metrics.recordCall({
     route: request.routeOptions.url ?? request.url,
     model: pricing.model,
     requestId: request.id,
+    steps: billing.steps,
     servedModel: outcome.upstreamModel,
     provider: providerOf(ctx, outcome.channelId),
     cacheReadTokens: usage.cachedTokens,

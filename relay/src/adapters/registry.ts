@@ -13,6 +13,7 @@ import type { RelayError } from '../errors.ts';
 import type { NormalisedUsage } from '../metering/usage.ts';
 import type { SseEvent } from '../sse.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
+import type { AnswerRewrite } from '../upstream/client.ts';
 import { anthropicAdapter } from './anthropic/api.ts';
 import type { ChatAnswer, ChatChunk, ChatRequest } from './canonical.ts';
 import { geminiAdapter } from './gemini/api.ts';
@@ -84,6 +85,8 @@ export interface UpstreamCall {
   readonly url: string;
   readonly headers: Record<string, string>;
   readonly body: string | Readable;
+  /** How the 200 answer is rewritten as it arrives (OpenAI `force_format`, `thinking_to_content`). */
+  readonly rewrite?: AnswerRewrite;
 }
 
 /** What an upstream stream event gave, in the canonical shape. */
@@ -106,7 +109,14 @@ export interface StreamDecoder {
 /** The channel as an adapter sees it: read-only, and only what a request needs. */
 export type AdapterChannel = Pick<
   RelayChannel,
-  'type' | 'key' | 'baseUrl' | 'headers' | 'organization' | 'paramOverride'
+  | 'type'
+  | 'key'
+  | 'baseUrl'
+  | 'headers'
+  | 'organization'
+  | 'paramOverride'
+  | 'forceFormat'
+  | 'thinkingToContent'
 >;
 
 export interface Adapter {

@@ -43,6 +43,12 @@ export interface RelayChannel {
   /** Extra request headers from `setting.headers`. */
   readonly headers: Readonly<Record<string, string>>;
   readonly organization: string | undefined;
+  /** `setting.proxy`: the outbound proxy (`http://`, `https://`, `socks5://`) every upstream call goes through. */
+  readonly proxy?: string | undefined;
+  /** `setting.force_format`: OpenAI chat answers and chunks are rewritten into the documented shape. */
+  readonly forceFormat?: boolean;
+  /** `setting.thinking_to_content`: reasoning is put into `content` inside `<think>…</think>`. */
+  readonly thinkingToContent?: boolean;
 }
 
 export interface ChannelCache {
@@ -114,6 +120,10 @@ export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
     paramOverride: parseObject(row.paramOverride),
     headers: stringEntries(setting?.headers),
     organization: row.openaiOrganization ?? undefined,
+    proxy:
+      typeof setting?.proxy === 'string' && setting.proxy.trim() !== '' ? setting.proxy.trim() : undefined,
+    forceFormat: setting?.force_format === true,
+    thinkingToContent: setting?.thinking_to_content === true,
   };
 }
 

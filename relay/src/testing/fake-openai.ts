@@ -55,6 +55,13 @@ export interface FakeBehaviour {
   readonly audioSeconds: number;
   /** Rerank answer style: Jina (`usage.total_tokens`) or Cohere (`meta.billed_units`, no tokens). */
   readonly rerankStyle: 'jina' | 'cohere';
+  /** Chat reasoning sent apart from the reply (`reasoning_content`), streamed one word per chunk before it. */
+  readonly reasoning: string;
+  /**
+   * Chat answers in a loose "compatible" shape, as some hosts send them: no `object`, choices without `index`
+   * and `finish_reason` while streaming, and a vendor field of their own (`x_vendor`).
+   */
+  readonly looseShape: boolean;
 }
 
 export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
@@ -75,6 +82,8 @@ export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
   transcriptionUsage: 'duration',
   audioSeconds: 9,
   rerankStyle: 'jina',
+  reasoning: '',
+  looseShape: false,
 };
 
 export interface RecordedRequest {
@@ -211,6 +220,20 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     },
   });
 
+  /** The loose shape of `looseShape` (see FakeBehaviour). */
+  const loosen = (answer: Record<string, unknown>): Record<string, unknown> => {
+    if (!behaviour.looseShape) return answer;
+    const { object: _object, ...rest } = answer;
+    const choices = Array.isArray(answer.choices)
+      ? answer.choices.map((choice: Record<string, unknown>) => {
+          const { index: _index, ...kept } = choice;
+          if (kept.finish_reason === null) delete kept.finish_reason;
+          return kept;
+        })
+      : answer.choices;
+    return { ...rest, choices, x_vendor: 'extra' };
+  };
+
   const chat = async (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => {
     const model = typeof body.model === 'string' ? body.model : 'gpt-4o';
     const messages = Array.isArray(body.messages) ? body.messages : [];
@@ -222,23 +245,28 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
 
     if (body.stream !== true) {
       const completion = completionTokens(model, reply);
-      sendJson(res, 200, {
-        id,
-        object: 'chat.completion',
-        created,
-        model,
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content: reply, refusal: null, annotations: [] },
-            logprobs: null,
-            finish_reason: 'stop',
-          },
-        ],
-        ...(behaviour.omitUsage ? {} : { usage: usageOf(promptTokens, completion) }),
-        service_tier: 'default',
-        system_fingerprint: fingerprint,
-      });
+      const reasoning = behaviour.reasoning === '' ? {} : { reasoning_content: behaviour.reasoning };
+      sendJson(
+        res,
+        200,
+        loosen({
+          id,
+          object: 'chat.completion',
+          created,
+          model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: reply, ...reasoning, refusal: null, annotations: [] },
+              logprobs: null,
+              finish_reason: 'stop',
+            },
+          ],
+          ...(behaviour.omitUsage ? {} : { usage: usageOf(promptTokens, completion) }),
+          service_tier: 'default',
+          system_fingerprint: fingerprint,
+        }),
+      );
       return;
     }
 
@@ -258,22 +286,25 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       }
     });
     const chunk = (choices: unknown[], usage?: unknown) =>
-      `data: ${JSON.stringify({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model,
-        service_tier: 'default',
-        system_fingerprint: fingerprint,
-        choices,
-        ...(includeUsage ? { usage: usage ?? null } : {}),
-      })}\n\n`;
+      `data: ${JSON.stringify(
+        loosen({
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model,
+          service_tier: 'default',
+          system_fingerprint: fingerprint,
+          choices,
+          ...(includeUsage ? { usage: usage ?? null } : {}),
+        }),
+      )}\n\n`;
     const delta = (value: Record<string, unknown>, finish: string | null = null) => [
       { index: 0, delta: value, logprobs: null, finish_reason: finish },
     ];
 
     res.write(chunk(delta({ role: 'assistant', content: '', refusal: null })));
     if (behaviour.firstTokenDelayMs > 0) await sleep(behaviour.firstTokenDelayMs);
+    for (const word of wordsOf(behaviour.reasoning)) res.write(chunk(delta({ reasoning_content: word })));
     let sent = 0;
     for (const word of wordsOf(reply)) {
       if (closed) return;

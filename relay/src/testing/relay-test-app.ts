@@ -49,6 +49,8 @@ export interface RelayTestApp extends TestApp {
     /** Channel type (catalogue value); default 1, OpenAI. */
     type?: number;
     name?: string;
+    /** The channel's `setting` JSON (`proxy`, `force_format`, `thinking_to_content`, `headers`). */
+    setting?: Record<string, unknown>;
   }): Promise<Channel>;
 }
 
@@ -127,6 +129,7 @@ export async function createRelayTestApp(): Promise<RelayTestApp> {
           autoBan: fields.autoBan ?? 1,
           modelMapping: fields.modelMapping ? JSON.stringify(fields.modelMapping) : null,
           statusCodeMapping: fields.statusCodeMapping ? JSON.stringify(fields.statusCodeMapping) : null,
+          setting: fields.setting ? JSON.stringify(fields.setting) : null,
         },
       ]);
       await createAbilityRepo(db).rebuild([channel!]);

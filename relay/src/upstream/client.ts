@@ -5,10 +5,16 @@
  *
  * The response body is handed back as the socket stream: nothing is buffered, so a streamed completion flows
  * chunk by chunk and memory per request stays bounded. Only error bodies are read, with a size cap.
+ *
+ * A channel's outbound proxy (`setting.proxy`: `http://`, `https://` or `socks5://`, credentials in the URL) gets
+ * a dispatcher of its own — undici's ProxyAgent (CONNECT for https targets, absolute-form forwarding for http) or
+ * Socks5ProxyAgent — made once per proxy URL and kept with its pools. The proxy URL and its credentials never
+ * appear in an error message: failures are reported as the same fixed texts as direct ones.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher, errors } from 'undici';
+import { StringDecoder } from 'node:string_decoder';
+import { Agent, type Dispatcher, errors, ProxyAgent, Socks5ProxyAgent } from 'undici';
 
 export interface UpstreamClientOptions {
   /** Connections per origin (undici Pool size); default 128. */
@@ -35,6 +41,19 @@ export interface UpstreamRequest {
   /** Overrides the client's defaults for this request (e.g. ×2 for reasoning models). */
   readonly headersTimeoutMs?: number;
   readonly bodyTimeoutMs?: number;
+  /** The channel's outbound proxy URL (`http://`, `https://`, `socks5://`); undefined: a direct connection. */
+  readonly proxy?: string | undefined;
+  /** Rewrites a 200 answer as it arrives (channel settings such as `thinking_to_content`). */
+  readonly rewrite?: AnswerRewrite | undefined;
+}
+
+/**
+ * A rewrite of a 200 answer on its way in: a JSON answer read whole, or each `data:` payload of an event stream
+ * (one state per answer, from `createStream`). Other bodies pass untouched.
+ */
+export interface AnswerRewrite {
+  json(text: string): string;
+  createStream(): (data: string) => string;
 }
 
 /** An upstream body, read once as it arrives from the socket. */
@@ -132,6 +151,25 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     keepAliveMaxTimeout: 600_000,
   });
 
+  // One dispatcher per proxy URL, made on first use and closed with the client.
+  const proxies = new Map<string, Dispatcher>();
+  const dispatcherOf = (proxy: string | undefined): Dispatcher => {
+    if (proxy === undefined) return agent;
+    let dispatcher = proxies.get(proxy);
+    if (dispatcher === undefined) {
+      dispatcher = createProxyDispatcher(proxy, {
+        connections: options.connectionsPerOrigin ?? 128,
+        connectTimeout: options.connectTimeoutMs ?? 10_000,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+        keepAliveMaxTimeout: 600_000,
+      });
+      proxies.set(proxy, dispatcher);
+    }
+    return dispatcher;
+  };
+
   // Parsing a URL costs more than the rest of sending a request; a channel's few URLs are parsed once.
   const targets = new Map<string, { readonly origin: string; readonly path: string }>();
   const targetOf = (url: string) => {
@@ -157,7 +195,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       const timer = headersTimeoutMs > 0 ? setTimeout(() => deadline.abort(), headersTimeoutMs) : undefined;
       let response: Dispatcher.ResponseData;
       try {
-        response = await agent.request({
+        response = await dispatcherOf(request.proxy).request({
           origin: target.origin,
           path: target.path,
           method: request.method ?? 'POST',
@@ -174,29 +212,33 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
         clearTimeout(timer);
       }
       const { body } = response;
+      const guarded = new GuardedIterable(body, request.bodyTimeoutMs ?? defaultBodyTimeoutMs);
+      const rewrite = response.statusCode === 200 ? request.rewrite : undefined;
+      const isEventStream = String(response.headers['content-type'] ?? '').includes('text/event-stream');
+      const readText = async (limit = ERROR_BODY_LIMIT): Promise<string> => {
+        const parts: Buffer[] = [];
+        let size = 0;
+        try {
+          // A declared length within the limit is read in one go.
+          if (Number(response.headers['content-length']) <= limit) return await body.text();
+          for await (const chunk of body as AsyncIterable<Buffer>) {
+            const room = limit - size;
+            parts.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+            size += Math.min(chunk.length, room);
+            if (size >= limit) break;
+          }
+        } catch (error) {
+          throw toUpstreamFailure(error);
+        } finally {
+          if (!body.destroyed) body.destroy();
+        }
+        return Buffer.concat(parts).toString('utf8');
+      };
       return {
         status: response.statusCode,
         headers: response.headers,
-        body: new GuardedIterable(body, request.bodyTimeoutMs ?? defaultBodyTimeoutMs),
-        async readText(limit = ERROR_BODY_LIMIT) {
-          const parts: Buffer[] = [];
-          let size = 0;
-          try {
-            // A declared length within the limit is read in one go.
-            if (Number(response.headers['content-length']) <= limit) return await body.text();
-            for await (const chunk of body as AsyncIterable<Buffer>) {
-              const room = limit - size;
-              parts.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-              size += Math.min(chunk.length, room);
-              if (size >= limit) break;
-            }
-          } catch (error) {
-            throw toUpstreamFailure(error);
-          } finally {
-            if (!body.destroyed) body.destroy();
-          }
-          return Buffer.concat(parts).toString('utf8');
-        },
+        body: rewrite && isEventStream ? new RewrittenStream(guarded, rewrite.createStream()) : guarded,
+        readText: rewrite && !isEventStream ? async (limit) => rewrite.json(await readText(limit)) : readText,
         async discard() {
           try {
             await body.dump({ limit: ERROR_BODY_LIMIT });
@@ -206,8 +248,94 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
         },
       };
     },
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([agent.close(), ...[...proxies.values()].map((proxy) => proxy.close())]);
+    },
   };
+}
+
+type ProxyPoolOptions = Omit<Agent.Options, 'factory'>;
+
+/**
+ * The dispatcher of a proxy URL. Credentials are taken out of the URL and handed over apart, so no message undici
+ * builds from the proxy's address can carry them; a URL that is not a supported proxy fails every request with a
+ * fixed message (the URL is not repeated: it may hold a password).
+ */
+export function createProxyDispatcher(proxy: string, pool: ProxyPoolOptions): Dispatcher {
+  let url: URL;
+  try {
+    url = new URL(proxy);
+  } catch {
+    return refusingDispatcher();
+  }
+  const username = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  url.username = '';
+  url.password = '';
+  if (url.protocol === 'http:' || url.protocol === 'https:') {
+    return new ProxyAgent({
+      ...pool,
+      uri: url.href,
+      ...(username !== ''
+        ? { token: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` }
+        : {}),
+    });
+  }
+  if (url.protocol === 'socks5:' || url.protocol === 'socks5h:') {
+    url.protocol = 'socks5:';
+    return new Socks5ProxyAgent(url.href, {
+      connections: pool.connections ?? null,
+      ...(pool.connectTimeout !== undefined ? { connectTimeout: pool.connectTimeout } : {}),
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      ...(username !== '' ? { username, password } : {}),
+    });
+  }
+  return refusingDispatcher();
+}
+
+/** A dispatcher for an unusable proxy setting: every request fails as a connection failure, nothing is sent. */
+function refusingDispatcher(): Dispatcher {
+  const fail = async (): Promise<never> => {
+    throw new UpstreamFailure('connect', 'the channel proxy is not a valid http, https or socks5 URL');
+  };
+  return { request: fail, close: async () => {} } as unknown as Dispatcher;
+}
+
+/**
+ * An event stream whose `data:` payloads are rewritten line by line as they arrive (the rest of each line, other
+ * lines and `[DONE]` pass as they are). A line cut between two pieces waits for its end; the stream's tail is
+ * handed over when the upstream ends it.
+ */
+class RewrittenStream implements UpstreamBody {
+  private readonly inner: UpstreamBody;
+  private readonly rewrite: (data: string) => string;
+  constructor(inner: UpstreamBody, rewrite: (data: string) => string) {
+    this.inner = inner;
+    this.rewrite = rewrite;
+  }
+  get ended(): boolean {
+    return this.inner.ended;
+  }
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    const decoder = new StringDecoder('utf8');
+    let carry = '';
+    for await (const piece of this.inner) {
+      carry += decoder.write(piece as Buffer);
+      const lastBreak = carry.lastIndexOf('\n');
+      if (lastBreak < 0) continue;
+      const complete = carry.slice(0, lastBreak + 1);
+      carry = carry.slice(lastBreak + 1);
+      yield Buffer.from(this.rewriteLines(complete));
+    }
+    carry += decoder.end();
+    if (carry !== '') yield Buffer.from(this.rewriteLines(carry));
+  }
+  private rewriteLines(text: string): string {
+    return text.replace(/^data:[ \t]*(.*?)(\r?)$/gm, (line, data: string, cr: string) =>
+      data === '' || data === '[DONE]' ? line : `data: ${this.rewrite(data)}${cr}`,
+    );
+  }
 }
 
 /**

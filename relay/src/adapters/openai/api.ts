@@ -8,11 +8,17 @@
  * merged on top (shallow) and, for streams of chat and completions, `stream_options.include_usage` forced on
  * (billing needs the usage chunk; the pipeline hides it from a client that did not ask). Multipart requests
  * (image edits, transcriptions) are streamed from the spool with the `model` field rewritten when mapped.
+ *
+ * Chat requests for reasoning models get the reference's conveniences (reasoning.ts: `-high`/`-medium`/`-low`
+ * suffixes, `max_completion_tokens`), and chat answers the channel's `force_format` and `thinking_to_content`
+ * rewrites (answer-rewrite.ts).
  */
 import { findProviderType } from '@turnpike/core/providers/catalogue';
 import { parseUpstreamError } from '../../errors.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
 import type { Adapter, AdapterChannel, BuildRequestInput, Endpoint, UpstreamCall } from '../registry.ts';
+import { chatAnswerRewriteOf } from './answer-rewrite.ts';
+import { applyReasoningConventions } from './reasoning.ts';
 import { createOpenAiChatDecoder } from './stream.ts';
 
 type OpenAiEndpoint = Exclude<
@@ -73,7 +79,10 @@ export const openAiAdapter: Adapter = {
     }
     const body: Record<string, unknown> = { ...payload.body, model: input.upstreamModel };
     headers['content-type'] = 'application/json';
-    if (input.passThrough) return { url, headers, body: JSON.stringify(body) };
+    const rewrite = input.endpoint === 'chat' ? chatAnswerRewriteOf(channel) : undefined;
+    const answer = rewrite ? { rewrite } : {};
+    if (input.passThrough) return { url, headers, body: JSON.stringify(body), ...answer };
+    if (input.endpoint === 'chat') body.model = applyReasoningConventions(body, input.upstreamModel);
     if (USAGE_CHUNK_ENDPOINTS.has(input.endpoint)) {
       if (input.isStream) {
         const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
@@ -83,7 +92,7 @@ export const openAiAdapter: Adapter = {
       }
     }
     if (channel.paramOverride) Object.assign(body, channel.paramOverride);
-    return { url, headers, body: JSON.stringify(body) };
+    return { url, headers, body: JSON.stringify(body), ...answer };
   },
   readError: parseUpstreamError,
   usageOf: (answer) => normaliseOpenAiUsage(answer.usage),

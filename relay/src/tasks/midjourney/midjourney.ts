@@ -27,6 +27,7 @@ import {
   taskPriceOf,
 } from '../charge.ts';
 import { failAndRefund } from '../finish.ts';
+import { pollRows } from '../poll-rows.ts';
 import { EMPTY_REPORT, type PollReport, type PollSettings, type TaskProvider } from '../provider.ts';
 import {
   filterSubmitBody,
@@ -161,64 +162,18 @@ async function pollDrawings(ctx: RelayContext, settings: PollSettings): Promise<
     .where(notInArray(midjourneys.status, [...FINISHED_TASK_STATUSES]))
     .orderBy(asc(midjourneys.id))
     .limit(settings.batch);
-  if (rows.length === 0) return EMPTY_REPORT;
-  let updated = 0;
-  let refunded = 0;
-  let refundedQuota = 0;
-  let polled = 0;
-  const count = (result: { updated: boolean; refunded: number; failed: boolean }) => {
-    if (result.updated) updated += 1;
-    if (result.refunded > 0) {
-      refunded += 1;
-      refundedQuota += result.refunded;
-    }
-  };
-  const fail = async (row: Midjourney, reason: string) =>
-    count({
-      updated: true,
-      failed: true,
-      refunded: await failAndRefund(db, ctx.deps.bus, {
-        kind: 'drawing',
-        id: row.id,
-        reason,
-        now: settings.now,
-      }),
-    });
-  const byChannel = new Map<number, Midjourney[]>();
-  for (const row of rows) {
-    if (row.mjId === '') await fail(row, 'the task has no upstream id');
-    else if (row.submitTime > 0 && settings.now - row.submitTime > settings.timeoutMs)
-      await fail(
-        row,
-        `the upstream task timed out (over ${Math.round(settings.timeoutMs / 60_000)} minutes)`,
-      );
-    else byChannel.set(row.channelId, [...(byChannel.get(row.channelId) ?? []), row]);
-  }
-  for (const [channelId, list] of byChannel) {
-    let found: MjTask[];
-    try {
-      polled += list.length;
-      found = await fetchFromChannel(
-        ctx,
-        channelId,
-        list.map((row) => row.mjId),
-      );
-    } catch (err) {
-      ctx.log.warn({ err, channelId, tasks: list.length }, 'could not poll drawing tasks');
-      continue;
-    }
-    const byId = new Map(found.map((task) => [task.id, task]));
-    for (const row of list) {
-      const task = byId.get(row.mjId);
-      if (!task) continue;
-      try {
-        count(await applyMjTask(ctx, row, task, settings.now));
-      } catch (err) {
-        ctx.log.warn({ err, taskId: row.id }, 'could not store a drawing task state');
-      }
-    }
-  }
-  return { polled, updated, refunded, refundedQuota };
+  return pollRows(ctx, settings, {
+    kind: 'drawing',
+    label: 'drawing',
+    rows,
+    idOf: (row) => row.id,
+    upstreamIdOf: (row) => row.mjId,
+    channelOf: (row) => row.channelId,
+    submittedAtOf: (row) => row.submitTime,
+    fetch: (channelId, ids) => fetchFromChannel(ctx, channelId, ids),
+    remoteIdOf: (task) => task.id,
+    apply: (row, task) => applyMjTask(ctx, row, task, settings.now),
+  });
 }
 
 async function findOwn(ctx: RelayContext, userId: number, mjId: string): Promise<Midjourney | undefined> {

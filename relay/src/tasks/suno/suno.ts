@@ -28,6 +28,7 @@ import {
   taskPriceOf,
 } from '../charge.ts';
 import { failAndRefund } from '../finish.ts';
+import { pollRows } from '../poll-rows.ts';
 import { EMPTY_REPORT, type PollReport, type PollSettings, type TaskProvider } from '../provider.ts';
 import {
   acceptedTaskId,
@@ -122,63 +123,19 @@ async function pollSuno(ctx: RelayContext, settings: PollSettings): Promise<Poll
     .where(and(eq(tasks.platform, TaskPlatform.Suno), notInArray(tasks.status, [...FINISHED_TASK_STATUSES])))
     .orderBy(asc(tasks.id))
     .limit(settings.batch);
-  if (rows.length === 0) return EMPTY_REPORT;
-  let polled = 0;
-  let updated = 0;
-  let refunded = 0;
-  let refundedQuota = 0;
-  const count = (result: { updated: boolean; refunded: number }) => {
-    if (result.updated) updated += 1;
-    if (result.refunded > 0) {
-      refunded += 1;
-      refundedQuota += result.refunded;
-    }
-  };
-  const byChannel = new Map<number, Task[]>();
-  for (const row of rows) {
-    const reason =
-      row.taskId === ''
-        ? 'the task has no upstream id'
-        : row.submitTime > 0 && settings.now - row.submitTime * 1000 > settings.timeoutMs
-          ? `the upstream task timed out (over ${Math.round(settings.timeoutMs / 60_000)} minutes)`
-          : undefined;
-    if (reason === undefined) byChannel.set(row.channelId, [...(byChannel.get(row.channelId) ?? []), row]);
-    else
-      count({
-        updated: true,
-        refunded: await failAndRefund(ctx.deps.db, ctx.deps.bus, {
-          kind: 'creative',
-          id: row.id,
-          reason,
-          now: settings.now,
-        }),
-      });
-  }
-  for (const [channelId, list] of byChannel) {
-    let found: SunoTask[];
-    try {
-      polled += list.length;
-      found = await fetchFromChannel(
-        ctx,
-        channelId,
-        list.map((row) => row.taskId),
-      );
-    } catch (err) {
-      ctx.log.warn({ err, channelId, tasks: list.length }, 'could not poll suno tasks');
-      continue;
-    }
-    const byId = new Map(found.map((task) => [task.task_id, task]));
-    for (const row of list) {
-      const task = byId.get(row.taskId);
-      if (!task) continue;
-      try {
-        count(await applySunoTask(ctx, row, task, settings.now));
-      } catch (err) {
-        ctx.log.warn({ err, taskId: row.id }, 'could not store a suno task state');
-      }
-    }
-  }
-  return { polled, updated, refunded, refundedQuota };
+  return pollRows(ctx, settings, {
+    kind: 'creative',
+    label: 'suno',
+    rows,
+    idOf: (row) => row.id,
+    upstreamIdOf: (row) => row.taskId,
+    channelOf: (row) => row.channelId,
+    // Suno rows keep Unix seconds.
+    submittedAtOf: (row) => row.submitTime * 1000,
+    fetch: (channelId, ids) => fetchFromChannel(ctx, channelId, ids),
+    remoteIdOf: (task) => task.task_id,
+    apply: (row, task) => applySunoTask(ctx, row, task, settings.now),
+  });
 }
 
 async function submit(ctx: RelayContext, action: SunoAction, request: FastifyRequest, reply: FastifyReply) {

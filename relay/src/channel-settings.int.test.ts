@@ -7,12 +7,14 @@
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runChannelTest } from './health/channel-tester.ts';
 import { tileTokens, UNKNOWN_IMAGE_TOKENS } from './metering/image-tokens.ts';
 import { createSseParser, isDoneEvent } from './sse.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { type FakeProxy, startHttpProxy, startSocks5Proxy } from './testing/fake-proxies.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 import { waitFor } from './testing/wait.ts';
+import { createUpstreamClient } from './upstream/client.ts';
 
 const PROXY_USER = 'relay-user';
 const PROXY_PASSWORD = 'pr0xy-Secret-9f8e7d';
@@ -231,6 +233,37 @@ describe('per-channel outbound proxy', () => {
     expect(response.statusCode).toBe(200);
     expect(response.json().choices[0].message.content).toContain('fake OpenAI');
     expect(socksProxy.targets).toContain(new URL(fake.url).host);
+  });
+
+  it('tests a channel through its proxy too', async () => {
+    const upstream = createUpstreamClient();
+    try {
+      const before = socksProxy.targets.length;
+      const result = await runChannelTest(
+        upstream,
+        {
+          id: 9999,
+          name: 'proxied',
+          type: 1,
+          key: 'sk-upstream',
+          baseUrl: fake.url,
+          status: 1,
+          autoBan: false,
+          modelMapping: {},
+          statusCodeMapping: undefined,
+          paramOverride: undefined,
+          headers: {},
+          organization: undefined,
+          proxy: withProxy(socksProxy.url),
+        },
+        'gpt-4o-mini',
+        { settings: t.runtime.deps.options },
+      );
+      expect(result.ok).toBe(true);
+      expect(socksProxy.targets.length).toBe(before + 1);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('channels without a proxy connect directly', async () => {

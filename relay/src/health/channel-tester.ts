@@ -183,6 +183,7 @@ export async function runChannelTest(
       url: call.url,
       headers: call.headers,
       body: call.body,
+      proxy: channel.proxy,
       signal,
       headersTimeoutMs: timeoutMs,
       bodyTimeoutMs: timeoutMs,

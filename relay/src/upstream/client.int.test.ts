@@ -225,4 +225,62 @@ describe('upstream client against the fake OpenAI upstream', () => {
       server.close();
     }
   });
+
+  it('rewrites the data payloads of a 200 stream, lines and characters cut across pieces included', async () => {
+    const e = Buffer.from('é');
+    const pieces = [
+      Buffer.from(': comment\r\ndata: {"t":"h'),
+      Buffer.concat([e.subarray(0, 1)]),
+      Buffer.concat([
+        e.subarray(1),
+        Buffer.from('llo"}\r\n\r\nevent: x\ndata:{"t":"2"}\n\ndata: [DONE]\n\ndata: {"t":"tail"}'),
+      ]),
+    ];
+    const server = createServer((req, res) => {
+      if (req.url === '/error') {
+        res.writeHead(500, { 'content-type': 'application/json' }).end('{"t":"error"}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const next = (i: number) => {
+        if (i === pieces.length) return void res.end();
+        res.write(pieces[i]);
+        setTimeout(() => next(i + 1), 15);
+      };
+      next(0);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const rewrite = {
+      json: (text: string) => `rewritten ${text}`,
+      createStream: () => (data: string) => JSON.stringify({ ...JSON.parse(data), seen: true }),
+    };
+    try {
+      const response = await client.request({ url: `${origin}/stream`, method: 'GET', rewrite });
+      let text = '';
+      for await (const piece of response.body) text += Buffer.from(piece).toString();
+      expect(text).toBe(
+        ': comment\r\ndata: {"t":"héllo","seen":true}\r\n\r\nevent: x\ndata: {"t":"2","seen":true}\n\n' +
+          'data: [DONE]\n\ndata: {"t":"tail","seen":true}',
+      );
+      const failed = await client.request({ url: `${origin}/error`, method: 'GET', rewrite });
+      expect(await failed.readText()).toBe('{"t":"error"}');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses an unusable proxy setting without sending anything or repeating it', async () => {
+    const before = fake.requests.length;
+    for (const proxy of ['ftp://user:s3cret-pass@127.0.0.1:21', 'not a url s3cret-pass']) {
+      const error = await client
+        .request({ url: `${fake.url}/v1/models`, method: 'GET', proxy })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(UpstreamFailure);
+      expect((error as UpstreamFailure).kind).toBe('connect');
+      expect((error as UpstreamFailure).message).not.toContain('s3cret');
+    }
+    expect(fake.requests.length).toBe(before);
+  });
 });

@@ -122,6 +122,9 @@ export interface UpstreamClient {
   readonly dispatcher: Dispatcher;
 }
 
+/** Proxy dispatchers kept at once (one per distinct `setting.proxy`). */
+const MAX_PROXIES = 256;
+
 /** Default cap for reading an error body. */
 export const ERROR_BODY_LIMIT = 64 * 1024;
 
@@ -165,6 +168,12 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
         keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
         keepAliveMaxTimeout: 600_000,
       });
+      // Proxies a channel no longer names are let go (after their requests in flight) once there are many.
+      if (proxies.size >= MAX_PROXIES) {
+        const [oldest, unused] = proxies.entries().next().value as [string, Dispatcher];
+        proxies.delete(oldest);
+        void unused.close().catch(() => {});
+      }
       proxies.set(proxy, dispatcher);
     }
     return dispatcher;
@@ -214,7 +223,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       const { body } = response;
       const guarded = new GuardedIterable(body, request.bodyTimeoutMs ?? defaultBodyTimeoutMs);
       const rewrite = response.statusCode === 200 ? request.rewrite : undefined;
-      const isEventStream = String(response.headers['content-type'] ?? '').includes('text/event-stream');
+      const isEventStream =
+        rewrite !== undefined && String(response.headers['content-type'] ?? '').includes('text/event-stream');
       const readText = async (limit = ERROR_BODY_LIMIT): Promise<string> => {
         const parts: Buffer[] = [];
         let size = 0;

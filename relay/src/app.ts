@@ -5,6 +5,7 @@
  */
 
 import { openLedger } from '@turnpike/core/billing/open-ledger';
+import { edgeErrorBody } from '@turnpike/core/http/edge-errors';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv } from '@turnpike/core/kv/kv';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
@@ -364,7 +365,12 @@ function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply:
   const failure = gatewayFailure(error.statusCode ?? 500, error.message);
   if (failure.status === 500) request.log.error({ err: error }, 'relay request failed');
   // Anthropic's routes refuse in Anthropic's shape, even before their handler ran (a body Fastify could not read).
-  const ingress = request.url.startsWith('/v1/messages') ? anthropicMessagesIngress : openAiChatIngress;
+  // Gemini's actions are also served as POST /v1/models/{model}:{action}, and refuse in Gemini's shape there too.
+  const ingress = request.url.startsWith('/v1/messages')
+    ? anthropicMessagesIngress
+    : request.method === 'POST' && request.url.startsWith('/v1/models/')
+      ? geminiIngress
+      : openAiChatIngress;
   return reply.code(failure.status).send(ingress.errorBody(failure, request.id));
 }
 
@@ -392,6 +398,12 @@ export async function buildRelayApp(
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
+  });
+  // A path outside every relay scope: a 404 in the protocol its prefix belongs to (Fastify's own shape otherwise).
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const message = `no route ${request.method} ${path}`;
+    return reply.code(404).send(edgeErrorBody(path, 404, 'NOT_FOUND', message, request.method));
   });
   await registerRelay(app, deps, options);
   return app;

@@ -37,6 +37,7 @@ export type EdgeErrorCode =
   | 'HEADERS_TOO_LARGE'
   | 'BAD_URL'
   | 'BAD_REQUEST'
+  | 'NOT_FOUND'
   | 'REQUEST_TIMEOUT';
 
 const RELAY_CODES: Record<EdgeErrorCode, string> = {
@@ -44,6 +45,7 @@ const RELAY_CODES: Record<EdgeErrorCode, string> = {
   HEADERS_TOO_LARGE: 'request_header_fields_too_large',
   BAD_URL: 'invalid_url',
   BAD_REQUEST: 'bad_request',
+  NOT_FOUND: 'not_found',
   REQUEST_TIMEOUT: 'request_timeout',
 };
 

@@ -16,7 +16,7 @@ import type { AuthResult, Caller } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
 import { holdQuota, type Payer } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
-import { pickChannel } from '../routing/pick.ts';
+import { pickChannel, tiersFor } from '../routing/pick.ts';
 import { ChannelStatus, type RelayChannel } from '../state/channel-cache.ts';
 
 /**
@@ -72,7 +72,11 @@ export function pickTaskChannel(
     isAvailable: (id) => isTaskChannelUsable(ctx, ctx.channels.get(id), types),
   });
   const channel = picked && ctx.channels.get(picked.channelId);
-  return channel ?? localError(503, 'model_not_found', `no channel serves ${model} in group ${caller.group}`);
+  if (channel) return channel;
+  // No channel serves the task kind at all: bad input (404); channels that all rest: the gateway's trouble (503).
+  return tiersFor(ctx.channels.table, caller.group, model).length === 0
+    ? localError(404, 'model_not_found', `no channel serves ${model} in group ${caller.group}`)
+    : localError(503, 'model_not_found', `no channel of ${model} is available in group ${caller.group} now`);
 }
 
 /** A task's price: `ModelPrice[model]` (else the built-in one, else $0.1) × group ratio × QuotaPerUnit. */

@@ -11,6 +11,7 @@ import type { Hold } from '@turnpike/core/billing/ledger';
 import { lookupGroupRatio, lookupModelPrice } from '@turnpike/core/billing/ratios';
 import { LogType } from '@turnpike/core/domain/logs';
 import type { FastifyRequest } from 'fastify';
+import { type Dispatcher, fetch } from 'undici';
 import { localError, type RelayError } from '../errors.ts';
 import type { AuthResult, Caller } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
@@ -171,8 +172,11 @@ export async function postJson(
   headers: Record<string, string>,
   body: unknown,
   timeoutMs: number,
+  /** The channel's outbound proxy (`ctx.upstream.dispatcherFor(channel.proxy)`). */
+  dispatcher: Dispatcher,
 ): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, {
+    dispatcher,
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),

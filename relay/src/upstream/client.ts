@@ -120,6 +120,8 @@ export interface UpstreamClient {
   close(): Promise<void>;
   /** The undici dispatcher (for metrics on pool stats). */
   readonly dispatcher: Dispatcher;
+  /** The dispatcher of a channel's outbound proxy (the direct one without), for calls made with undici's fetch. */
+  dispatcherFor(proxy: string | undefined): Dispatcher;
 }
 
 /** Proxy dispatchers kept at once (one per distinct `setting.proxy`). */
@@ -194,6 +196,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
 
   return {
     dispatcher: agent,
+    dispatcherFor: dispatcherOf,
     async request(request) {
       const target = targetOf(request.url);
       // undici's own headers timeout does not fire while it considers the request still being written, so the

@@ -5,12 +5,14 @@
  * `/mj-relax` (passed on to the proxy). Task reads answer from the database; submits are billed when the proxy
  * accepts them and refunded once when the drawing fails (finish.ts).
  */
+
 import type { Midjourney } from '@turnpike/core/db/schema/index';
 import { midjourneys } from '@turnpike/core/db/schema/index';
 import { FINISHED_TASK_STATUSES, isTaskFinished, TaskStatus } from '@turnpike/core/domain/tasks';
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fetch, type Response } from 'undici';
 import { checkModelAllowed } from '../../pipeline/authenticate.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
 import {
@@ -148,6 +150,7 @@ async function fetchFromChannel(ctx: RelayContext, channelId: number, ids: strin
     { 'mj-api-secret': channel.key },
     { ids },
     POLL_TIMEOUT_MS,
+    ctx.upstream.dispatcherFor(channel.proxy),
   );
   if (answer.status !== 200 || !Array.isArray(answer.body))
     throw new Error(`list-by-condition answered ${answer.status}`);
@@ -258,6 +261,7 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
       { 'mj-api-secret': channel.key },
       sent,
       SUBMIT_TIMEOUT_MS,
+      ctx.upstream.dispatcherFor(channel.proxy),
     );
   } catch (err) {
     await settleTaskCharge(ctx, request, charge, false);
@@ -350,6 +354,7 @@ async function imageSeed(
     const response = await fetch(`${baseOf(channel)}/mj/task/${encodeURIComponent(row.mjId)}/image-seed`, {
       headers: { 'mj-api-secret': channel.key },
       signal: AbortSignal.timeout(SEED_TIMEOUT_MS),
+      dispatcher: ctx.upstream.dispatcherFor(channel.proxy),
     });
     const answer = readSubmitAnswer(await response.json().catch(() => undefined));
     if (!answer)
@@ -370,7 +375,7 @@ async function image(
   if (!ctx.deps.options.get('MjForwardUrlEnabled')) return refuse(reply, 404, 'image forwarding is off');
   if (!isTaskId(request.params.id)) return refuse(reply, 404, 'no image for this task');
   const [row] = await ctx.deps.db
-    .select({ imageUrl: midjourneys.imageUrl })
+    .select({ imageUrl: midjourneys.imageUrl, channelId: midjourneys.channelId })
     .from(midjourneys)
     .where(eq(midjourneys.mjId, request.params.id))
     .limit(1);
@@ -378,7 +383,10 @@ async function image(
     return refuse(reply, 404, 'no image for this task');
   let response: Response;
   try {
-    response = await fetch(row.imageUrl, { signal: AbortSignal.timeout(SUBMIT_TIMEOUT_MS) });
+    response = await fetch(row.imageUrl, {
+      signal: AbortSignal.timeout(SUBMIT_TIMEOUT_MS),
+      dispatcher: ctx.upstream.dispatcherFor(ctx.channels.get(row.channelId)?.proxy),
+    });
   } catch (err) {
     request.log.warn({ err }, 'midjourney image could not be fetched');
     return refuse(reply, 502, 'the image could not be fetched', 'upstream_error');

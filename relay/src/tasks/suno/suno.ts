@@ -110,6 +110,7 @@ async function fetchFromChannel(ctx: RelayContext, channelId: number, ids: strin
     { authorization: `Bearer ${channel.key}` },
     { ids, action: '' },
     POLL_TIMEOUT_MS,
+    ctx.upstream.dispatcherFor(channel.proxy),
   );
   const found = answer.status === 200 ? readFetchAnswer(answer.body) : undefined;
   if (!found) throw new Error(`suno fetch answered ${answer.status}`);
@@ -189,6 +190,7 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
         { authorization: `Bearer ${channel.key}` },
         input,
         SUBMIT_TIMEOUT_MS,
+        ctx.upstream.dispatcherFor(channel.proxy),
       );
     } catch (err) {
       upstream = undefined;

@@ -30,7 +30,7 @@ import {
 } from '../charge.ts';
 import { failAndRefund } from '../finish.ts';
 import { pollRows } from '../poll-rows.ts';
-import { EMPTY_REPORT, type PollReport, type PollSettings, type TaskProvider } from '../provider.ts';
+import type { PollReport, PollSettings, TaskProvider } from '../provider.ts';
 import {
   filterSubmitBody,
   isAccepted,

@@ -3,7 +3,7 @@
  * happens while Redis is away (the shared Redis of TEST_REDIS_URL must keep serving the other test files).
  * Uses the machine's `redis-server`; nothing is kept on disk.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { Socket } from 'node:net';
 import { freePort } from './free-port.ts';
 
@@ -19,11 +19,8 @@ export interface TestRedisServer {
 
 /** Whether a `redis-server` binary can be run here. */
 export function hasRedisServer(): boolean {
-  try {
-    return spawn('redis-server', ['--version']).pid !== undefined;
-  } catch {
-    return false;
-  }
+  // Synchronous: a missing binary is an error result here, not an 'error' event nobody listens to.
+  return spawnSync('redis-server', ['--version']).status === 0;
 }
 
 async function waitForPort(port: number, up: boolean, ms = 10_000): Promise<void> {

@@ -8,7 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { fetchUpstreamModels } from '@turnpike/core/channels/upstream';
-import { logs } from '@turnpike/core/db/schema/index';
+import { logs, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,6 +54,7 @@ beforeAll(async () => {
       'gpt-4o-mini': 1,
       'claude-on-openai': 1,
       'text-embedding-004': 0.1,
+      'text-embedding-3-small': 0.1,
     }),
   );
   await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'claude-test', type: 14 });
@@ -66,7 +67,7 @@ beforeAll(async () => {
   await t.seedChannel({
     key: 'sk-upstream',
     baseUrl: fake.url,
-    models: 'gpt-4o-mini,claude-on-openai',
+    models: 'gpt-4o-mini,claude-on-openai,text-embedding-3-small',
     modelMapping: { 'claude-on-openai': 'gpt-4o-mini' },
   });
   const relay = await t.startRelay();
@@ -457,6 +458,90 @@ describe('Gemini clients on /v1beta', () => {
       );
       expect(elements.at(-1)?.usageMetadata?.promptTokenCount, model).toBeGreaterThan(0);
     }
+  });
+
+  it('embed through an OpenAI-compatible channel: /v1/embeddings up, Gemini vectors back, billed by its usage', async () => {
+    const user = await t.seedUser({ quota: 1_000_000 });
+    const own = new GoogleGenAI({
+      apiKey: `sk-${(await t.seedToken(user.id)).key}`,
+      httpOptions: { baseUrl: address },
+    });
+    fake.requests.length = 0;
+    const result = await own.models.embedContent({
+      model: 'text-embedding-3-small',
+      contents: ['first text', 'second text'],
+      config: { outputDimensionality: 8 },
+    });
+    // The fake's vectors: sin(index + i + 1), rounded to 6 places.
+    const vector = (index: number) =>
+      Array.from({ length: 8 }, (_, i) => Math.round(Math.sin(index + i + 1) * 1e6) / 1e6);
+    expect(result.embeddings?.map((embedding) => embedding.values)).toEqual([vector(0), vector(1)]);
+    const sent = fake.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/embeddings');
+    expect(sent.body).toEqual({
+      model: 'text-embedding-3-small',
+      input: ['first text', 'second text'],
+      encoding_format: 'float',
+      dimensions: 8,
+    });
+    const requestId = result.sdkHttpResponse?.headers?.['x-request-id'];
+    expect(requestId).toBeTruthy();
+    const log = await consumeLog(String(requestId));
+    const other = JSON.parse(log.other ?? '{}') as Record<string, unknown>;
+    // The upstream's prompt_tokens, not a count of the relay's own.
+    expect(other.usage_counted).toBeUndefined();
+    expect(log.promptTokens).toBeGreaterThan(0);
+    expect(log.completionTokens).toBe(0);
+    expect(log.quota).toBeGreaterThan(0);
+    const row = () => t.runtime.deps.db.select().from(users).where(eq(users.id, user.id));
+    await waitFor(async () => ((await row())[0]?.requestCount === 1 ? true : undefined));
+    expect((await row())[0]).toMatchObject({ quota: 1_000_000 - log.quota, usedQuota: log.quota });
+  });
+
+  it('answer a single :embedContent from an OpenAI-compatible channel as { embedding: { values } }', async () => {
+    fake.requests.length = 0;
+    const response = await fetch(`${address}/v1beta/models/text-embedding-3-small:embedContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        content: { parts: [{ text: 'alpha' }, { text: 'beta' }] },
+        taskType: 'RETRIEVAL_QUERY',
+      }),
+    });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { embedding: { values: number[] } };
+    expect(answer).toEqual({ embedding: { values: expect.any(Array) } });
+    expect(answer.embedding.values).toHaveLength(8);
+    expect(fake.requests.at(-1)?.body).toEqual({
+      model: 'text-embedding-3-small',
+      input: 'alpha\nbeta',
+      encoding_format: 'float',
+    });
+    const log = await consumeLog(response.headers.get('x-request-id')!);
+    expect(log.promptTokens).toBeGreaterThan(0);
+  });
+
+  it('refuse a batch of differing outputDimensionality for an OpenAI-compatible channel, in Gemini shape', async () => {
+    fake.requests.length = 0;
+    const response = await fetch(`${address}/v1beta/models/text-embedding-3-small:batchEmbedContents`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: [
+          { content: { parts: [{ text: 'a' }] }, outputDimensionality: 8 },
+          { content: { parts: [{ text: 'b' }] }, outputDimensionality: 16 },
+        ],
+      }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: {
+        code: 400,
+        status: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('outputDimensionality'),
+      },
+    });
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('take the key from ?key= and answer errors in Gemini shape', async () => {

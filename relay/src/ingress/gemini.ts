@@ -15,7 +15,7 @@ import { asNumber, contentText, isRecord, type Json, parseArguments } from '../a
 import { FINISH_REASON_OF } from '../adapters/gemini/chat.ts';
 import { geminiStatus } from '../adapters/gemini/errors.ts';
 import { toGeminiUsage } from '../adapters/gemini/usage.ts';
-import type { RelayError } from '../errors.ts';
+import { localError, type RelayError } from '../errors.ts';
 import type { NormalisedUsage } from '../metering/usage.ts';
 import { bearerKey, type Ingress, type StreamEncoder, withRequestId } from './ingress.ts';
 
@@ -268,6 +268,62 @@ export function createGeminiEncoder(
   };
 }
 
+/** The text of an embedding request's `content` (its text parts, one per line). */
+const embedText = (content: unknown): string =>
+  partsOf(content)
+    .map((part) => (typeof part.text === 'string' ? part.text : ''))
+    .filter((text) => text !== '')
+    .join('\n');
+
+/**
+ * An `embedContent` (`content`) or `batchEmbedContents` (`requests[].content`) request as OpenAI's embeddings
+ * request (https://platform.openai.com/docs/api-reference/embeddings/create): one input per content, floats, and
+ * `outputDimensionality` as `dimensions`. `taskType` and `title` have no OpenAI equivalent and are left out.
+ */
+export function geminiEmbedToOpenAi(body: Readonly<Json>, model: string): Json {
+  const requests = Array.isArray(body.requests) ? body.requests.filter(isRecord) : undefined;
+  const input = requests ? requests.map((request) => embedText(request.content)) : embedText(body.content);
+  const dimensions = asNumber(requests ? requests[0]?.outputDimensionality : body.outputDimensionality);
+  return {
+    model,
+    input,
+    encoding_format: 'float',
+    ...(dimensions !== undefined ? { dimensions } : {}),
+  };
+}
+
+/** Vectors of an OpenAI embeddings list, in input order. */
+function vectorsOf(answer: Json): unknown[][] {
+  const data = Array.isArray(answer.data) ? answer.data.filter(isRecord) : [];
+  return [...data]
+    .sort((a, b) => (asNumber(a.index) ?? 0) - (asNumber(b.index) ?? 0))
+    .map((item) => (Array.isArray(item.embedding) ? item.embedding : []));
+}
+
+/** An OpenAI embeddings answer as `embedContent`'s `{ embedding: { values } }`. */
+export const openAiToEmbedContent = (answer: Json): Json => ({
+  embedding: { values: vectorsOf(answer)[0] ?? [] },
+});
+
+/** An OpenAI embeddings answer as `batchEmbedContents`' `{ embeddings: [{ values }] }`. */
+export const openAiToBatchEmbed = (answer: Json): Json => ({
+  embeddings: vectorsOf(answer).map((values) => ({ values })),
+});
+
+/** A batch whose requests differ in `outputDimensionality` cannot be one OpenAI request. */
+function refuseEmbedConversion(body: Readonly<Json>): RelayError | undefined {
+  const requests = Array.isArray(body.requests) ? body.requests.filter(isRecord) : [];
+  const sizes = new Set(requests.map((request) => asNumber(request.outputDimensionality)));
+  return sizes.size > 1
+    ? localError(
+        400,
+        'INVALID_ARGUMENT',
+        'requests: every request of a batch must ask for the same outputDimensionality on this model',
+        'invalid_request_error',
+      )
+    : undefined;
+}
+
 export const geminiIngress: Ingress = {
   format: 'gemini',
   keyOf: (request) => {
@@ -280,3 +336,16 @@ export const geminiIngress: Ingress = {
   fromChat: chatToGeminiAnswer,
   streamEncoder: createGeminiEncoder,
 };
+
+/**
+ * Gemini embedding clients on a channel of another format: the request goes up as OpenAI's embeddings request
+ * and the answer comes back as `embedContent`'s (`embedBatch` false) or `batchEmbedContents`' (true).
+ */
+export function geminiEmbedIngress(embedBatch: boolean): Ingress {
+  return {
+    ...geminiIngress,
+    toChat: (body, model) => geminiEmbedToOpenAi(body, model),
+    fromChat: embedBatch ? openAiToBatchEmbed : openAiToEmbedContent,
+    refuseConversion: refuseEmbedConversion,
+  };
+}

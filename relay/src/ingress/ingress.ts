@@ -38,6 +38,12 @@ export interface Ingress {
   errorBody(error: RelayError, requestId: string): unknown;
   /** The client's request as the canonical chat request (for an upstream of another format). */
   toChat(body: Readonly<Json>, model: string, isStream: boolean): ChatRequest;
+  /**
+   * Why this request cannot go to an upstream of another format (a built-in tool only the client's own provider
+   * runs, state the gateway does not keep), as a 400 naming what; undefined when it converts. Such a channel is
+   * skipped; when no channel of the client's format serves the model, the caller gets this refusal.
+   */
+  refuseConversion?(body: Readonly<Json>): RelayError | undefined;
   /** A canonical chat answer in the client's format; `usage` is the bill's. */
   fromChat(answer: Json, usage: NormalisedUsage, model: string): Json;
   /** A stream encoder for one answer (`url`: the client's request URL, for options in its query). */

@@ -102,6 +102,12 @@ export async function runAttempts(
     chat ??= ingress.toChat(prepared.payload.kind === 'json' ? prepared.payload.body : {}, model, isStream);
     return chat;
   };
+  let refusedConversion: RelayError | null | undefined;
+  const refusal = (): RelayError | undefined => {
+    refusedConversion ??=
+      ingress.refuseConversion?.(prepared.payload.kind === 'json' ? prepared.payload.body : {}) ?? null;
+    return refusedConversion ?? undefined;
+  };
   const tried = new Set<number>();
   const used: number[] = [];
   let lastError: RelayError | undefined;
@@ -135,7 +141,10 @@ export async function runAttempts(
       reply.code(200).header('content-type', 'application/json').send(spec.countLocally(prepared));
       return undefined;
     }
-    if (!adapter || !route) {
+    // A request that cannot be converted (ingress.refuseConversion) skips the channels it would need it for.
+    const refused = route?.converted ? refusal() : undefined;
+    if (refused) lastError = refused;
+    if (!adapter || !route || refused) {
       // Another channel of the model may speak a format this endpoint can use; this one does not count.
       if (caller.forcedChannelId !== undefined) break;
       attempt -= 1;

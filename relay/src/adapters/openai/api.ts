@@ -99,4 +99,6 @@ export const openAiAdapter: Adapter = {
   // The canonical shape is OpenAI's own.
   answerToChat: (answer) => ({ answer: { ...answer }, usage: normaliseOpenAiUsage(answer.usage) }),
   streamToChat: createOpenAiChatDecoder,
+  // OpenAI's embeddings list is the canonical embeddings answer (a Gemini client's embedContent converts from it).
+  answerToEmbeddings: (answer) => ({ answer: { ...answer }, usage: normaliseOpenAiUsage(answer.usage) }),
 };

@@ -3,12 +3,13 @@
  * `:streamGenerateContent`, `:countTokens`, `:embedContent` and `:batchEmbedContents`. The model and the action
  * are in the path; errors in Gemini's shape (the ingress). Content generation goes to Gemini channels as sent and
  * to any other channel through the canonical chat shape; counting is free (a channel of another format is answered
- * from the relay's own count) and embedding with `embedContent` is served by Gemini channels.
+ * from the relay's own count); embeddings go to Gemini channels as sent and to OpenAI-compatible ones as OpenAI's
+ * `/v1/embeddings` request, answered back in Gemini's shape.
  */
 import { isRecord, type Json } from '../../adapters/canonical.ts';
 import { geminiUsageOf } from '../../adapters/gemini/usage.ts';
 import type { RelayError } from '../../errors.ts';
-import { geminiIngress } from '../../ingress/gemini.ts';
+import { geminiEmbedIngress, geminiIngress } from '../../ingress/gemini.ts';
 import { countTextTokens, encodingForModel } from '../../metering/tokens.ts';
 import { EMPTY_USAGE } from '../../metering/usage.ts';
 import type { RelayRequest } from '../exchange.ts';
@@ -132,12 +133,19 @@ export const countTokensGeminiSpec: EndpointSpec = {
   },
 };
 
-export const embedContentSpec: EndpointSpec = {
+/**
+ * `embedContent` and `batchEmbedContents`: to Gemini channels as sent, to OpenAI-compatible channels as OpenAI's
+ * embeddings request (the answer back in Gemini's shape, billed by the upstream's `prompt_tokens`).
+ */
+const embedSpec = (embedBatch: boolean): EndpointSpec => ({
   endpoint: 'embed-content',
-  ingress: geminiIngress,
+  ingress: geminiEmbedIngress(embedBatch),
+  canonical: 'embeddings',
   prepare(request) {
     const read = readGemini(request);
     if ('status' in read) return read;
+    if (embedBatch && (!Array.isArray(read.body.requests) || read.body.requests.length === 0))
+      return invalidRequest('requests: a non-empty list is required', 'requests');
     const texts = geminiTexts(read.body);
     if (texts.length === 0) return invalidRequest('content: text to embed is required', 'content');
     const encoding = encodingForModel(read.model);
@@ -151,9 +159,12 @@ export const embedContentSpec: EndpointSpec = {
     };
   },
   answer: 'json',
-  // Embedding answers carry no usage: the input is counted.
+  // Gemini's embedding answers carry no usage: the input is counted (an OpenAI upstream's usage is read).
   usageOf: () => undefined,
-};
+});
+
+export const embedContentSpec = embedSpec(false);
+export const batchEmbedContentsSpec = embedSpec(true);
 
 /** The spec of a Gemini action, or undefined for an action the relay does not serve. */
 export function geminiSpecOf(action: string): EndpointSpec | undefined {
@@ -165,8 +176,9 @@ export function geminiSpecOf(action: string): EndpointSpec | undefined {
     case 'countTokens':
       return countTokensGeminiSpec;
     case 'embedContent':
-    case 'batchEmbedContents':
       return embedContentSpec;
+    case 'batchEmbedContents':
+      return batchEmbedContentsSpec;
     default:
       return undefined;
   }

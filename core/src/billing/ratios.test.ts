@@ -162,3 +162,142 @@ describe('group, cache and audio ratios', () => {
     expect(lookupAudioRatio(model)).toBeCloseTo(expected, 12);
   });
 });
+
+describe('resolvePricing with group prices', () => {
+  const grouped: PriceTables = {
+    ...tables,
+    modelPrice: { 'dall-e-3': 0.04, 'gpt-4-gizmo-*': 0.1 },
+    groupPrices: {
+      modelRatio: {
+        vip: { 'gpt-4o': 1, 'dall-e-3': 3, 'gpt-4-gizmo-*': 0.5 },
+        team: { 'claude-3-opus-20240229': 5 },
+      },
+      completionRatio: { vip: { 'gpt-4o': 2 }, team: { 'gpt-4o': 8 } },
+      cacheRatio: { vip: { 'gpt-4o': 0.1 } },
+      cacheCreationRatio: { vip: { 'gpt-4o': 1.5 }, team: { 'claude-3-opus-20240229': 1.1 } },
+      modelPrice: { team: { 'gpt-4o': 0.3, 'new-model': 0.05 }, vip: { 'free-call': 0 } },
+    },
+  };
+  const at = (group: string, model: string, extra: Partial<typeof base> = {}) =>
+    resolvePricing({ ...base, ...extra, tables: grouped, model, group });
+
+  it('bills a group member the group model ratio with the group relative ratios, and no GroupRatio', () => {
+    expect(at('vip', 'gpt-4o')).toEqual({
+      kind: 'per-token',
+      model: 'gpt-4o',
+      modelRatio: 1,
+      completionRatio: 2,
+      cacheRatio: 0.1,
+      cacheCreationRatio: 1.5,
+      groupRatio: 1,
+      isUnsetRatio: false,
+    });
+  });
+
+  it('bills a user outside the group the un-grouped price, multiplied by their GroupRatio', () => {
+    expect(at('default', 'gpt-4o')).toEqual({
+      kind: 'per-token',
+      model: 'gpt-4o',
+      modelRatio: 1.25,
+      completionRatio: 4,
+      cacheRatio: 0.5,
+      cacheCreationRatio: 1.25,
+      groupRatio: 1,
+      isUnsetRatio: false,
+    });
+    const other = { ...grouped, groupRatio: { default: 1, vip: 0.8, svip: 0.6 } };
+    expect(resolvePricing({ ...base, tables: other, model: 'gpt-4o', group: 'svip' })).toMatchObject({
+      modelRatio: 1.25,
+      groupRatio: 0.6,
+    });
+  });
+
+  it('falls back field by field: a group input price keeps the model output, cache and cache-write ratios', () => {
+    expect(at('team', 'claude-3-opus-20240229')).toEqual({
+      kind: 'per-token',
+      model: 'claude-3-opus-20240229',
+      modelRatio: 5,
+      completionRatio: 6,
+      cacheRatio: 1,
+      cacheCreationRatio: 1.1,
+      groupRatio: 1,
+      isUnsetRatio: false,
+    });
+  });
+
+  it('applies a group relative ratio to the un-grouped input price, GroupRatio still multiplying it', () => {
+    // Without its per-call price, team has only an output ratio of its own for gpt-4o.
+    const tablesWithoutTeamCall: PriceTables = {
+      ...grouped,
+      groupPrices: { ...grouped.groupPrices, modelPrice: {} },
+      groupRatio: { default: 1, team: 0.5 },
+    };
+    expect(
+      resolvePricing({ ...base, tables: tablesWithoutTeamCall, model: 'gpt-4o', group: 'team' }),
+    ).toMatchObject({
+      kind: 'per-token',
+      modelRatio: 1.25,
+      completionRatio: 8,
+      cacheRatio: 0.5,
+      groupRatio: 0.5,
+    });
+  });
+
+  it('bills a group per-call price per call for that group only, without GroupRatio', () => {
+    const vipTeam = { ...grouped, groupRatio: { default: 1, team: 2 } };
+    expect(resolvePricing({ ...base, tables: vipTeam, model: 'gpt-4o', group: 'team' })).toEqual({
+      kind: 'per-call',
+      model: 'gpt-4o',
+      modelPrice: 0.3,
+      groupRatio: 1,
+    });
+    expect(at('vip', 'gpt-4o')).toMatchObject({ kind: 'per-token' });
+    expect(at('vip', 'free-call')).toEqual({
+      kind: 'per-call',
+      model: 'free-call',
+      modelPrice: 0,
+      groupRatio: 1,
+    });
+  });
+
+  it('lets a group model ratio win over an un-grouped per-call price, for that group only', () => {
+    expect(at('vip', 'dall-e-3')).toMatchObject({ kind: 'per-token', modelRatio: 3, groupRatio: 1 });
+    expect(at('default', 'dall-e-3')).toMatchObject({ kind: 'per-call', modelPrice: 0.04 });
+  });
+
+  it('prices a model only a group lists for that group, and refuses it for the others', () => {
+    expect(at('team', 'new-model')).toMatchObject({ kind: 'per-call', modelPrice: 0.05 });
+    expect(isPricingRefusal(at('vip', 'new-model'))).toBe(true);
+    expect(at('vip', 'new-model', { selfUseMode: true })).toMatchObject({
+      modelRatio: UNSET_MODEL_RATIO,
+      isUnsetRatio: true,
+    });
+  });
+
+  it('looks group entries up under the shared custom GPT name', () => {
+    expect(at('vip', 'gpt-4-gizmo-g-abc')).toMatchObject({ kind: 'per-token', modelRatio: 0.5 });
+    expect(at('default', 'gpt-4-gizmo-g-abc')).toMatchObject({ kind: 'per-call', modelPrice: 0.1 });
+  });
+
+  it('never reads inherited properties as groups or models', () => {
+    expect(at('constructor', 'gpt-4o')).toMatchObject({
+      kind: 'per-token',
+      modelRatio: 1.25,
+      completionRatio: 4,
+    });
+    expect(at('vip', 'hasOwnProperty')).toMatchObject({ code: 'model_price_error' });
+  });
+
+  it('bills cache writes at the CreateCacheRatio entry, else 1.25', () => {
+    expect(at('default', 'claude-3-opus-20240229')).toMatchObject({ cacheCreationRatio: 2 });
+    expect(at('default', 'free-model')).toMatchObject({ cacheCreationRatio: 1.25 });
+    expect(
+      resolvePricing({
+        ...base,
+        tables: { ...tables, modelPrice: {}, cacheCreationRatio: undefined },
+        model: 'gpt-4o',
+        group: 'vip',
+      }),
+    ).toMatchObject({ cacheCreationRatio: 1.25 });
+  });
+});

@@ -6,6 +6,23 @@
  * serve them from its in-memory option cache and tests can pass tables by hand. See docs/adr/0006.
  */
 
+/** group -> model -> value: a price map per group (`GroupModelRatio` and its siblings). */
+export type GroupMap = Readonly<Record<string, Readonly<Record<string, number>>>>;
+
+/**
+ * A group's own prices (`GroupModelRatio`, `GroupCompletionRatio`, `GroupCacheRatio`, `GroupCreateCacheRatio`,
+ * `GroupModelPrice`): each entry wins over the un-grouped map's entry for users and tokens of that group, one
+ * field at a time, so a group that only changes the input price keeps the model's output ratio.
+ */
+export interface GroupPriceTables {
+  readonly modelRatio?: GroupMap;
+  readonly completionRatio?: GroupMap;
+  readonly cacheRatio?: GroupMap;
+  readonly cacheCreationRatio?: GroupMap;
+  /** USD per call for a group; wins over every ratio of that group and over the un-grouped `ModelPrice`. */
+  readonly modelPrice?: GroupMap;
+}
+
 /** The price option maps, as stored in the option registry. */
 export interface PriceTables {
   readonly modelRatio: Readonly<Record<string, number>>;
@@ -16,6 +33,8 @@ export interface PriceTables {
   readonly groupRatio: Readonly<Record<string, number>>;
   /** Cache-write (creation) price / input price by model; absent models use {@link DEFAULT_CACHE_CREATION_RATIO}. */
   readonly cacheCreationRatio?: Readonly<Record<string, number>>;
+  /** Prices for one group only; absent means every group pays the maps above. */
+  readonly groupPrices?: GroupPriceTables;
 }
 
 /** The ratio an unpriced model is billed at in self-use mode or when the user accepted unpriced models ($75 / 1M). */
@@ -37,24 +56,37 @@ export function priceModelName(model: string): string {
   return model;
 }
 
+/** A map's own entry: a model or group named like `constructor` must not find Object's prototype. */
+const ownEntry = <T>(map: Readonly<Record<string, T>> | undefined, key: string): T | undefined =>
+  map && Object.hasOwn(map, key) ? map[key] : undefined;
+
 /** The group's ratio; a group missing from the table costs 1 (as in the reference). */
 export function lookupGroupRatio(tables: Pick<PriceTables, 'groupRatio'>, group: string): number {
-  return tables.groupRatio[group] ?? 1;
+  return ownEntry(tables.groupRatio, group) ?? 1;
+}
+
+/** A group's own entry for a model in one of its group maps, or undefined. */
+export function lookupGroupEntry(
+  map: GroupMap | undefined,
+  group: string,
+  model: string,
+): number | undefined {
+  return ownEntry(ownEntry(map, group), priceModelName(model));
 }
 
 /** The per-call price in USD, or undefined when the model is priced per token. */
 export function lookupModelPrice(tables: Pick<PriceTables, 'modelPrice'>, model: string): number | undefined {
-  return tables.modelPrice[priceModelName(model)];
+  return ownEntry(tables.modelPrice, priceModelName(model));
 }
 
 /** The configured model ratio, or undefined when the model has none. */
 export function lookupModelRatio(tables: Pick<PriceTables, 'modelRatio'>, model: string): number | undefined {
-  return tables.modelRatio[priceModelName(model)];
+  return ownEntry(tables.modelRatio, priceModelName(model));
 }
 
 /** Cached-input price / input price; 1 (no discount) when not configured. */
 export function lookupCacheRatio(tables: Pick<PriceTables, 'cacheRatio'>, model: string): number {
-  return tables.cacheRatio[priceModelName(model)] ?? 1;
+  return ownEntry(tables.cacheRatio, priceModelName(model)) ?? 1;
 }
 
 /** Cache-write price / input price; {@link DEFAULT_CACHE_CREATION_RATIO} when not configured. */
@@ -62,7 +94,7 @@ export function lookupCacheCreationRatio(
   tables: Pick<PriceTables, 'cacheCreationRatio'>,
   model: string,
 ): number {
-  return tables.cacheCreationRatio?.[priceModelName(model)] ?? DEFAULT_CACHE_CREATION_RATIO;
+  return ownEntry(tables.cacheCreationRatio, priceModelName(model)) ?? DEFAULT_CACHE_CREATION_RATIO;
 }
 
 /**
@@ -111,7 +143,7 @@ export function builtInCompletionRatio(model: string): number | undefined {
  */
 export function lookupCompletionRatio(tables: Pick<PriceTables, 'completionRatio'>, model: string): number {
   const name = priceModelName(model);
-  return tables.completionRatio[name] ?? builtInCompletionRatio(name) ?? 1;
+  return ownEntry(tables.completionRatio, name) ?? builtInCompletionRatio(name) ?? 1;
 }
 
 /** Audio-input price / text-input price for audio and realtime models (reference `GetAudioRatio`). */
@@ -177,10 +209,39 @@ export interface ResolvePricingInput {
  * Resolves the pricing of a request (reference §5.1–5.2): a `ModelPrice` entry makes the call per-call and wins
  * over ratios; otherwise the model ratio, and a model with no ratio is billed at {@link UNSET_MODEL_RATIO} in
  * self-use mode or when the user accepted unpriced models, and refused otherwise.
+ *
+ * The group's own prices come first ({@link GroupPriceTables}): a group per-call price, else a group model
+ * ratio, decides the price for that group even where the un-grouped maps say otherwise, and it is the price the
+ * group pays, so `GroupRatio` is not applied on top (`groupRatio` 1): an operator who writes "vip pays USD 2 per
+ * million" means USD 2, not USD 2 × the vip discount. The relative ratios (completion, cache read, cache write)
+ * are looked up in the group's map first and then in the un-grouped one, whichever decided the input price;
+ * `GroupRatio` still multiplies a model the group has no own input price for.
  */
 export function resolvePricing(input: ResolvePricingInput): Pricing | PricingRefusal {
-  const { tables, model } = input;
-  const groupRatio = lookupGroupRatio(tables, input.group);
+  const { tables, model, group } = input;
+  const own = tables.groupPrices;
+  const groupModelPrice = lookupGroupEntry(own?.modelPrice, group, model);
+  if (groupModelPrice !== undefined)
+    return { kind: 'per-call', model, modelPrice: groupModelPrice, groupRatio: 1 };
+  const groupModelRatio = lookupGroupEntry(own?.modelRatio, group, model);
+  const relative = {
+    completionRatio:
+      lookupGroupEntry(own?.completionRatio, group, model) ?? lookupCompletionRatio(tables, model),
+    cacheRatio: lookupGroupEntry(own?.cacheRatio, group, model) ?? lookupCacheRatio(tables, model),
+    cacheCreationRatio:
+      lookupGroupEntry(own?.cacheCreationRatio, group, model) ?? lookupCacheCreationRatio(tables, model),
+  };
+  if (groupModelRatio !== undefined)
+    return {
+      kind: 'per-token',
+      model,
+      modelRatio: groupModelRatio,
+      ...relative,
+      groupRatio: 1,
+      isUnsetRatio: false,
+    };
+
+  const groupRatio = lookupGroupRatio(tables, group);
   const modelPrice = lookupModelPrice(tables, model);
   if (modelPrice !== undefined) return { kind: 'per-call', model, modelPrice, groupRatio };
 
@@ -197,9 +258,7 @@ export function resolvePricing(input: ResolvePricingInput): Pricing | PricingRef
     kind: 'per-token',
     model,
     modelRatio: configured ?? UNSET_MODEL_RATIO,
-    completionRatio: lookupCompletionRatio(tables, model),
-    cacheRatio: lookupCacheRatio(tables, model),
-    cacheCreationRatio: lookupCacheCreationRatio(tables, model),
+    ...relative,
     groupRatio,
     isUnsetRatio: configured === undefined,
   };

@@ -35,6 +35,17 @@ const groupRatioSchema = ratioMap.refine((groups) => Object.hasOwn(groups, 'defa
 const GROUP_RATIO = 'a JSON object mapping each group name to a ratio of 0 or more, "default" included';
 const MODEL_RATIO = 'a JSON object mapping each model name to a ratio of 0 or more';
 
+/**
+ * A group's own prices (docs/adr/0017): group -> model -> number. A group name may not hold "/", which
+ * separates group and model where one entry is named on its own (`vip/gpt-4o`, owned by a ModelPrice).
+ */
+const groupName = name.refine((group) => !group.includes('/'), {
+  message: 'a group name must not contain "/"',
+});
+const groupMap = z.record(groupName, ratioMap);
+const GROUP_MODEL_RATIO =
+  'a JSON object mapping each group name (without "/") to an object of model name to a ratio of 0 or more';
+
 const chatsSchema = z.array(
   z
     .record(name, z.string().trim().min(1, 'a link template must not be empty'))
@@ -238,6 +249,22 @@ export const optionRegistry = {
     { ...DEFAULT_MODEL_PRICE },
     'a JSON object mapping each model name to a price in USD of 0 or more',
   ),
+  /** Cache-write (creation) price / input price; a model not listed pays 1.25 × input for a cache write. */
+  CreateCacheRatio: json(ratioMap, {}, MODEL_RATIO),
+  /**
+   * Prices of a model for one group only; they win over the maps above for users and tokens of that group.
+   * A group's own ModelRatio or ModelPrice is the price that group pays: GroupRatio does not multiply it.
+   */
+  GroupModelRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
+  GroupCompletionRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
+  GroupCacheRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
+  GroupCreateCacheRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
+  /** USD per call for one group: group -> model -> price. */
+  GroupModelPrice: json(
+    groupMap,
+    {},
+    'a JSON object mapping each group name (without "/") to an object of model name to a price in USD of 0 or more',
+  ),
   GroupRatio: json(groupRatioSchema, { default: 1, vip: 1, svip: 1 }, GROUP_RATIO),
   /** Groups a user may pick for a token, with the description shown to them. */
   UserUsableGroups: json(
@@ -370,6 +397,12 @@ const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
   'CompletionRatio',
   'CacheRatio',
   'ModelPrice',
+  'CreateCacheRatio',
+  'GroupModelRatio',
+  'GroupCompletionRatio',
+  'GroupCacheRatio',
+  'GroupCreateCacheRatio',
+  'GroupModelPrice',
   'GroupRatio',
   'UserUsableGroups',
   // Rate-limit tab

@@ -7,6 +7,7 @@
  */
 import { estimateQuota } from '@turnpike/core/billing/pre-consume';
 import { isPricingRefusal, type Pricing, resolvePricing } from '@turnpike/core/billing/ratios';
+import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
 import { localError, type RelayError } from '../errors.ts';
@@ -138,13 +139,7 @@ async function relayPrepared(
   if (caller.forcedChannelId === undefined && tiersFor(ctx.channels.table, caller.group, model).length === 0)
     return sendError(request, reply, unknownModel(model, caller.group));
   const pricing = resolvePricing({
-    tables: {
-      modelRatio: options.get('ModelRatio'),
-      completionRatio: options.get('CompletionRatio'),
-      cacheRatio: options.get('CacheRatio'),
-      modelPrice: options.get('ModelPrice'),
-      groupRatio: options.get('GroupRatio'),
-    },
+    tables: priceTablesOf((key) => options.get(key)),
     model,
     group: caller.group,
     selfUseMode: options.get('SelfUseModeEnabled'),

@@ -7,9 +7,9 @@
  */
 import { estimateQuota } from '@turnpike/core/billing/pre-consume';
 import { isPricingRefusal, type Pricing, resolvePricing } from '@turnpike/core/billing/ratios';
-import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
+import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import { localError, type RelayError } from '../errors.ts';
 import { markStep, type StepMarks, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';

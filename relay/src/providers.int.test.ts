@@ -3,7 +3,9 @@
  * `@anthropic-ai/sdk` on `/v1/messages` (an Anthropic channel passed through unread, an OpenAI channel converted),
  * `@google/genai` on `/v1beta` (a Gemini channel passed through, an OpenAI channel converted), the `openai` SDK on
  * Anthropic and Gemini channels (chat and Responses), tool calls and streams included; errors in each client's
- * shape, channel keys never shown, and the bill (cache and thinking tokens) as each provider counts it.
+ * shape, channel keys never shown, and the bill (cache and thinking tokens) as each provider counts it. What coding
+ * agents send that chat cannot say (Codex's custom tools, Claude Code's signed thinking) converts, and what only
+ * the client's own provider runs (built-in and server tools, stored responses) is refused in the client's shape.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -55,6 +57,7 @@ beforeAll(async () => {
       'claude-on-openai': 1,
       'text-embedding-004': 0.1,
       'text-embedding-3-small': 0.1,
+      'compat-model': 1,
     }),
   );
   await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'claude-test', type: 14 });
@@ -70,6 +73,8 @@ beforeAll(async () => {
     models: 'gpt-4o-mini,claude-on-openai,text-embedding-3-small',
     modelMapping: { 'claude-on-openai': 'gpt-4o-mini' },
   });
+  // An OpenAI-compatible upstream that calls tools (the fake providers' chat completions).
+  await t.seedChannel({ key: 'sk-compat', baseUrl: providers.url, models: 'compat-model' });
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
   const user = await t.seedUser({ quota: 50_000_000 });
@@ -630,5 +635,211 @@ describe('channel tools for these types', () => {
     } finally {
       await options.set('global.pass_through_request_enabled', 'false');
     }
+  });
+});
+
+describe('coding agents on converted paths', () => {
+  const PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch';
+  const codexTools: OpenAI.Responses.Tool[] = [
+    { type: 'function', name: 'shell', parameters: { type: 'object', properties: {} }, strict: false },
+    {
+      type: 'custom',
+      name: 'apply_patch',
+      description: 'Edits files.',
+      format: { type: 'grammar', syntax: 'lark', definition: 'start: "*** Begin Patch" /(.|\\n)*/' },
+    },
+  ];
+
+  it('Codex custom tools reach an Anthropic channel as functions and come back as custom_tool_call items', async () => {
+    providers.setBehaviour({ toolCall: { name: 'apply_patch', args: { input: PATCH } } });
+    try {
+      const client = openAiClient();
+      const response = await client.responses.create({
+        model: 'claude-test',
+        input: 'Add hello.txt',
+        tools: codexTools,
+      });
+      expect(response.output.find((item) => item.type === 'custom_tool_call')).toMatchObject({
+        type: 'custom_tool_call',
+        name: 'apply_patch',
+        input: PATCH,
+        call_id: 'toolu_fake_1',
+      });
+      const sent = providers.requests.at(-1)!;
+      expect(sent.body.tools).toEqual([
+        { name: 'shell', input_schema: { type: 'object', properties: {} } },
+        {
+          name: 'apply_patch',
+          description: expect.stringContaining('lark grammar'),
+          input_schema: {
+            type: 'object',
+            properties: { input: { type: 'string', description: expect.any(String) } },
+            required: ['input'],
+          },
+        },
+      ]);
+
+      const stream = await client.responses.create({
+        model: 'claude-test',
+        input: 'Add hello.txt',
+        tools: codexTools,
+        stream: true,
+      });
+      let input = '';
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const event of stream) {
+        if (event.type === 'response.custom_tool_call_input.done') input = event.input;
+        if (event.type === 'response.completed') completed = event.response;
+      }
+      expect(input).toBe(PATCH);
+      expect(completed?.output.find((item) => item.type === 'custom_tool_call')).toMatchObject({
+        input: PATCH,
+      });
+
+      // The call and its output go back as the history of the next turn.
+      const next = await client.responses.create({
+        model: 'claude-test',
+        tools: codexTools,
+        input: [
+          { role: 'user', content: 'Add hello.txt' },
+          { type: 'custom_tool_call', call_id: 'toolu_fake_1', name: 'apply_patch', input: PATCH },
+          {
+            type: 'custom_tool_call_output',
+            call_id: 'toolu_fake_1',
+            output: 'Success. Updated: A hello.txt',
+          },
+        ],
+      });
+      expect(next.output_text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      expect(providers.requests.at(-1)?.body.messages).toEqual([
+        { role: 'user', content: [{ type: 'text', text: 'Add hello.txt' }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_fake_1', name: 'apply_patch', input: { input: PATCH } }],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_fake_1', content: 'Success. Updated: A hello.txt' },
+          ],
+        },
+      ]);
+    } finally {
+      providers.setBehaviour({ toolCall: undefined });
+    }
+  });
+
+  it('refuses Responses built-in tools and previous_response_id on a converted path, and passes them to OpenAI', async () => {
+    const client = openAiClient();
+    type SdkError = InstanceType<typeof OpenAI.APIError>;
+    const requestsBefore = providers.requests.length;
+    const refused = (await client.responses
+      .create({ model: 'claude-test', input: 'news?', tools: [{ type: 'web_search' }] })
+      .catch((error: unknown) => error)) as SdkError;
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refused.error).toMatchObject({ type: 'invalid_request_error', param: 'tools[0]' });
+    expect(refused.message).toContain('built-in tool web_search');
+    const stored = (await client.responses
+      .create({ model: 'gemini-test', input: 'more', previous_response_id: 'resp_abc' })
+      .catch((error: unknown) => error)) as SdkError;
+    expect(stored).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(stored.message).toContain('previous_response_id is not supported');
+    expect(stored.message).toContain('store=false');
+    expect(providers.requests.length).toBe(requestsBefore);
+
+    fake.requests.length = 0;
+    const passed = await client.responses.create({
+      model: 'gpt-4o-mini',
+      input: 'news?',
+      tools: [{ type: 'web_search' }],
+      previous_response_id: 'resp_abc',
+    });
+    expect(passed.output_text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    expect(fake.requests.at(-1)?.body).toMatchObject({
+      tools: [{ type: 'web_search' }],
+      previous_response_id: 'resp_abc',
+    });
+  });
+
+  it('refuses Anthropic server tools on a converted path in Anthropic shape, and passes them to Anthropic', async () => {
+    const client = anthropicClient();
+    const ask = {
+      max_tokens: 100,
+      messages: [{ role: 'user' as const, content: 'news?' }],
+      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 }],
+    };
+    const refused = (await client.messages
+      .create({ ...ask, model: 'claude-on-openai' })
+      .catch((error: unknown) => error)) as InstanceType<typeof Anthropic.APIError>;
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(refused.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(refused.message).toContain('server tool web_search_20250305 (web_search)');
+    const message = await client.messages.create({ ...ask, model: 'claude-test' });
+    expect(message.type).toBe('message');
+    expect(providers.requests.at(-1)?.body.tools).toEqual(ask.tools);
+  });
+
+  it('refuses Gemini grounding on a converted path in Gemini shape, and passes it to Gemini', async () => {
+    const ask = { contents: 'news?', config: { tools: [{ googleSearch: {} }] } };
+    const refused = await geminiClient()
+      .models.generateContent({ ...ask, model: 'gpt-4o-mini' })
+      .catch((error: unknown) => error as Error & { status?: number });
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as { status?: number }).status).toBe(400);
+    expect((refused as Error).message).toContain('INVALID_ARGUMENT');
+    expect((refused as Error).message).toContain('built-in tool googleSearch');
+    const answer = await geminiClient().models.generateContent({ ...ask, model: 'gemini-test' });
+    expect(answer.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(providers.requests.at(-1)?.body.tools).toEqual([{ googleSearch: {} }]);
+  });
+
+  it('Anthropic thinking: unsigned blocks out of a converted path, signed history accepted on either path', async () => {
+    const client = anthropicClient();
+    const first = await client.messages.create({
+      model: 'compat-model',
+      max_tokens: 8000,
+      thinking: { type: 'enabled', budget_tokens: 4000 },
+      messages: [{ role: 'user', content: 'Think, then answer.' }],
+    });
+    expect(first.content).toEqual([
+      { type: 'thinking', thinking: DEFAULT_PROVIDER_BEHAVIOUR.thinking, signature: '' },
+      { type: 'text', text: DEFAULT_PROVIDER_BEHAVIOUR.reply },
+    ]);
+    const history: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Weather?' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'SIGNED REASONING', signature: 'EqQBCkYIBxgCKkB' },
+          { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3p' },
+          { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Sunny' }] },
+      { role: 'assistant', content: first.content as Anthropic.ContentBlockParam[] },
+      { role: 'user', content: 'Thanks.' },
+    ];
+    const ask = {
+      max_tokens: 8000,
+      thinking: { type: 'enabled' as const, budget_tokens: 4000 },
+      tools: [weatherTool],
+    };
+    // Converted: no thinking of any kind goes up, as text or otherwise.
+    const converted = await client.messages.create({ ...ask, model: 'compat-model', messages: history });
+    expect(converted.stop_reason).toBe('end_turn');
+    const chat = JSON.stringify(providers.requests.at(-1)?.body);
+    expect(providers.requests.at(-1)?.path).toBe('/v1/chat/completions');
+    for (const secret of [
+      'SIGNED REASONING',
+      'EmwKAhgBEgy3va3p',
+      'EqQBCkYIBxgCKkB',
+      DEFAULT_PROVIDER_BEHAVIOUR.thinking,
+    ])
+      expect(chat).not.toContain(secret);
+    // Passed through: Anthropic's own signed blocks go up, the unsigned one the relay wrote does not.
+    await client.messages.create({ ...ask, model: 'claude-test', messages: history });
+    const messages = providers.requests.at(-1)?.body.messages as { content: unknown }[];
+    expect(messages[1]?.content).toEqual(history[1]?.content);
+    expect(messages[3]?.content).toEqual([{ type: 'text', text: DEFAULT_PROVIDER_BEHAVIOUR.reply }]);
   });
 });

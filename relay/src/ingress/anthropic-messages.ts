@@ -10,6 +10,14 @@
  * `top_p`, `metadata.user_id` (→ `user`) and `thinking` (its budget → `reasoning_effort`) are mapped.
  * Answer (chat → Messages): `reasoning_content` as a thinking block, content as a text block, `tool_calls` as
  * `tool_use` blocks, `finish_reason` as `stop_reason`, the usage with the cache split out as Anthropic reports it.
+ *
+ * Thinking on a converted path: a thinking block written from another provider's reasoning carries an empty
+ * `signature` (nothing Anthropic could verify); `thinking` and `redacted_thinking` blocks a client sends back in
+ * its history are left out of the chat request (never sent on as text: their signatures mean nothing to another
+ * provider). Server tools (`web_search_20250305`, code execution, ... — any tool with a `type` other than
+ * `custom`) and `mcp_servers` only Anthropic runs: such a request is refused with a 400 naming them unless an
+ * Anthropic channel serves the model. Citations of an Anthropic answer pass unread to an Anthropic client; on a
+ * converted path an answer is text only.
  */
 
 import { STOP_OF_FINISH } from '../adapters/anthropic/chat.ts';
@@ -24,7 +32,7 @@ import {
   parseArguments,
   randomId,
 } from '../adapters/canonical.ts';
-import type { RelayError } from '../errors.ts';
+import { localError, type RelayError } from '../errors.ts';
 import { bearerKey, type Ingress, type StreamEncoder, withRequestId } from './ingress.ts';
 
 const ANTHROPIC_ERROR_TYPES = new Set([
@@ -91,13 +99,38 @@ const blocksOf = (content: unknown): Json[] =>
 /** `thinking.budget_tokens` as an OpenAI `reasoning_effort`. */
 const effortOf = (budget: number): string => (budget <= 2048 ? 'low' : budget <= 12_000 ? 'medium' : 'high');
 
+/** Blocks of a client's history no other provider can read: Anthropic-signed thinking. */
+const SIGNED_BLOCKS = new Set(['thinking', 'redacted_thinking']);
+
+/**
+ * Why a Messages request cannot go to a channel of another format: a server tool (a tool with a `type` other than
+ * `custom`) or an MCP server only Anthropic runs. A 400 naming it.
+ */
+export function refuseMessagesConversion(body: Readonly<Json>): RelayError | undefined {
+  const refuse = (message: string) => localError(400, 'unsupported_tool', message, 'invalid_request_error');
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const tool of tools) {
+    if (!isRecord(tool) || tool.type === undefined || tool.type === null || tool.type === 'custom') continue;
+    const name = typeof tool.name === 'string' ? ` (${tool.name})` : '';
+    return refuse(
+      `tools: the server tool ${String(tool.type)}${name} is not supported for this model: only an Anthropic channel runs it, and the model's channel is of another provider; leave the tool out or use a model an Anthropic channel serves`,
+    );
+  }
+  if (Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0)
+    return refuse(
+      "mcp_servers is not supported for this model: only an Anthropic channel connects to MCP servers, and the model's channel is of another provider",
+    );
+  return undefined;
+}
+
 export function messagesToChatRequest(body: Readonly<Json>, model: string, isStream: boolean): Json {
   const messages: Json[] = [];
   const system = blocksOf(body.system);
   if (system.length > 0) messages.push({ role: 'system', content: chatContent(system) });
   for (const message of Array.isArray(body.messages) ? body.messages : []) {
     if (!isRecord(message)) continue;
-    const blocks = blocksOf(message.content);
+    // Signed thinking is for Anthropic only: left out, never sent on as text.
+    const blocks = blocksOf(message.content).filter((block) => !SIGNED_BLOCKS.has(String(block.type)));
     if (message.role === 'assistant') {
       const out: Json = { role: 'assistant', content: contentText(chatContent(blocks)) };
       const calls = blocks
@@ -301,6 +334,7 @@ export const anthropicMessagesIngress: Ingress = {
   },
   errorBody: anthropicErrorBody,
   toChat: messagesToChatRequest,
+  refuseConversion: refuseMessagesConversion,
   fromChat: chatToMessagesAnswer,
   streamEncoder: createMessagesEncoder,
 };

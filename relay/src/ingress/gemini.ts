@@ -9,7 +9,9 @@
  * message), `functionDeclarations` tools, `functionCallingConfig` the `tool_choice`, `generationConfig` the
  * sampling fields and `thinkingConfig` a `reasoning_effort`. Answer (chat → Gemini): the parts of one candidate
  * (thoughts marked `thought`), `finishReason`, `usageMetadata`. In a stream a function call is sent whole, when
- * its arguments are complete.
+ * its arguments are complete. Tools only Gemini runs (`googleSearch` grounding, `codeExecution`, `urlContext`, ...)
+ * are refused with a 400 naming them unless a Gemini channel serves the model; grounding metadata exists only on
+ * the Gemini path.
  */
 import { asNumber, contentText, isRecord, type Json, parseArguments } from '../adapters/canonical.ts';
 import { FINISH_REASON_OF } from '../adapters/gemini/chat.ts';
@@ -268,6 +270,25 @@ export function createGeminiEncoder(
   };
 }
 
+/**
+ * Why a `generateContent` request cannot go to a channel of another format: a tool only Gemini runs (Google Search
+ * grounding, code execution, URL context, ... — any tool entry other than `functionDeclarations`). A 400 naming it.
+ */
+export function refuseGeminiConversion(body: Readonly<Json>): RelayError | undefined {
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isRecord(tool)) continue;
+    const builtIn = Object.keys(tool).find((name) => name !== 'functionDeclarations');
+    if (builtIn !== undefined)
+      return localError(
+        400,
+        'INVALID_ARGUMENT',
+        `tools: the built-in tool ${builtIn} is not supported for this model: only a Gemini channel runs it, and the model's channel is of another provider; leave the tool out or use a model a Gemini channel serves`,
+        'invalid_request_error',
+      );
+  }
+  return undefined;
+}
+
 /** The text of an embedding request's `content` (its text parts, one per line). */
 const embedText = (content: unknown): string =>
   partsOf(content)
@@ -333,6 +354,7 @@ export const geminiIngress: Ingress = {
   },
   errorBody: geminiErrorBody,
   toChat: geminiToChatRequest,
+  refuseConversion: refuseGeminiConversion,
   fromChat: chatToGeminiAnswer,
   streamEncoder: createGeminiEncoder,
 };

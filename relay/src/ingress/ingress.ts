@@ -44,8 +44,11 @@ export interface Ingress {
    * skipped; when no channel of the client's format serves the model, the caller gets this refusal.
    */
   refuseConversion?(body: Readonly<Json>): RelayError | undefined;
-  /** A canonical chat answer in the client's format; `usage` is the bill's. */
-  fromChat(answer: Json, usage: NormalisedUsage, model: string): Json;
+  /**
+   * A canonical chat answer in the client's format; `usage` is the bill's, `body` the client's request (which
+   * tool a call answers: Responses' custom tools).
+   */
+  fromChat(answer: Json, usage: NormalisedUsage, model: string, body?: Readonly<Json>): Json;
   /** A stream encoder for one answer (`url`: the client's request URL, for options in its query). */
   streamEncoder(body: Readonly<Json>, model: string, requestId: string, url: string): StreamEncoder;
 }

@@ -7,9 +7,25 @@
  * `tool_choice`, `max_output_tokens`, `reasoning.effort`, `temperature`, `top_p`. The chat answer becomes a
  * `response` with `reasoning`, `message` and `function_call` output items, and a stream the event sequence
  * `response.created` … `response.completed`.
+ *
+ * Codex's tools: a `custom` tool (freeform input, e.g. `apply_patch` with a grammar) becomes a function taking one
+ * string argument `input` (its grammar told in the description), and its calls come back as `custom_tool_call`
+ * items with `input`; `local_shell` becomes a function taking the exec action's fields, its calls come back as
+ * `local_shell_call` items. Both go back into history (`custom_tool_call(_output)`, `local_shell_call(_output)`).
+ * Built-in tools only OpenAI runs (web search, file search, code interpreter, computer use, image generation, MCP,
+ * shell, apply_patch) and stored state (`previous_response_id`, `conversation`) cannot be converted: such a
+ * request is refused with a 400 naming them unless an OpenAI channel serves the model (docs/adr/0018).
  */
-import { asNumber, asString, contentText, isRecord, type Json, randomId } from '../adapters/canonical.ts';
-import { toOpenAiErrorBody } from '../errors.ts';
+import {
+  asNumber,
+  asString,
+  contentText,
+  isRecord,
+  type Json,
+  parseArguments,
+  randomId,
+} from '../adapters/canonical.ts';
+import { localError, type RelayError, toOpenAiErrorBody } from '../errors.ts';
 import type { NormalisedUsage } from '../metering/usage.ts';
 import { bearerKey, type Ingress, type StreamEncoder } from './ingress.ts';
 
@@ -29,29 +45,134 @@ function chatParts(content: unknown): unknown {
   return parts.length === 1 && parts[0]?.type === 'text' ? parts[0].text : parts;
 }
 
+/** How a tool the client declared is offered to a chat upstream, and its calls read back. */
+type ToolKind = 'function' | 'custom' | 'local_shell';
+
+/** The name `local_shell` calls are offered under (the tool itself has no name). */
+export const LOCAL_SHELL_NAME = 'local_shell';
+
+/** The client's tools by the name a chat upstream calls them (function tools are not listed). */
+export function toolKindsOf(body: Readonly<Json>): ReadonlyMap<string, ToolKind> {
+  const kinds = new Map<string, ToolKind>();
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isRecord(tool)) continue;
+    if (tool.type === 'custom' && typeof tool.name === 'string') kinds.set(tool.name, 'custom');
+    else if (tool.type === 'local_shell') kinds.set(LOCAL_SHELL_NAME, 'local_shell');
+  }
+  return kinds;
+}
+
+/** A `custom` tool as a chat function with one string argument; its format's grammar goes in the description. */
+function customFunction(tool: Json): Json {
+  const format = isRecord(tool.format) ? tool.format : undefined;
+  const notes = [typeof tool.description === 'string' ? tool.description : ''];
+  if (format?.type === 'grammar' && typeof format.definition === 'string')
+    notes.push(
+      `The input must follow this ${typeof format.syntax === 'string' ? `${format.syntax} ` : ''}grammar:\n${format.definition}`,
+    );
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      description: notes.filter((note) => note !== '').join('\n\n'),
+      parameters: {
+        type: 'object',
+        properties: { input: { type: 'string', description: 'The raw input of the tool, as free text.' } },
+        required: ['input'],
+      },
+    },
+  };
+}
+
+const LOCAL_SHELL_FUNCTION: Json = {
+  type: 'function',
+  function: {
+    name: LOCAL_SHELL_NAME,
+    description: 'Runs a command on the local machine and returns its output.',
+    parameters: {
+      type: 'object',
+      properties: {
+        command: { type: 'array', items: { type: 'string' }, description: 'The command and its arguments.' },
+        working_directory: { type: 'string' },
+        timeout_ms: { type: 'integer' },
+        env: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+      required: ['command'],
+    },
+  },
+};
+
+/** Tool types a chat upstream can be offered (the rest are built-ins only OpenAI runs). */
+const CONVERTIBLE_TOOLS = new Set(['function', 'custom', 'local_shell']);
+
+/** The text of a tool output: a string, or content parts (their text). */
+const outputText = (output: unknown): string =>
+  typeof output === 'string'
+    ? output
+    : Array.isArray(output)
+      ? contentText(output)
+      : JSON.stringify(output ?? '');
+
+/**
+ * Why a Responses request cannot go to a channel of another format: stored state the gateway does not keep, or a
+ * built-in tool only OpenAI runs. A 400 in OpenAI's shape naming it.
+ */
+export function refuseResponsesConversion(body: Readonly<Json>): RelayError | undefined {
+  const refuse = (message: string, param: string) => ({
+    ...localError(400, 'unsupported_parameter', message, 'invalid_request_error'),
+    param,
+  });
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '')
+    return refuse(
+      "previous_response_id is not supported for this model: the gateway stores no responses and the model's channel is not OpenAI's; send the full input with store=false",
+      'previous_response_id',
+    );
+  if (body.conversation !== undefined && body.conversation !== null)
+    return refuse(
+      "conversation is not supported for this model: the gateway stores no conversations and the model's channel is not OpenAI's; send the full input with store=false",
+      'conversation',
+    );
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const [index, tool] of tools.entries()) {
+    const type = isRecord(tool) ? asString(tool.type) : undefined;
+    if (type !== undefined && !CONVERTIBLE_TOOLS.has(type))
+      return refuse(
+        `the built-in tool ${type} is not supported for this model: only an OpenAI channel runs it, and the model's channel is of another provider; leave the tool out or use a model an OpenAI channel serves`,
+        `tools[${index}]`,
+      );
+  }
+  return undefined;
+}
+
 export function responsesToChatRequest(body: Readonly<Json>, model: string, isStream: boolean): Json {
   const messages: Json[] = [];
   if (typeof body.instructions === 'string' && body.instructions !== '')
     messages.push({ role: 'system', content: body.instructions });
   const input = body.input;
   if (typeof input === 'string') messages.push({ role: 'user', content: input });
+  const pushCall = (id: unknown, name: unknown, args: string) => {
+    const call = { id, type: 'function', function: { name, arguments: args } };
+    const last = messages.at(-1);
+    if (last?.role === 'assistant' && Array.isArray(last.tool_calls)) (last.tool_calls as Json[]).push(call);
+    else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
+  };
   for (const item of Array.isArray(input) ? input : []) {
     if (!isRecord(item)) continue;
-    if (item.type === 'function_call') {
-      const call = {
-        id: item.call_id,
-        type: 'function',
-        function: { name: item.name, arguments: item.arguments ?? '{}' },
-      };
-      const last = messages.at(-1);
-      if (last?.role === 'assistant' && Array.isArray(last.tool_calls))
-        (last.tool_calls as Json[]).push(call);
-      else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
-    } else if (item.type === 'function_call_output') {
+    if (item.type === 'function_call') pushCall(item.call_id, item.name, asString(item.arguments) ?? '{}');
+    else if (item.type === 'custom_tool_call')
+      pushCall(item.call_id, item.name, JSON.stringify({ input: asString(item.input) ?? '' }));
+    else if (item.type === 'local_shell_call') {
+      const { type: _exec, ...action } = isRecord(item.action) ? item.action : {};
+      pushCall(item.call_id ?? item.id, LOCAL_SHELL_NAME, JSON.stringify(action));
+    } else if (
+      item.type === 'function_call_output' ||
+      item.type === 'custom_tool_call_output' ||
+      item.type === 'local_shell_call_output'
+    ) {
       messages.push({
         role: 'tool',
-        tool_call_id: item.call_id,
-        content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''),
+        tool_call_id: item.call_id ?? item.id,
+        content: outputText(item.output),
       });
     } else if (item.type === 'message' || item.role !== undefined) {
       const role = item.role === 'developer' ? 'system' : (asString(item.role) ?? 'user');
@@ -68,22 +189,28 @@ export function responsesToChatRequest(body: Readonly<Json>, model: string, isSt
     if (asNumber(body[field]) !== undefined) chat[field] = body[field];
   if (isRecord(body.reasoning) && typeof body.reasoning.effort === 'string')
     chat.reasoning_effort = body.reasoning.effort;
-  const tools = (Array.isArray(body.tools) ? body.tools : []).filter(
-    (tool): tool is Json => isRecord(tool) && tool.type === 'function',
-  );
-  if (tools.length > 0)
-    chat.tools = tools.map((tool) => ({
-      type: 'function',
-      function: {
-        name: tool.name,
-        ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-        parameters: isRecord(tool.parameters) ? tool.parameters : { type: 'object', properties: {} },
-      },
-    }));
+  const tools: Json[] = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isRecord(tool)) continue;
+    if (tool.type === 'custom') tools.push(customFunction(tool));
+    else if (tool.type === 'local_shell') tools.push(LOCAL_SHELL_FUNCTION);
+    else if (tool.type === 'function')
+      tools.push({
+        type: 'function',
+        function: {
+          name: tool.name,
+          ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+          parameters: isRecord(tool.parameters) ? tool.parameters : { type: 'object', properties: {} },
+        },
+      });
+  }
+  if (tools.length > 0) chat.tools = tools;
   const choice = body.tool_choice;
   if (choice === 'auto' || choice === 'required' || choice === 'none') chat.tool_choice = choice;
-  else if (isRecord(choice) && choice.type === 'function')
+  else if (isRecord(choice) && (choice.type === 'function' || choice.type === 'custom'))
     chat.tool_choice = { type: 'function', function: { name: choice.name } };
+  else if (isRecord(choice) && choice.type === 'local_shell')
+    chat.tool_choice = { type: 'function', function: { name: LOCAL_SHELL_NAME } };
   if (body.parallel_tool_calls === false) chat.parallel_tool_calls = false;
   if (typeof body.user === 'string') chat.user = body.user;
   return chat;
@@ -113,14 +240,57 @@ const reasoningItem = (id: string, text: string): Json => ({
   summary: [{ type: 'summary_text', text }],
 });
 
-const callItem = (id: string, callId: string, name: string, args: string): Json => ({
-  type: 'function_call',
-  id,
-  call_id: callId,
-  name,
-  arguments: args,
-  status: 'completed',
-});
+/**
+ * A finished tool call as the output item of the tool the client declared: `function_call` with its arguments,
+ * `custom_tool_call` with the `input` string, or `local_shell_call` with an exec action.
+ */
+export function callItem(
+  kinds: ReadonlyMap<string, ToolKind>,
+  callId: string,
+  name: string,
+  args: string,
+  id?: string,
+): Json {
+  const kind = kinds.get(name) ?? 'function';
+  if (kind === 'custom') {
+    const parsed = parseArguments(args);
+    const input = typeof parsed.input === 'string' ? parsed.input : args;
+    return {
+      type: 'custom_tool_call',
+      id: id ?? `ctc_${randomId()}`,
+      call_id: callId,
+      name,
+      input,
+      status: 'completed',
+    };
+  }
+  if (kind === 'local_shell') {
+    const action = parseArguments(args);
+    return {
+      type: 'local_shell_call',
+      id: id ?? `lsh_${randomId()}`,
+      call_id: callId,
+      action: {
+        type: 'exec',
+        command: Array.isArray(action.command) ? action.command.map(String) : [],
+        env: isRecord(action.env) ? action.env : {},
+        ...(asNumber(action.timeout_ms) !== undefined ? { timeout_ms: action.timeout_ms } : {}),
+        ...(typeof action.working_directory === 'string'
+          ? { working_directory: action.working_directory }
+          : {}),
+      },
+      status: 'completed',
+    };
+  }
+  return {
+    type: 'function_call',
+    id: id ?? `fc_${randomId()}`,
+    call_id: callId,
+    name,
+    arguments: args,
+    status: 'completed',
+  };
+}
 
 function responseObject(id: string, model: string, status: string, output: Json[], usage: Json | null): Json {
   return {
@@ -134,7 +304,13 @@ function responseObject(id: string, model: string, status: string, output: Json[
   };
 }
 
-export function chatToResponse(answer: Json, usage: NormalisedUsage, model: string): Json {
+export function chatToResponse(
+  answer: Json,
+  usage: NormalisedUsage,
+  model: string,
+  body: Readonly<Json> = {},
+): Json {
+  const kinds = toolKindsOf(body);
   const choice = Array.isArray(answer.choices) && isRecord(answer.choices[0]) ? answer.choices[0] : {};
   const message = isRecord(choice.message) ? choice.message : {};
   const output: Json[] = [];
@@ -146,7 +322,7 @@ export function chatToResponse(answer: Json, usage: NormalisedUsage, model: stri
     if (!isRecord(call) || !isRecord(call.function)) continue;
     output.push(
       callItem(
-        `fc_${randomId()}`,
+        kinds,
         asString(call.id) ?? `call_${randomId()}`,
         asString(call.function.name) ?? '',
         asString(call.function.arguments) ?? '{}',
@@ -159,10 +335,11 @@ export function chatToResponse(answer: Json, usage: NormalisedUsage, model: stri
 
 /** Canonical chunks as Responses events: an output item per kind of output, opened and closed in order. */
 export function createResponsesEncoder(
-  _body: Readonly<Json>,
+  body: Readonly<Json>,
   model: string,
   requestId: string,
 ): StreamEncoder {
+  const kinds = toolKindsOf(body);
   const id = `resp_${requestId.replace(/[^A-Za-z0-9]/g, '').slice(0, 24) || randomId()}`;
   let sequence = 0;
   let out = '';
@@ -184,13 +361,29 @@ export function createResponsesEncoder(
       Object.assign(item, { status: 'completed', content: [part] });
     } else if (open.kind === 'reasoning') {
       Object.assign(item, { summary: [{ type: 'summary_text', text }] });
-    } else {
+    } else if (item.type === 'function_call') {
       emit('response.function_call_arguments.done', {
         item_id: item.id,
         output_index: index,
         arguments: text,
       });
       Object.assign(item, { status: 'completed', arguments: text });
+    } else {
+      // A custom or local shell call: its input is known once the arguments are whole.
+      const name = item.type === 'local_shell_call' ? LOCAL_SHELL_NAME : String(item.name);
+      const done = callItem(kinds, String(item.call_id), name, text, String(item.id));
+      if (done.type === 'custom_tool_call') {
+        const input = String(done.input);
+        if (input !== '')
+          emit('response.custom_tool_call_input.delta', {
+            item_id: item.id,
+            output_index: index,
+            delta: input,
+          });
+        emit('response.custom_tool_call_input.done', { item_id: item.id, output_index: index, input });
+      }
+      for (const key of Object.keys(item)) delete item[key];
+      Object.assign(item, done);
     }
     emit('response.output_item.done', { output_index: index, item });
     items.push(item);
@@ -256,27 +449,49 @@ export function createResponsesEncoder(
         if (!isRecord(call)) continue;
         const index = typeof call.index === 'number' ? call.index : 0;
         const fn = isRecord(call.function) ? call.function : {};
-        if (open?.kind !== 'call' || open.callIndex !== index)
+        if (open?.kind !== 'call' || open.callIndex !== index) {
+          const name = asString(fn.name) ?? '';
+          const callId = asString(call.id) ?? `call_${randomId()}`;
+          const kind = kinds.get(name);
           begin(
             'call',
-            {
-              type: 'function_call',
-              id: `fc_${randomId()}`,
-              call_id: asString(call.id) ?? `call_${randomId()}`,
-              name: asString(fn.name) ?? '',
-              arguments: '',
-              status: 'in_progress',
-            },
+            kind === 'custom'
+              ? {
+                  type: 'custom_tool_call',
+                  id: `ctc_${randomId()}`,
+                  call_id: callId,
+                  name,
+                  input: '',
+                  status: 'in_progress',
+                }
+              : kind === 'local_shell'
+                ? {
+                    type: 'local_shell_call',
+                    id: `lsh_${randomId()}`,
+                    call_id: callId,
+                    action: { type: 'exec', command: [], env: {} },
+                    status: 'in_progress',
+                  }
+                : {
+                    type: 'function_call',
+                    id: `fc_${randomId()}`,
+                    call_id: callId,
+                    name,
+                    arguments: '',
+                    status: 'in_progress',
+                  },
             index,
           );
+        }
         const current = open as unknown as { item: Json; text: string };
         if (typeof fn.arguments === 'string' && fn.arguments !== '') {
           current.text += fn.arguments;
-          emit('response.function_call_arguments.delta', {
-            item_id: current.item.id,
-            output_index: items.length,
-            delta: fn.arguments,
-          });
+          if (current.item.type === 'function_call')
+            emit('response.function_call_arguments.delta', {
+              item_id: current.item.id,
+              output_index: items.length,
+              delta: fn.arguments,
+            });
         }
       }
       if (choice && typeof choice.finish_reason === 'string') finish = choice.finish_reason;
@@ -302,6 +517,7 @@ export const openAiResponsesIngress: Ingress = {
   keyOf: (request) => bearerKey(request.headers.authorization),
   errorBody: (error, requestId) => toOpenAiErrorBody(error, requestId),
   toChat: responsesToChatRequest,
+  refuseConversion: refuseResponsesConversion,
   fromChat: chatToResponse,
   streamEncoder: createResponsesEncoder,
 };

@@ -129,7 +129,14 @@ export async function relayJson(
   }
   if (conversion)
     body = options.redactor.redact(
-      JSON.stringify(conversion.ingress.fromChat(answer, usage, input.prepared.model)),
+      JSON.stringify(
+        conversion.ingress.fromChat(
+          answer,
+          usage,
+          prepared.model,
+          prepared.payload.kind === 'json' ? prepared.payload.body : undefined,
+        ),
+      ),
     );
 
   const charged = await settle(ctx, request, input.caller, input.billing, {

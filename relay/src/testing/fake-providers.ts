@@ -1,10 +1,12 @@
 /**
- * A fake Anthropic and Gemini upstream for tests, speaking their real wire formats:
+ * A fake Anthropic, Gemini and OpenAI-compatible chat upstream for tests, speaking their real wire formats:
  * Anthropic Messages (https://docs.anthropic.com/en/api/messages: `POST /v1/messages`, JSON or the SSE event
  * sequence message_start … message_stop with pings, thinking, tool-input JSON deltas, an `error` event;
  * `POST /v1/messages/count_tokens`; `GET /v1/models`) and Gemini (https://ai.google.dev/api:
  * `POST /v1beta/models/<model>:generateContent`, `:streamGenerateContent?alt=sse`, `:countTokens`,
- * `:embedContent`, `:batchEmbedContents`; `GET /v1beta/models`).
+ * `:embedContent`, `:batchEmbedContents`; `GET /v1beta/models`) and OpenAI chat completions with tool calls
+ * (https://platform.openai.com/docs/api-reference/chat: `POST /v1/chat/completions`, JSON or `chat.completion.chunk`
+ * events with `tool_calls` deltas and a usage chunk when asked).
  *
  * It answers with a reply text, a call of the request's first tool when the request offers tools and did not yet
  * answer one, thinking when asked; usage as each provider reports it (cache reads and writes, thought tokens).
@@ -32,6 +34,8 @@ export interface FakeProviderBehaviour {
   readonly omitUsage: boolean;
   /** When set, requests must carry this key. */
   readonly apiKey: string | undefined;
+  /** The tool to call (when the request offers it) and its arguments; default: the first tool, `{city:"Paris"}`. */
+  readonly toolCall: { readonly name: string; readonly args: Record<string, unknown> } | undefined;
 }
 
 export const DEFAULT_PROVIDER_BEHAVIOUR: FakeProviderBehaviour = {
@@ -45,6 +49,7 @@ export const DEFAULT_PROVIDER_BEHAVIOUR: FakeProviderBehaviour = {
   dropAfter: undefined,
   omitUsage: false,
   apiKey: undefined,
+  toolCall: undefined,
 };
 
 export interface ProviderRequest {
@@ -68,18 +73,34 @@ const wordsOf = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The first tool a request offers, unless the conversation already holds an answer to a call. */
-function toolToCall(body: Record<string, unknown>): string | undefined {
+/** Names of the tools a request offers (Anthropic, OpenAI chat, Gemini). */
+function toolNames(body: Record<string, unknown>): string[] {
+  const names: string[] = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isRecord(tool)) continue;
+    if (typeof tool.name === 'string') names.push(tool.name);
+    else if (isRecord(tool.function) && typeof tool.function.name === 'string')
+      names.push(tool.function.name);
+    for (const declaration of Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations : [])
+      if (isRecord(declaration) && typeof declaration.name === 'string') names.push(declaration.name);
+  }
+  return names;
+}
+
+/**
+ * The tool to call and its arguments: the behaviour's when the request offers it, else the first tool with
+ * `{city:"Paris"}`; none once the conversation holds an answer to a call.
+ */
+function toolToCall(
+  body: Record<string, unknown>,
+  wanted: FakeProviderBehaviour['toolCall'],
+): { name: string; args: Record<string, unknown> } | undefined {
   const text = JSON.stringify(body.messages ?? body.contents ?? []);
-  if (text.includes('tool_result') || text.includes('functionResponse')) return undefined;
-  const tools = Array.isArray(body.tools) ? body.tools : [];
-  const first = tools[0];
-  if (!isRecord(first)) return undefined;
-  if (typeof first.name === 'string') return first.name;
-  const declarations = Array.isArray(first.functionDeclarations) ? first.functionDeclarations : [];
-  return isRecord(declarations[0]) && typeof declarations[0].name === 'string'
-    ? declarations[0].name
-    : undefined;
+  if (text.includes('tool_result') || text.includes('functionResponse') || text.includes('"role":"tool"'))
+    return undefined;
+  const names = toolNames(body);
+  if (wanted) return names.includes(wanted.name) ? { name: wanted.name, args: wanted.args } : undefined;
+  return names[0] === undefined ? undefined : { name: names[0], args: TOOL_ARGS };
 }
 
 const TOOL_ARGS = { city: 'Paris' };
@@ -135,7 +156,7 @@ export async function startFakeProviders(
       });
     const input = promptTokensOf(raw);
     if (path === '/v1/messages/count_tokens') return json(res, 200, { input_tokens: input });
-    const tool = toolToCall(body);
+    const tool = toolToCall(body, b.toolCall);
     const thinks = isRecord(body.thinking) && body.thinking.type === 'enabled';
     const output = wordsOf(b.reply).length + (thinks ? wordsOf(b.thinking).length : 0) + (tool ? 12 : 0);
     const usage = {
@@ -149,7 +170,7 @@ export async function startFakeProviders(
       const content: unknown[] = [];
       if (thinks) content.push({ type: 'thinking', thinking: b.thinking, signature: 'sig' });
       content.push({ type: 'text', text: b.reply });
-      if (tool) content.push({ type: 'tool_use', id: 'toolu_fake_1', name: tool, input: TOOL_ARGS });
+      if (tool) content.push({ type: 'tool_use', id: 'toolu_fake_1', name: tool.name, input: tool.args });
       return json(res, 200, {
         id: 'msg_fake_1',
         type: 'message',
@@ -202,9 +223,9 @@ export async function startFakeProviders(
       index += 1;
       send('content_block_start', {
         index,
-        content_block: { type: 'tool_use', id: 'toolu_fake_1', name: tool, input: {} },
+        content_block: { type: 'tool_use', id: 'toolu_fake_1', name: tool.name, input: {} },
       });
-      const args = JSON.stringify(TOOL_ARGS);
+      const args = JSON.stringify(tool.args);
       send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } });
       send('content_block_delta', {
         index,
@@ -257,7 +278,7 @@ export async function startFakeProviders(
         embeddings: Array.from({ length: count }, () => ({ values: [0.1, 0.2, 0.3] })),
       });
     }
-    const tool = toolToCall(body);
+    const tool = toolToCall(body, b.toolCall);
     const config = isRecord(body.generationConfig) ? body.generationConfig : {};
     const thinks = isRecord(config.thinkingConfig) && config.thinkingConfig.includeThoughts === true;
     const candidates = wordsOf(b.reply).length + (tool ? 6 : 0);
@@ -269,7 +290,7 @@ export async function startFakeProviders(
       ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
       ...(b.cacheReadTokens > 0 ? { cachedContentTokenCount: Math.min(b.cacheReadTokens, input) } : {}),
     };
-    const callPart = tool ? [{ functionCall: { name: tool, args: TOOL_ARGS } }] : [];
+    const callPart = tool ? [{ functionCall: { name: tool.name, args: tool.args } }] : [];
     const frame = (parts: unknown[], finish?: string, withUsage = false) => ({
       candidates: [
         { content: { role: 'model', parts }, index: 0, ...(finish ? { finishReason: finish } : {}) },
@@ -303,6 +324,75 @@ export async function startFakeProviders(
       sent += 1;
     }
     res.end();
+  }
+
+  /** OpenAI chat completions: reasoning when asked (`reasoning_effort`), the reply, a tool call when offered. */
+  function openAiChat(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>, raw: string) {
+    const b = behaviour;
+    if (b.apiKey !== undefined && req.headers.authorization !== `Bearer ${b.apiKey}`)
+      return json(res, 401, {
+        error: {
+          message: 'Incorrect API key provided',
+          type: 'invalid_request_error',
+          code: 'invalid_api_key',
+        },
+      });
+    if (b.errorStatus !== undefined)
+      return json(res, b.errorStatus, {
+        error: { message: b.errorMessage, type: 'server_error', param: null, code: null },
+      });
+    const model = String(body.model);
+    const tool = toolToCall(body, b.toolCall);
+    const thinks = typeof body.reasoning_effort === 'string' && body.reasoning_effort !== 'none';
+    const prompt = promptTokensOf(raw);
+    const completion = wordsOf(b.reply).length + (tool ? 12 : 0) + (thinks ? wordsOf(b.thinking).length : 0);
+    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const finish = tool ? 'tool_calls' : 'stop';
+    const call = tool && {
+      id: 'call_fake_1',
+      type: 'function',
+      function: { name: tool.name, arguments: JSON.stringify(tool.args) },
+    };
+    const base = { id: 'chatcmpl-fake', created: 1_700_000_000, model };
+    if (body.stream !== true)
+      return json(res, 200, {
+        ...base,
+        object: 'chat.completion',
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: b.reply,
+              ...(thinks ? { reasoning_content: b.thinking } : {}),
+              ...(call ? { tool_calls: [call] } : {}),
+            },
+            finish_reason: finish,
+          },
+        ],
+        ...(b.omitUsage ? {} : { usage }),
+      });
+    sse(res);
+    const send = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+      res.write(
+        `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
+      );
+    send({ role: 'assistant', content: '' });
+    if (thinks) send({ reasoning_content: b.thinking });
+    for (const word of wordsOf(b.reply)) send({ content: word });
+    if (call) {
+      const args = call.function.arguments;
+      send({ tool_calls: [{ index: 0, ...call, function: { name: call.function.name, arguments: '' } }] });
+      send({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, 7) } }] });
+      send({ tool_calls: [{ index: 0, function: { arguments: args.slice(7) } }] });
+    }
+    send({}, finish);
+    const options = isRecord(body.stream_options) ? body.stream_options : {};
+    if (options.include_usage === true && !b.omitUsage)
+      res.write(
+        `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`,
+      );
+    res.end('data: [DONE]\n\n');
   }
 
   const server = createServer((req, res) => {
@@ -346,11 +436,13 @@ export async function startFakeProviders(
               ? json(res, 200, {
                   models: [{ name: 'models/gemini-test', supportedGenerationMethods: ['generateContent'] }],
                 })
-              : path.startsWith('/v1/messages')
-                ? anthropic(req, res, path, body, raw)
-                : path.startsWith('/v1beta/')
-                  ? gemini(req, res, path, body, raw)
-                  : json(res, 404, { error: 'not found' });
+              : req.method === 'POST' && path === '/v1/chat/completions'
+                ? openAiChat(req, res, body, raw)
+                : path.startsWith('/v1/messages')
+                  ? anthropic(req, res, path, body, raw)
+                  : path.startsWith('/v1beta/')
+                    ? gemini(req, res, path, body, raw)
+                    : json(res, 404, { error: 'not found' });
       void Promise.resolve(handled).catch(() => res.destroy());
     });
   });

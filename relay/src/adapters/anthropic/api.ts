@@ -2,10 +2,11 @@
  * Anthropic upstreams (https://docs.anthropic.com/en/api/messages): `POST <base>/v1/messages` and
  * `/v1/messages/count_tokens`, the key in `x-api-key`, `anthropic-version: 2023-06-01`, and the
  * `anthropic-beta` flags the client asked for or `claude.model_headers_settings` names for the model.
- * A Messages request from an Anthropic client goes up as it came (the model mapped); a canonical chat request is
- * converted (chat.ts).
+ * A Messages request from an Anthropic client goes up as it came (the model mapped; thinking blocks without a
+ * signature, written by the relay on a converted path, left out); a canonical chat request is converted (chat.ts).
  */
 import { findProviderType } from '@turnpike/core/providers/catalogue';
+import { isRecord, type Json } from '../canonical.ts';
 import type { Adapter, AdapterChannel, BuildRequestInput, UpstreamCall } from '../registry.ts';
 import { chatToMessages, messagesToChat } from './chat.ts';
 import { readAnthropicError } from './errors.ts';
@@ -41,6 +42,38 @@ function headersFor(channel: AdapterChannel, input: BuildRequestInput, model: st
   return headers;
 }
 
+const isUnsignedThinking = (block: unknown): boolean =>
+  isRecord(block) &&
+  block.type === 'thinking' &&
+  (typeof block.signature !== 'string' || block.signature === '');
+
+/**
+ * A Messages request without the thinking blocks that carry no signature: the relay wrote them on a converted path
+ * (another provider's reasoning), and Anthropic refuses a block it cannot verify. Usually nothing is removed and
+ * the body is returned as it came.
+ */
+export function withoutUnsignedThinking(body: Json): Json {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const affected = messages.some(
+    (message) =>
+      isRecord(message) &&
+      message.role === 'assistant' &&
+      Array.isArray(message.content) &&
+      message.content.some(isUnsignedThinking),
+  );
+  if (!affected) return body;
+  const kept: unknown[] = [];
+  for (const message of messages) {
+    if (!isRecord(message) || message.role !== 'assistant' || !Array.isArray(message.content)) {
+      kept.push(message);
+      continue;
+    }
+    const content = message.content.filter((block) => !isUnsignedThinking(block));
+    if (content.length > 0) kept.push({ ...message, content });
+  }
+  return { ...body, messages: kept };
+}
+
 export const anthropicAdapter: Adapter = {
   id: 'anthropic',
   supports: (endpoint) => endpoint === 'messages' || endpoint === 'count-tokens' || endpoint === 'chat',
@@ -52,7 +85,7 @@ export const anthropicAdapter: Adapter = {
     const body =
       input.endpoint === 'chat'
         ? chatToMessages(payload.body, input.upstreamModel, input.options)
-        : { ...payload.body, model: input.upstreamModel };
+        : withoutUnsignedThinking({ ...payload.body, model: input.upstreamModel });
     if (channel.paramOverride && !input.passThrough) Object.assign(body, channel.paramOverride);
     const model = typeof body.model === 'string' ? body.model : input.upstreamModel;
     const path = input.endpoint === 'count-tokens' ? '/v1/messages/count_tokens' : '/v1/messages';

@@ -1,0 +1,338 @@
+/**
+ * What coding agents send that chat cannot say as such: Codex's `custom` and `local_shell` tools (offered as
+ * functions, their calls read back as the items Codex expects), Claude Code's signed thinking in its history
+ * (left out for another provider, never sent on as text), and what only the client's own provider can do
+ * (built-in and server tools, stored responses): refused in the client's protocol, naming it.
+ */
+import { describe, expect, it } from 'vitest';
+import { withoutUnsignedThinking } from '../adapters/anthropic/api.ts';
+import type { Json } from '../adapters/canonical.ts';
+import { EMPTY_USAGE } from '../metering/usage.ts';
+import {
+  anthropicErrorBody,
+  chatToMessagesAnswer,
+  messagesToChatRequest,
+  refuseMessagesConversion,
+} from './anthropic-messages.ts';
+import { geminiErrorBody, refuseGeminiConversion } from './gemini.ts';
+import {
+  chatToResponse,
+  createResponsesEncoder,
+  refuseResponsesConversion,
+  responsesToChatRequest,
+} from './openai-responses.ts';
+
+const PATCH_GRAMMAR = 'start: begin_patch hunk+ end_patch';
+const codexTools = [
+  { type: 'function', name: 'shell', parameters: { type: 'object', properties: {} } },
+  {
+    type: 'custom',
+    name: 'apply_patch',
+    description: 'Edits files.',
+    format: { type: 'grammar', syntax: 'lark', definition: PATCH_GRAMMAR },
+  },
+  { type: 'local_shell' },
+];
+const PATCH = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch';
+const chunk = (delta: Json, finish: string | null = null) => ({
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+const events = (text: string) =>
+  text
+    .split('\n\n')
+    .filter((frame) => frame.includes('data: '))
+    .map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as Json);
+
+describe('Codex tools on a chat upstream', () => {
+  it('offers a custom tool as a function of one string input, its grammar in the description', () => {
+    const chat = responsesToChatRequest(
+      { tools: codexTools, tool_choice: { type: 'custom', name: 'apply_patch' }, input: 'edit' },
+      'm',
+      false,
+    );
+    const tools = chat.tools as Json[];
+    expect(tools.map((tool) => (tool.function as Json).name)).toEqual([
+      'shell',
+      'apply_patch',
+      'local_shell',
+    ]);
+    expect(tools[1]).toMatchObject({
+      type: 'function',
+      function: {
+        name: 'apply_patch',
+        parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] },
+      },
+    });
+    const description = String((tools[1]!.function as Json).description);
+    expect(description).toContain('Edits files.');
+    expect(description).toContain(`lark grammar:\n${PATCH_GRAMMAR}`);
+    expect((tools[2]!.function as Json).parameters).toMatchObject({ required: ['command'] });
+    expect(chat.tool_choice).toEqual({ type: 'function', function: { name: 'apply_patch' } });
+  });
+
+  it('reads custom and local shell calls and their outputs in the history as tool calls and results', () => {
+    const chat = responsesToChatRequest(
+      {
+        tools: codexTools,
+        input: [
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] },
+          { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: PATCH },
+          { type: 'custom_tool_call_output', call_id: 'call_p', output: 'Done!' },
+          {
+            type: 'local_shell_call',
+            id: 'lsh_1',
+            call_id: 'call_s',
+            status: 'completed',
+            action: { type: 'exec', command: ['ls', '-a'], env: {} },
+          },
+          { type: 'local_shell_call_output', id: 'call_s', output: '{"output":"a.txt"}' },
+          { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'opaque' },
+        ],
+      },
+      'm',
+      false,
+    );
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          {
+            id: 'call_p',
+            type: 'function',
+            function: { name: 'apply_patch', arguments: JSON.stringify({ input: PATCH }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_p', content: 'Done!' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          {
+            id: 'call_s',
+            type: 'function',
+            function: { name: 'local_shell', arguments: JSON.stringify({ command: ['ls', '-a'], env: {} }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_s', content: '{"output":"a.txt"}' },
+    ]);
+  });
+
+  it('answers calls of a custom tool as custom_tool_call items with the input, and local shell as exec', () => {
+    const response = chatToResponse(
+      {
+        choices: [
+          {
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                {
+                  id: 'call_1',
+                  type: 'function',
+                  function: { name: 'apply_patch', arguments: JSON.stringify({ input: PATCH }) },
+                },
+                { id: 'call_2', type: 'function', function: { name: 'shell', arguments: '{"cmd":"ls"}' } },
+                {
+                  id: 'call_3',
+                  type: 'function',
+                  function: { name: 'local_shell', arguments: '{"command":["pwd"],"timeout_ms":500}' },
+                },
+              ],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      },
+      EMPTY_USAGE,
+      'm',
+      { tools: codexTools },
+    );
+    expect(response.output).toMatchObject([
+      { type: 'custom_tool_call', call_id: 'call_1', name: 'apply_patch', input: PATCH },
+      { type: 'function_call', call_id: 'call_2', name: 'shell', arguments: '{"cmd":"ls"}' },
+      {
+        type: 'local_shell_call',
+        call_id: 'call_3',
+        action: { type: 'exec', command: ['pwd'], env: {}, timeout_ms: 500 },
+      },
+    ]);
+    expect((response.output as Json[])[0]).not.toHaveProperty('arguments');
+  });
+
+  it('streams a custom tool call as custom_tool_call_input events and a whole item', () => {
+    const encoder = createResponsesEncoder({ tools: codexTools }, 'm', 'req-1');
+    const args = JSON.stringify({ input: PATCH });
+    let text = encoder.chunk(
+      chunk({
+        tool_calls: [
+          { index: 0, id: 'call_1', type: 'function', function: { name: 'apply_patch', arguments: '' } },
+        ],
+      }),
+    );
+    text += encoder.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, 9) } }] }));
+    text += encoder.chunk(
+      chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(9) } }] }, 'tool_calls'),
+    );
+    text += encoder.end(EMPTY_USAGE, false);
+    const list = events(text);
+    expect(list.map((event) => event.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.custom_tool_call_input.delta',
+      'response.custom_tool_call_input.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(list[2]).toMatchObject({ item: { type: 'custom_tool_call', call_id: 'call_1', input: '' } });
+    expect(list[4]).toMatchObject({ input: PATCH });
+    const done = { type: 'custom_tool_call', call_id: 'call_1', name: 'apply_patch', input: PATCH };
+    expect(list[5]).toMatchObject({ item: done });
+    expect(list[6]).toMatchObject({ response: { output: [done] } });
+  });
+
+  it('refuses built-in tools and stored state on a converted path, naming them', () => {
+    expect(refuseResponsesConversion({ tools: codexTools, input: 'x' })).toBeUndefined();
+    for (const type of [
+      'web_search',
+      'file_search',
+      'code_interpreter',
+      'computer_use_preview',
+      'image_generation',
+    ]) {
+      const refusal = refuseResponsesConversion({ tools: [codexTools[0], { type }], input: 'x' });
+      expect(refusal, type).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'tools[1]' });
+      expect(refusal?.message, type).toContain(`built-in tool ${type}`);
+    }
+    const stored = refuseResponsesConversion({ previous_response_id: 'resp_1', input: 'x' });
+    expect(stored).toMatchObject({ status: 400, param: 'previous_response_id' });
+    expect(stored?.message).toContain('previous_response_id is not supported');
+    expect(stored?.message).toContain('send the full input with store=false');
+  });
+});
+
+describe("Claude Code's thinking on a chat upstream", () => {
+  it('leaves signed and redacted thinking out of the chat request, never as text', () => {
+    const chat = messagesToChatRequest(
+      {
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'SECRET REASONING', signature: 'EqQBCkYIBxgCKkB...' },
+              { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3p' },
+              { type: 'text', text: 'Let me look.' },
+              { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+            ],
+          },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Sunny' }] },
+        ],
+      },
+      'm',
+      false,
+    );
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'Weather?' },
+      {
+        role: 'assistant',
+        content: 'Let me look.',
+        tool_calls: [
+          {
+            id: 'toolu_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'Sunny' },
+    ]);
+    expect(JSON.stringify(chat)).not.toContain('SECRET REASONING');
+    expect(JSON.stringify(chat)).not.toContain('EmwKAhgBEgy3va3p');
+  });
+
+  it('writes another provider reasoning as a thinking block with an empty signature', () => {
+    const answer = chatToMessagesAnswer(
+      {
+        choices: [
+          { message: { role: 'assistant', content: 'Hi', reasoning_content: 'hmm' }, finish_reason: 'stop' },
+        ],
+      },
+      EMPTY_USAGE,
+      'm',
+    );
+    expect(answer.content).toEqual([
+      { type: 'thinking', thinking: 'hmm', signature: '' },
+      { type: 'text', text: 'Hi' },
+    ]);
+  });
+
+  it('sends an Anthropic upstream the history without the unsigned thinking the relay wrote', () => {
+    const signed = { type: 'thinking', thinking: 'real', signature: 'sig-real' };
+    const body = {
+      model: 'claude',
+      messages: [
+        { role: 'user', content: 'a' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'converted', signature: '' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+        { role: 'user', content: 'c' },
+        { role: 'assistant', content: [signed, { type: 'text', text: 'd' }] },
+        { role: 'user', content: 'e' },
+      ],
+    };
+    const sent = withoutUnsignedThinking(body);
+    expect(sent.messages).toEqual([
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: [{ type: 'text', text: 'b' }] },
+      { role: 'user', content: 'c' },
+      { role: 'assistant', content: [signed, { type: 'text', text: 'd' }] },
+      { role: 'user', content: 'e' },
+    ]);
+    // Nothing to leave out: the very same body.
+    const clean = { model: 'claude', messages: [{ role: 'assistant', content: [signed] }] };
+    expect(withoutUnsignedThinking(clean)).toBe(clean);
+  });
+});
+
+describe("what only the client's own provider runs", () => {
+  it('refuses Anthropic server tools and MCP servers in Anthropic shape, naming the tool', () => {
+    const client = { name: 'get_weather', input_schema: { type: 'object' } };
+    expect(refuseMessagesConversion({ tools: [client, { type: 'custom', ...client }] })).toBeUndefined();
+    const refusal = refuseMessagesConversion({
+      tools: [client, { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+    });
+    expect(refusal?.status).toBe(400);
+    expect(refusal?.message).toContain('web_search_20250305 (web_search)');
+    expect(anthropicErrorBody(refusal!, 'r1')).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error' },
+    });
+    expect(
+      refuseMessagesConversion({ mcp_servers: [{ type: 'url', url: 'https://x', name: 'x' }] })?.message,
+    ).toContain('mcp_servers');
+  });
+
+  it('refuses Gemini grounding and code execution in Gemini shape, naming the tool', () => {
+    expect(refuseGeminiConversion({ tools: [{ functionDeclarations: [{ name: 'f' }] }] })).toBeUndefined();
+    for (const tool of ['googleSearch', 'codeExecution', 'urlContext', 'googleSearchRetrieval']) {
+      const refusal = refuseGeminiConversion({ tools: [{ [tool]: {} }] });
+      expect(refusal?.message, tool).toContain(`built-in tool ${tool}`);
+      expect(geminiErrorBody(refusal!, 'r1'), tool).toMatchObject({
+        error: { code: 400, status: 'INVALID_ARGUMENT' },
+      });
+    }
+  });
+});

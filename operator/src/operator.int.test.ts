@@ -1,4 +1,5 @@
 import { channels } from '@turnpike/core/db/schema/channels';
+import { optionSources } from '@turnpike/core/db/schema/option-sources';
 import { options as optionsTable } from '@turnpike/core/db/schema/options';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import { eq } from 'drizzle-orm';
@@ -144,26 +145,67 @@ describe('operator against the stand-in API server', () => {
     await waitFor(async () => (await call('beta-model')).statusCode !== 200, { what: 'beta unroutable' });
   });
 
-  it('writes ModelPrice entries into the price options and removes them with the resource', async () => {
+  it('writes ModelPrice entries as rows of their own, served in the price options, and removes them with the resource', async () => {
+    const mapsBefore = await h.database.db.select().from(optionsTable);
     h.api.apply({
       apiVersion: 'turnpike.dev/v1alpha1',
       kind: 'ModelPrice',
       metadata: { name: 'alpha-price', namespace: NS },
-      spec: { models: ['alpha-model'], price: { input: '2.5', output: '10' } },
+      spec: { models: ['alpha-model'], price: { input: '2.5', output: '10', cacheWrite: '3.125' } },
     });
     await waitFor(() => ready('modelprices', 'alpha-price')?.status === 'True', { what: 'price ready' });
-    const ratio = async (key: string) => {
-      const [row] = await h.database.db.select().from(optionsTable).where(eq(optionsTable.key, key));
-      return row ? (JSON.parse(row.value) as Record<string, number>)['alpha-model'] : undefined;
-    };
-    expect(await ratio('ModelRatio')).toBe(1.25);
-    expect(await ratio('CompletionRatio')).toBe(4);
-    await waitFor(() => (relay.options.get('ModelRatio') as Record<string, number>)['alpha-model'] === 1.25, {
-      what: 'relay price',
-    });
+    const owned = async () =>
+      (await h.database.db.select().from(optionSources).where(eq(optionSources.sourceName, 'alpha-price')))
+        .map((r) => `${r.optionKey}[${r.entry}]=${r.value}`)
+        .sort();
+    expect(await owned()).toEqual([
+      'CompletionRatio[alpha-model]=4',
+      'CreateCacheRatio[alpha-model]=1.25',
+      'ModelRatio[alpha-model]=1.25',
+    ]);
+    // The price maps' own rows are the console's: the operator did not write them.
+    expect(await h.database.db.select().from(optionsTable)).toEqual(mapsBefore);
+    const served = (key: 'ModelRatio' | 'CompletionRatio' | 'CreateCacheRatio') =>
+      (relay.options.get(key) as Record<string, number>)['alpha-model'];
+    await waitFor(() => served('ModelRatio') === 1.25, { what: 'relay price' });
+    expect(served('CompletionRatio')).toBe(4);
+    expect(served('CreateCacheRatio')).toBe(1.25);
+    expect(JSON.parse(relay.options.getText('ModelRatio'))['alpha-model']).toBe(1.25);
     h.api.remove({ ...T, plural: 'modelprices', namespace: NS, name: 'alpha-price' });
     await waitFor(() => getCr('modelprices', 'alpha-price') === undefined);
-    expect(await ratio('ModelRatio')).toBeUndefined();
+    expect(await owned()).toEqual([]);
+    await waitFor(() => served('ModelRatio') === undefined, { what: 'relay price gone' });
+  });
+
+  it('writes a price for some groups into the group maps the relays serve, and takes it out with the resource', async () => {
+    h.api.apply({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ModelPrice',
+      metadata: { name: 'vip-price', namespace: NS },
+      spec: { models: ['alpha-model'], groups: ['vip', 'svip'], ratio: { model: '0.5', completion: '2' } },
+    });
+    await waitFor(() => ready('modelprices', 'vip-price')?.status === 'True', { what: 'group price ready' });
+    expect(getCr('modelprices', 'vip-price')?.status?.optionEntries).toEqual([
+      'GroupModelRatio[vip/alpha-model]',
+      'GroupCompletionRatio[vip/alpha-model]',
+      'GroupModelRatio[svip/alpha-model]',
+      'GroupCompletionRatio[svip/alpha-model]',
+    ]);
+    await waitFor(
+      () =>
+        (relay.options.get('GroupModelRatio') as Record<string, Record<string, number>>).svip?.[
+          'alpha-model'
+        ] === 0.5,
+      { what: 'relay group price' },
+    );
+    expect(relay.options.get('GroupCompletionRatio')).toEqual({
+      vip: { 'alpha-model': 2 },
+      svip: { 'alpha-model': 2 },
+    });
+    h.api.remove({ ...T, plural: 'modelprices', namespace: NS, name: 'vip-price' });
+    await waitFor(() => JSON.stringify(relay.options.get('GroupModelRatio')) === '{}', {
+      what: 'group price gone',
+    });
   });
 
   it('refuses a ModelPrice for a model another ModelPrice already prices, naming the owner', async () => {

@@ -4,6 +4,14 @@ import { options as optionsTable } from '../db/schema/options.ts';
 import { AppError } from '../errors.ts';
 import type { EventBus, GatewayEvent } from '../events/bus.ts';
 import {
+  isPriceOptionKey,
+  listPriceEntries,
+  overlayPriceEntries,
+  type PriceEntry,
+  type PriceOptionKey,
+  stripPriceEntries,
+} from './managed-options.ts';
+import {
   type CheckedOption,
   defaultOptionText,
   defaultOptionValue,
@@ -42,6 +50,10 @@ export interface CreateOptionStoreOptions {
 /**
  * Every option, served from memory. Writes go to the database first, then to this cache, then out on the bus
  * so every process reloads the changed keys (ADR 0003). Reads never touch the database.
+ *
+ * A price map (ModelRatio, the group maps, ...) is served as its stored map with the entries Kubernetes
+ * resources own laid over it (`option_sources`, docs/adr/0017): what the relay bills and what `GET /api/option/`
+ * lists is that effective map. A save of a price map stores it without the owned entries.
  */
 export interface OptionStore {
   /** Reads every row; keys without a row take their default. Rows of unknown keys are left alone. */
@@ -119,13 +131,35 @@ export function createOptionStore({
   }
 
   /** Stored text (or no row) to cache entries; a row that no longer validates falls back to the default. */
-  function fromStored(key: OptionKey, stored: string | undefined): CheckedOption {
+  function fromStored(
+    key: OptionKey,
+    stored: string | undefined,
+    owned?: readonly PriceEntry[],
+  ): CheckedOption {
+    let checked: CheckedOption | undefined;
     if (stored !== undefined) {
       const result = readOptionText(key, stored);
-      if (result.ok) return { key, text: result.value, value: result.parsed };
-      onError(new Error(`stored option ${key} is invalid, so its default is used: ${result.message}`));
+      if (result.ok) checked = { key, text: result.value, value: result.parsed };
+      else onError(new Error(`stored option ${key} is invalid, so its default is used: ${result.message}`));
     }
-    return { key, text: defaultOptionText(key), value: defaultOptionValue(key) };
+    checked ??= { key, text: defaultOptionText(key), value: defaultOptionValue(key) };
+    return withOwned(checked, owned);
+  }
+
+  /** A price map with the owned entries laid over it (they were checked one by one when written). */
+  function withOwned(checked: CheckedOption, owned: readonly PriceEntry[] | undefined): CheckedOption {
+    if (!owned || owned.length === 0 || !isPriceOptionKey(checked.key)) return checked;
+    const merged = overlayPriceEntries(checked.key, checked.value as Record<string, unknown>, owned);
+    const result = readOptionText(checked.key, JSON.stringify(merged));
+    if (result.ok) return { key: checked.key, text: result.value, value: result.parsed };
+    onError(
+      new Error(`owned entries of ${checked.key} are invalid, so they are left out: ${result.message}`),
+    );
+    return checked;
+  }
+
+  async function ownedEntries(keys: readonly OptionKey[]) {
+    return listPriceEntries(db, keys.filter(isPriceOptionKey));
   }
 
   async function reload(keys: readonly OptionKey[] | 'all'): Promise<void> {
@@ -138,7 +172,8 @@ export function createOptionStore({
             .where(inArray(optionsTable.key, [...keys]));
     const stored = new Map(rows.map((row) => [row.key, row.value]));
     const wanted = keys === 'all' ? optionKeys : keys;
-    apply(wanted.map((key) => fromStored(key, stored.get(key))));
+    const owned = await ownedEntries(wanted);
+    apply(wanted.map((key) => fromStored(key, stored.get(key), owned.get(key as PriceOptionKey))));
   }
 
   function reloadInBackground(keys: readonly OptionKey[] | 'all'): void {
@@ -157,19 +192,50 @@ export function createOptionStore({
     await bus.publish({ type: 'options.changed', keys: [...keys] }).catch(onError);
   }
 
+  /**
+   * The rows to store for checked options and what to serve: a price map is stored without its owned entries
+   * (keeping the stored value of an owned entry) and served with them.
+   */
+  async function storedAndServed(checked: readonly CheckedOption[]) {
+    const priceKeys = checked.map((o) => o.key).filter(isPriceOptionKey);
+    const owned = await ownedEntries(priceKeys);
+    const storedRows =
+      owned.size === 0
+        ? []
+        : await db
+            .select()
+            .from(optionsTable)
+            .where(inArray(optionsTable.key, [...owned.keys()]));
+    const storedMaps = new Map(storedRows.map((r) => [r.key, r.value]));
+    return checked.map((option) => {
+      const entries = owned.get(option.key as PriceOptionKey);
+      if (!entries || !isPriceOptionKey(option.key)) return { row: option.text, served: option };
+      const before = fromStored(option.key, storedMaps.get(option.key));
+      const base = stripPriceEntries(
+        option.key,
+        option.value as Record<string, unknown>,
+        before.value as Record<string, unknown>,
+        entries,
+      );
+      const row = JSON.stringify(base);
+      return { row, served: fromStored(option.key, row, entries) };
+    });
+  }
+
   /** Validation runs in the serial queue so two saves in this process cannot both pass a cross-option rule. */
   async function write(entries: Iterable<readonly [string, string]>): Promise<void> {
     const written = await serially(async () => {
       const result = validateOptions(entries, read);
       if (!result.ok) throw new AppError('VALIDATION_FAILED', result.message);
       if (result.options.length === 0) return [];
-      const rows = result.options.map(({ key, text }) => ({ key, value: text }));
+      const prepared = await storedAndServed(result.options);
+      const rows = result.options.map(({ key }, i) => ({ key, value: prepared[i]?.row as string }));
       // One statement, so the values are stored all or none.
       await db
         .insert(optionsTable)
         .values(rows)
         .onConflictDoUpdate({ target: optionsTable.key, set: { value: sql`excluded.value` } });
-      apply(result.options);
+      apply(prepared.map((p) => p.served));
       return result.options.map((option) => option.key);
     });
     if (written.length > 0) await announce(written);
@@ -211,7 +277,9 @@ export function createOptionStore({
         const result = validateOptions([[key, defaultOptionText(key)]], read);
         if (!result.ok) throw new AppError('VALIDATION_FAILED', result.message);
         await db.delete(optionsTable).where(eq(optionsTable.key, key));
-        apply(result.options);
+        // Owned price entries stay: they are laid over the default as they were over the stored map.
+        const owned = await ownedEntries([key]);
+        apply([fromStored(key, undefined, owned.get(key as PriceOptionKey))]);
         return key;
       });
       await announce([resetKey]);

@@ -132,6 +132,8 @@ describe('ModelPrice validation', () => {
     ['token prices', { models: ['a'], price: { input: '2.5', output: '10', cacheRead: '1.25' } }],
     ['a per-call price', { models: ['a'], price: { perCall: '0.04' } }],
     ['a price per group', { models: ['a'], groups: ['vip'], price: { perCall: '1' } }],
+    ['cache-write prices', { models: ['a'], price: { input: '3', cacheRead: '0.3', cacheWrite: '3.75' } }],
+    ['a cache-write ratio', { models: ['a'], ratio: { model: '1', cacheWrite: '1.25' } }],
   ])('accepts %s', (_name, spec) => {
     expect(refusals(validate('modelprices', spec))).toEqual([]);
   });
@@ -145,6 +147,12 @@ describe('ModelPrice validation', () => {
     ['per-call beside token prices', { models: ['a'], price: { perCall: '1', input: '2' } }, 'stands alone'],
     ['output without input', { models: ['a'], price: { output: '2' } }, 'need at least input'],
     ['no models', { models: [], ratio: { model: '1' } }, 'spec.models'],
+    ['a group name with a slash', { models: ['a'], groups: ['a/b'], ratio: { model: '1' } }, 'spec.groups'],
+    [
+      'a cache write beside a per-call price',
+      { models: ['a'], price: { perCall: '1', cacheWrite: '1' } },
+      'stands alone',
+    ],
   ])('refuses %s', (_name, spec, expected) => {
     expect(refusals(validate('modelprices', spec)).join('\n')).toContain(expected);
   });

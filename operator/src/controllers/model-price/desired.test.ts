@@ -47,13 +47,77 @@ describe('desired price entries', () => {
       ['ModelPrice[a]=0.04', 'ModelPrice[b]=0.04'],
     ],
     ['duplicate model names once', { models: ['a', 'a'], price: { perCall: '1' } }, ['ModelPrice[a]=1']],
+    [
+      'a cache-write ratio',
+      { models: ['m'], ratio: { model: '1.5', cacheRead: '0.1', cacheWrite: '1.25' } },
+      ['ModelRatio[m]=1.5', 'CacheRatio[m]=0.1', 'CreateCacheRatio[m]=1.25'],
+    ],
+    // USD 3 / 1M input: ratio 1.5; cache write 3.75 / 3 = 1.25; cache read 0.3 / 3 = 0.1
+    [
+      'a cache-write price',
+      { models: ['claude'], price: { input: '3', output: '15', cacheRead: '0.3', cacheWrite: '3.75' } },
+      [
+        'ModelRatio[claude]=1.5',
+        'CompletionRatio[claude]=5',
+        'CacheRatio[claude]=0.1',
+        'CreateCacheRatio[claude]=1.25',
+      ],
+    ],
+    [
+      'a free model with free cache writes',
+      { models: ['m'], price: { input: '0', cacheWrite: '0' } },
+      ['ModelRatio[m]=0'],
+    ],
+    [
+      'prices for some groups only, in the group maps',
+      { models: ['m', 'org/m2'], groups: ['vip', 'team'], ratio: { model: '0.5', cacheWrite: '2' } },
+      [
+        'GroupModelRatio[vip/m]=0.5',
+        'GroupCreateCacheRatio[vip/m]=2',
+        'GroupModelRatio[vip/org/m2]=0.5',
+        'GroupCreateCacheRatio[vip/org/m2]=2',
+        'GroupModelRatio[team/m]=0.5',
+        'GroupCreateCacheRatio[team/m]=2',
+        'GroupModelRatio[team/org/m2]=0.5',
+        'GroupCreateCacheRatio[team/org/m2]=2',
+      ],
+    ],
+    [
+      'token prices for a group',
+      { models: ['m'], groups: ['vip'], price: { input: '1', output: '4', cacheRead: '0.25' } },
+      ['GroupModelRatio[vip/m]=0.5', 'GroupCompletionRatio[vip/m]=4', 'GroupCacheRatio[vip/m]=0.25'],
+    ],
+    [
+      'a per-call price for a group, groups named once',
+      { models: ['m'], groups: ['vip', ' vip'], price: { perCall: '0.02' } },
+      ['GroupModelPrice[vip/m]=0.02'],
+    ],
+    [
+      'an empty group list as every group',
+      { models: ['m'], groups: [], ratio: { model: '1' } },
+      ['ModelRatio[m]=1'],
+    ],
   ])('%s', (_name, spec, expected) => {
     expect(entries(spec)).toEqual(expected);
   });
 
   it.each<[string, ModelPriceSpec, string]>([
-    ['per-group prices', { models: ['m'], groups: ['vip'], price: { perCall: '1' } }, 'Unsupported'],
-    ['cache-write prices', { models: ['m'], ratio: { model: '1', cacheWrite: '1.25' } }, 'Unsupported'],
+    ['a group name with a slash', { models: ['m'], groups: ['a/b'], price: { perCall: '1' } }, 'InvalidSpec'],
+    [
+      'a cache-write price beside a per-call one',
+      { models: ['m'], price: { perCall: '1', cacheWrite: '1' } },
+      'InvalidSpec',
+    ],
+    [
+      'a paid cache write on a free input',
+      { models: ['m'], price: { input: '0', cacheWrite: '1' } },
+      'InvalidSpec',
+    ],
+    [
+      'a float-looking cache write',
+      { models: ['m'], ratio: { model: '1', cacheWrite: '1.25e0' } },
+      'InvalidSpec',
+    ],
     ['both modes', { models: ['m'], ratio: { model: '1' }, price: { perCall: '1' } }, 'InvalidSpec'],
     ['a float-looking text', { models: ['m'], ratio: { model: '1e3' } }, 'InvalidSpec'],
     [

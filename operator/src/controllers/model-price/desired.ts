@@ -1,9 +1,15 @@
 /**
- * ModelPrice resource -> the price map entries it owns (ModelRatio, CompletionRatio, CacheRatio, ModelPrice).
+ * ModelPrice resource -> the price map entries it owns: ModelRatio, CompletionRatio, CacheRatio,
+ * CreateCacheRatio (cache write) or ModelPrice per model; with `spec.groups`, the same fields in the group maps
+ * (GroupModelRatio, ...) per group and model (`vip/gpt-4o`), so only users and tokens of those groups pay it.
  * Prices arrive as decimal strings and are converted with exact decimal arithmetic: ratio 1 is USD 2 per
  * million input tokens, the completion and cache ratios are relative to the input price. Pure.
  */
-import type { ManagedOptionValue, PriceOptionKey } from '@turnpike/core/options/managed-options';
+import {
+  groupEntryName,
+  type ManagedOptionValue,
+  type PriceOptionKey,
+} from '@turnpike/core/options/managed-options';
 import type { ModelPriceResource } from '../../api/v1alpha1.ts';
 import { type Refusal, refuse } from '../outcome.ts';
 
@@ -34,24 +40,25 @@ const asNumber = (scaled: bigint) => divide(scaled, TEN ** BigInt(SCALE));
 
 export type DesiredPrices = { readonly ok: true; readonly values: ManagedOptionValue[] } | Refusal;
 
+/** The un-grouped map of each price field, and the group map that holds it for a group. */
+const GROUP_KEY_OF = {
+  ModelRatio: 'GroupModelRatio',
+  CompletionRatio: 'GroupCompletionRatio',
+  CacheRatio: 'GroupCacheRatio',
+  CreateCacheRatio: 'GroupCreateCacheRatio',
+  ModelPrice: 'GroupModelPrice',
+} as const satisfies Record<string, PriceOptionKey>;
+type PriceField = keyof typeof GROUP_KEY_OF;
+
 export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
   const { spec } = resource;
-  if (spec.groups && spec.groups.length > 0)
-    return refuse(
-      'Valid',
-      'Unsupported',
-      'per-group model prices are not billed by this gateway version; remove spec.groups (GroupRatio multiplies every price of a group)',
-    );
   if (Boolean(spec.ratio) === Boolean(spec.price))
     return refuse('Valid', 'InvalidSpec', 'set exactly one of ratio or price');
-  if (spec.ratio?.cacheWrite !== undefined || spec.price?.cacheWrite !== undefined)
-    return refuse(
-      'Valid',
-      'Unsupported',
-      'cache-write prices are not configurable in this gateway version (a cache write is billed at 1.25 x input); remove cacheWrite',
-    );
+  const groups = [...new Set((spec.groups ?? []).map((g) => g.trim()).filter(Boolean))];
+  const badGroup = groups.find((g) => g.includes('/'));
+  if (badGroup !== undefined) return refuse('Valid', 'InvalidSpec', `group ${badGroup} must not contain "/"`);
 
-  const fields: Partial<Record<PriceOptionKey, number>> = {};
+  const fields: Partial<Record<PriceField, number>> = {};
   const parse = (name: string, text: string | undefined): bigint | undefined | Refusal => {
     if (text === undefined) return undefined;
     const scaled = toScaled(text);
@@ -65,19 +72,22 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
     const model = parse('ratio.model', spec.ratio.model);
     const completion = parse('ratio.completion', spec.ratio.completion);
     const cacheRead = parse('ratio.cacheRead', spec.ratio.cacheRead);
-    for (const v of [model, completion, cacheRead]) if (isRefusal(v)) return v;
+    const cacheWrite = parse('ratio.cacheWrite', spec.ratio.cacheWrite);
+    for (const v of [model, completion, cacheRead, cacheWrite]) if (isRefusal(v)) return v;
     if (model === undefined) return refuse('Valid', 'InvalidSpec', 'ratio.model is required');
     fields.ModelRatio = asNumber(model as bigint);
     if (completion !== undefined) fields.CompletionRatio = asNumber(completion as bigint);
     if (cacheRead !== undefined) fields.CacheRatio = asNumber(cacheRead as bigint);
+    if (cacheWrite !== undefined) fields.CreateCacheRatio = asNumber(cacheWrite as bigint);
   } else if (spec.price) {
     const perCall = parse('price.perCall', spec.price.perCall);
     const input = parse('price.input', spec.price.input);
     const output = parse('price.output', spec.price.output);
     const cacheRead = parse('price.cacheRead', spec.price.cacheRead);
-    for (const v of [perCall, input, output, cacheRead]) if (isRefusal(v)) return v;
+    const cacheWrite = parse('price.cacheWrite', spec.price.cacheWrite);
+    for (const v of [perCall, input, output, cacheRead, cacheWrite]) if (isRefusal(v)) return v;
     if (perCall !== undefined) {
-      if (input !== undefined || output !== undefined || cacheRead !== undefined)
+      if (input !== undefined || output !== undefined || cacheRead !== undefined || cacheWrite !== undefined)
         return refuse('Valid', 'InvalidSpec', 'a per-call price stands alone');
       fields.ModelPrice = asNumber(perCall as bigint);
     } else {
@@ -85,7 +95,7 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
       const unit = TEN ** BigInt(SCALE);
       fields.ModelRatio = divide(input as bigint, USD_PER_MILLION_AT_RATIO_ONE * unit);
       if ((input as bigint) === 0n) {
-        if ((output !== undefined && output !== 0n) || (cacheRead !== undefined && cacheRead !== 0n))
+        if ([output, cacheRead, cacheWrite].some((p) => p !== undefined && p !== 0n))
           return refuse(
             'Valid',
             'InvalidSpec',
@@ -94,6 +104,7 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
       } else {
         if (output !== undefined) fields.CompletionRatio = divide(output as bigint, input as bigint);
         if (cacheRead !== undefined) fields.CacheRatio = divide(cacheRead as bigint, input as bigint);
+        if (cacheWrite !== undefined) fields.CreateCacheRatio = divide(cacheWrite as bigint, input as bigint);
       }
     }
   }
@@ -101,8 +112,15 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
   const models = [...new Set(spec.models.map((m) => m.trim()).filter(Boolean))];
   if (models.length === 0) return refuse('Valid', 'InvalidSpec', 'list at least one model');
   const values: ManagedOptionValue[] = [];
-  for (const model of models)
-    for (const [key, number] of Object.entries(fields) as [PriceOptionKey, number][])
-      values.push({ key, entry: model, number });
+  const priced = Object.entries(fields) as [PriceField, number][];
+  if (groups.length === 0) {
+    for (const model of models)
+      for (const [key, number] of priced) values.push({ key, entry: model, number });
+  } else {
+    for (const group of groups)
+      for (const model of models)
+        for (const [field, number] of priced)
+          values.push({ key: GROUP_KEY_OF[field], entry: groupEntryName(group, model), number });
+  }
   return { ok: true, values };
 }

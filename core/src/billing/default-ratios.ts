@@ -246,9 +246,13 @@ export const DEFAULT_MODEL_PRICE: Readonly<Record<string, number>> = Object.free
       'high_variation',
       'low_variation',
       'pan',
+      // Midjourney-Proxy Plus image edits.
+      'edits',
     ],
     0.1,
   ),
+  // Midjourney-Proxy Plus video (reference, later versions).
+  mj_video: 0.8,
   ...midjourney(['describe', 'upscale', 'upload'], 0.05),
   ...midjourney(['inpaint', 'custom_zoom'], 0),
   swap_face: 0.05,

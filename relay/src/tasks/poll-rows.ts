@@ -5,6 +5,7 @@
  */
 import type { RelayContext } from '../pipeline/context.ts';
 import { failAndRefund } from './finish.ts';
+import { PollOutcome, RefundReason, type TaskProviderId, taskMetricsOf } from './metrics.ts';
 import { EMPTY_REPORT, type PollReport, type PollSettings } from './provider.ts';
 
 export interface PollRows<Row, Remote> {
@@ -12,6 +13,8 @@ export interface PollRows<Row, Remote> {
   readonly kind: 'drawing' | 'creative';
   /** How the warnings name these tasks ("drawing", "suno"). */
   readonly label: string;
+  /** How the metrics name the provider. */
+  readonly provider: TaskProviderId;
   readonly rows: readonly Row[];
   readonly idOf: (row: Row) => number;
   readonly upstreamIdOf: (row: Row) => string;
@@ -28,6 +31,8 @@ export async function pollRows<Row, Remote>(
   settings: PollSettings,
   input: PollRows<Row, Remote>,
 ): Promise<PollReport> {
+  const metrics = taskMetricsOf(ctx);
+  metrics.setUnfinished(input.provider, input.rows.length);
   if (input.rows.length === 0) return EMPTY_REPORT;
   const report = { polled: 0, updated: 0, refunded: 0, refundedQuota: 0 };
   const count = (result: { updated: boolean; refunded: number }) => {
@@ -40,10 +45,11 @@ export async function pollRows<Row, Remote>(
   const byChannel = new Map<number, Row[]>();
   for (const row of input.rows) {
     const submittedAt = input.submittedAtOf(row);
+    const timedOut = submittedAt > 0 && settings.now - submittedAt > settings.timeoutMs;
     const reason =
       input.upstreamIdOf(row) === ''
         ? 'the task has no upstream id'
-        : submittedAt > 0 && settings.now - submittedAt > settings.timeoutMs
+        : timedOut
           ? `the upstream task timed out (over ${Math.round(settings.timeoutMs / 60_000)} minutes)`
           : undefined;
     if (reason === undefined) {
@@ -57,6 +63,8 @@ export async function pollRows<Row, Remote>(
       reason,
       now: settings.now,
     });
+    const why = input.upstreamIdOf(row) !== '' && timedOut ? RefundReason.Timeout : RefundReason.Failure;
+    metrics.recordRefund(input.provider, why, refunded);
     count({ updated: true, refunded });
   }
   for (const [channelId, list] of byChannel) {
@@ -66,15 +74,22 @@ export async function pollRows<Row, Remote>(
       found = await input.fetch(channelId, list.map(input.upstreamIdOf));
     } catch (err) {
       ctx.log.warn({ err, channelId, tasks: list.length }, `could not poll ${input.label} tasks`);
+      metrics.recordPolls(input.provider, PollOutcome.Error, list.length);
       continue;
     }
     const byId = new Map(found.map((task) => [input.remoteIdOf(task), task]));
     for (const row of list) {
       const task = byId.get(input.upstreamIdOf(row));
-      if (!task) continue;
+      if (!task) {
+        metrics.recordPolls(input.provider, PollOutcome.Missing);
+        continue;
+      }
       try {
-        count(await input.apply(row, task));
+        const result = await input.apply(row, task);
+        metrics.recordPolls(input.provider, result.updated ? PollOutcome.Updated : PollOutcome.Unchanged);
+        count(result);
       } catch (err) {
+        metrics.recordPolls(input.provider, PollOutcome.Error);
         ctx.log.warn({ err, taskId: input.idOf(row) }, `could not store a ${input.label} task state`);
       }
     }

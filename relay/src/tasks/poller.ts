@@ -5,6 +5,7 @@
  */
 import type { RelayContext } from '../pipeline/context.ts';
 import type { PollerLease } from './lease.ts';
+import { taskMetricsOf } from './metrics.ts';
 import { addReports, EMPTY_REPORT, type PollReport, type TaskProvider } from './provider.ts';
 
 export const POLL_INTERVAL_MS = 15_000;
@@ -42,7 +43,11 @@ export function createTaskPoller(options: {
   let stopped = false;
 
   async function pass(now: number): Promise<PollOutcome> {
-    if (!(await lease.acquire(leaseMs))) return { leader: false, report: EMPTY_REPORT };
+    if (!(await lease.acquire(leaseMs))) {
+      // The lease holder reports the unfinished tasks; a process that lost the lease stops reporting them.
+      taskMetricsOf(ctx).clearUnfinished();
+      return { leader: false, report: EMPTY_REPORT };
+    }
     let report = EMPTY_REPORT;
     for (const provider of providers) {
       try {

@@ -5,6 +5,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { RelayContext } from '../pipeline/context.ts';
 import { createDatabaseLease, createRedisLease } from './lease.ts';
+import { taskMetricsOf } from './metrics.ts';
 import { midjourneyProvider } from './midjourney/midjourney.ts';
 import { createTaskPoller, type TaskPoller } from './poller.ts';
 import type { TaskProvider } from './provider.ts';
@@ -22,6 +23,8 @@ export function taskPollerOf(app: FastifyInstance): TaskPoller {
 }
 
 export async function registerTaskRoutes(app: FastifyInstance, ctx: RelayContext): Promise<void> {
+  // The task metrics are on the relay's registry from the start, so a scrape shows them before any task.
+  taskMetricsOf(ctx);
   await app.register(async (scope) => {
     // Fastify's own refusals (unreadable JSON, a body too large) and bugs, in the shape of the API each route
     // stands in for: Suno-API's envelope on /suno, Midjourney-Proxy's answer elsewhere.

@@ -2,7 +2,9 @@
  * Fake task upstreams for tests, speaking the real wire formats: a Midjourney-Proxy
  * (https://github.com/novicezk/midjourney-proxy: `mj-api-secret` header, `/mj/submit/*` answering
  * `{code, description, result}`, task objects from `/mj/task/{id}/fetch` and `/mj/task/list-by-condition`, image
- * seeds) that also hosts the result images, and a Suno-API (https://github.com/Suno-API/Suno-API: Bearer key,
+ * seeds; the Plus additions: `upload-discord-images` answering the URLs as `result`, region and custom-zoom buttons
+ * answering code 21 with the task waiting in MODAL, video tasks finishing with `videoUrl` / `videoUrls`) that also
+ * hosts the result images, and a Suno-API (https://github.com/Suno-API/Suno-API: Bearer key,
  * `/suno/submit/{music,lyrics}` answering `{code:"success", data:<task id>}`, `/suno/fetch {ids}`). Tests move
  * each task along by hand (`progress`, `succeed`, `fail`) and read what the gateway sent.
  */
@@ -87,6 +89,8 @@ export interface FakeMjTask {
   failReason: string;
   buttons: { customId: string; emoji: string; label: string; type: number; style: number }[];
   properties: Record<string, unknown>;
+  videoUrl?: string;
+  videoUrls?: { url: string }[];
 }
 
 export interface FakeMidjourney extends FakeTaskServer<FakeMjTask> {
@@ -95,11 +99,15 @@ export interface FakeMidjourney extends FakeTaskServer<FakeMjTask> {
   fail(id: string, reason: string): void;
 }
 
-export async function startFakeMidjourney(key: string): Promise<FakeMidjourney> {
+/** `firstId`: where task ids start (two fakes in one test keep their ids apart, as two real proxies would). */
+export async function startFakeMidjourney(
+  key: string,
+  options: { firstId?: number } = {},
+): Promise<FakeMidjourney> {
   const requests: RecordedTaskRequest[] = [];
   const tasks = new Map<string, FakeMjTask>();
   let refusal: { status: number; body: unknown } | undefined;
-  let sequence = 1_700_000_000_000;
+  let sequence = options.firstId ?? 1_700_000_000_000;
   const server = await listen((request, response, body, origin) => {
     const path = (request.url ?? '/').split('?')[0] as string;
     if (path.startsWith('/images/')) {
@@ -120,9 +128,26 @@ export async function startFakeMidjourney(key: string): Promise<FakeMidjourney> 
       sequence += 1;
       const id = String(sequence);
       const input = (body ?? {}) as Record<string, unknown>;
+      if (submit[1] === 'upload-discord-images') {
+        const images = Array.isArray(input.base64Array) ? input.base64Array : [];
+        return json(response, 200, {
+          code: 1,
+          description: 'success',
+          result: images.map((_, index) => `${origin}/attachments/${id}-${index}.png`),
+        });
+      }
+      // A region or custom-zoom button opens a window: the task waits in MODAL and the answer is code 21.
+      const customId = typeof input.customId === 'string' ? input.customId : '';
+      const opensWindow = customId.startsWith('MJ::Inpaint') || customId.startsWith('MJ::CustomZoom');
       tasks.set(id, {
         id,
-        action: submit[2] ? 'SWAP_FACE' : (submit[1] as string).toUpperCase().replace(/-/g, '_'),
+        action: submit[2]
+          ? 'SWAP_FACE'
+          : opensWindow
+            ? customId.startsWith('MJ::Inpaint')
+              ? 'INPAINT'
+              : 'CUSTOM_ZOOM'
+            : (submit[1] as string).toUpperCase().replace(/-/g, '_'),
         prompt: typeof input.prompt === 'string' ? input.prompt : '',
         promptEn: typeof input.prompt === 'string' ? input.prompt : '',
         description: '/imagine',
@@ -131,12 +156,19 @@ export async function startFakeMidjourney(key: string): Promise<FakeMidjourney> 
         startTime: 0,
         finishTime: 0,
         imageUrl: '',
-        status: 'SUBMITTED',
+        status: opensWindow ? 'MODAL' : 'SUBMITTED',
         progress: '0%',
         failReason: '',
         buttons: [],
         properties: {},
       });
+      if (opensWindow)
+        return json(response, 200, {
+          code: 21,
+          description: 'Waiting for window confirm',
+          result: id,
+          properties: { finalPrompt: typeof input.prompt === 'string' ? input.prompt : '', remix: true },
+        });
       return json(response, 200, { code: 1, description: 'submitted', result: id, properties: {} });
     }
     const fetchOne = /^\/mj\/task\/([^/]+)\/fetch$/.exec(route);
@@ -160,7 +192,6 @@ export async function startFakeMidjourney(key: string): Promise<FakeMidjourney> 
       );
     }
     json(response, 404, { code: 4, description: `no route ${path}` });
-    void origin;
   }, requests);
   const update = (id: string, change: Partial<FakeMjTask>) => {
     const task = tasks.get(id);
@@ -178,12 +209,19 @@ export async function startFakeMidjourney(key: string): Promise<FakeMidjourney> 
       update(id, { status: 'IN_PROGRESS', progress, startTime: Date.now() });
     },
     succeed(id) {
+      const isVideo = tasks.get(id)?.action === 'VIDEO';
       update(id, {
         status: 'SUCCESS',
         progress: '100%',
         finishTime: Date.now(),
         imageUrl: `${server.url}/images/${id}.png`,
         buttons: [{ customId: `MJ::JOB::upsample::1::${id}`, emoji: '', label: 'U1', type: 2, style: 2 }],
+        ...(isVideo
+          ? {
+              videoUrl: `${server.url}/videos/${id}.mp4`,
+              videoUrls: [{ url: `${server.url}/videos/${id}.mp4` }],
+            }
+          : {}),
       });
     },
     fail(id, reason) {

@@ -25,14 +25,18 @@ import {
   postJson,
   recordTaskCall,
   settleTaskCharge,
+  storableJson,
   storableText,
   taskPriceOf,
 } from '../charge.ts';
 import { failAndRefund } from '../finish.ts';
+import { RefundReason, SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import { pollRows } from '../poll-rows.ts';
 import type { PollReport, PollSettings, TaskProvider } from '../provider.ts';
 import {
+  clientCodeOf,
   filterSubmitBody,
+  initialStateOf,
   isAccepted,
   MJ_MODES,
   MJ_SUBMIT_KINDS,
@@ -43,6 +47,8 @@ import {
   planSubmit,
   readSubmitAnswer,
   readTask,
+  readUploadAnswer,
+  refusalStatusOf,
   statusOf,
 } from './wire.ts';
 
@@ -53,7 +59,8 @@ const POLL_TIMEOUT_MS = 15_000;
 
 /** A refusal in Midjourney-Proxy's answer shape (`code` 4: validation, 30: rate limited, else the HTTP status). */
 function refuse(reply: FastifyReply, status: number, description: string, type = 'turnpike_error') {
-  return reply.code(status).send({ code: status === 400 ? 4 : status, description, type });
+  const code = status === 400 ? MjCode.Validation : status === 429 ? MjCode.Saturated : status;
+  return reply.code(status).send({ code, description, type });
 }
 
 /** A stored drawing as a task object, the image link pointing at the gateway with MjForwardUrlEnabled. */
@@ -70,6 +77,8 @@ export function toMjTask(ctx: RelayContext, row: Midjourney): MjTask {
       return fallback;
     }
   };
+  const properties = parse(row.properties, {}) as Record<string, unknown>;
+  const { videoUrl, videoUrls, ...rest } = properties;
   return {
     id: row.mjId,
     action: row.action,
@@ -85,7 +94,9 @@ export function toMjTask(ctx: RelayContext, row: Midjourney): MjTask {
     progress: row.progress,
     failReason: row.failReason,
     buttons: parse(row.buttons, []) as unknown[],
-    properties: parse(row.properties, {}) as Record<string, unknown>,
+    properties: rest,
+    ...(typeof videoUrl === 'string' ? { videoUrl } : {}),
+    ...(Array.isArray(videoUrls) ? { videoUrls } : {}),
   };
 }
 
@@ -101,8 +112,13 @@ function fieldsOf(task: MjTask): Partial<Midjourney> {
   if (typeof task.finishTime === 'number') fields.finishTime = task.finishTime;
   if (Array.isArray(task.buttons)) fields.buttons = JSON.stringify(task.buttons);
   if (typeof task.failReason === 'string') fields.failReason = storableText(task.failReason);
-  if (task.properties && typeof task.properties === 'object')
-    fields.properties = JSON.stringify(task.properties);
+  // A Plus video's URLs have no column of their own: they are kept beside the task's properties.
+  const video: Record<string, unknown> = {};
+  if (typeof task.videoUrl === 'string' && task.videoUrl !== '') video.videoUrl = storableText(task.videoUrl);
+  if (Array.isArray(task.videoUrls)) video.videoUrls = storableJson(task.videoUrls);
+  const properties = task.properties && typeof task.properties === 'object' ? task.properties : undefined;
+  if (properties || Object.keys(video).length > 0)
+    fields.properties = storableText(JSON.stringify({ ...properties, ...video }));
   return fields;
 }
 
@@ -126,6 +142,7 @@ export async function applyMjTask(
       now: task.finishTime || now,
       fields: { ...fields, progress: undefined, failReason: undefined },
     });
+    taskMetricsOf(ctx).recordRefund('midjourney', RefundReason.Failure, refunded);
     return { updated: true, refunded, failed: true };
   }
   const next: Partial<Midjourney> = { ...fields, status };
@@ -168,6 +185,7 @@ async function pollDrawings(ctx: RelayContext, settings: PollSettings): Promise<
   return pollRows(ctx, settings, {
     kind: 'drawing',
     label: 'drawing',
+    provider: 'midjourney',
     rows,
     idOf: (row) => row.id,
     upstreamIdOf: (row) => row.mjId,
@@ -207,37 +225,39 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
   if (!planned.ok) return refuse(reply, 400, planned.description);
   const { plan } = planned;
   const { options } = ctx.deps;
+  const count = (outcome: SubmitOutcome) =>
+    taskMetricsOf(ctx).recordSubmit('midjourney', plan.action, outcome);
+  const reject = (status: number, description: string) => {
+    count(SubmitOutcome.Rejected);
+    return refuse(reply, status, description);
+  };
   const notAllowed = checkModelAllowed(caller, plan.model);
-  if (notAllowed) return refuse(reply, notAllowed.status, notAllowed.message);
+  if (notAllowed) return reject(notAllowed.status, notAllowed.message);
 
   let channel = undefined as ReturnType<typeof ctx.channels.get>;
   if (plan.originId !== undefined) {
     const origin = await findOwn(ctx, caller.user.id, plan.originId);
-    if (!origin) return refuse(reply, 400, `task ${plan.originId} not found`);
+    if (!origin) return reject(400, `task ${plan.originId} not found`);
     if (
       options.get('MjActionCheckSuccessEnabled') &&
       plan.action !== 'MODAL' &&
       origin.status !== TaskStatus.Success
     )
-      return refuse(
-        reply,
-        400,
-        `task ${plan.originId} has not succeeded (status ${origin.status || 'unknown'})`,
-      );
+      return reject(400, `task ${plan.originId} has not succeeded (status ${origin.status || 'unknown'})`);
     channel = ctx.channels.get(origin.channelId);
     if (!isTaskChannelUsable(ctx, channel, CHANNEL_TYPES))
-      return refuse(reply, 503, `the channel of task ${plan.originId} is not available`);
+      return reject(503, `the channel of task ${plan.originId} is not available`);
   } else {
     const picked = pickTaskChannel(ctx, caller, plan.model, CHANNEL_TYPES);
-    if (!('id' in picked)) return refuse(reply, picked.status, picked.message);
+    if (!('id' in picked)) return reject(picked.status, picked.message);
     channel = picked;
   }
-  if (!channel?.key) return refuse(reply, 503, 'no channel is available');
+  if (!channel?.key) return reject(503, 'no channel is available');
 
   const price = taskPriceOf(ctx, plan.model, caller.group);
   const quota = plan.isFree ? 0 : price.quota;
   const held = await holdTaskPrice(ctx, caller, quota);
-  if (!held.ok) return refuse(reply, held.error.status, held.error.message);
+  if (!held.ok) return reject(held.error.status, held.error.message);
   const charge = {
     caller,
     hold: held.hold,
@@ -265,39 +285,75 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
     );
   } catch (err) {
     await settleTaskCharge(ctx, request, charge, false);
+    count(SubmitOutcome.Error);
     request.log.warn({ err, channelId: channel.id }, 'midjourney submit failed');
     return refuse(reply, 502, 'the Midjourney upstream did not answer', 'upstream_error');
   }
+  const upstreamMs = () => performance.now() - sentAt;
+
+  // An upload answers the images' URLs at once: no task follows, and nothing can fail later to be refunded.
+  const upload = plan.action === 'UPLOAD' ? readUploadAnswer(upstream.body) : undefined;
   const answer = readSubmitAnswer(upstream.body);
-  if (upstream.status !== 200 || !answer || !isAccepted(answer.code) || !answer.result) {
+  const accepted =
+    upstream.status === 200 &&
+    (upload
+      ? upload.code === MjCode.Success && upload.result.length > 0
+      : answer !== undefined &&
+        isAccepted(answer.code) &&
+        answer.result !== undefined &&
+        answer.result !== '');
+  if (!accepted || !answer) {
     await settleTaskCharge(ctx, request, charge, false);
-    const status = answer ? (upstream.status === 200 ? 200 : 400) : 502;
-    const upstreamMs = performance.now() - sentAt;
-    recordTaskCall(ctx, request, charge, { status, quota: 0, upstreamMs, provider: 'midjourney' });
-    if (answer) return reply.code(status).send(answer);
-    return refuse(reply, 502, `the Midjourney upstream answered ${upstream.status}`, 'upstream_error');
+    const status = answer ? refusalStatusOf(upstream.status, answer.code) : 502;
+    recordTaskCall(ctx, request, charge, {
+      status,
+      quota: 0,
+      upstreamMs: upstreamMs(),
+      provider: 'midjourney',
+    });
+    // An accepting code without a task id is no answer the gateway can bill or follow.
+    const readable = answer !== undefined && !(upstream.status === 200 && isAccepted(answer.code));
+    count(readable ? SubmitOutcome.Refused : SubmitOutcome.Error);
+    if (!readable)
+      return refuse(reply, 502, `the Midjourney upstream answered ${upstream.status}`, 'upstream_error');
+    if (status === 429)
+      return reply.code(429).send({
+        code: MjCode.Saturated,
+        description: answer.description || 'the Midjourney upstream is saturated; try again later',
+        type: 'upstream_error',
+      });
+    return reply.code(status).send(answer);
   }
+
   // The task is stored before it is charged: a charge never exists without the task that can refund it.
   const now = Date.now();
   const prompt = typeof sent.prompt === 'string' ? storableText(sent.prompt) : '';
+  const state = upload
+    ? { status: TaskStatus.Success, imageUrl: '', finished: true }
+    : initialStateOf(answer.code, answer.properties);
+  const properties = upload ? { urls: upload.result } : answer.properties;
   try {
     await ctx.deps.db.insert(midjourneys).values({
-      code: MjCode.Success,
+      code: clientCodeOf(plan.action, answer.code),
       userId: caller.user.id,
       tokenId: caller.token.id,
       action: plan.action,
-      mjId: storableText(answer.result).slice(0, 191),
+      mjId: upload ? '' : storableText(answer.result ?? '').slice(0, 191),
       prompt,
       description: storableText(answer.description),
       submitTime: now,
-      status: TaskStatus.Submitted,
-      progress: '0%',
+      startTime: state.finished ? now : 0,
+      finishTime: state.finished ? now : 0,
+      imageUrl: storableText(state.imageUrl),
+      status: state.status,
+      progress: state.finished ? '100%' : '0%',
       channelId: channel.id,
       quota,
-      properties: answer.properties ? storableText(JSON.stringify(answer.properties)) : '',
+      properties: properties ? storableText(JSON.stringify(properties)) : '',
     });
   } catch (err) {
     await settleTaskCharge(ctx, request, charge, false);
+    count(SubmitOutcome.Error);
     request.log.error({ err, channelId: channel.id }, 'could not store a drawing task');
     return refuse(reply, 500, 'the task could not be stored; it was not charged');
   }
@@ -305,10 +361,12 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
   recordTaskCall(ctx, request, charge, {
     status: 200,
     quota: charged,
-    upstreamMs: performance.now() - sentAt,
+    upstreamMs: upstreamMs(),
     provider: 'midjourney',
   });
-  return reply.send({ ...answer, code: MjCode.Success });
+  count(SubmitOutcome.Accepted);
+  if (upload) return reply.send(upload);
+  return reply.send({ ...answer, code: clientCodeOf(plan.action, answer.code) });
 }
 
 async function fetchOne(

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   actionOfCustomId,
+  clientCodeOf,
   filterSubmitBody,
+  initialStateOf,
   isAccepted,
   planSubmit,
   readSubmitAnswer,
+  readUploadAnswer,
+  refusalStatusOf,
   statusOf,
 } from './wire.ts';
 
@@ -20,6 +24,8 @@ describe('Midjourney submits', () => {
       planSubmit('simple-change', { content: '17 R' }),
       planSubmit('modal', { taskId: '17', prompt: 'x' }),
       planSubmit('insight-face/swap', { sourceBase64: 'a', targetBase64: 'b' }),
+      planSubmit('video', { prompt: 'waves', image: 'https://i/x.png' }),
+      planSubmit('edits', { prompt: 'purple sky', image: 'https://i/x.png' }),
     ].map((planned) => (planned.ok ? planned.plan.model : planned.description));
     expect(models).toEqual([
       'mj_imagine',
@@ -31,7 +37,20 @@ describe('Midjourney submits', () => {
       'mj_reroll',
       'mj_modal',
       'swap_face',
+      'mj_video',
+      'mj_edits',
     ]);
+  });
+
+  it('sends a video of a finished drawing to that drawing (its channel); a video from an image to any', () => {
+    expect(planSubmit('video', { taskId: '17', index: 1, motion: 'low' })).toEqual({
+      ok: true,
+      plan: { action: 'VIDEO', model: 'mj_video', originId: '17', isFree: false },
+    });
+    expect(planSubmit('video', { image: 'https://i/x.png' })).toEqual({
+      ok: true,
+      plan: { action: 'VIDEO', model: 'mj_video', originId: undefined, isFree: false },
+    });
   });
 
   it('names the task an action works on, and refuses what cannot be served', () => {
@@ -104,5 +123,59 @@ describe('Midjourney submits', () => {
       'UNKNOWN',
       'UNKNOWN',
     ]);
+  });
+
+  it('tells clients 1 for 21 and 22, except 21 of a window that waits for its modal', () => {
+    expect([1, 21, 22].map((code) => clientCodeOf('IMAGINE', code))).toEqual([1, 1, 1]);
+    expect(clientCodeOf('INPAINT', 21)).toBe(21);
+    expect(clientCodeOf('CUSTOM_ZOOM', 21)).toBe(21);
+    expect(clientCodeOf('INPAINT', 1)).toBe(1);
+    expect(clientCodeOf('IMAGINE', 24)).toBe(24);
+  });
+
+  it('answers code 30 and HTTP 429 with 429, other refusals with 200 as the proxy did, or 400', () => {
+    expect(
+      [
+        [200, 30],
+        [429, 23],
+        [429, undefined],
+        [200, 23],
+        [200, 24],
+        [200, 4],
+        [400, 4],
+        [401, 401],
+        [503, undefined],
+      ].map(([status, code]) => refusalStatusOf(status as number, code)),
+    ).toEqual([429, 429, 429, 200, 200, 200, 400, 400, 400]);
+  });
+
+  it('stores an existing finished task finished, never a failure from a submit answer', () => {
+    expect(initialStateOf(21, { status: 'SUCCESS', imageUrl: 'https://i/x.png' })).toEqual({
+      status: 'SUCCESS',
+      imageUrl: 'https://i/x.png',
+      finished: true,
+    });
+    expect(initialStateOf(21, { status: 'IN_PROGRESS' })).toMatchObject({
+      status: 'IN_PROGRESS',
+      finished: false,
+    });
+    expect(initialStateOf(21, { status: 'FAILURE' })).toMatchObject({ status: 'SUBMITTED', finished: false });
+    expect(initialStateOf(1, { status: 'SUCCESS', imageUrl: 'x' })).toEqual({
+      status: 'SUBMITTED',
+      imageUrl: '',
+      finished: false,
+    });
+  });
+
+  it('reads an upload answer as its list of URLs', () => {
+    expect(
+      readUploadAnswer({ code: 1, description: 'success', result: ['https://a', 7, 'https://b'] }),
+    ).toEqual({
+      code: 1,
+      description: 'success',
+      result: ['https://a', 'https://b'],
+    });
+    expect(readUploadAnswer({ code: 4, description: 'bad', result: 'x' })?.result).toEqual([]);
+    expect(readUploadAnswer(['https://a'])).toBeUndefined();
   });
 });

@@ -1,12 +1,26 @@
 /**
  * Midjourney-Proxy's wire format (https://github.com/novicezk/midjourney-proxy, API: `/mj/submit/*`,
  * `/mj/task/{id}/fetch`, `/mj/task/list-by-condition`; the Plus variant adds `action`, `modal`, `shorten`,
- * `upload-discord-images`). Pure: what a client sends, what the gateway sends on, what comes back.
+ * `upload-discord-images`, `video` and `edits`). Pure: what a client sends, what the gateway sends on, what comes
+ * back.
  */
 import { TaskStatus } from '@turnpike/core/domain/tasks';
 
-/** Submit answer codes: 1 accepted, 21 already exists, 22 queued; anything else is a refusal. */
-export const MjCode = { Success: 1, Exists: 21, Queued: 22, QueueFull: 23, BannedPrompt: 24 } as const;
+/**
+ * Submit answer codes: 1 accepted, 21 already exists (for INPAINT and CUSTOM_ZOOM: waiting for its modal), 22
+ * queued; anything else is a refusal: 3 no account instance, 4 validation error, 23 queue full, 24 banned prompt,
+ * 30 saturated (answered with HTTP 429, as the reference does, so clients back off).
+ */
+export const MjCode = {
+  Success: 1,
+  NoAccount: 3,
+  Validation: 4,
+  Exists: 21,
+  Queued: 22,
+  QueueFull: 23,
+  BannedPrompt: 24,
+  Saturated: 30,
+} as const;
 
 /** The submit endpoints a client may call (`POST /mj/submit/<kind>`). */
 export const MJ_SUBMIT_KINDS = [
@@ -19,6 +33,9 @@ export const MJ_SUBMIT_KINDS = [
   'modal',
   'shorten',
   'upload-discord-images',
+  // Midjourney-Proxy Plus: a video from an image (or from a finished drawing, `taskId`), and image edits.
+  'video',
+  'edits',
 ] as const;
 /** Face swap (Plus) is served at `POST /mj/insight-face/swap`, priced as `swap_face`. */
 export const MJ_SWAP_FACE = 'insight-face/swap';
@@ -33,6 +50,13 @@ export interface MjSubmitAnswer {
   description: string;
   result?: string | undefined;
   properties?: Record<string, unknown> | undefined;
+}
+
+/** The answer of `upload-discord-images`: the uploaded images' URLs, no task. */
+export interface MjUploadAnswer {
+  code: number;
+  description: string;
+  result: string[];
 }
 
 /** A task object as the proxy reports it (fetch, list-by-condition, the notify callback). */
@@ -53,6 +77,9 @@ export interface MjTask {
   failReason?: string;
   buttons?: unknown[];
   properties?: Record<string, unknown>;
+  /** Plus video tasks: the video, and each of a batch (`[{ url }]`). */
+  videoUrl?: string;
+  videoUrls?: unknown[];
 }
 
 /** What one submit asks for: the action recorded and priced, and the task it acts on (when any). */
@@ -61,7 +88,7 @@ export interface MjSubmitPlan {
   readonly action: string;
   /** The priced model: `mj_<action lowercase>`. */
   readonly model: string;
-  /** The task acted on (change, simple-change, action, modal). */
+  /** The task acted on (change, simple-change, action, modal, a video of a drawing). */
   readonly originId: string | undefined;
   /** INPAINT and CUSTOM_ZOOM only open a window; the modal that follows is what is billed. */
   readonly isFree: boolean;
@@ -116,6 +143,11 @@ export function planSubmit(
       return text('prompt') ? plan('SHORTEN') : { ok: false, description: 'prompt is required' };
     case 'upload-discord-images':
       return plan('UPLOAD');
+    case 'edits':
+      return plan('EDITS');
+    case 'video':
+      // A video of a finished drawing names it (and goes to its channel); otherwise it starts from the body's image.
+      return plan('VIDEO', text('taskId') || undefined);
     case MJ_SWAP_FACE:
       return typeof body.sourceBase64 === 'string' && typeof body.targetBase64 === 'string'
         ? plan('SWAP_FACE')
@@ -181,6 +213,55 @@ export function readSubmitAnswer(value: unknown): MjSubmitAnswer | undefined {
       typeof v.properties === 'object' && v.properties !== null
         ? (v.properties as Record<string, unknown>)
         : undefined,
+  };
+}
+
+/** Reads an `upload-discord-images` answer: a code and the list of URLs (anything else becomes undefined). */
+export function readUploadAnswer(value: unknown): MjUploadAnswer | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v.code !== 'number') return undefined;
+  const result = Array.isArray(v.result) ? v.result.filter((url) => typeof url === 'string') : [];
+  return { code: v.code, description: typeof v.description === 'string' ? v.description : '', result };
+}
+
+/**
+ * The code a client is told for an accepted submit: 21 and 22 become 1, except 21 of INPAINT and CUSTOM_ZOOM,
+ * which tells the client the drawing now waits for its modal (clients call `/mj/submit/modal` on it).
+ */
+export function clientCodeOf(action: string, code: number): number {
+  if (code === MjCode.Exists && (action === 'INPAINT' || action === 'CUSTOM_ZOOM')) return code;
+  return isAccepted(code) ? MjCode.Success : code;
+}
+
+/**
+ * The HTTP status of a refused submit the proxy answered: 429 for code 30 or an HTTP 429 (clients back off),
+ * 200 when the proxy said 200 (the refusal is in the code, as the proxy answers), else 400: an upstream 401 or 5xx
+ * is the channel's trouble, not the caller's key or the gateway.
+ */
+export function refusalStatusOf(httpStatus: number, code: number | undefined): number {
+  if (code === MjCode.Saturated || httpStatus === 429) return 429;
+  return httpStatus === 200 ? 200 : 400;
+}
+
+/**
+ * What an accepted submit's row starts as. Code 21 (the task exists) may carry its state in `properties`: a
+ * finished one is stored finished (SUCCESS with its image), a running one with its state. FAILURE is never taken
+ * from a submit answer: the poller reads it and refunds through finish.ts.
+ */
+export function initialStateOf(
+  code: number,
+  properties: Record<string, unknown> | undefined,
+): { status: string; imageUrl: string; finished: boolean } {
+  const said = code === MjCode.Exists ? properties?.status : undefined;
+  const status = typeof said === 'string' ? statusOf(said) : TaskStatus.Submitted;
+  const imageUrl = typeof properties?.imageUrl === 'string' ? properties.imageUrl : '';
+  if (status === TaskStatus.Failure || status === TaskStatus.Unknown)
+    return { status: TaskStatus.Submitted, imageUrl: '', finished: false };
+  return {
+    status,
+    imageUrl: code === MjCode.Exists ? imageUrl : '',
+    finished: status === TaskStatus.Success,
   };
 }
 

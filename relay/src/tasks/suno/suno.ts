@@ -28,6 +28,7 @@ import {
   taskPriceOf,
 } from '../charge.ts';
 import { failAndRefund } from '../finish.ts';
+import { RefundReason, SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import { pollRows } from '../poll-rows.ts';
 import type { PollReport, PollSettings, TaskProvider } from '../provider.ts';
 import {
@@ -86,6 +87,7 @@ export async function applySunoTask(
       now: nowMs,
       fields: { data: fields.data, startTime: fields.startTime },
     });
+    taskMetricsOf(ctx).recordRefund('suno', RefundReason.Failure, refunded);
     return { updated: true, refunded };
   }
   const now = Math.floor(nowMs / 1000);
@@ -127,6 +129,7 @@ async function pollSuno(ctx: RelayContext, settings: PollSettings): Promise<Poll
   return pollRows(ctx, settings, {
     kind: 'creative',
     label: 'suno',
+    provider: 'suno',
     rows,
     idOf: (row) => row.id,
     upstreamIdOf: (row) => row.taskId,
@@ -149,6 +152,8 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
     return refuse(reply, 400, 'invalid_request', 'the request body must be a JSON object');
   const input = body as Record<string, unknown>;
   const model = `suno_${action}`;
+  const count = (outcome: SubmitOutcome) =>
+    taskMetricsOf(ctx).recordSubmit('suno', action.toUpperCase(), outcome);
   const notAllowed = checkModelAllowed(caller, model);
   if (notAllowed) return refuse(reply, notAllowed.status, notAllowed.code, notAllowed.message);
   let channel: RelayChannel | undefined;
@@ -163,17 +168,28 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
       .limit(1);
     if (!row) return refuse(reply, 400, 'task_not_exist', `task ${origin} not found`);
     channel = ctx.channels.get(row.channelId);
-    if (!isTaskChannelUsable(ctx, channel, CHANNEL_TYPES))
+    if (!isTaskChannelUsable(ctx, channel, CHANNEL_TYPES)) {
+      count(SubmitOutcome.Rejected);
       return refuse(reply, 503, 'channel_unavailable', `the channel of task ${origin} is not available`);
+    }
   } else {
     const picked = pickTaskChannel(ctx, caller, model, CHANNEL_TYPES);
-    if (!('id' in picked)) return refuse(reply, picked.status, picked.code, picked.message);
+    if (!('id' in picked)) {
+      count(SubmitOutcome.Rejected);
+      return refuse(reply, picked.status, picked.code, picked.message);
+    }
     channel = picked;
   }
-  if (!channel?.key) return refuse(reply, 503, 'channel_unavailable', 'no channel is available');
+  if (!channel?.key) {
+    count(SubmitOutcome.Rejected);
+    return refuse(reply, 503, 'channel_unavailable', 'no channel is available');
+  }
   const price = taskPriceOf(ctx, model, caller.group);
   const held = await holdTaskPrice(ctx, caller, price.quota);
-  if (!held.ok) return refuse(reply, held.error.status, held.error.code, held.error.message);
+  if (!held.ok) {
+    count(SubmitOutcome.Rejected);
+    return refuse(reply, held.error.status, held.error.code, held.error.message);
+  }
   // A new task may be retried on the next channel (RetryTimes) when the upstream is busy or failing, as in the
   // reference: 429, 307 and 5xx except 504/524, or no answer. A continuation stays on its task's channel.
   const retries =
@@ -211,6 +227,7 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
   const charge = { caller, hold: held.hold, model, channelId: channel.id, startedAt, ...price };
   if (upstream === undefined) {
     await settleTaskCharge(ctx, request, charge, false);
+    count(SubmitOutcome.Error);
     return refuse(reply, 502, 'upstream_error', 'the Suno upstream did not answer');
   }
   const taskId = acceptedTaskId(upstream.status, upstream.body);
@@ -220,6 +237,7 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
     const status = upstream.status >= 400 ? upstream.status : 502;
     const upstreamMs = performance.now() - sentAt;
     recordTaskCall(ctx, request, charge, { status, quota: 0, upstreamMs, provider: 'suno' });
+    count(SubmitOutcome.Refused);
     return refuse(
       reply,
       status,
@@ -250,6 +268,7 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
   } catch (err) {
     await settleTaskCharge(ctx, request, charge, false);
     request.log.error({ err, channelId: channel.id }, 'could not store a suno task');
+    count(SubmitOutcome.Error);
     return refuse(reply, 500, 'internal_error', 'the task could not be stored; it was not charged');
   }
   const charged = await settleTaskCharge(ctx, request, charge, true);
@@ -259,6 +278,7 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
     upstreamMs: performance.now() - sentAt,
     provider: 'suno',
   });
+  count(SubmitOutcome.Accepted);
   return reply.send({ code: 'success', message: '', data: taskId });
 }
 

@@ -3,9 +3,12 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDb, type Database } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
+import { optionSources } from '../db/schema/option-sources.ts';
 import { options as optionsTable } from '../db/schema/options.ts';
 import { AppError } from '../errors.ts';
 import type { EventBus, GatewayEvent } from '../events/bus.ts';
+import { refuseManagedOption } from '../ownership/option-guard.ts';
+import { createManagedOptionWriter, type ManagedOptionValue } from './managed-options.ts';
 import { createOptionStore, type OptionStore } from './store.ts';
 
 /** In-process bus: every subscriber hears every event, the publisher's own included. */
@@ -62,6 +65,7 @@ describe('option store', () => {
 
   beforeEach(async () => {
     await database.db.delete(optionsTable);
+    await database.db.delete(optionSources);
     bus = createTestBus();
   });
 
@@ -254,5 +258,126 @@ describe('option store', () => {
     await a.set('RetryTimes', '6');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(b.get('RetryTimes')).toBe(0);
+  });
+
+  describe('price entries Kubernetes resources own', () => {
+    const own = (name: string, values: ManagedOptionValue[] | undefined, generation = 1) =>
+      createManagedOptionWriter({ db: database.db, bus }).apply({
+        source: { kind: 'ModelPrice', namespace: 'team-a', name, generation },
+        values,
+      });
+    const stored = async (key: string) => {
+      const text = await storedRow(key);
+      return text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
+    };
+
+    it('serves a price map as its stored map with the owned entries laid over it, and lists that text', async () => {
+      const store = await openStore();
+      await store.set('ModelRatio', '{"mine":2,"gpt-4o":3}');
+      await own('gpt', [
+        { key: 'ModelRatio', entry: 'gpt-4o', number: 1.25 },
+        { key: 'ModelRatio', entry: 'gpt-4o-mini', number: 0.075 },
+      ]);
+      await vi.waitFor(() =>
+        expect(store.get('ModelRatio')).toEqual({ mine: 2, 'gpt-4o': 1.25, 'gpt-4o-mini': 0.075 }),
+      );
+      expect(JSON.parse(store.getText('ModelRatio'))).toEqual({
+        mine: 2,
+        'gpt-4o': 1.25,
+        'gpt-4o-mini': 0.075,
+      });
+      expect(store.list().find((o) => o.key === 'ModelRatio')?.value).toBe(store.getText('ModelRatio'));
+      // The map's row is the console's: the owned entries are not written into it.
+      expect(await stored('ModelRatio')).toEqual({ mine: 2, 'gpt-4o': 3 });
+      const fresh = await openStore();
+      expect(fresh.get('ModelRatio')).toEqual(store.get('ModelRatio'));
+    });
+
+    it('lays owned entries over the built-in default when the map has no row, and keeps them across a reset', async () => {
+      const store = await openStore();
+      await own('cw', [{ key: 'CreateCacheRatio', entry: 'claude-sonnet-4-5', number: 2 }]);
+      await vi.waitFor(() => expect(store.get('CreateCacheRatio')).toEqual({ 'claude-sonnet-4-5': 2 }));
+      await own('ratio', [{ key: 'ModelRatio', entry: 'brand-new', number: 4 }]);
+      await vi.waitFor(() => expect(store.get('ModelRatio')['brand-new']).toBe(4));
+      expect(store.get('ModelRatio')['gpt-4o']).toBeGreaterThan(0); // the built-in table is still there
+      expect(await storedRow('ModelRatio')).toBeUndefined();
+      await store.set('ModelRatio', '{"only":1,"brand-new":4}');
+      expect(store.get('ModelRatio')).toEqual({ only: 1, 'brand-new': 4 });
+      await store.reset('ModelRatio');
+      expect(store.get('ModelRatio')['brand-new']).toBe(4);
+      expect(store.get('ModelRatio').only).toBeUndefined();
+    });
+
+    it('stores a console save without the owned entries, so deleting the resource brings back the console value', async () => {
+      const store = await openStore();
+      await store.set('CompletionRatio', '{"m":3}');
+      await own('p', [{ key: 'CompletionRatio', entry: 'm', number: 5 }]);
+      await vi.waitFor(() => expect(store.get('CompletionRatio')).toEqual({ m: 5 }));
+      // The console sends back the whole map it was shown, owned entry included, plus its own change.
+      await store.set('CompletionRatio', JSON.stringify({ ...store.get('CompletionRatio'), other: 2 }));
+      expect(await stored('CompletionRatio')).toEqual({ m: 3, other: 2 });
+      expect(store.get('CompletionRatio')).toEqual({ m: 5, other: 2 });
+      await own('p', undefined);
+      await vi.waitFor(() => expect(store.get('CompletionRatio')).toEqual({ m: 3, other: 2 }));
+      expect(await database.db.select().from(optionSources)).toEqual([]);
+    });
+
+    it('lays group entries into their group and refuses a console change to one, naming the resource', async () => {
+      const store = await openStore();
+      await store.set('GroupModelRatio', '{"vip":{"mine":1},"team":{"x":2}}');
+      await own('vip', [
+        { key: 'GroupModelRatio', entry: 'vip/gpt-4o', number: 0.5 },
+        { key: 'GroupModelRatio', entry: 'svip/org/model', number: 0.25 },
+      ]);
+      await vi.waitFor(() =>
+        expect(store.get('GroupModelRatio')).toEqual({
+          vip: { mine: 1, 'gpt-4o': 0.5 },
+          team: { x: 2 },
+          svip: { 'org/model': 0.25 },
+        }),
+      );
+      const current = store.getText('GroupModelRatio');
+      const change = (map: Record<string, Record<string, number>>) =>
+        refuseManagedOption(database.db, 'GroupModelRatio', current, JSON.stringify(map));
+      const shown = store.get('GroupModelRatio') as Record<string, Record<string, number>>;
+      await expect(change({ ...shown, vip: { ...shown.vip, 'gpt-4o': 9 } })).rejects.toMatchObject({
+        code: 'MANAGED_BY_KUBERNETES',
+        message: expect.stringContaining(
+          'GroupModelRatio entry of vip/gpt-4o is managed by Kubernetes (ModelPrice team-a/vip)',
+        ),
+      });
+      await expect(
+        change({ vip: shown.vip as Record<string, number>, team: { x: 2 } }),
+      ).rejects.toMatchObject({
+        code: 'MANAGED_BY_KUBERNETES',
+      });
+      await expect(change({ ...shown, team: { x: 3 } })).resolves.toBeUndefined();
+      await store.set('GroupModelRatio', JSON.stringify({ ...shown, team: { x: 3 } }));
+      expect(await stored('GroupModelRatio')).toEqual({ vip: { mine: 1 }, team: { x: 3 } });
+    });
+
+    it('writes nothing and announces nothing for a resource that did not change', async () => {
+      await openStore();
+      const values: ManagedOptionValue[] = [{ key: 'ModelRatio', entry: 'same', number: 1 }];
+      const first = await own('same', values);
+      const events = bus.seen.length;
+      const again = await own('same', values);
+      expect(first).toMatchObject({ ok: true, changedKeys: ['ModelRatio'] });
+      expect(again).toEqual({ ok: true, changedKeys: [], version: 0 });
+      expect(bus.seen.length).toBe(events);
+    });
+
+    it('refuses an entry that names no group and model in a group map, writing nothing', async () => {
+      const outcome = await own('bad', [
+        { key: 'GroupModelRatio', entry: 'vip/ok', number: 1 },
+        { key: 'GroupModelRatio', entry: 'no-group', number: 1 },
+      ]);
+      expect(outcome).toMatchObject({
+        ok: false,
+        reason: 'InvalidOption',
+        message: expect.stringContaining('group/model'),
+      });
+      expect(await database.db.select().from(optionSources)).toEqual([]);
+    });
   });
 });

@@ -93,6 +93,36 @@ const CASES: BillingCase[] = [
     tokenGroup: 'vip',
   },
   {
+    name: "a group's own model and completion ratio for a token of the group, without GroupRatio",
+    model: 'group-model',
+    bill: (u) => Math.round((u.prompt + u.completion * 4) * 0.5),
+    other: { model_ratio: 0.5, completion_ratio: 4, group_ratio: 1 },
+    channel: () => mainChannelId,
+    tokenGroup: 'vip',
+  },
+  {
+    name: 'the un-grouped ratio for a token outside the group that has its own',
+    model: 'group-model',
+    bill: (u) => Math.round((u.prompt + u.completion) * 2),
+    other: { model_ratio: 2, completion_ratio: 1, group_ratio: 1 },
+    channel: () => mainChannelId,
+  },
+  {
+    name: "a group's own per-call price for a token of the group",
+    model: 'group-price-model',
+    bill: () => Math.round(0.03 * QUOTA_PER_UNIT),
+    other: { model_price: 0.03, group_ratio: 1 },
+    channel: () => mainChannelId,
+    tokenGroup: 'vip',
+  },
+  {
+    name: 'the un-grouped per-call price for a token outside the group',
+    model: 'group-price-model',
+    bill: () => Math.round(0.01 * QUOTA_PER_UNIT),
+    other: { model_price: 0.01, group_ratio: 1 },
+    channel: () => mainChannelId,
+  },
+  {
     name: 'model mapping billed by the requested model',
     model: 'mapped-model',
     upstreamModel: 'gpt-4o-mini',
@@ -181,18 +211,29 @@ beforeAll(async () => {
   const { options } = t.runtime.deps;
   await options.set(
     'ModelRatio',
-    JSON.stringify({ 'plain-model': 2, 'completion-model': 1.5, 'cache-model': 2, 'mapped-model': 3 }),
+    JSON.stringify({
+      'plain-model': 2,
+      'completion-model': 1.5,
+      'cache-model': 2,
+      'mapped-model': 3,
+      'group-model': 2,
+    }),
   );
   await options.set('CompletionRatio', JSON.stringify({ 'completion-model': 3 }));
   await options.set('CacheRatio', JSON.stringify({ 'cache-model': 0.25 }));
-  await options.set('ModelPrice', JSON.stringify({ 'price-model': 0.01 }));
+  await options.set('ModelPrice', JSON.stringify({ 'price-model': 0.01, 'group-price-model': 0.01 }));
+  // vip's own prices (a ModelPrice with spec.groups writes these): vip pays them, other groups the maps above.
+  await options.set('GroupModelRatio', JSON.stringify({ vip: { 'group-model': 0.5 } }));
+  await options.set('GroupCompletionRatio', JSON.stringify({ vip: { 'group-model': 4 } }));
+  await options.set('GroupModelPrice', JSON.stringify({ vip: { 'group-price-model': 0.03 } }));
   await options.set('GroupRatio', JSON.stringify({ default: 1, vip: 1.5, svip: 1 }));
   await options.set('UserUsableGroups', JSON.stringify({ default: 'Default', vip: 'VIP' }));
   mainChannelId = (
     await t.seedChannel({
       key: 'sk-upstream',
       baseUrl: fake.url,
-      models: 'plain-model,completion-model,price-model,mapped-model,unpriced-model',
+      models:
+        'plain-model,completion-model,price-model,mapped-model,unpriced-model,group-model,group-price-model',
       group: 'default,vip',
       modelMapping: { 'mapped-model': 'gpt-4o-mini' },
     })

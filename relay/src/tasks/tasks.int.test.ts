@@ -11,6 +11,7 @@ import { and, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRelayApp } from '../app.ts';
+import { readSample } from '../metrics/prometheus-text.ts';
 import {
   FAKE_PNG,
   type FakeMidjourney,
@@ -550,7 +551,11 @@ describe('Suno tasks', () => {
     expect(mjAnswer.json()).toMatchObject({ code: 400, type: 'turnpike_error' });
   });
 
-  it('refunds failed lyrics once and fails tasks past the time-out', async () => {
+  it('refunds failed lyrics once and fails tasks past the time-out, counting each refund once', async () => {
+    const scrape = async () => (await t.relay.inject({ method: 'GET', url: '/metrics' })).body;
+    const refundsOf = (text: string, reason: string) =>
+      readSample(text, 'turnpike_task_refunds_total', { provider: 'suno', reason }) ?? 0;
+    const before = await scrape();
     const { user, key } = await payer();
     const lyrics = (await submit(key, 'lyrics', { prompt: 'verses' })).json() as { data: string };
     const music = (await submit(key, 'music', { prompt: 'chorus' })).json() as { data: string };
@@ -563,7 +568,27 @@ describe('Suno tasks', () => {
     await poll();
     await poll();
     expect(await quotaOfUser(user.id)).toBe(1_000_000 - quotaOf(MUSIC_PRICE));
-    await poll(Date.now() + 2 * 60 * 60_000);
+    const failed = await scrape();
+    expect(refundsOf(failed, 'failure') - refundsOf(before, 'failure')).toBe(1);
+    expect(
+      (readSample(failed, 'turnpike_task_submits_total', {
+        provider: 'suno',
+        action: 'LYRICS',
+        outcome: 'accepted',
+      }) ?? 0) -
+        (readSample(before, 'turnpike_task_submits_total', {
+          provider: 'suno',
+          action: 'LYRICS',
+          outcome: 'accepted',
+        }) ?? 0),
+    ).toBe(1);
+    const timedOut = await poll(Date.now() + 2 * 60 * 60_000);
+    // That pass times out every unfinished task (drawings too): each refund it paid is counted once, as a timeout.
+    const timeouts = (text: string) =>
+      readSample(text, 'turnpike_task_refunds_total', { reason: 'timeout' }) ?? 0;
+    const after = await scrape();
+    expect(timeouts(after) - timeouts(failed)).toBe(timedOut.report.refunded);
+    expect(refundsOf(after, 'timeout') - refundsOf(failed, 'timeout')).toBeGreaterThanOrEqual(1);
     const rows = await db().select().from(tasks).where(eq(tasks.userId, user.id));
     expect(Object.fromEntries(rows.map((row) => [row.taskId, [row.status, row.failReason]]))).toEqual({
       [lyrics.data]: ['FAILURE', 'lyrics generation failed'],

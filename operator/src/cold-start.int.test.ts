@@ -13,7 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { channels } from '@turnpike/core/db/schema/channels';
 import { optionSources } from '@turnpike/core/db/schema/option-sources';
-import { count, isNotNull } from 'drizzle-orm';
+import { options as optionsTable } from '@turnpike/core/db/schema/options';
+import { PRICE_OPTION_KEYS } from '@turnpike/core/options/managed-options';
+import { count, inArray, isNotNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './testing/operator-harness.ts';
 import { waitFor } from './testing/wait.ts';
@@ -153,12 +155,21 @@ describe('cold start', () => {
       .select({ n: count() })
       .from(channels)
       .where(isNotNull(channels.sourceKind));
-    const [priceRows] = await h.database.db.select({ n: count() }).from(optionSources);
+    const [priceRows] = await h.database.db
+      .select({ n: count() })
+      .from(optionSources)
+      .where(isNotNull(optionSources.value));
+    // Each price is a row of its own; the price maps' option rows stay the console's (none here).
+    const mapRows = await h.database.db
+      .select()
+      .from(optionsTable)
+      .where(inArray(optionsTable.key, [...PRICE_OPTION_KEYS]));
     console.info(
       `operator cold start ${JSON.stringify({ mode, channels: CHANNELS, prices: PRICES, seconds, peakRssMiB: Math.round(rssMiB) })}`,
     );
     expect(channelRows?.n).toBe(CHANNELS);
     expect(priceRows?.n).toBe(PRICES * 2); // ModelRatio and CompletionRatio per model
+    expect(mapRows).toEqual([]);
     // The budgets hold for the deployable setup: the operator as its own process on PostgreSQL. On PGlite the
     // stand-in, the embedded database and the operator share one event loop, so only correctness is checked.
     if (h.config.databaseUrl) {

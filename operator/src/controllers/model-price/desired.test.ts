@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import type { ModelPriceResource, ModelPriceSpec } from '../../api/v1alpha1.ts';
 import { desiredPrices } from './desired.ts';
 
@@ -128,5 +130,23 @@ describe('desired price entries', () => {
     ['a paid output on a free input', { models: ['m'], price: { input: '0', output: '1' } }, 'InvalidSpec'],
   ])('refuses %s', (_name, spec, reason) => {
     expect(entries(spec)).toMatch(new RegExp(`^${reason}:`));
+  });
+});
+
+describe('deploy/examples/model-prices.yaml', () => {
+  it('gives every example price entries, none refused', () => {
+    const text = readFileSync(
+      new URL('../../../../deploy/examples/model-prices.yaml', import.meta.url),
+      'utf8',
+    );
+    const prices = parseAllDocuments(text).map((d) => d.toJS() as ModelPriceResource);
+    expect(prices.length).toBeGreaterThan(0);
+    for (const price of prices)
+      expect(desiredPrices(price), price.metadata.name).toMatchObject({
+        ok: true,
+        values: expect.any(Array),
+      });
+    const enterprise = prices.find((p) => p.metadata.name === 'gpt-4o-enterprise') as ModelPriceResource;
+    expect(entries(enterprise.spec)).toContain('GroupModelRatio[partner/gpt-4o]=1');
   });
 });

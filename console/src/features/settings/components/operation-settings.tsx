@@ -108,8 +108,14 @@ export const ratioFields: OptionField[] = [
   json('ModelRatio'),
   json('CacheRatio'),
   json('CompletionRatio'),
+  json('CreateCacheRatio'),
   json('GroupRatio'),
   json('UserUsableGroups'),
+  json('GroupModelPrice'),
+  json('GroupModelRatio'),
+  json('GroupCompletionRatio'),
+  json('GroupCacheRatio'),
+  json('GroupCreateCacheRatio'),
 ];
 
 export const rateLimitFields: OptionField[] = [

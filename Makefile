@@ -92,6 +92,15 @@ cluster: install
 cluster-test: install
 	npx vitest run --project api:integration api/src/cluster.int.test.ts
 
+## make claude-code-test: the Claude Code CLI (pinned; its native binary is ~380 MB, so it is kept out of the dev
+## dependencies and installed under .tools/claude-code) run offline against a listening relay
+CLAUDE_CODE_VERSION := 2.1.331
+.PHONY: claude-code-test
+claude-code-test: install
+	@test -x $(TOOLS)/claude-code/node_modules/.bin/claude || npm install --no-audit --no-fund --loglevel=error \
+		--prefix $(TOOLS)/claude-code @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	npx vitest run --project relay:integration relay/src/claude-code.int.test.ts
+
 ## make e2e-kind: the operator end to end on kind (needs Docker, kind, kubectl, helm); says so and stops without them
 .PHONY: e2e-kind
 e2e-kind:

@@ -7,7 +7,10 @@
  * Request (Messages → chat): `system` (a string or text blocks) becomes a system message; text, image (base64
  * and URL), `tool_use` and `tool_result` blocks become chat parts, `tool_calls` and `tool` messages; tools,
  * `tool_choice` (`any` → `required`, `disable_parallel_tool_use`), `stop_sequences`, `max_tokens`, `temperature`,
- * `top_p`, `metadata.user_id` (→ `user`) and `thinking` (its budget → `reasoning_effort`) are mapped.
+ * `top_p`, `metadata.user_id` (→ `user`, when it fits OpenAI's 64 characters) and `thinking` (its budget, or
+ * adaptive thinking's `output_config.effort` → `reasoning_effort`) are mapped; a `system` message in the
+ * conversation (Claude Code sends its environment so) stays a system message where it stands. Thinking asked
+ * with `display: "omitted"` is not shown.
  * Answer (chat → Messages): `reasoning_content` as a thinking block, content as a text block, `tool_calls` as
  * `tool_use` blocks, `finish_reason` as `stop_reason`, the usage with the cache split out as Anthropic reports it.
  *
@@ -99,6 +102,30 @@ const blocksOf = (content: unknown): Json[] =>
 /** `thinking.budget_tokens` as an OpenAI `reasoning_effort`. */
 const effortOf = (budget: number): string => (budget <= 2048 ? 'low' : budget <= 12_000 ? 'medium' : 'high');
 
+/** `output_config.effort` (adaptive thinking) as an OpenAI `reasoning_effort`. */
+const ADAPTIVE_EFFORT: Readonly<Record<string, string>> = {
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  max: 'high',
+};
+
+/** The `reasoning_effort` a Messages request's thinking asks for, if any. */
+function reasoningEffortOf(body: Readonly<Json>): string | undefined {
+  const thinking = isRecord(body.thinking) ? body.thinking : undefined;
+  if (thinking?.type === 'enabled') return effortOf(asNumber(thinking.budget_tokens) ?? 0);
+  if (thinking?.type !== 'adaptive') return undefined;
+  const effort = isRecord(body.output_config) ? asString(body.output_config.effort) : undefined;
+  return (effort && ADAPTIVE_EFFORT[effort]) ?? 'medium';
+}
+
+/** `thinking.display: "omitted"`: the client asked not to be shown the thinking text. */
+const hidesThinking = (body: Readonly<Json> | undefined): boolean =>
+  isRecord(body?.thinking) && body.thinking.display === 'omitted';
+
+/** OpenAI's limit on `user`; Claude Code's `metadata.user_id` (a JSON object as text) is longer and left out. */
+const MAX_USER_LENGTH = 64;
+
 /** Blocks of a client's history no other provider can read: Anthropic-signed thinking. */
 const SIGNED_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 
@@ -131,6 +158,12 @@ export function messagesToChatRequest(body: Readonly<Json>, model: string, isStr
     if (!isRecord(message)) continue;
     // Signed thinking is for Anthropic only: left out, never sent on as text.
     const blocks = blocksOf(message.content).filter((block) => !SIGNED_BLOCKS.has(String(block.type)));
+    if (message.role === 'system') {
+      // A system message in the conversation (Claude Code's environment notes), where it stands.
+      const text = contentText(chatContent(blocks));
+      if (text !== '') messages.push({ role: 'system', content: text });
+      continue;
+    }
     if (message.role === 'assistant') {
       const out: Json = { role: 'assistant', content: contentText(chatContent(blocks)) };
       const calls = blocks
@@ -181,9 +214,10 @@ export function messagesToChatRequest(body: Readonly<Json>, model: string, isStr
     else chat.tool_choice = 'auto';
     if (choice.disable_parallel_tool_use === true) chat.parallel_tool_calls = false;
   }
-  if (isRecord(body.metadata) && typeof body.metadata.user_id === 'string') chat.user = body.metadata.user_id;
-  if (isRecord(body.thinking) && body.thinking.type === 'enabled')
-    chat.reasoning_effort = effortOf(asNumber(body.thinking.budget_tokens) ?? 0);
+  const user = isRecord(body.metadata) ? asString(body.metadata.user_id) : undefined;
+  if (user !== undefined && user.length <= MAX_USER_LENGTH) chat.user = user;
+  const effort = reasoningEffortOf(body);
+  if (effort !== undefined) chat.reasoning_effort = effort;
   return chat;
 }
 
@@ -191,11 +225,13 @@ export function chatToMessagesAnswer(
   answer: Json,
   usage: Parameters<typeof toAnthropicUsage>[0],
   model: string,
+  body?: Readonly<Json>,
 ): Json {
   const choice = Array.isArray(answer.choices) && isRecord(answer.choices[0]) ? answer.choices[0] : {};
   const message = isRecord(choice.message) ? choice.message : {};
   const content: Json[] = [];
-  if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '')
+  const reasoning = !hidesThinking(body) && typeof message.reasoning_content === 'string';
+  if (reasoning && message.reasoning_content !== '')
     content.push({ type: 'thinking', thinking: message.reasoning_content, signature: '' });
   const text = contentText(message.content);
   if (text !== '') content.push({ type: 'text', text });
@@ -225,11 +261,8 @@ const event = (name: string, data: Json): string =>
   `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
 
 /** Canonical chunks as Messages stream events: blocks opened and closed as the kind of output changes. */
-export function createMessagesEncoder(
-  _body: Readonly<Json>,
-  model: string,
-  requestId: string,
-): StreamEncoder {
+export function createMessagesEncoder(body: Readonly<Json>, model: string, requestId: string): StreamEncoder {
+  const showsThinking = !hidesThinking(body);
   let started = false;
   let block = -1;
   let open: 'text' | 'thinking' | 'tool_use' | undefined;
@@ -270,7 +303,7 @@ export function createMessagesEncoder(
       const choice =
         Array.isArray(chunk.choices) && isRecord(chunk.choices[0]) ? chunk.choices[0] : undefined;
       const delta = choice && isRecord(choice.delta) ? choice.delta : {};
-      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
+      if (showsThinking && typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
         if (open !== 'thinking') openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
         out += event('content_block_delta', {
           index: block,

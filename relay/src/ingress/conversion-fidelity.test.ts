@@ -259,6 +259,46 @@ describe("Claude Code's thinking on a chat upstream", () => {
     expect(JSON.stringify(chat)).not.toContain('EmwKAhgBEgy3va3p');
   });
 
+  it("reads Claude Code's request: a system message where it stands, adaptive thinking's effort, a long user id", () => {
+    const userId = JSON.stringify({ device_id: 'd'.repeat(64), account_uuid: '', session_id: 's-1' });
+    const chat = messagesToChatRequest(
+      {
+        system: [{ type: 'text', text: 'You are Claude Code.' }],
+        max_tokens: 32000,
+        thinking: { type: 'adaptive', display: 'omitted' },
+        output_config: { effort: 'high' },
+        context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+        metadata: { user_id: userId },
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Say hello' }] },
+          { role: 'system', content: [{ type: 'text', text: '# Environment' }] },
+        ],
+      },
+      'm',
+      true,
+    );
+    expect(chat.messages).toEqual([
+      { role: 'system', content: 'You are Claude Code.' },
+      { role: 'user', content: 'Say hello' },
+      { role: 'system', content: '# Environment' },
+    ]);
+    expect(chat.reasoning_effort).toBe('high');
+    expect(chat).not.toHaveProperty('user');
+    expect(chat).not.toHaveProperty('context_management');
+    // Thinking asked with display "omitted" is not shown.
+    const answer = chatToMessagesAnswer(
+      {
+        choices: [
+          { message: { role: 'assistant', content: 'Hi', reasoning_content: 'hmm' }, finish_reason: 'stop' },
+        ],
+      },
+      EMPTY_USAGE,
+      'm',
+      { thinking: { type: 'adaptive', display: 'omitted' } },
+    );
+    expect(answer.content).toEqual([{ type: 'text', text: 'Hi' }]);
+  });
+
   it('writes another provider reasoning as a thinking block with an empty signature', () => {
     const answer = chatToMessagesAnswer(
       {

@@ -50,12 +50,15 @@ function readMessages(
   const { body, model } = read;
   if (!Array.isArray(body.messages) || body.messages.length === 0)
     return invalidRequest('messages: a non-empty list is required', 'messages');
+  // `system` messages in the conversation: Claude Code sends them (beta `mid-conversation-tool-changes`).
   if (
     body.messages.some(
-      (message) => !isRecord(message) || (message.role !== 'user' && message.role !== 'assistant'),
+      (message) =>
+        !isRecord(message) ||
+        (message.role !== 'user' && message.role !== 'assistant' && message.role !== 'system'),
     )
   )
-    return invalidRequest('messages: each message needs the role user or assistant', 'messages');
+    return invalidRequest('messages: each message needs the role user, assistant or system', 'messages');
   if (body.system !== undefined && typeof body.system !== 'string' && !Array.isArray(body.system))
     return invalidRequest('system: text or a list of text blocks is required', 'system');
   const maxTokens = body.max_tokens;

@@ -370,6 +370,30 @@ describe('Midjourney-Proxy Plus video and edits', () => {
     ]);
   });
 
+  it('serves video and edits under the mode prefixes, passed on to the proxy', async () => {
+    const { user, key } = await payer();
+    for (const [mode, kind] of [
+      ['mj-relax', 'video'],
+      ['mj-fast', 'edits'],
+    ] as const) {
+      const response = await t.relay.inject({
+        method: 'POST',
+        url: `/${mode}/mj/submit/${kind}`,
+        headers: { 'mj-api-secret': key },
+        payload: { prompt: `a ${kind} in ${mode}`, image: 'https://images.example/x.png' },
+      });
+      expect(response.json(), response.body).toMatchObject({ code: 1 });
+      expect(lastRequest(plus, `/${mode}/mj/submit/${kind}`)?.body).toEqual({
+        prompt: `a ${kind} in ${mode}`,
+        image: 'https://images.example/x.png',
+      });
+    }
+    await expectCharged(user.id, [
+      ['mj_video', quotaOf(BUILT_IN.mj_video)],
+      ['mj_edits', quotaOf(BUILT_IN.mj_edits)],
+    ]);
+  });
+
   it('passes video and edits through a plain Midjourney-Proxy channel (type 2) that lists them', async () => {
     const { user, key } = await payer('svip');
     const video = { prompt: 'a kite in the wind', image: 'https://images.example/kite.png', motion: 'low' };

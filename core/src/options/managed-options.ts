@@ -420,16 +420,12 @@ export function createManagedOptionWriter(deps: { db: Db; bus: EventBus }) {
           .values(optionRows)
           .onConflictDoUpdate({ target: optionsTable.key, set: { value: sql`excluded.value` } });
       // Released rows go by key and entry, and only rows this batch found owned by the releasing resource.
-      for (const [key, group] of Map.groupBy(removals, (o) => o.key))
-        await tx.delete(optionSources).where(
-          and(
-            eq(optionSources.optionKey, key),
-            inArray(
-              optionSources.entry,
-              group.map((o) => o.entry),
-            ),
-          ),
-        );
+      const releasedByKey = new Map<string, string[]>();
+      for (const o of removals) releasedByKey.set(o.key, [...(releasedByKey.get(o.key) ?? []), o.entry]);
+      for (const [key, entries] of releasedByKey)
+        await tx
+          .delete(optionSources)
+          .where(and(eq(optionSources.optionKey, key), inArray(optionSources.entry, entries)));
       for (let i = 0; i < upserts.length; i += INSERT_CHUNK)
         await tx
           .insert(optionSources)

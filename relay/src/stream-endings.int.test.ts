@@ -71,6 +71,7 @@ beforeAll(async () => {
     }),
   );
   await t.runtime.deps.options.set('CacheRatio', JSON.stringify({ 'claude-test': 0.1 }));
+  await t.runtime.deps.options.set('CreateCacheRatio', JSON.stringify({ 'claude-test': 2 }));
   await t.seedChannel({ key: 'sk-upstream', baseUrl: fake.url, models: 'gpt-4o-mini' });
   await t.seedChannel({ key: 'sk-ant-api03-fake', baseUrl: providers.url, models: 'claude-test', type: 14 });
   await t.seedChannel({ key: 'AIza-fake-key', baseUrl: providers.url, models: 'gemini-test', type: 24 });
@@ -291,7 +292,7 @@ describe('how a stream ends', () => {
 });
 
 describe('billing through the seam', () => {
-  it('bills Anthropic cache reads at the cache ratio and cache writes at the creation ratio', async () => {
+  it('bills Anthropic cache reads at the cache ratio and cache writes at the CreateCacheRatio entry', async () => {
     providers.setBehaviour({ cacheReadTokens: 1000, cacheWriteTokens: 200 });
     try {
       for (const stream of [false, true]) {
@@ -305,10 +306,8 @@ describe('billing through the seam', () => {
         expect(other).toMatchObject({ cache_tokens: 1000, cache_creation_tokens: 200 });
         const uncached = log.promptTokens - 1000 - 200;
         expect(uncached).toBeGreaterThan(0);
-        const creationRatio = other.cache_creation_ratio as number;
-        expect(log.quota).toBe(
-          Math.round(uncached + 1000 * 0.1 + 200 * creationRatio + log.completionTokens),
-        );
+        expect(other.cache_creation_ratio).toBe(2);
+        expect(log.quota).toBe(Math.round(uncached + 1000 * 0.1 + 200 * 2 + log.completionTokens));
       }
     } finally {
       providers.setBehaviour({ cacheReadTokens: 0, cacheWriteTokens: 0 });

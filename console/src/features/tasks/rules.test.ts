@@ -10,6 +10,7 @@ import {
   submitCodeLook,
   TASK_COLUMNS,
   taskStatusLook,
+  videoUrlsOf,
   visibleColumns,
 } from './rules.ts';
 import { validateTaskFilters } from './validation.ts';
@@ -78,5 +79,26 @@ describe('task log rules', () => {
     expect(validateTaskFilters({ ...ok, taskId: 'x'.repeat(192) }, false)).toEqual({
       taskId: 'validation.taskIdLength',
     });
+  });
+
+  it("reads a drawing's video links from its properties: videoUrl and videoUrls, http(s) only, each once", () => {
+    const properties = JSON.stringify({
+      finalPrompt: 'waves',
+      videoUrl: 'https://cdn.example/v/1.mp4',
+      videoUrls: [
+        { url: 'https://cdn.example/v/1.mp4' },
+        { url: 'https://cdn.example/v/2.mp4' },
+        'http://x/3.mp4',
+      ],
+    });
+    expect(videoUrlsOf(properties)).toEqual([
+      'https://cdn.example/v/1.mp4',
+      'https://cdn.example/v/2.mp4',
+      'http://x/3.mp4',
+    ]);
+    expect(videoUrlsOf(JSON.stringify({ videoUrls: [{ url: 'javascript:alert(1)' }, null, 7] }))).toEqual([]);
+    expect(videoUrlsOf(JSON.stringify({ urls: ['https://cdn.example/upload.png'] }))).toEqual([]);
+    expect(videoUrlsOf('')).toEqual([]);
+    expect(videoUrlsOf('{not json')).toEqual([]);
   });
 });

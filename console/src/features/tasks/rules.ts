@@ -1,3 +1,4 @@
+import type { MjAction } from '@turnpike/core/domain/midjourney-actions';
 import type { TagColor } from '../../lib/format.ts';
 
 /** A status tag: the key of its label in the `tasks` namespace (`status.<name>`) and its colour. */
@@ -49,7 +50,10 @@ export const SUBMIT_CODES: Record<number, StatusLook> = {
 export const submitCodeLook = (code: number): StatusLook =>
   SUBMIT_CODES[code] ?? { name: 'failed', color: 'red' };
 
-/** Drawing actions with a label (`action.<ACTION>`); an action not listed is shown as sent. */
+/**
+ * Drawing actions with a label (`action.<ACTION>`): every action the relay can store (the shared MjAction set, so
+ * a new action does not compile without its colour); an action not listed (an old row) is shown as sent.
+ */
 export const DRAWING_ACTIONS: Record<string, TagColor> = {
   IMAGINE: 'blue',
   UPSCALE: 'orange',
@@ -66,7 +70,33 @@ export const DRAWING_ACTIONS: Record<string, TagColor> = {
   SHORTEN: 'gray',
   SWAP_FACE: 'red',
   UPLOAD: 'gray',
-};
+  MODAL: 'yellow',
+  VIDEO: 'red',
+  EDITS: 'orange',
+} satisfies Record<MjAction, TagColor>;
+
+/**
+ * The videos of a drawing (Midjourney-Proxy Plus video tasks): the relay keeps `videoUrl` and `videoUrls`
+ * (`[{ url }]`, or plain strings) in the row's `properties` JSON. Only http(s) addresses, each once; an unreadable
+ * `properties` has none.
+ */
+export function videoUrlsOf(properties: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = properties ? JSON.parse(properties) : undefined;
+  } catch {
+    return [];
+  }
+  if (typeof parsed !== 'object' || parsed === null) return [];
+  const { videoUrl, videoUrls } = parsed as { videoUrl?: unknown; videoUrls?: unknown };
+  const listed = Array.isArray(videoUrls)
+    ? videoUrls.map((entry) => (typeof entry === 'string' ? entry : (entry as { url?: unknown } | null)?.url))
+    : [];
+  const urls = [videoUrl, ...listed].filter(
+    (url): url is string => typeof url === 'string' && /^https?:\/\//i.test(url),
+  );
+  return [...new Set(urls)];
+}
 
 /** Creative task types (spec 03 section 4). */
 export const TASK_ACTIONS: Record<string, TagColor> = { MUSIC: 'blue', LYRICS: 'purple' };

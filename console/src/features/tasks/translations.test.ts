@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { MJ_ACTIONS } from '@turnpike/core/domain/midjourney-actions';
 import { describe, expect, it } from 'vitest';
 import {
   DRAWING_ACTIONS,
@@ -39,5 +40,18 @@ describe('task log texts built from ids', () => {
       return keys.filter((key) => !texts[key]).map((key) => `${language}: ${key}`);
     });
     expect(absent).toEqual([]);
+  });
+
+  it('label every drawing action the relay can store, in Chinese and English, each with its colour', () => {
+    // MJ_ACTIONS is the set relay/src/tasks/midjourney/wire.ts plans every submit as.
+    expect(MJ_ACTIONS).toEqual(expect.arrayContaining(['VIDEO', 'EDITS', 'MODAL', 'UPLOAD', 'SWAP_FACE']));
+    expect(MJ_ACTIONS.filter((action) => !(action in DRAWING_ACTIONS))).toEqual([]);
+    const absent = ['zh', 'en'].flatMap((language) => {
+      const texts = table(language);
+      return MJ_ACTIONS.filter((action) => !texts[`action.${action}`]).map((a) => `${language}: ${a}`);
+    });
+    expect(absent).toEqual([]);
+    // a label is a translation, not the id shown as sent
+    expect(table('en')['action.VIDEO']).not.toBe(table('zh')['action.VIDEO']);
   });
 });

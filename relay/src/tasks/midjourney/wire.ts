@@ -4,6 +4,7 @@
  * `upload-discord-images`, `video` and `edits`). Pure: what a client sends, what the gateway sends on, what comes
  * back.
  */
+import { type MjAction, mjModelOf } from '@turnpike/core/domain/midjourney-actions';
 import { TaskStatus } from '@turnpike/core/domain/tasks';
 
 /**
@@ -84,8 +85,8 @@ export interface MjTask {
 
 /** What one submit asks for: the action recorded and priced, and the task it acts on (when any). */
 export interface MjSubmitPlan {
-  /** UPPER_SNAKE action as the proxy names it (IMAGINE, UPSCALE, ...). */
-  readonly action: string;
+  /** UPPER_SNAKE action as the proxy names it (IMAGINE, UPSCALE, ...): one of the shared set. */
+  readonly action: MjAction;
   /** The priced model: `mj_<action lowercase>`. */
   readonly model: string;
   /** The task acted on (change, simple-change, action, modal, a video of a drawing). */
@@ -97,7 +98,7 @@ export interface MjSubmitPlan {
 const SIMPLE_CHANGE = /^\s*(\S+)\s+([UVR])(\d?)\s*$/i;
 
 /** `MJ::JOB::upsample::1::<hash>` and friends: the action a button's customId stands for. */
-export function actionOfCustomId(customId: string): string | undefined {
+export function actionOfCustomId(customId: string): MjAction | undefined {
   if (customId.startsWith('MJ::CustomZoom')) return 'CUSTOM_ZOOM';
   if (customId.startsWith('MJ::Inpaint')) return 'INPAINT';
   if (customId.startsWith('MJ::Outpaint')) return 'ZOOM';
@@ -110,9 +111,7 @@ export function actionOfCustomId(customId: string): string | undefined {
   return undefined;
 }
 
-/** Prices exist for these names (`mj_<name>`); UPSCALE and friends keep their own names. */
-const modelOf = (action: string): string =>
-  action === 'SWAP_FACE' ? 'swap_face' : `mj_${action.toLowerCase()}`;
+const CHANGE_ACTIONS: readonly string[] = ['UPSCALE', 'VARIATION', 'REROLL'] satisfies MjAction[];
 
 /**
  * Reads what a submit asks for, or says why it cannot be served (a 400 in Midjourney's shape: code 4 is the
@@ -123,11 +122,12 @@ export function planSubmit(
   body: Record<string, unknown>,
 ): { ok: true; plan: MjSubmitPlan } | { ok: false; description: string } {
   const text = (key: string) => (typeof body[key] === 'string' ? (body[key] as string) : '');
-  const plan = (action: string, originId?: string): { ok: true; plan: MjSubmitPlan } => ({
+  // Only a shared MjAction is ever planned, so every stored action has a label in the drawing log.
+  const plan = (action: MjAction, originId?: string): { ok: true; plan: MjSubmitPlan } => ({
     ok: true,
     plan: {
       action,
-      model: modelOf(action),
+      model: mjModelOf(action),
       originId,
       isFree: action === 'INPAINT' || action === 'CUSTOM_ZOOM',
     },
@@ -154,10 +154,10 @@ export function planSubmit(
         : { ok: false, description: 'sourceBase64 and targetBase64 are required' };
     case 'change': {
       const action = text('action').toUpperCase();
-      if (!['UPSCALE', 'VARIATION', 'REROLL'].includes(action))
+      if (!CHANGE_ACTIONS.includes(action))
         return { ok: false, description: 'action must be UPSCALE, VARIATION or REROLL' };
       if (!text('taskId')) return { ok: false, description: 'taskId is required' };
-      return plan(action, text('taskId'));
+      return plan(action as MjAction, text('taskId'));
     }
     case 'simple-change': {
       const match = SIMPLE_CHANGE.exec(text('content'));

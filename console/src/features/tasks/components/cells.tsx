@@ -182,3 +182,24 @@ export function ImagePreview({ url, alt }: { url: string; alt: string }) {
     </>
   );
 }
+
+/** Links to a drawing's result videos (Plus video tasks), opened in a new tab. */
+export function VideoLinks({ urls }: { urls: string[] }) {
+  const { t } = useTranslation('tasks');
+  if (urls.length === 0) return null;
+  return (
+    <span className="flex flex-wrap gap-x-2">
+      {urls.map((url, index) => (
+        <a
+          key={url}
+          href={url}
+          target="_blank"
+          rel="noreferrer noopener"
+          className="text-sm text-blue-600 hover:underline"
+        >
+          {urls.length === 1 ? t('video.open') : t('video.openNth', { n: index + 1 })}
+        </a>
+      ))}
+    </span>
+  );
+}

@@ -155,6 +155,51 @@ describe('drawing log', () => {
     );
   });
 
+  it('labels video, edits and modal rows and links a video result to its video', async () => {
+    setSessionUser(member);
+    const video: DrawingRow = {
+      ...base,
+      id: 4,
+      mj_id: 'mj-4',
+      action: 'VIDEO',
+      image_url: 'https://img.example/mj-4-cover.png',
+      properties: JSON.stringify({
+        videoUrl: 'https://cdn.example/mj-4.mp4',
+        videoUrls: [{ url: 'https://cdn.example/mj-4.mp4' }],
+      }),
+    };
+    const batch: DrawingRow = {
+      ...base,
+      id: 5,
+      mj_id: 'mj-5',
+      action: 'VIDEO',
+      image_url: '',
+      properties: JSON.stringify({
+        videoUrls: [{ url: 'https://cdn.example/mj-5a.mp4' }, { url: 'https://cdn.example/mj-5b.mp4' }],
+      }),
+    };
+    const edits: DrawingRow = { ...base, id: 6, mj_id: 'mj-6', action: 'EDITS' };
+    const modal: DrawingRow = { ...base, id: 7, mj_id: 'mj-7', action: 'MODAL' };
+    serve(() => [video, batch, edits, modal]);
+    await renderScreen(() => <DrawingLogPage />);
+    await screen.findByText('mj-4');
+    const one = rowOf('mj-4');
+    expect(one.getByText('Video')).toBeTruthy();
+    const link = one.getByRole('link', { name: 'Open the video' });
+    expect(link.getAttribute('href')).toBe('https://cdn.example/mj-4.mp4');
+    expect(link.getAttribute('target')).toBe('_blank');
+    // the cover image is still previewed beside it
+    expect(one.getByRole('button', { name: 'Enlarge the result image' })).toBeTruthy();
+    const two = rowOf('mj-5');
+    expect(two.getAllByRole('link').map((a) => [a.textContent, a.getAttribute('href')])).toEqual([
+      ['Video 1', 'https://cdn.example/mj-5a.mp4'],
+      ['Video 2', 'https://cdn.example/mj-5b.mp4'],
+    ]);
+    expect(rowOf('mj-6').getByText('Edit image')).toBeTruthy();
+    expect(rowOf('mj-6').queryByRole('link')).toBeNull();
+    expect(rowOf('mj-7').getByText('Modal input')).toBeTruthy();
+  });
+
   it('gives admins the channel column and filter, the callback banner, and copies a channel id', async () => {
     setSessionUser(admin);
     const server = serve(() => [

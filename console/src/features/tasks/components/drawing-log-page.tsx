@@ -18,12 +18,21 @@ import {
   spentSeconds,
   submitCodeLook,
   toLocalInput,
+  videoUrlsOf,
   visibleColumns,
 } from '../rules.ts';
 import { useServerPages } from '../use-server-pages.ts';
 import { useTaskFilters } from '../use-task-filters.ts';
 import type { TaskFilterInput } from '../validation.ts';
-import { ChannelTag, ClippedText, ImagePreview, ProgressBar, SpentTag, TextDialog } from './cells.tsx';
+import {
+  ChannelTag,
+  ClippedText,
+  ImagePreview,
+  ProgressBar,
+  SpentTag,
+  TextDialog,
+  VideoLinks,
+} from './cells.tsx';
 import { type LogColumnDef, TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
 
 function initialForm(): TaskFilterInput {
@@ -92,8 +101,17 @@ export function DrawingLogPage() {
       }
       case 'progress':
         return <ProgressBar progress={row.progress} failed={row.status === 'FAILURE'} />;
-      case 'image':
-        return <ImagePreview url={row.image_url} alt={row.prompt || row.mj_id} />;
+      case 'image': {
+        // A video task may have a still image too; its videos are links beside it.
+        const videos = videoUrlsOf(row.properties);
+        if (videos.length === 0) return <ImagePreview url={row.image_url} alt={row.prompt || row.mj_id} />;
+        return (
+          <span className="flex items-center gap-2">
+            {row.image_url ? <ImagePreview url={row.image_url} alt={row.prompt || row.mj_id} /> : null}
+            <VideoLinks urls={videos} />
+          </span>
+        );
+      }
       case 'prompt':
         return <ClippedText text={row.prompt} onOpen={open(t('col.prompt'))} />;
       case 'promptEn':

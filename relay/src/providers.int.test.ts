@@ -116,7 +116,8 @@ describe('Anthropic clients on /v1/messages', () => {
     const sent = providers.requests.at(-1)!;
     expect(sent.path).toBe('/v1/messages');
     expect(sent.headers['x-api-key']).toBe(ANTHROPIC_KEY);
-    expect(sent.headers['anthropic-version']).toBe('2023-06-01');
+    // The client's API version goes with the body it shaped (the SDK 1.x speaks 2026-10-21).
+    expect(sent.headers['anthropic-version']).toBe('2026-10-21');
     expect(sent.headers['anthropic-beta']).toBe('prompt-caching-2024-07-31');
     expect(sent.body).toMatchObject({
       model: 'claude-test',

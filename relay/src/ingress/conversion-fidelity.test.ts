@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { withoutUnsignedThinking } from '../adapters/anthropic/api.ts';
 import type { Json } from '../adapters/canonical.ts';
+import { cleanSchema } from '../adapters/gemini/chat.ts';
 import { EMPTY_USAGE } from '../metering/usage.ts';
 import {
   anthropicErrorBody,
@@ -14,7 +15,7 @@ import {
   messagesToChatRequest,
   refuseMessagesConversion,
 } from './anthropic-messages.ts';
-import { geminiErrorBody, refuseGeminiConversion } from './gemini.ts';
+import { geminiErrorBody, geminiToChatRequest, refuseGeminiConversion } from './gemini.ts';
 import {
   chatToResponse,
   createResponsesEncoder,
@@ -363,6 +364,41 @@ describe("what only the client's own provider runs", () => {
     expect(
       refuseMessagesConversion({ mcp_servers: [{ type: 'url', url: 'https://x', name: 'x' }] })?.message,
     ).toContain('mcp_servers');
+  });
+
+  it("spells schema types each side's way: Gemini's OBJECT as JSON schema's object and back", () => {
+    const chat = geminiToChatRequest(
+      {
+        contents: [{ role: 'user', parts: [{ text: 'x' }] }],
+        tools: [
+          {
+            functionDeclarations: [
+              {
+                name: 'f',
+                parameters: {
+                  type: 'OBJECT',
+                  properties: { type: { type: 'STRING' }, n: { type: 'INTEGER' } },
+                },
+              },
+            ],
+          },
+        ],
+      },
+      'm',
+      false,
+    );
+    const parameters = { type: 'object', properties: { type: { type: 'string' }, n: { type: 'integer' } } };
+    expect((chat.tools as Json[])[0]).toMatchObject({ function: { name: 'f', parameters } });
+    expect(
+      cleanSchema({
+        ...parameters,
+        additionalProperties: false,
+        properties: { ...parameters.properties, o: { type: ['string', 'null'] } },
+      }),
+    ).toEqual({
+      type: 'OBJECT',
+      properties: { type: { type: 'STRING' }, n: { type: 'INTEGER' }, o: { type: 'STRING', nullable: true } },
+    });
   });
 
   it('refuses Gemini grounding and code execution in Gemini shape, naming the tool', () => {

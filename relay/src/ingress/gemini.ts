@@ -55,6 +55,19 @@ function chatParts(parts: readonly Json[]): unknown {
   return out.length === 1 && out[0]?.type === 'text' ? out[0].text : out;
 }
 
+/** Gemini's `Schema` (`type` in capitals: `OBJECT`) as the JSON schema a chat upstream reads (`object`). */
+export function jsonSchemaOf(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(jsonSchemaOf);
+  if (!isRecord(schema)) return schema;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(schema))
+    out[key] =
+      key === 'type' && typeof value === 'string' && /^[A-Z]+$/.test(value) && value !== 'TYPE_UNSPECIFIED'
+        ? value.toLowerCase()
+        : jsonSchemaOf(value);
+  return out;
+}
+
 const partsOf = (content: unknown): Json[] =>
   isRecord(content) && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
 
@@ -125,7 +138,7 @@ export function geminiToChatRequest(body: Readonly<Json>, model: string, isStrea
         name: fn.name,
         ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
         parameters: isRecord(fn.parameters)
-          ? fn.parameters
+          ? jsonSchemaOf(fn.parameters)
           : isRecord(fn.parametersJsonSchema)
             ? fn.parametersJsonSchema
             : { type: 'object', properties: {} },

@@ -1,6 +1,7 @@
 /**
  * Anthropic upstreams (https://docs.anthropic.com/en/api/messages): `POST <base>/v1/messages` and
- * `/v1/messages/count_tokens`, the key in `x-api-key`, `anthropic-version: 2023-06-01`, and the
+ * `/v1/messages/count_tokens`, the key in `x-api-key`, `anthropic-version: 2023-06-01` (the client's own on a
+ * request passed through), and the
  * `anthropic-beta` flags the client asked for or `claude.model_headers_settings` names for the model.
  * A Messages request from an Anthropic client goes up as it came (the model mapped; thinking blocks without a
  * signature, written by the relay on a converted path, left out); a canonical chat request is converted (chat.ts).
@@ -25,7 +26,8 @@ function headersFor(channel: AdapterChannel, input: BuildRequestInput, model: st
   const headers: Record<string, string> = {
     ...channel.headers,
     'x-api-key': channel.key ?? '',
-    'anthropic-version': ANTHROPIC_VERSION,
+    // A request passed through keeps its client's API version; a converted one is written for this one.
+    'anthropic-version': input.clientHeaders?.['anthropic-version'] ?? ANTHROPIC_VERSION,
     'content-type': 'application/json',
   };
   const flags = new Set<string>();

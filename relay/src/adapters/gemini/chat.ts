@@ -74,12 +74,31 @@ export const FINISH_REASON_OF: Readonly<Record<string, string>> = {
   content_filter: 'SAFETY',
 };
 
+/** JSON-schema type names, which Gemini's `Schema.type` spells in capitals (`OBJECT`, `STRING`, ...). */
+const SCHEMA_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object', 'null']);
+
+/**
+ * A JSON schema as Gemini's `Schema` (https://ai.google.dev/api/caching#Schema): the keys it refuses left out,
+ * `type` in capitals, a type list (`["string", "null"]`) as one type and `nullable`.
+ */
 export function cleanSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(cleanSchema);
   if (!isRecord(schema)) return schema;
   const out: Json = {};
-  for (const [key, value] of Object.entries(schema))
-    if (!REFUSED_SCHEMA_KEYS.has(key)) out[key] = cleanSchema(value);
+  for (const [key, value] of Object.entries(schema)) {
+    if (REFUSED_SCHEMA_KEYS.has(key)) continue;
+    if (key === 'type' && typeof value === 'string' && SCHEMA_TYPES.has(value))
+      out.type = value.toUpperCase();
+    else if (
+      key === 'type' &&
+      Array.isArray(value) &&
+      value.every((type) => SCHEMA_TYPES.has(String(type)))
+    ) {
+      const types = value.map(String).filter((type) => type !== 'null');
+      if (types.length === 1) out.type = (types[0] as string).toUpperCase();
+      if (types.length < value.length) out.nullable = true;
+    } else out[key] = cleanSchema(value);
+  }
   return out;
 }
 

@@ -34,11 +34,18 @@ function messageTexts(body: Json): string[] {
   return texts;
 }
 
-/** The client's `anthropic-beta` flags, for an Anthropic upstream. */
+/**
+ * The client's `anthropic-beta` flags and `anthropic-version`, for an Anthropic upstream: a body passed through
+ * is shaped by the API version its client speaks (the SDK 1.x sends 2026-10-21), so the version goes with it.
+ */
 function betaHeaders(request: RelayRequest): Readonly<Record<string, string>> | undefined {
-  const beta = request.headers['anthropic-beta'];
-  const value = Array.isArray(beta) ? beta.join(',') : beta;
-  return value ? { 'anthropic-beta': value } : undefined;
+  const headers: Record<string, string> = {};
+  for (const name of ['anthropic-beta', 'anthropic-version']) {
+    const header = request.headers[name];
+    const value = Array.isArray(header) ? header.join(',') : header;
+    if (value) headers[name] = value;
+  }
+  return Object.keys(headers).length > 0 ? headers : undefined;
 }
 
 function readMessages(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MJ_ACTIONS, mjModelOf } from '../domain/midjourney-actions.ts';
 import { defaultModelsByType, findProviderType, knownModelNames, PROVIDER_TYPES } from './catalogue.ts';
 
 /** Spec 02 section 3: every value the console offers. */
@@ -38,5 +39,20 @@ describe('provider catalogue', () => {
     expect(map[43]).toContain('deepseek-chat');
     expect(map[8]).toEqual([]);
     expect(knownModelNames()).toContain('claude-3-5-sonnet-20241022');
+  });
+  it('offers Midjourney models the relay prices, Plus with video and edits', () => {
+    const map = defaultModelsByType();
+    const priced = new Set(['midjourney', ...MJ_ACTIONS.map(mjModelOf)]);
+    expect(map[2]).toEqual([
+      'midjourney',
+      'mj_imagine',
+      'mj_variation',
+      'mj_upscale',
+      'mj_reroll',
+      'mj_blend',
+      'mj_describe',
+    ]);
+    expect(map[5]).toEqual(expect.arrayContaining([...(map[2] ?? []), 'mj_video', 'mj_edits', 'swap_face']));
+    expect([...(map[2] ?? []), ...(map[5] ?? [])].filter((model) => !priced.has(model))).toEqual([]);
   });
 });

@@ -1,6 +1,9 @@
 import { channels } from '@turnpike/core/db/schema/channels';
+import { logs, users } from '@turnpike/core/db/schema/index';
 import { optionSources } from '@turnpike/core/db/schema/option-sources';
 import { options as optionsTable } from '@turnpike/core/db/schema/options';
+import { generateTokenKey } from '@turnpike/core/domain/tokens';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -206,6 +209,62 @@ describe('operator against the stand-in API server', () => {
     await waitFor(() => JSON.stringify(relay.options.get('GroupModelRatio')) === '{}', {
       what: 'group price gone',
     });
+  });
+
+  it('bills a token of the group its ModelPrice for that group, without GroupRatio, and another token the price without groups', async () => {
+    h.api.apply(secret('grouped', 'sk-good'));
+    h.api.apply(channel('grouped', { models: ['grouped-model'], groups: ['default', 'vip'] }));
+    const price = (name: string, spec: Record<string, unknown>) => ({
+      apiVersion: 'turnpike.dev/v1alpha1',
+      kind: 'ModelPrice',
+      metadata: { name, namespace: NS },
+      spec: { models: ['grouped-model'], ...spec },
+    });
+    h.api.apply(price('grouped-all', { ratio: { model: '2' } }));
+    h.api.apply(price('grouped-vip', { groups: ['vip'], price: { input: '1', output: '4' } }));
+    await h.setOption('GroupRatio', '{"default":1,"vip":3,"svip":1}');
+    for (const name of ['grouped-all', 'grouped-vip'])
+      await waitFor(() => ready('modelprices', name)?.status === 'True', { what: `${name} ready` });
+    await waitFor(
+      () =>
+        (relay.options.get('GroupModelRatio') as Record<string, Record<string, number>>).vip?.[
+          'grouped-model'
+        ] === 0.5 && relay.options.get('GroupRatio').vip === 3,
+      { what: 'relay group price' },
+    );
+    await waitFor(async () => (await call('grouped-model')).statusCode === 200, { what: 'routable' });
+
+    const [user] = await h.database.db.select().from(users).limit(1);
+    const vipToken = await createTokenRepo(h.database.db).insert({
+      userId: user!.id,
+      key: generateTokenKey(),
+      name: 'vip',
+      remainQuota: 0,
+      unlimitedQuota: true,
+      group: 'vip',
+    });
+    const billed = async (headers: Record<string, string>) => {
+      const response = await relay.app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers,
+        payload: { model: 'grouped-model', messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(response.statusCode).toBe(200);
+      const requestId = response.headers['x-request-id'] as string;
+      const logOf = async () =>
+        (await h.database.db.select().from(logs).where(eq(logs.requestId, requestId)))[0];
+      await waitFor(async () => (await logOf()) !== undefined, { what: 'consume log' });
+      const log = (await logOf()) as NonNullable<Awaited<ReturnType<typeof logOf>>>;
+      return { group: log.group, ...(JSON.parse(log.other ?? '{}') as Record<string, unknown>) };
+    };
+    expect(await billed({ authorization: `Bearer sk-${vipToken.key}` })).toMatchObject({
+      group: 'vip',
+      model_ratio: 0.5,
+      completion_ratio: 4,
+      group_ratio: 1,
+    });
+    expect(await billed(h.auth)).toMatchObject({ group: 'default', model_ratio: 2, group_ratio: 1 });
   });
 
   it('refuses a ModelPrice for a model another ModelPrice already prices, naming the owner', async () => {

@@ -1,7 +1,8 @@
 /**
  * Group commit for owned option values: ModelPrice and GatewayOption reconciles that arrive while a write is
  * running are applied together in the next one (one transaction, one `options.changed`), so a cold start of
- * thousands of prices rewrites the price maps a few hundred times, not once per price.
+ * thousands of prices makes every relay re-read the price maps a few dozen times, not once per price. Each
+ * resource still writes only its own rows.
  */
 import type {
   ManagedOptionsOutcome,

@@ -65,7 +65,7 @@ function countFailure(ctx: RelayContext, channel: RelayChannel, error: RelayErro
   }
 }
 
-async function disableInDatabase(ctx: RelayContext, channelId: number, reason: string): Promise<void> {
+export async function disableInDatabase(ctx: RelayContext, channelId: number, reason: string): Promise<void> {
   const { db } = ctx.deps;
   await db.transaction(async (tx) => {
     await tx

@@ -14,7 +14,9 @@ import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fetch, type Response } from 'undici';
 import { checkModelAllowed } from '../../pipeline/authenticate.ts';
+import { disableInDatabase } from '../../pipeline/channel-health.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
+import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
   baseOf,
@@ -61,6 +63,22 @@ const POLL_TIMEOUT_MS = 15_000;
 function refuse(reply: FastifyReply, status: number, description: string, type = 'turnpike_error') {
   const code = status === 400 ? MjCode.Validation : status === 429 ? MjCode.Saturated : status;
   return reply.code(status).send({ code, description, type });
+}
+
+/**
+ * Code 3: the proxy has no account instance left to draw with, so every submit to it will fail alike. As the
+ * reference does (when automatic disable is on and the channel's auto-ban is set), the channel is switched off:
+ * at once in this process, then stored as auto-disabled (status 3) with the reason and announced to every process
+ * (the chat path's disable, channel-health.ts). The client still gets the proxy's answer.
+ */
+function disableWithoutAccount(ctx: RelayContext, channel: RelayChannel): void {
+  if (!ctx.deps.options.get('AutomaticDisableChannelEnabled') || !channel.autoBan) return;
+  const reason = 'the Midjourney proxy has no available account instance (code 3)';
+  ctx.channels.markDisabled(channel.id);
+  ctx.log.warn({ channelId: channel.id, reason }, 'channel disabled automatically');
+  void disableInDatabase(ctx, channel.id, reason).catch((err: unknown) =>
+    ctx.log.error({ err, channelId: channel.id }, 'could not store the automatic disable of a channel'),
+  );
 }
 
 /** A stored drawing as a task object, the image link pointing at the gateway with MjForwardUrlEnabled. */
@@ -311,6 +329,7 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
       upstreamMs: upstreamMs(),
       provider: 'midjourney',
     });
+    if (answer?.code === MjCode.NoAccount) disableWithoutAccount(ctx, channel);
     // An accepting code without a task id is no answer the gateway can bill or follow.
     const readable = answer !== undefined && !(upstream.status === 200 && isAccepted(answer.code));
     count(readable ? SubmitOutcome.Refused : SubmitOutcome.Error);

@@ -195,6 +195,27 @@ describe('charts/turnpike', () => {
     }
   });
 
+  it('sets UPDATE_CHECK_URL on the api pods only when config.updateCheckUrl is given, as an http(s) URL', () => {
+    const envOf = (manifests: readonly Manifest[], role: string) =>
+      Object.fromEntries(
+        (podOf(one(manifests, 'Deployment', role)).containers[0].env as Pod[]).map((e) => [e.name, e.value]),
+      );
+    const feed = 'https://api.github.com/repos/example/turnpike/releases/latest';
+    const manifests = render([], [`config.updateCheckUrl=${feed}`]);
+    const api = envOf(manifests, '-api');
+    expect(api.UPDATE_CHECK_URL).toBe(feed);
+    // the api's configuration takes it as the feed the status endpoint names
+    expect(loadConfig({ ...api, DATABASE_URL: 'postgres://t:pw@db:5432/t' }).updateCheckUrl).toBe(feed);
+    for (const role of ['-relay', '-operator'])
+      expect(Object.keys(envOf(manifests, role))).not.toContain('UPDATE_CHECK_URL');
+    expect(Object.keys(envOf(rendered.get('defaults') as Manifest[], '-api'))).not.toContain(
+      'UPDATE_CHECK_URL',
+    );
+    expect(() => render([], ['config.updateCheckUrl=ftp://releases.example/latest'])).toThrow(
+      /config\/updateCheckUrl/,
+    );
+  });
+
   it('runs one image for every role', () => {
     const manifests = rendered.get('defaults') as Manifest[];
     const commands = ['-api', '-relay', '-operator'].map((role) => {

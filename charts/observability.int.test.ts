@@ -140,6 +140,11 @@ describe('alert rules (deploy/prometheus/turnpike-rules.yaml)', () => {
     expect(reads('TurnpikeConfigApplySlow')).toEqual(['turnpike_config_apply_seconds_bucket']);
     expect(rules.find((r) => r.alert === 'TurnpikeConfigApplySlow')?.expr).toMatch(/> 2\s*$/);
     expect(reads('TurnpikePodRestarting')).toEqual(['kube_pod_container_status_restarts_total']);
+    expect(reads('TurnpikeTaskRefundsHigh').sort()).toEqual([
+      'turnpike_task_refunds_total',
+      'turnpike_task_submits_total',
+    ]);
+    expect(rules.find((r) => r.alert === 'TurnpikeTaskRefundsHigh')?.for).toBe('15m');
   });
 
   it.each(rules.map((rule) => [rule.alert ?? rule.record, rule.expr]))(
@@ -197,8 +202,30 @@ describe('Grafana dashboards (deploy/grafana)', () => {
         'turnpike_billing_adjustments_total',
         'turnpike_relay_rate_limited_total',
         'turnpike_relay_channel_state',
+        'turnpike_task_submits_total',
+        'turnpike_task_polls_total',
+        'turnpike_task_refunds_total',
+        'turnpike_tasks_unfinished',
       ]),
     );
+    const relay = dashboards.find((d) => d.uid === 'turnpike-relay');
+    const tasksRow = relay?.panels.find((p) => p.type === 'row' && p.title === 'Tasks (Midjourney, Suno)');
+    expect(tasksRow).toBeDefined();
+    // the task panels sit under their row: below it and above the next one
+    const nextRowY = Math.min(
+      ...(relay?.panels ?? [])
+        .filter((p) => p.type === 'row' && p.gridPos.y > (tasksRow?.gridPos.y ?? 0))
+        .map((p) => p.gridPos.y),
+    );
+    const under = (relay?.panels ?? []).filter(
+      (p) => p.gridPos.y > (tasksRow?.gridPos.y ?? 0) && p.gridPos.y < nextRowY,
+    );
+    expect(under.map((p) => p.title)).toEqual([
+      'Task submits per second by outcome',
+      'Task polls per second by outcome',
+      'Task refunds by reason',
+      'Unfinished tasks',
+    ]);
     expect([...read('turnpike-operator')]).toEqual(
       expect.arrayContaining([
         'turnpike_operator_reconcile_total',

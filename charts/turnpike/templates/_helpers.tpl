@@ -124,6 +124,10 @@ app.kubernetes.io/component: {{ .component }}
 - name: REDIS_KEY_PREFIX
   value: {{ $root.Values.redis.keyPrefix | quote }}
 {{- end }}
+{{- if and (eq .role "api") $root.Values.config.updateCheckUrl }}
+- name: UPDATE_CHECK_URL
+  value: {{ $root.Values.config.updateCheckUrl | quote }}
+{{- end }}
 {{- range $name, $value := $root.Values.config.extraEnv }}
 - name: {{ $name }}
   value: {{ $value | quote }}

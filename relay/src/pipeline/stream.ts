@@ -205,6 +205,7 @@ export async function pipeStream(
       ...SSE_HEAD,
       ...(control.encoder.contentType ? { 'content-type': control.encoder.contentType } : {}),
     });
+    ctx.metrics.streamStarted(raw);
     if (held.length > 0) out = held.splice(0).join('') + out;
     if (control.pingMs > 0) {
       pingTimer = setTimeout(function ping() {

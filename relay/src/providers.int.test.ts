@@ -730,6 +730,57 @@ describe('coding agents on converted paths', () => {
     }
   });
 
+  it("keeps Claude's signed thinking through a Codex tool loop (encrypted_content), stream and not", async () => {
+    const client = openAiClient();
+    const ask = {
+      model: 'claude-test',
+      reasoning: { effort: 'low' as const },
+      include: ['reasoning.encrypted_content' as const],
+      max_output_tokens: 4000,
+      tools: [
+        {
+          type: 'function' as const,
+          name: 'get_weather',
+          parameters: weatherTool.input_schema,
+          strict: false,
+        },
+      ],
+    };
+    const first = await client.responses.create({ ...ask, input: 'Weather in Paris?' });
+    const reasoning = first.output.find((item) => item.type === 'reasoning');
+    expect(reasoning?.encrypted_content).toEqual(expect.any(String));
+    const stream = await client.responses.create({ ...ask, input: 'Weather in Paris?', stream: true });
+    let streamed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === 'response.completed') streamed = event.response;
+    expect(streamed?.output.find((item) => item.type === 'reasoning')?.encrypted_content).toBe(
+      reasoning?.encrypted_content,
+    );
+
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    const history = (keep: boolean): OpenAI.Responses.ResponseInput => [
+      { role: 'user', content: 'Weather in Paris?' },
+      ...(first.output.filter(
+        (item) => keep || item.type !== 'reasoning',
+      ) as OpenAI.Responses.ResponseInputItem[]),
+      { type: 'function_call_output', call_id: call.call_id, output: 'Sunny' },
+    ];
+    await client.responses.create({ ...ask, input: history(true) });
+    const sent = providers.requests.at(-1)!.body;
+    expect(sent.thinking).toMatchObject({ type: 'enabled' });
+    expect((sent.messages as { role: string; content: unknown[] }[])[1]?.content[0]).toEqual({
+      type: 'thinking',
+      thinking: DEFAULT_PROVIDER_BEHAVIOUR.thinking,
+      signature: 'sig',
+    });
+    // A client that did not keep it: the tool loop goes on without thinking rather than be refused.
+    await client.responses.create({ ...ask, input: history(false) });
+    expect(providers.requests.at(-1)!.body).not.toHaveProperty('thinking');
+    // An OpenAI channel of the same model never gets the relay's reasoning item.
+    fake.requests.length = 0;
+    await client.responses.create({ ...ask, model: 'gpt-4o-mini', input: history(true) });
+    expect(JSON.stringify(fake.requests.at(-1)?.body)).not.toContain(String(reasoning?.encrypted_content));
+  });
+
   it('refuses Responses built-in tools and previous_response_id on a converted path, and passes them to OpenAI', async () => {
     const client = openAiClient();
     type SdkError = InstanceType<typeof OpenAI.APIError>;

@@ -76,3 +76,49 @@ export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 /** A short random id suffix (`msg_…`, `call_…`): unique enough for one answer's items. */
 export const randomId = (): string => Math.random().toString(36).slice(2, 14).padEnd(12, '0');
+
+/**
+ * Anthropic's signed thinking, carried through the canonical shape for the ends that can give it back (an
+ * extension, as LiteLLM names it): an assistant message's and a `chat.completion`'s `thinking_blocks`, and in a
+ * stream a chunk delta's `thinking_blocks` once a block is whole. A Responses client keeps them in a reasoning
+ * item's `encrypted_content`; OpenAI chat clients are never shown them. Only an Anthropic upstream reads them.
+ */
+export type ThinkingBlock =
+  | { readonly type: 'thinking'; readonly thinking: string; readonly signature: string }
+  | { readonly type: 'redacted_thinking'; readonly data: string };
+
+/** The signed thinking blocks of a value (a message's `thinking_blocks`): the well-formed ones. */
+export function thinkingBlocksOf(value: unknown): ThinkingBlock[] {
+  if (!Array.isArray(value)) return [];
+  const blocks: ThinkingBlock[] = [];
+  for (const block of value) {
+    if (!isRecord(block)) continue;
+    if (
+      block.type === 'thinking' &&
+      typeof block.thinking === 'string' &&
+      typeof block.signature === 'string' &&
+      block.signature !== ''
+    )
+      blocks.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'redacted_thinking' && typeof block.data === 'string')
+      blocks.push({ type: 'redacted_thinking', data: block.data });
+  }
+  return blocks;
+}
+
+/** How a Responses reasoning item's `encrypted_content` holds signed thinking the relay wrote. */
+export const THINKING_CONTENT_PREFIX = 'turnpike.thinking.v1.';
+
+export const encodeThinkingContent = (blocks: readonly ThinkingBlock[]): string =>
+  THINKING_CONTENT_PREFIX + Buffer.from(JSON.stringify(blocks)).toString('base64url');
+
+/** The signed thinking in an `encrypted_content` the relay wrote; [] for any other (OpenAI's own). */
+export function decodeThinkingContent(content: unknown): ThinkingBlock[] {
+  if (typeof content !== 'string' || !content.startsWith(THINKING_CONTENT_PREFIX)) return [];
+  try {
+    const text = Buffer.from(content.slice(THINKING_CONTENT_PREFIX.length), 'base64url').toString('utf8');
+    return thinkingBlocksOf(JSON.parse(text));
+  } catch {
+    return [];
+  }
+}

@@ -15,7 +15,7 @@
  * `tool_use` blocks, `finish_reason` as `stop_reason`, the usage with the cache split out as Anthropic reports it.
  *
  * Thinking on a converted path: a thinking block written from another provider's reasoning carries an empty
- * `signature` (nothing Anthropic could verify); `thinking` and `redacted_thinking` blocks a client sends back in
+ * `signature` (nothing Anthropic could verify; Anthropic's own, re-encoded for a sensitive-word check, keeps its); `thinking` and `redacted_thinking` blocks a client sends back in
  * its history are left out of the chat request (never sent on as text: their signatures mean nothing to another
  * provider). Server tools (`web_search_20250305`, code execution, ... — any tool with a `type` other than
  * `custom`) and `mcp_servers` only Anthropic runs: such a request is refused with a 400 naming them unless an
@@ -34,6 +34,7 @@ import {
   type Json,
   parseArguments,
   randomId,
+  thinkingBlocksOf,
 } from '../adapters/canonical.ts';
 import { localError, type RelayError } from '../errors.ts';
 import { bearerKey, type Ingress, type StreamEncoder, withRequestId } from './ingress.ts';
@@ -230,8 +231,16 @@ export function chatToMessagesAnswer(
   const choice = Array.isArray(answer.choices) && isRecord(answer.choices[0]) ? answer.choices[0] : {};
   const message = isRecord(choice.message) ? choice.message : {};
   const content: Json[] = [];
-  const reasoning = !hidesThinking(body) && typeof message.reasoning_content === 'string';
-  if (reasoning && message.reasoning_content !== '')
+  // Anthropic's own signed thinking (a stream re-encoded for a sensitive-word check) as it came; another
+  // provider's reasoning with an empty signature.
+  const signed = thinkingBlocksOf(message.thinking_blocks);
+  if (signed.length > 0)
+    content.push(...signed.filter((block) => block.type !== 'thinking' || !hidesThinking(body)));
+  else if (
+    !hidesThinking(body) &&
+    typeof message.reasoning_content === 'string' &&
+    message.reasoning_content !== ''
+  )
     content.push({ type: 'thinking', thinking: message.reasoning_content, signature: '' });
   const text = contentText(message.content);
   if (text !== '') content.push({ type: 'text', text });
@@ -265,7 +274,7 @@ export function createMessagesEncoder(body: Readonly<Json>, model: string, reque
   const showsThinking = !hidesThinking(body);
   let started = false;
   let block = -1;
-  let open: 'text' | 'thinking' | 'tool_use' | undefined;
+  let open: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' | undefined;
   let stopReason = 'end_turn';
   /** Tool call index (chat) → content block index (Messages). */
   const toolBlocks = new Map<number, number>();
@@ -290,7 +299,7 @@ export function createMessagesEncoder(body: Readonly<Json>, model: string, reque
     if (open !== undefined) out += event('content_block_stop', { index: block });
     open = undefined;
   };
-  const openBlock = (kind: 'text' | 'thinking' | 'tool_use', contentBlock: Json) => {
+  const openBlock = (kind: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use', contentBlock: Json) => {
     close();
     block += 1;
     open = kind;
@@ -309,6 +318,26 @@ export function createMessagesEncoder(body: Readonly<Json>, model: string, reque
           index: block,
           delta: { type: 'thinking_delta', thinking: delta.reasoning_content },
         });
+      }
+      // A whole signed thinking block: the one just streamed gets its signature; redacted thinking comes whole.
+      for (const signed of thinkingBlocksOf(delta.thinking_blocks)) {
+        if (signed.type === 'redacted_thinking') {
+          openBlock('redacted_thinking', signed);
+          close();
+        } else if (showsThinking) {
+          if (open !== 'thinking') {
+            openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+            out += event('content_block_delta', {
+              index: block,
+              delta: { type: 'thinking_delta', thinking: signed.thinking },
+            });
+          }
+          out += event('content_block_delta', {
+            index: block,
+            delta: { type: 'signature_delta', signature: signed.signature },
+          });
+          close();
+        }
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
         if (open !== 'text') openBlock('text', { type: 'text', text: '' });

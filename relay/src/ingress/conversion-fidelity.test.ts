@@ -4,18 +4,25 @@
  * (left out for another provider, never sent on as text), and what only the client's own provider can do
  * (built-in and server tools, stored responses): refused in the client's protocol, naming it.
  */
+
+import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
 import { withoutUnsignedThinking } from '../adapters/anthropic/api.ts';
-import type { Json } from '../adapters/canonical.ts';
+import { chatToMessages, lacksLoopThinking } from '../adapters/anthropic/chat.ts';
+import { createAnthropicDecoder } from '../adapters/anthropic/stream.ts';
+import { decodeThinkingContent, type Json } from '../adapters/canonical.ts';
 import { cleanSchema } from '../adapters/gemini/chat.ts';
+import { type AdapterOptions, adapters } from '../adapters/registry.ts';
 import { EMPTY_USAGE } from '../metering/usage.ts';
 import {
   anthropicErrorBody,
   chatToMessagesAnswer,
+  createMessagesEncoder,
   messagesToChatRequest,
   refuseMessagesConversion,
 } from './anthropic-messages.ts';
 import { geminiErrorBody, geminiToChatRequest, refuseGeminiConversion } from './gemini.ts';
+import { createChatEncoder, openAiChatIngress } from './openai-chat.ts';
 import {
   chatToResponse,
   createResponsesEncoder,
@@ -345,6 +352,180 @@ describe("Claude Code's thinking on a chat upstream", () => {
     // Nothing to leave out: the very same body.
     const clean = { model: 'claude', messages: [{ role: 'assistant', content: [signed] }] };
     expect(withoutUnsignedThinking(clean)).toBe(clean);
+  });
+});
+
+describe("Anthropic's signed thinking through the canonical shape", () => {
+  const options: AdapterOptions = { get: (key) => defaultOptionValue(key) };
+  const signed = { type: 'thinking', thinking: 'Think.', signature: 'sig-1' };
+  const sse = (data: Json) => ({
+    event: String(data.type),
+    data: JSON.stringify(data),
+    id: undefined,
+    retry: undefined,
+  });
+
+  it('reads a streamed thinking block whole, with its signature, and redacted thinking as it comes', () => {
+    const decoder = createAnthropicDecoder('m');
+    const chunks = [
+      {
+        type: 'message_start',
+        message: { id: 'msg_1', model: 'm', usage: { input_tokens: 3, output_tokens: 1 } },
+      },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Thi' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'nk.' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'sig-1' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'redacted_thinking', data: 'opaque' } },
+      { type: 'content_block_stop', index: 1 },
+    ].flatMap((event) => decoder.push(sse(event)).chunks);
+    const deltas = chunks.map((chunk) => ((chunk.choices as Json[])[0] as Json).delta as Json);
+    expect(deltas.filter((delta) => 'thinking_blocks' in delta)).toEqual([
+      { thinking_blocks: [signed] },
+      { thinking_blocks: [{ type: 'redacted_thinking', data: 'opaque' }] },
+    ]);
+    expect(deltas.map((delta) => delta.reasoning_content ?? '').join('')).toBe('Think.');
+  });
+
+  it('puts kept thinking first in its assistant turn, and leaves thinking off in a tool loop without it', () => {
+    const loop = (thinkingBlocks?: Json[]) => ({
+      model: 'claude',
+      max_tokens: 4000,
+      reasoning_effort: 'low',
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        {
+          role: 'assistant',
+          content: null,
+          ...(thinkingBlocks ? { thinking_blocks: thinkingBlocks } : {}),
+          tool_calls: [{ id: 't1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 't1', content: 'Sunny' },
+      ],
+    });
+    const kept = chatToMessages(loop([signed]), 'claude', options);
+    expect((kept.messages as Json[])[1]).toEqual({
+      role: 'assistant',
+      content: [signed, { type: 'tool_use', id: 't1', name: 'w', input: {} }],
+    });
+    expect(kept.thinking).toMatchObject({ type: 'enabled' });
+    const lost = chatToMessages(loop(), 'claude', options);
+    expect(lost).not.toHaveProperty('thinking');
+    expect(lacksLoopThinking(lost.messages as Json[])).toBe(true);
+  });
+
+  it('keeps it for a Responses client in encrypted_content, and reads it back from the history', () => {
+    const answer = {
+      choices: [
+        {
+          message: {
+            role: 'assistant',
+            content: null,
+            reasoning_content: 'Think.',
+            thinking_blocks: [signed],
+            tool_calls: [{ id: 't1', type: 'function', function: { name: 'w', arguments: '{}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+    };
+    const asked = chatToResponse(answer, EMPTY_USAGE, 'm', { include: ['reasoning.encrypted_content'] });
+    const reasoning = (asked.output as Json[])[0] as Json;
+    expect(reasoning).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Think.' }],
+    });
+    expect(decodeThinkingContent(reasoning.encrypted_content)).toEqual([signed]);
+    const notAsked = chatToResponse(answer, EMPTY_USAGE, 'm', {});
+    expect((notAsked.output as Json[])[0]).not.toHaveProperty('encrypted_content');
+
+    const chat = responsesToChatRequest(
+      {
+        input: [
+          { role: 'user', content: 'Weather?' },
+          ...(asked.output as Json[]),
+          { type: 'function_call_output', call_id: 't1', output: 'Sunny' },
+        ],
+      },
+      'm',
+      false,
+    );
+    expect((chat.messages as Json[])[1]).toMatchObject({ role: 'assistant', thinking_blocks: [signed] });
+
+    // An OpenAI channel never gets the relay's reasoning items; OpenAI's own pass.
+    const call = adapters.openai.buildRequest(
+      {
+        type: 1,
+        key: 'k',
+        baseUrl: 'http://u',
+        headers: {},
+        organization: undefined,
+        paramOverride: undefined,
+      },
+      {
+        endpoint: 'responses',
+        payload: {
+          kind: 'json',
+          body: {
+            input: [
+              reasoning,
+              { type: 'reasoning', id: 'rs_o', encrypted_content: 'gAAAA' },
+              { role: 'user', content: 'x' },
+            ],
+          },
+        },
+        upstreamModel: 'gpt',
+        isStream: false,
+        options,
+      },
+    );
+    expect(JSON.parse(call.body as string).input).toEqual([
+      { type: 'reasoning', id: 'rs_o', encrypted_content: 'gAAAA' },
+      { role: 'user', content: 'x' },
+    ]);
+  });
+
+  it('streams it to a Responses client in the reasoning item, to an Anthropic client as its signature', () => {
+    const responses = createResponsesEncoder({ include: ['reasoning.encrypted_content'] }, 'm', 'r1');
+    let text = responses.chunk(chunk({ reasoning_content: 'Think.' }));
+    text += responses.chunk(chunk({ thinking_blocks: [signed] }));
+    text += responses.chunk(chunk({ content: 'Hi' }, 'stop'));
+    text += responses.end(EMPTY_USAGE, false);
+    const done = events(text).find((event) => event.type === 'response.output_item.done') as Json;
+    expect(decodeThinkingContent((done.item as Json).encrypted_content)).toEqual([signed]);
+
+    const messages = createMessagesEncoder({}, 'm', 'r1');
+    let sent = messages.chunk(chunk({ reasoning_content: 'Think.' }));
+    sent += messages.chunk(chunk({ thinking_blocks: [signed] }));
+    sent += messages.chunk(chunk({ content: 'Hi' }, 'stop'));
+    sent += messages.end(EMPTY_USAGE, false);
+    const list = events(sent);
+    expect(list.find((event) => (event.delta as Json | undefined)?.type === 'signature_delta')).toMatchObject(
+      {
+        index: 0,
+        delta: { signature: 'sig-1' },
+      },
+    );
+    expect(list.filter((event) => event.type === 'content_block_start').map((event) => event.index)).toEqual([
+      0, 1,
+    ]);
+  });
+
+  it('never shows it to an OpenAI chat client', () => {
+    const encoder = createChatEncoder({}, 'm', 'r1');
+    expect(encoder.chunk(chunk({ thinking_blocks: [signed] }))).toBe('');
+    expect(encoder.chunk(chunk({ content: 'Hi', thinking_blocks: [signed] }))).not.toContain('sig-1');
+    const answer = openAiChatIngress.fromChat(
+      { choices: [{ message: { role: 'assistant', content: 'Hi', thinking_blocks: [signed] } }] },
+      EMPTY_USAGE,
+      'm',
+    );
+    expect(JSON.stringify(answer)).not.toContain('sig-1');
   });
 });
 

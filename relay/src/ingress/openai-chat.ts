@@ -14,14 +14,41 @@ import { bearerKey, type Ingress, type StreamEncoder } from './ingress.ts';
 export const chatErrorChunk = (message: string, type: string, code: string | number | null): string =>
   `data: ${JSON.stringify({ error: { message, type, param: null, code } })}\n\n`;
 
+/** A chat answer without the signed thinking the canonical shape may carry (canonical.ts). */
+function withoutThinkingBlocks(answer: Json): Json {
+  const choices = Array.isArray(answer.choices) ? answer.choices : [];
+  if (
+    !choices.some(
+      (choice) => isRecord(choice) && isRecord(choice.message) && 'thinking_blocks' in choice.message,
+    )
+  )
+    return answer;
+  return {
+    ...answer,
+    choices: choices.map((choice) => {
+      if (!isRecord(choice) || !isRecord(choice.message)) return choice;
+      const { thinking_blocks: _signed, ...message } = choice.message;
+      return { ...choice, message };
+    }),
+  };
+}
+
 export function createChatEncoder(body: Readonly<Json>, model: string, requestId: string): StreamEncoder {
   const askedUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
   let last: Json = {};
   return {
     quotaComment: true,
-    chunk(chunk, raw) {
-      last = chunk;
+    chunk(input, raw) {
+      last = input;
       if (raw !== undefined) return `data: ${raw}\n\n`;
+      let chunk = input;
+      // Signed thinking is for the clients that keep it (canonical.ts); an OpenAI chat client is not one.
+      const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+      if (isRecord(choice) && isRecord(choice.delta) && 'thinking_blocks' in choice.delta) {
+        const { thinking_blocks: _signed, ...delta } = choice.delta;
+        if (Object.keys(delta).length === 0 && choice.finish_reason == null) return '';
+        chunk = { ...chunk, choices: [{ ...choice, delta }] };
+      }
       if (!askedUsage && 'usage' in chunk) {
         const { usage: _hidden, ...visible } = chunk;
         return `data: ${JSON.stringify(visible)}\n\n`;
@@ -49,6 +76,6 @@ export const openAiChatIngress: Ingress = {
   keyOf: (request) => bearerKey(request.headers.authorization),
   errorBody: (error, requestId) => toOpenAiErrorBody(error, requestId),
   toChat: (body, model, isStream) => ({ ...body, model, stream: isStream }),
-  fromChat: (answer, usage) => ({ ...answer, usage: toOpenAiUsage(usage) }),
+  fromChat: (answer, usage) => ({ ...withoutThinkingBlocks(answer), usage: toOpenAiUsage(usage) }),
   streamEncoder: createChatEncoder,
 };

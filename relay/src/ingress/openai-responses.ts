@@ -12,6 +12,9 @@
  * string argument `input` (its grammar told in the description), and its calls come back as `custom_tool_call`
  * items with `input`; `local_shell` becomes a function taking the exec action's fields, its calls come back as
  * `local_shell_call` items. Both go back into history (`custom_tool_call(_output)`, `local_shell_call(_output)`).
+ * Anthropic's signed thinking (canonical.ts) goes to a client that asked for `reasoning.encrypted_content` in its
+ * reasoning item's `encrypted_content`, and back from its history to the assistant turn after it, so thinking
+ * survives Codex's tool loops on a Claude channel; an OpenAI channel never sees such an item (adapters/openai).
  * Built-in tools only OpenAI runs (web search, file search, code interpreter, computer use, image generation, MCP,
  * shell, apply_patch) and stored state (`previous_response_id`, `conversation`) cannot be converted: such a
  * request is refused with a 400 naming them unless an OpenAI channel serves the model (docs/adr/0018).
@@ -20,10 +23,14 @@ import {
   asNumber,
   asString,
   contentText,
+  decodeThinkingContent,
+  encodeThinkingContent,
   isRecord,
   type Json,
   parseArguments,
   randomId,
+  type ThinkingBlock,
+  thinkingBlocksOf,
 } from '../adapters/canonical.ts';
 import { localError, type RelayError, toOpenAiErrorBody } from '../errors.ts';
 import type { NormalisedUsage } from '../metering/usage.ts';
@@ -150,15 +157,25 @@ export function responsesToChatRequest(body: Readonly<Json>, model: string, isSt
     messages.push({ role: 'system', content: body.instructions });
   const input = body.input;
   if (typeof input === 'string') messages.push({ role: 'user', content: input });
+  /** Signed thinking of a reasoning item the relay wrote, for the assistant turn that follows it. */
+  let pending: ThinkingBlock[] = [];
+  const withThinking = (message: Json): Json => {
+    if (pending.length > 0) message.thinking_blocks = pending;
+    pending = [];
+    return message;
+  };
   const pushCall = (id: unknown, name: unknown, args: string) => {
     const call = { id, type: 'function', function: { name, arguments: args } };
     const last = messages.at(-1);
-    if (last?.role === 'assistant' && Array.isArray(last.tool_calls)) (last.tool_calls as Json[]).push(call);
-    else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
+    if (last?.role === 'assistant' && Array.isArray(last.tool_calls) && pending.length === 0)
+      (last.tool_calls as Json[]).push(call);
+    else messages.push(withThinking({ role: 'assistant', content: '', tool_calls: [call] }));
   };
   for (const item of Array.isArray(input) ? input : []) {
     if (!isRecord(item)) continue;
-    if (item.type === 'function_call') pushCall(item.call_id, item.name, asString(item.arguments) ?? '{}');
+    if (item.type === 'reasoning') pending.push(...decodeThinkingContent(item.encrypted_content));
+    else if (item.type === 'function_call')
+      pushCall(item.call_id, item.name, asString(item.arguments) ?? '{}');
     else if (item.type === 'custom_tool_call')
       pushCall(item.call_id, item.name, JSON.stringify({ input: asString(item.input) ?? '' }));
     else if (item.type === 'local_shell_call') {
@@ -176,10 +193,8 @@ export function responsesToChatRequest(body: Readonly<Json>, model: string, isSt
       });
     } else if (item.type === 'message' || item.role !== undefined) {
       const role = item.role === 'developer' ? 'system' : (asString(item.role) ?? 'user');
-      messages.push({
-        role,
-        content: role === 'assistant' ? contentText(item.content) : chatParts(item.content),
-      });
+      if (role === 'assistant') messages.push(withThinking({ role, content: contentText(item.content) }));
+      else messages.push({ role, content: chatParts(item.content) });
     }
   }
   const chat: Json = { model, messages, stream: isStream };
@@ -234,11 +249,19 @@ const messageItem = (id: string, text: string): Json => ({
   content: [{ type: 'output_text', text, annotations: [] }],
 });
 
-const reasoningItem = (id: string, text: string): Json => ({
+const reasoningItem = (id: string, text: string, signed: readonly ThinkingBlock[], keep: boolean): Json => ({
   type: 'reasoning',
   id,
-  summary: [{ type: 'summary_text', text }],
+  summary: text === '' ? [] : [{ type: 'summary_text', text }],
+  ...(keep && signed.length > 0 ? { encrypted_content: encodeThinkingContent(signed) } : {}),
 });
+
+/**
+ * Whether the client asked for reasoning it can send back (`include: ["reasoning.encrypted_content"]`, as Codex
+ * does with store=false): Anthropic's signed thinking then goes in the reasoning item's `encrypted_content`.
+ */
+const keepsReasoning = (body: Readonly<Json>): boolean =>
+  Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
 
 /**
  * A finished tool call as the output item of the tool the client declared: `function_call` with its arguments,
@@ -314,8 +337,10 @@ export function chatToResponse(
   const choice = Array.isArray(answer.choices) && isRecord(answer.choices[0]) ? answer.choices[0] : {};
   const message = isRecord(choice.message) ? choice.message : {};
   const output: Json[] = [];
-  if (typeof message.reasoning_content === 'string' && message.reasoning_content !== '')
-    output.push(reasoningItem(`rs_${randomId()}`, message.reasoning_content));
+  const reasoning = asString(message.reasoning_content) ?? '';
+  const signed = thinkingBlocksOf(message.thinking_blocks);
+  if (reasoning !== '' || (signed.length > 0 && keepsReasoning(body)))
+    output.push(reasoningItem(`rs_${randomId()}`, reasoning, signed, keepsReasoning(body)));
   const text = contentText(message.content);
   if (text !== '') output.push(messageItem(`msg_${randomId()}`, text));
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
@@ -348,7 +373,16 @@ export function createResponsesEncoder(
     sequence += 1;
   };
   const items: Json[] = [];
-  let open: { kind: 'text' | 'reasoning' | 'call'; item: Json; text: string; callIndex?: number } | undefined;
+  let open:
+    | {
+        kind: 'text' | 'reasoning' | 'call';
+        item: Json;
+        text: string;
+        callIndex?: number;
+        signed?: ThinkingBlock[];
+      }
+    | undefined;
+  const keep = keepsReasoning(body);
   let finish: string | undefined;
   const close = () => {
     if (!open) return;
@@ -360,7 +394,7 @@ export function createResponsesEncoder(
       emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
       Object.assign(item, { status: 'completed', content: [part] });
     } else if (open.kind === 'reasoning') {
-      Object.assign(item, { summary: [{ type: 'summary_text', text }] });
+      Object.assign(item, reasoningItem(String(item.id), text, open.signed ?? [], keep));
     } else if (item.type === 'function_call') {
       emit('response.function_call_arguments.done', {
         item_id: item.id,
@@ -426,6 +460,13 @@ export function createResponsesEncoder(
         if (open?.kind !== 'reasoning')
           begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });
         (open as unknown as { text: string }).text += delta.reasoning_content;
+      }
+      const signed = keep ? thinkingBlocksOf(delta.thinking_blocks) : [];
+      if (signed.length > 0) {
+        if (open?.kind !== 'reasoning')
+          begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });
+        const current = open as unknown as { signed?: ThinkingBlock[] };
+        current.signed = [...(current.signed ?? []), ...signed];
       }
       if (typeof delta.content === 'string' && delta.content !== '') {
         if (open?.kind !== 'text')

@@ -10,7 +10,11 @@
  * (with `claude.thinking_adapter_enabled`) turn extended thinking on with a budget of
  * `claude.thinking_adapter_budget_tokens_percentage` of `max_tokens`, and then temperature and top_p are left out.
  *
- * Answer (Messages → chat): text blocks joined into `content`, thinking into `reasoning_content`, `tool_use` into
+ * Signed thinking (`thinking_blocks`, canonical.ts) leads its assistant turn; in a tool loop whose calling turn has
+ * none, thinking is left off for the request (Anthropic would refuse it).
+ *
+ * Answer (Messages → chat): text blocks joined into `content`, thinking into `reasoning_content` (and, signed, into
+ * `thinking_blocks`), `tool_use` into
  * `tool_calls`; `stop_reason` mapped to `finish_reason`; usage with cache reads and writes.
  */
 import { toOpenAiUsage } from '../../metering/usage.ts';
@@ -25,6 +29,7 @@ import {
   nowSeconds,
   parseArguments,
   parseDataUrl,
+  thinkingBlocksOf,
 } from '../canonical.ts';
 import type { AdapterOptions } from '../registry.ts';
 import { anthropicUsageOf } from './usage.ts';
@@ -113,6 +118,22 @@ export function defaultMaxTokens(options: AdapterOptions, model: string): number
   return table[model] ?? table.default ?? 8192;
 }
 
+const THINKING_TYPES = new Set(['thinking', 'redacted_thinking']);
+
+/**
+ * Whether the conversation is in a tool loop (it ends with tool results) whose calling assistant turn does not
+ * start with a thinking block: Anthropic refuses such a request while thinking is on.
+ */
+export function lacksLoopThinking(messages: readonly unknown[]): boolean {
+  const last = messages.at(-1);
+  const previous = messages.at(-2);
+  if (!isRecord(last) || last.role !== 'user' || !Array.isArray(last.content)) return false;
+  if (!last.content.some((block) => isRecord(block) && block.type === 'tool_result')) return false;
+  if (!isRecord(previous) || previous.role !== 'assistant' || !Array.isArray(previous.content)) return false;
+  const first = previous.content[0];
+  return !(isRecord(first) && THINKING_TYPES.has(String(first.type)));
+}
+
 /** The canonical request as a Messages request body for `model`. */
 export function chatToMessages(chat: ChatRequest, model: string, options: AdapterOptions): Json {
   let upstreamModel = model;
@@ -141,7 +162,11 @@ export function chatToMessages(chat: ChatRequest, model: string, options: Adapte
         },
       ]);
     } else if (role === 'assistant') {
-      const blocks = contentBlocks(message.content);
+      // Signed thinking the client kept goes first, as Anthropic wants it.
+      const blocks: Json[] = [
+        ...thinkingBlocksOf(message.thinking_blocks),
+        ...contentBlocks(message.content),
+      ];
       for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
         if (!isRecord(call) || !isRecord(call.function)) continue;
         blocks.push({
@@ -186,6 +211,9 @@ export function chatToMessages(chat: ChatRequest, model: string, options: Adapte
     if (choice) body.tool_choice = choice;
   }
   if (typeof chat.user === 'string') body.metadata = { user_id: chat.user };
+  // In a tool loop Anthropic wants the assistant turn that called the tools to start with its signed thinking;
+  // without it (a client that did not keep it), this turn goes without thinking rather than be refused.
+  if (thinkingShare !== undefined && lacksLoopThinking(messages)) thinkingShare = undefined;
   if (thinkingShare !== undefined) {
     body.thinking = {
       type: 'enabled',
@@ -208,7 +236,8 @@ export function messagesToChat(answer: Readonly<Json>, model: string): ChatAnswe
   let text = '';
   let reasoning = '';
   const toolCalls: Json[] = [];
-  for (const block of Array.isArray(answer.content) ? answer.content : []) {
+  const content = Array.isArray(answer.content) ? answer.content : [];
+  for (const block of content) {
     if (!isRecord(block)) continue;
     if (block.type === 'text' && typeof block.text === 'string') text += block.text;
     else if (block.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
@@ -221,6 +250,8 @@ export function messagesToChat(answer: Readonly<Json>, model: string): ChatAnswe
   }
   const message: Json = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
   if (reasoning !== '') message.reasoning_content = reasoning;
+  const signed = thinkingBlocksOf(content);
+  if (signed.length > 0) message.thinking_blocks = signed;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   const usage = anthropicUsageOf(answer);
   const stop = asString(answer.stop_reason);

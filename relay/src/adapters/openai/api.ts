@@ -16,6 +16,7 @@
 import { findProviderType } from '@turnpike/core/providers/catalogue';
 import { parseUpstreamError } from '../../errors.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
+import { THINKING_CONTENT_PREFIX } from '../canonical.ts';
 import type { Adapter, AdapterChannel, BuildRequestInput, Endpoint, UpstreamCall } from '../registry.ts';
 import { chatAnswerRewriteOf } from './answer-rewrite.ts';
 import { applyReasoningConventions } from './reasoning.ts';
@@ -48,6 +49,12 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const isOpenAiEndpoint = (endpoint: Endpoint): endpoint is OpenAiEndpoint => endpoint in PATHS;
 
+const isRelayReasoning = (item: unknown): boolean =>
+  isRecord(item) &&
+  item.type === 'reasoning' &&
+  typeof item.encrypted_content === 'string' &&
+  item.encrypted_content.startsWith(THINKING_CONTENT_PREFIX);
+
 export function openAiUrl(channel: AdapterChannel, endpoint: OpenAiEndpoint): string {
   const base = channel.baseUrl || findProviderType(channel.type)?.defaultBaseUrl || 'https://api.openai.com';
   return `${base.replace(/\/+$/, '')}${PATHS[endpoint]}`;
@@ -78,6 +85,10 @@ export const openAiAdapter: Adapter = {
       return { url, headers, body: stream };
     }
     const body: Record<string, unknown> = { ...payload.body, model: input.upstreamModel };
+    // Reasoning items holding another provider's signed thinking (written by the relay for a Responses client on
+    // a Claude channel) mean nothing to OpenAI, which would refuse to decrypt them.
+    if (input.endpoint === 'responses' && Array.isArray(body.input) && body.input.some(isRelayReasoning))
+      body.input = body.input.filter((item) => !isRelayReasoning(item));
     headers['content-type'] = 'application/json';
     const rewrite = input.endpoint === 'chat' ? chatAnswerRewriteOf(channel) : undefined;
     const answer = rewrite ? { rewrite } : {};

@@ -3,6 +3,8 @@
  * `channels` namespace so the components and the tests share them.
  */
 
+import { isProxyUrlAllowed, readSettingFields } from './channel-setting.ts';
+
 export const ChannelStatus = { Enabled: 1, Disabled: 2, AutoDisabled: 3 } as const;
 
 export const ROW_PRIORITY_MIN = -999;
@@ -179,6 +181,7 @@ export function checkChannelForm(values: ChannelFormValues, isEdit: boolean): st
   if (!isJsonObjectText(values.model_mapping)) return 'error.modelMapping';
   if (!isJsonObjectText(values.status_code_mapping)) return 'error.statusCodeMapping';
   if (!isJsonObjectText(values.setting)) return 'error.setting';
+  if (!isProxyUrlAllowed(readSettingFields(values.setting)?.proxy ?? '')) return 'error.proxy';
   if (!isJsonObjectText(values.param_override)) return 'error.paramOverride';
   return null;
 }

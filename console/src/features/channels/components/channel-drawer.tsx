@@ -27,6 +27,12 @@ import {
   updateChannel,
 } from '../api/channels.ts';
 import {
+  type ChannelSettingFields,
+  isProxyUrlAllowed,
+  readSettingFields,
+  writeSettingField,
+} from '../channel-setting.ts';
+import {
   PROVIDERS_NS,
   providerFieldKey,
   providerKeyFormatKey,
@@ -219,6 +225,22 @@ function ChannelForm({
   const typeName = provider?.label ?? String(form.type);
   const groupChoices = [...new Set([...groups, ...form.groups])];
   const filtered = form.models.filter((m) => m.toLowerCase().includes(modelFilter.toLowerCase()));
+
+  // the setting keys the relay reads, as fields over the same JSON text; unusable while that text is not JSON
+  const settingFields = readSettingFields(form.setting);
+  const [proxyError, setProxyError] = useState<string | undefined>(undefined);
+  const setSetting = <K extends keyof ChannelSettingFields>(key: K, value: ChannelSettingFields[K]) => {
+    set('setting', writeSettingField(form.setting, key, value));
+    if (key === 'proxy') setProxyError(undefined);
+    // the fields write only over a JSON object, so the text is valid again
+    setJsonErrors((e) => {
+      const next = { ...e };
+      delete next.setting;
+      return next;
+    });
+  };
+  const checkProxy = () =>
+    setProxyError(isProxyUrlAllowed(settingFields?.proxy ?? '') ? undefined : t('error.proxy'));
 
   const checkJson = (
     field: 'model_mapping' | 'status_code_mapping' | 'setting' | 'param_override',
@@ -602,6 +624,35 @@ function ChannelForm({
               onChange={(e) => set('test_model', e.target.value)}
             />
             <Input label={t('field.tag')} value={form.tag} onChange={(e) => set('tag', e.target.value)} />
+            <Input
+              label={t('field.proxy')}
+              placeholder={t('field.proxyPlaceholder')}
+              hint={settingFields ? t('field.proxyHint') : t('field.settingFieldsLocked')}
+              value={settingFields?.proxy ?? ''}
+              disabled={!settingFields}
+              error={proxyError}
+              autoComplete="off"
+              onChange={(e) => setSetting('proxy', e.target.value)}
+              onBlur={checkProxy}
+            />
+            <div>
+              <Switch
+                checked={settingFields?.force_format ?? false}
+                disabled={!settingFields}
+                onChange={(v) => setSetting('force_format', v)}
+                label={t('field.forceFormat')}
+              />
+              <p className="mt-1 text-xs text-gray-500">{t('field.forceFormatHint')}</p>
+            </div>
+            <div>
+              <Switch
+                checked={settingFields?.thinking_to_content ?? false}
+                disabled={!settingFields}
+                onChange={(v) => setSetting('thinking_to_content', v)}
+                label={t('field.thinkingToContent')}
+              />
+              <p className="mt-1 text-xs text-gray-500">{t('field.thinkingToContentHint')}</p>
+            </div>
             <Textarea
               label={t('field.setting')}
               placeholder={t('field.settingPlaceholder')}

@@ -223,6 +223,7 @@ describe('channels page', () => {
       id: 5,
       name: 'team-a/openai',
       priority: 3,
+      setting: JSON.stringify({ proxy: 'socks5://egress.team-a:1080', force_format: true }),
       managed_by: { kind: 'Channel', namespace: 'team-a', name: 'openai', generation: 4 },
     });
     const server = serve([fast, gitops], {
@@ -248,6 +249,13 @@ describe('channels page', () => {
     );
     // Disabled through its fieldset, as a browser shows it.
     expect(sheet.getByLabelText('Name').matches(':disabled')).toBe(true);
+    // the setting fields too, showing what the resource set
+    expect(sheet.getByLabelText('Proxy').matches(':disabled')).toBe(true);
+    expect((sheet.getByLabelText('Proxy') as HTMLInputElement).value).toBe('socks5://egress.team-a:1080');
+    const forceFormat = sheet.getByRole('switch', { name: 'Force the OpenAI format' });
+    expect(forceFormat.matches(':disabled')).toBe(true);
+    expect(forceFormat.getAttribute('aria-checked')).toBe('true');
+    expect(sheet.getByRole('switch', { name: 'Reasoning into content' }).matches(':disabled')).toBe(true);
     expect(sheet.queryByRole('button', { name: 'Submit' })).toBeNull();
     // The footer offers only Close (the sheet's own × is named Close too).
     await user.click(sheet.getAllByRole('button', { name: 'Close' }).at(-1) as HTMLElement);
@@ -820,6 +828,91 @@ describe('channel drawer', () => {
     await user.click(sheet.getByRole('button', { name: 'Add' }));
     expect(await screen.findByText('These models are already in the list: gpt-4o')).toBeTruthy();
     expect(selected.getByText('my-model')).toBeTruthy();
+  });
+
+  it('sets proxy, force format and reasoning into content as fields that write the setting JSON', async () => {
+    const server = serve();
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    await screen.findByText('fast');
+    const sheet = await openCreate(user);
+    await user.type(sheet.getByLabelText('Name'), 'main');
+    await user.type(sheet.getByLabelText('Key'), 'sk-1');
+    expect(sheet.getByText(/Requests to this channel go through this proxy/)).toBeTruthy();
+    await user.type(sheet.getByLabelText('Proxy'), 'ftp://proxy.example');
+    await user.tab();
+    expect(sheet.getByText('The proxy must be an http://, https:// or socks5:// URL!')).toBeTruthy();
+    await user.click(sheet.getByRole('button', { name: 'Submit' }));
+    expect(server.callsTo('POST', '/api/channel/')).toHaveLength(0);
+
+    await user.clear(sheet.getByLabelText('Proxy'));
+    await user.type(sheet.getByLabelText('Proxy'), 'socks5://u:pw@127.0.0.1:1080');
+    await user.tab();
+    expect(sheet.queryByText('The proxy must be an http://, https:// or socks5:// URL!')).toBeNull();
+    await user.click(sheet.getByRole('switch', { name: 'Force the OpenAI format' }));
+    await user.click(sheet.getByRole('switch', { name: 'Reasoning into content' }));
+    // the same keys show in the setting JSON
+    expect(JSON.parse((sheet.getByLabelText('Extra settings') as HTMLTextAreaElement).value)).toEqual({
+      proxy: 'socks5://u:pw@127.0.0.1:1080',
+      force_format: true,
+      thinking_to_content: true,
+    });
+    await user.click(sheet.getByRole('switch', { name: 'Reasoning into content' }));
+    await user.click(sheet.getByRole('button', { name: 'Submit' }));
+    await waitFor(() => expect(server.callsTo('POST', '/api/channel/')).toHaveLength(1));
+    const body = server.callsTo('POST', '/api/channel/')[0]?.body as { setting: string };
+    expect(JSON.parse(body.setting)).toEqual({ proxy: 'socks5://u:pw@127.0.0.1:1080', force_format: true });
+  });
+
+  it("shows a channel's setting in the fields and keeps the keys they do not cover when one changes", async () => {
+    const configured = {
+      ...fast,
+      setting: JSON.stringify({
+        proxy: 'http://egress:3128',
+        force_format: true,
+        headers: { 'X-Team': 'a' },
+      }),
+    };
+    const server = serve([configured, slow], {
+      'GET /api/channel/1': () => ({ body: { success: true, message: '', data: configured } }),
+    });
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    await screen.findByText('fast');
+    await user.click(row('fast').getByRole('button', { name: 'Edit fast' }));
+    const sheet = within(await screen.findByTestId('channel-sheet'));
+    expect(await sheet.findByDisplayValue('http://egress:3128')).toBeTruthy();
+    const forceFormat = sheet.getByRole('switch', { name: 'Force the OpenAI format' });
+    expect(forceFormat.getAttribute('aria-checked')).toBe('true');
+    expect(sheet.getByRole('switch', { name: 'Reasoning into content' }).getAttribute('aria-checked')).toBe(
+      'false',
+    );
+    await user.click(forceFormat);
+    await user.clear(sheet.getByLabelText('Proxy'));
+    await user.click(sheet.getByRole('button', { name: 'Submit' }));
+    await waitFor(() => expect(server.callsTo('PUT', '/api/channel/')).toHaveLength(1));
+    const body = server.callsTo('PUT', '/api/channel/')[0]?.body as { setting: string };
+    expect(JSON.parse(body.setting)).toEqual({ headers: { 'X-Team': 'a' } });
+  });
+
+  it('locks the setting fields while the setting JSON does not parse, and labels them in Chinese', async () => {
+    serve();
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    await screen.findByText('fast');
+    const sheet = await openCreate(user);
+    await user.type(sheet.getByLabelText('Extra settings'), '{{"proxy": ');
+    expect(sheet.getByLabelText('Proxy').matches(':disabled')).toBe(true);
+    expect(sheet.getByRole('switch', { name: 'Force the OpenAI format' }).matches(':disabled')).toBe(true);
+    expect(sheet.getByText('Fix the extra settings JSON below to edit these fields.')).toBeTruthy();
+    await i18next.changeLanguage('zh');
+    try {
+      expect(await sheet.findByLabelText('代理')).toBeTruthy();
+      expect(sheet.getByRole('switch', { name: '强制 OpenAI 格式' })).toBeTruthy();
+      expect(sheet.getByRole('switch', { name: '思考内容转为正文' })).toBeTruthy();
+    } finally {
+      await i18next.changeLanguage('en');
+    }
   });
 
   it('edits a channel: a blank key keeps the stored one', async () => {

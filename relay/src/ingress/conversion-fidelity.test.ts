@@ -349,6 +349,27 @@ describe("Claude Code's thinking on a chat upstream", () => {
       { role: 'assistant', content: [signed, { type: 'text', text: 'd' }] },
       { role: 'user', content: 'e' },
     ]);
+    // In a tool loop whose calling turn only had the relay's thinking, thinking goes off for this turn.
+    const loop = withoutUnsignedThinking({
+      model: 'claude',
+      thinking: { type: 'adaptive' },
+      messages: [
+        { role: 'user', content: 'a' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'converted', signature: '' },
+            { type: 'tool_use', id: 't1', name: 'w', input: {} },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] },
+      ],
+    });
+    expect(loop).not.toHaveProperty('thinking');
+    expect((loop.messages as Json[])[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 't1', name: 'w', input: {} }],
+    });
     // Nothing to leave out: the very same body.
     const clean = { model: 'claude', messages: [{ role: 'assistant', content: [signed] }] };
     expect(withoutUnsignedThinking(clean)).toBe(clean);

@@ -9,7 +9,7 @@
 import { findProviderType } from '@turnpike/core/providers/catalogue';
 import { isRecord, type Json } from '../canonical.ts';
 import type { Adapter, AdapterChannel, BuildRequestInput, UpstreamCall } from '../registry.ts';
-import { chatToMessages, messagesToChat } from './chat.ts';
+import { chatToMessages, lacksLoopThinking, messagesToChat } from './chat.ts';
 import { readAnthropicError } from './errors.ts';
 import { createAnthropicDecoder } from './stream.ts';
 import { anthropicUsageOf } from './usage.ts';
@@ -72,6 +72,12 @@ export function withoutUnsignedThinking(body: Json): Json {
     }
     const content = message.content.filter((block) => !isUnsignedThinking(block));
     if (content.length > 0) kept.push({ ...message, content });
+  }
+  // A tool loop whose calling turn is left without thinking would be refused while thinking is on: this turn
+  // goes without it.
+  if (body.thinking !== undefined && lacksLoopThinking(kept)) {
+    const { thinking: _off, ...rest } = body;
+    return { ...rest, messages: kept };
   }
   return { ...body, messages: kept };
 }

@@ -16,7 +16,7 @@ import { fetch, type Response } from 'undici';
 import { checkModelAllowed } from '../../pipeline/authenticate.ts';
 import { disableInDatabase } from '../../pipeline/channel-health.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
-import type { RelayChannel } from '../../state/channel-cache.ts';
+import { ChannelStatus, type RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
   baseOf,
@@ -73,6 +73,8 @@ function refuse(reply: FastifyReply, status: number, description: string, type =
  */
 function disableWithoutAccount(ctx: RelayContext, channel: RelayChannel): void {
   if (!ctx.deps.options.get('AutomaticDisableChannelEnabled') || !channel.autoBan) return;
+  // Submits in flight together may all hear code 3: the first switches the channel off, once.
+  if (channel.status !== ChannelStatus.Enabled) return;
   const reason = 'the Midjourney proxy has no available account instance (code 3)';
   ctx.channels.markDisabled(channel.id);
   ctx.log.warn({ channelId: channel.id, reason }, 'channel disabled automatically');

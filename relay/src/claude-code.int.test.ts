@@ -153,9 +153,13 @@ describe.skipIf(CLAUDE === undefined)(
     beforeAll(async () => {
       providers = await startFakeProviders();
       t = await createRelayTestApp();
-      await t.runtime.deps.options.set('ModelRatio', JSON.stringify({ 'cc-anthropic': 1, 'cc-openai': 1 }));
+      await t.runtime.deps.options.set(
+        'ModelRatio',
+        JSON.stringify({ 'cc-anthropic': 1, 'cc-openai': 1, 'cc-gemini': 1 }),
+      );
       await t.seedChannel({ key: 'sk-ant-cc', baseUrl: providers.url, models: 'cc-anthropic', type: 14 });
       await t.seedChannel({ key: 'sk-compat-cc', baseUrl: providers.url, models: 'cc-openai' });
+      await t.seedChannel({ key: 'AIza-cc', baseUrl: providers.url, models: 'cc-gemini', type: 24 });
       const relay = await t.startRelay();
       const address = await relay.listen({ port: 0, host: '127.0.0.1' });
       proxy = await startRecordingProxy(new URL(address));
@@ -186,6 +190,7 @@ describe.skipIf(CLAUDE === undefined)(
     for (const [model, upstream] of [
       ['cc-openai', 'an OpenAI-compatible channel (converted)'],
       ['cc-anthropic', 'an Anthropic channel (passed through)'],
+      ['cc-gemini', 'a Gemini channel (converted)'],
     ] as const) {
       it(`answers claude -p --output-format json from ${upstream}`, async () => {
         providers.setBehaviour({ toolCall: { name: 'no-such-tool', args: {} } });
@@ -217,6 +222,8 @@ describe.skipIf(CLAUDE === undefined)(
           expect(up.path).toBe('/v1/messages');
           expect(up.headers['anthropic-beta']).toBe(sent.headers['anthropic-beta']);
           expect(up.body.messages).toEqual(sent.body.messages);
+        } else if (model === 'cc-gemini') {
+          expect(providers.requests.at(-1)?.path).toBe('/v1beta/models/cc-gemini:streamGenerateContent');
         } else {
           expect(providers.requests.at(-1)?.path).toBe('/v1/chat/completions');
         }

@@ -603,6 +603,32 @@ describe("what only the client's own provider runs", () => {
     });
   });
 
+  it("keeps to the fields of Gemini's Schema, and never drops a property for its name", () => {
+    expect(
+      cleanSchema({
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          strict: { type: 'boolean' },
+          additionalProperties: { type: 'string', const: 'x' },
+          timeout: { type: 'number', exclusiveMinimum: 0, maximum: 600000 },
+          mode: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+        },
+        required: ['strict'],
+      }),
+    ).toEqual({
+      type: 'OBJECT',
+      properties: {
+        strict: { type: 'BOOLEAN' },
+        additionalProperties: { type: 'STRING', enum: ['x'] },
+        timeout: { type: 'NUMBER', maximum: 600000 },
+        mode: { anyOf: [{ type: 'STRING' }, { type: 'INTEGER' }] },
+      },
+      required: ['strict'],
+    });
+  });
+
   it('refuses Gemini grounding and code execution in Gemini shape, naming the tool', () => {
     expect(refuseGeminiConversion({ tools: [{ functionDeclarations: [{ name: 'f' }] }] })).toBeUndefined();
     for (const tool of ['googleSearch', 'codeExecution', 'urlContext', 'googleSearchRetrieval']) {

@@ -105,6 +105,62 @@ function toolToCall(
 
 const TOOL_ARGS = { city: 'Paris' };
 
+/** The fields of Gemini's `Schema` (https://ai.google.dev/api/caching#Schema). */
+const GEMINI_SCHEMA_FIELDS = new Set([
+  'anyOf',
+  'default',
+  'description',
+  'enum',
+  'example',
+  'format',
+  'items',
+  'maxItems',
+  'maxLength',
+  'maxProperties',
+  'maximum',
+  'minItems',
+  'minLength',
+  'minProperties',
+  'minimum',
+  'nullable',
+  'pattern',
+  'properties',
+  'propertyOrdering',
+  'required',
+  'title',
+  'type',
+]);
+
+/** The first field name of a function's `parameters` that Gemini's `Schema` does not know, if any. */
+function unknownSchemaField(body: Record<string, unknown>): string | undefined {
+  const visit = (schema: unknown): string | undefined => {
+    if (!isRecord(schema)) return undefined;
+    for (const [key, value] of Object.entries(schema)) {
+      if (!GEMINI_SCHEMA_FIELDS.has(key)) return key;
+      const nested =
+        key === 'properties' && isRecord(value)
+          ? Object.values(value)
+              .map(visit)
+              .find((found) => found !== undefined)
+          : key === 'items'
+            ? visit(value)
+            : key === 'anyOf' && Array.isArray(value)
+              ? value.map(visit).find((found) => found !== undefined)
+              : undefined;
+      if (nested !== undefined) return nested;
+    }
+    return undefined;
+  };
+  for (const tool of Array.isArray(body.tools) ? body.tools : [])
+    for (const declaration of isRecord(tool) && Array.isArray(tool.functionDeclarations)
+      ? tool.functionDeclarations
+      : []) {
+      const found = isRecord(declaration) ? visit(declaration.parameters) : undefined;
+      if (found !== undefined) return found;
+    }
+  return undefined;
+}
+
 export async function startFakeProviders(
   initial: Partial<FakeProviderBehaviour> = {},
 ): Promise<FakeProviders> {
@@ -278,6 +334,16 @@ export async function startFakeProviders(
         embeddings: Array.from({ length: count }, () => ({ values: [0.1, 0.2, 0.3] })),
       });
     }
+    // Like the API, a field name its Schema does not know in a function's parameters is refused.
+    const unknown = unknownSchemaField(body);
+    if (unknown !== undefined)
+      return json(res, 400, {
+        error: {
+          code: 400,
+          message: `Invalid JSON payload received. Unknown name "${unknown}": Cannot find field.`,
+          status: 'INVALID_ARGUMENT',
+        },
+      });
     const tool = toolToCall(body, b.toolCall);
     const config = isRecord(body.generationConfig) ? body.generationConfig : {};
     const thinks = isRecord(config.thinkingConfig) && config.thinkingConfig.includeThoughts === true;

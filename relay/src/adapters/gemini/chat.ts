@@ -4,7 +4,7 @@
  * Request (chat → Gemini): system messages become `systemInstruction`; user and assistant turns `contents` with
  * roles `user` and `model`; a `data:` image URL becomes `inlineData`, another URL `fileData`; assistant
  * `tool_calls` become `functionCall` parts and `tool` messages `functionResponse` parts (named after the call
- * they answer); tools become `functionDeclarations` (JSON-schema keys Gemini refuses are left out) and
+ * they answer); tools become `functionDeclarations` (as Gemini's `Schema`: only its fields, types in capitals) and
  * `tool_choice` the `functionCallingConfig` mode; `temperature`, `top_p`, `max_tokens`, `stop`, `n`, JSON output
  * map into `generationConfig`. `reasoning_effort` sets `thinkingConfig` (with thoughts included); with
  * `gemini.thinking_adapter_enabled`, a `-thinking` model suffix includes thoughts with a budget of
@@ -47,16 +47,6 @@ const EFFORT_BUDGET: Readonly<Record<string, number>> = {
 };
 const DEFAULT_OUTPUT_LIMIT = 8192;
 
-/** JSON-schema keys the Gemini API refuses in a function's parameters. */
-const REFUSED_SCHEMA_KEYS = new Set([
-  '$schema',
-  'additionalProperties',
-  'strict',
-  '$id',
-  '$ref',
-  'definitions',
-]);
-
 /** `finishReason` → `finish_reason`. */
 export function finishOf(reason: string | undefined, hasToolCalls: boolean): string | null {
   if (reason === undefined) return null;
@@ -78,15 +68,44 @@ export const FINISH_REASON_OF: Readonly<Record<string, string>> = {
 const SCHEMA_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object', 'null']);
 
 /**
- * A JSON schema as Gemini's `Schema` (https://ai.google.dev/api/caching#Schema): the keys it refuses left out,
- * `type` in capitals, a type list (`["string", "null"]`) as one type and `nullable`.
+ * The fields of Gemini's `Schema` (https://ai.google.dev/api/caching#Schema; `@google/genai`'s `Schema` type):
+ * the API refuses any other name ("Invalid JSON payload received. Unknown name ...").
+ */
+const SCHEMA_FIELDS = new Set([
+  'anyOf',
+  'default',
+  'description',
+  'enum',
+  'example',
+  'format',
+  'items',
+  'maxItems',
+  'maxLength',
+  'maxProperties',
+  'maximum',
+  'minItems',
+  'minLength',
+  'minProperties',
+  'minimum',
+  'nullable',
+  'pattern',
+  'properties',
+  'propertyOrdering',
+  'required',
+  'title',
+  'type',
+]);
+
+/**
+ * A JSON schema as Gemini's `Schema`: only the fields it knows (`$schema`, `additionalProperties`,
+ * `exclusiveMinimum`, `$ref`, ... left out), `type` in capitals, a type list (`["string", "null"]`) as one type
+ * and `nullable`, `oneOf` as `anyOf`, a string `const` as a one-value `enum`; property names kept as they are.
  */
 export function cleanSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(cleanSchema);
   if (!isRecord(schema)) return schema;
   const out: Json = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (REFUSED_SCHEMA_KEYS.has(key)) continue;
     if (key === 'type' && typeof value === 'string' && SCHEMA_TYPES.has(value))
       out.type = value.toUpperCase();
     else if (
@@ -97,7 +116,15 @@ export function cleanSchema(schema: unknown): unknown {
       const types = value.map(String).filter((type) => type !== 'null');
       if (types.length === 1) out.type = (types[0] as string).toUpperCase();
       if (types.length < value.length) out.nullable = true;
-    } else out[key] = cleanSchema(value);
+    } else if (key === 'properties' && isRecord(value))
+      out.properties = Object.fromEntries(
+        Object.entries(value).map(([name, field]) => [name, cleanSchema(field)]),
+      );
+    else if (key === 'oneOf' && Array.isArray(value) && schema.anyOf === undefined)
+      out.anyOf = cleanSchema(value);
+    else if (key === 'const' && typeof value === 'string' && schema.enum === undefined) out.enum = [value];
+    else if (SCHEMA_FIELDS.has(key))
+      out[key] = key === 'items' || key === 'anyOf' ? cleanSchema(value) : value;
   }
   return out;
 }

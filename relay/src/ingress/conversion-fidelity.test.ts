@@ -11,7 +11,7 @@ import { withoutUnsignedThinking } from '../adapters/anthropic/api.ts';
 import { chatToMessages, lacksLoopThinking } from '../adapters/anthropic/chat.ts';
 import { createAnthropicDecoder } from '../adapters/anthropic/stream.ts';
 import { decodeThinkingContent, type Json } from '../adapters/canonical.ts';
-import { cleanSchema } from '../adapters/gemini/chat.ts';
+import { chatToGemini, cleanSchema, needsThoughtSignatures } from '../adapters/gemini/chat.ts';
 import { type AdapterOptions, adapters } from '../adapters/registry.ts';
 import { EMPTY_USAGE } from '../metering/usage.ts';
 import {
@@ -627,6 +627,37 @@ describe("what only the client's own provider runs", () => {
       },
       required: ['strict'],
     });
+  });
+
+  it("gives Gemini 3's function calls in the history the documented stand-in signature, and only them", () => {
+    const chat = {
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'a', type: 'function', function: { name: 'w', arguments: '{"city":"Paris"}' } },
+            { id: 'b', type: 'function', function: { name: 'w', arguments: '{"city":"Rome"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'a', content: 'Sunny' },
+        { role: 'tool', tool_call_id: 'b', content: 'Rainy' },
+      ],
+    };
+    const options: AdapterOptions = { get: (key) => defaultOptionValue(key) };
+    const modelTurn = (model: string) =>
+      ((chatToGemini(chat, model, options).body.contents as Json[])[1] as Json).parts as Json[];
+    expect(modelTurn('gemini-3-pro-preview')).toEqual([
+      {
+        functionCall: { name: 'w', args: { city: 'Paris' } },
+        thoughtSignature: 'skip_thought_signature_validator',
+      },
+      { functionCall: { name: 'w', args: { city: 'Rome' } } },
+    ]);
+    expect(modelTurn('gemini-2.5-flash')[0]).not.toHaveProperty('thoughtSignature');
+    expect(needsThoughtSignatures('models/gemini-3.1-flash')).toBe(true);
+    expect(needsThoughtSignatures('gemma-3')).toBe(false);
   });
 
   it('refuses Gemini grounding and code execution in Gemini shape, naming the tool', () => {

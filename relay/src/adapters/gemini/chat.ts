@@ -9,7 +9,8 @@
  * map into `generationConfig`. `reasoning_effort` sets `thinkingConfig` (with thoughts included); with
  * `gemini.thinking_adapter_enabled`, a `-thinking` model suffix includes thoughts with a budget of
  * `gemini.thinking_adapter_budget_tokens_percentage` of the output limit, and `-nothinking` turns thinking off.
- * `gemini.safety_settings` is sent for every harm category.
+ * `gemini.safety_settings` is sent for every harm category. For Gemini 3 and later, whose function calls must come
+ * back with their thought signatures, the first call of each model turn gets Gemini's documented stand-in.
  *
  * Answer (Gemini → chat): the first candidate's text parts (thoughts as `reasoning_content`), `functionCall`
  * parts as `tool_calls`, `finishReason` mapped, `usageMetadata` (cached and thought tokens) as usage.
@@ -183,6 +184,30 @@ function thinkingOf(
   return { model, thinking: undefined };
 }
 
+/**
+ * The signature Gemini documents for a function call it did not sign itself ("context engineering", a history
+ * from another model): https://ai.google.dev/gemini-api/docs/thought-signatures.
+ */
+export const UNSIGNED_CALL_SIGNATURE = 'skip_thought_signature_validator';
+
+/** Gemini 3 and later refuse a function call in the history without its thought signature. */
+export function needsThoughtSignatures(model: string): boolean {
+  const major = /(?:^|\/)gemini-(\d+)/.exec(model)?.[1];
+  return major !== undefined && Number(major) >= 3;
+}
+
+/**
+ * The chat history keeps no thought signatures, so the first function call of each model turn (where Gemini puts
+ * the signature of parallel calls) gets the documented stand-in.
+ */
+function signCalls(contents: readonly Json[]): void {
+  for (const content of contents) {
+    if (content.role !== 'model' || !Array.isArray(content.parts)) continue;
+    const call = (content.parts as Json[]).find((part) => isRecord(part.functionCall));
+    if (call && typeof call.thoughtSignature !== 'string') call.thoughtSignature = UNSIGNED_CALL_SIGNATURE;
+  }
+}
+
 /** The canonical request as a Gemini `GenerateContentRequest`, and the model to call. */
 export function chatToGemini(
   chat: ChatRequest,
@@ -276,6 +301,7 @@ export function chatToGemini(
       body.toolConfig = { functionCallingConfig: config };
     }
   }
+  if (needsThoughtSignatures(thinking.model)) signCalls(contents);
   return { model: thinking.model, body };
 }
 

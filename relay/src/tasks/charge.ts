@@ -8,8 +8,14 @@
 
 import { DEFAULT_MODEL_PRICE } from '@turnpike/core/billing/default-ratios';
 import type { Hold } from '@turnpike/core/billing/ledger';
-import { lookupGroupRatio, lookupModelPrice } from '@turnpike/core/billing/ratios';
+import {
+  isPricingRefusal,
+  lookupGroupRatio,
+  lookupModelPrice,
+  resolvePricing,
+} from '@turnpike/core/billing/ratios';
 import { LogType } from '@turnpike/core/domain/logs';
+import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import type { FastifyRequest } from 'fastify';
 import { type Dispatcher, fetch } from 'undici';
 import { localError, type RelayError } from '../errors.ts';
@@ -80,16 +86,27 @@ export function pickTaskChannel(
     : localError(503, 'model_not_found', `no channel of ${model} is available in group ${caller.group} now`);
 }
 
-/** A task's price: `ModelPrice[model]` (else the built-in one, else $0.1) × group ratio × QuotaPerUnit. */
+/**
+ * A task's price, per call as billing resolves it for the caller's group (`resolvePricing`): the group's own
+ * `GroupModelPrice` entry (GroupRatio not applied), else `ModelPrice[model]` × group ratio. A task has no tokens,
+ * so where billing would price the model per token (a ratio, or no price at all) the task pays its per-call price
+ * (`ModelPrice`, else the built-in one, else $0.1) × group ratio, as before group prices existed.
+ */
 export function taskPriceOf(
   ctx: RelayContext,
   model: string,
   group: string,
 ): { quota: number; modelPrice: number; groupRatio: number } {
   const { options } = ctx.deps;
-  const modelPrice =
-    lookupModelPrice({ modelPrice: options.get('ModelPrice') }, model) ?? DEFAULT_MODEL_PRICE[model] ?? 0.1;
-  const groupRatio = lookupGroupRatio({ groupRatio: options.get('GroupRatio') }, group);
+  const tables = priceTablesOf((key) => options.get(key));
+  const pricing = resolvePricing({ tables, model, group, selfUseMode: false, acceptUnsetModelRatio: false });
+  const { modelPrice, groupRatio } =
+    !isPricingRefusal(pricing) && pricing.kind === 'per-call'
+      ? pricing
+      : {
+          modelPrice: lookupModelPrice(tables, model) ?? DEFAULT_MODEL_PRICE[model] ?? 0.1,
+          groupRatio: lookupGroupRatio(tables, group),
+        };
   return { quota: Math.trunc(modelPrice * groupRatio * options.get('QuotaPerUnit')), modelPrice, groupRatio };
 }
 

@@ -320,7 +320,8 @@ export function createMessagesEncoder(body: Readonly<Json>, model: string, reque
         });
       }
       // A whole signed thinking block: the one just streamed gets its signature; redacted thinking comes whole.
-      for (const signed of thinkingBlocksOf(delta.thinking_blocks)) {
+      const signedBlocks = delta.thinking_blocks === undefined ? [] : thinkingBlocksOf(delta.thinking_blocks);
+      for (const signed of signedBlocks) {
         if (signed.type === 'redacted_thinking') {
           openBlock('redacted_thinking', signed);
           close();

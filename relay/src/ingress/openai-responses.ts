@@ -461,7 +461,8 @@ export function createResponsesEncoder(
           begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });
         (open as unknown as { text: string }).text += delta.reasoning_content;
       }
-      const signed = keep ? thinkingBlocksOf(delta.thinking_blocks) : [];
+      const signed =
+        keep && delta.thinking_blocks !== undefined ? thinkingBlocksOf(delta.thinking_blocks) : [];
       if (signed.length > 0) {
         if (open?.kind !== 'reasoning')
           begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });

@@ -146,3 +146,94 @@ describe('pricing page', () => {
     ]);
   });
 });
+
+describe("pricing page: a group's own prices", () => {
+  let t: TestApp;
+  let root: ConsoleClient;
+  let vip: ConsoleClient;
+  let plain: ConsoleClient;
+  const set = async (key: string, value: unknown) =>
+    expect((await root.put('/api/option/', { key, value: JSON.stringify(value) })).json().success).toBe(true);
+  const entryOf = (entries: Entry[], model: string) => entries.find((e) => e.model_name === model);
+  /** What the page shows per 1M input tokens (or per call) for the group: entry × group_ratio, as the console does. */
+  const shown = (
+    body: { data: Entry[]; group_ratio: Record<string, number> },
+    model: string,
+    group: string,
+  ) => {
+    const entry = entryOf(body.data, model);
+    const ratio = body.group_ratio[group] ?? Number.NaN;
+    return entry?.quota_type === 1
+      ? entry.model_price * ratio
+      : (entry?.model_ratio ?? Number.NaN) * ratio * 2;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    root = await setupRoot(t.app);
+    vip = await registerUser(t.app, 'vera');
+    plain = await registerUser(t.app, 'dana');
+    await t.runtime.deps.db.update(users).set({ group: 'vip' }).where(eq(users.id, vip.userId!));
+    await t.runtime.deps.db.insert(abilities).values(
+      ['gpt-4o', 'gpt-3.5-turbo', 'dall-e-3', 'vip-only-model'].flatMap((model, i) => [
+        { group: 'default', model, channelId: i + 1 },
+        { group: 'vip', model, channelId: i + 1 },
+      ]),
+    );
+    await set('GroupRatio', { default: 1, vip: 0.8 });
+    await set('GroupModelRatio', { vip: { 'gpt-4o': 2, 'vip-only-model': 0.5 } });
+    await set('GroupCompletionRatio', { vip: { 'gpt-4o': 3 } });
+    await set('GroupModelPrice', { vip: { 'gpt-3.5-turbo': 0.01 } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('shows a caller of the group what it pays: its own prices without the group ratio, others with it', async () => {
+    const body = (await vip.get('/api/pricing')).json();
+    expect(body.group_ratio).toEqual({ default: 1, vip: 0.8 });
+    // gpt-4o: vip's own ratio 2 (USD 4 per 1M input tokens), its own completion ratio, GroupRatio not applied.
+    expect(entryOf(body.data, 'gpt-4o')).toMatchObject({ quota_type: 0, completion_ratio: 3 });
+    expect(shown(body, 'gpt-4o', 'vip')).toBeCloseTo(4, 10);
+    // gpt-3.5-turbo: vip's own per-call price, USD 0.01 a call.
+    expect(entryOf(body.data, 'gpt-3.5-turbo')).toMatchObject({ quota_type: 1, model_ratio: 0 });
+    expect(shown(body, 'gpt-3.5-turbo', 'vip')).toBeCloseTo(0.01, 10);
+    // Priced only for vip: listed for vip.
+    expect(entryOf(body.data, 'vip-only-model')).toMatchObject({
+      quota_type: 0,
+      enable_groups: ['default', 'vip'],
+    });
+    expect(shown(body, 'vip-only-model', 'vip')).toBeCloseTo(1, 10);
+    // No own price for dall-e-3: ModelPrice × vip's ratio, as billing charges it.
+    expect(entryOf(body.data, 'dall-e-3')).toMatchObject({ quota_type: 1, model_price: 0.04 });
+    expect(shown(body, 'dall-e-3', 'vip')).toBeCloseTo(0.032, 10);
+  });
+
+  it('leaves a default-group caller and a visitor on the prices without groups', async () => {
+    for (const body of [(await plain.get('/api/pricing')).json(), (await root.get('/api/pricing')).json()]) {
+      expect(body.group_ratio).toEqual({ default: 1, vip: 0.8 });
+      expect(entryOf(body.data, 'gpt-4o')).toMatchObject({
+        quota_type: 0,
+        model_ratio: 1.25,
+        completion_ratio: 4,
+      });
+      expect(entryOf(body.data, 'gpt-3.5-turbo')).toMatchObject({ quota_type: 0, model_ratio: 0.25 });
+      expect(entryOf(body.data, 'dall-e-3')).toMatchObject({ quota_type: 1, model_price: 0.04 });
+      expect(entryOf(body.data, 'vip-only-model')).toBeUndefined();
+    }
+    const visitor = (await t.app.inject({ method: 'GET', url: '/api/pricing' })).json();
+    expect(entryOf(visitor.data, 'gpt-4o')).toMatchObject({ model_ratio: 1.25, completion_ratio: 4 });
+    expect(entryOf(visitor.data, 'vip-only-model')).toBeUndefined();
+  });
+
+  it('answers a free group (ratio 0) with its own prices as ratio 1 and everything else at 0', async () => {
+    await set('GroupRatio', { default: 1, vip: 0 });
+    const body = (await vip.get('/api/pricing')).json();
+    expect(body.group_ratio).toEqual({ default: 1, vip: 1 });
+    expect(shown(body, 'gpt-4o', 'vip')).toBe(4);
+    expect(shown(body, 'gpt-3.5-turbo', 'vip')).toBe(0.01);
+    expect(shown(body, 'dall-e-3', 'vip')).toBe(0);
+    // The default group's view of a model vip does not price itself is unchanged.
+    expect((await plain.get('/api/pricing')).json().group_ratio).toEqual({ default: 1, vip: 0 });
+  });
+});

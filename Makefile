@@ -92,13 +92,16 @@ cluster: install
 cluster-test: install
 	npx vitest run --project api:integration api/src/cluster.int.test.ts
 
-## make claude-code-test: the Claude Code CLI (pinned; its native binary is ~380 MB, so it is kept out of the dev
-## dependencies and installed under .tools/claude-code) run offline against a listening relay
+## make claude-code: the Claude Code CLI (pinned; its native binary is ~380 MB, so it is kept out of the dev
+## dependencies and installed under .tools/claude-code). With it, `make test` runs relay/src/claude-code.int.test.ts
+## (Claude Code offline against a listening relay); without it that test skips and says why. CI installs it.
+## make claude-code-test: installs it and runs only that test
 CLAUDE_CODE_VERSION := 2.1.331
-.PHONY: claude-code-test
-claude-code-test: install
+.PHONY: claude-code claude-code-test
+claude-code: install
 	@test -x $(TOOLS)/claude-code/node_modules/.bin/claude || npm install --no-audit --no-fund --loglevel=error \
 		--prefix $(TOOLS)/claude-code @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+claude-code-test: claude-code
 	npx vitest run --project relay:integration relay/src/claude-code.int.test.ts
 
 ## make e2e-kind: the operator end to end on kind (needs Docker, kind, kubectl, helm); says so and stops without them

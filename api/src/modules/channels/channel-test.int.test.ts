@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { abilities, channels, logs, users } from '@turnpike/core/db/schema/index';
 import type { GatewayEvent } from '@turnpike/core/events/bus';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
@@ -25,6 +27,55 @@ async function createChannel(client: ConsoleClient, fields: Record<string, unkno
   });
   if (!response.json().success) throw new Error(`create failed: ${response.body}`);
   return response.json().data[0].id;
+}
+
+/**
+ * An upstream in front of `target` that holds every request until `open()` is called, then passes it on and
+ * sends back the target's answer as it came (status, content type, body).
+ */
+async function startGate(target: string) {
+  let open: () => void = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const gate = { held: 0, passed: 0 };
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    gate.held += 1;
+    await opened;
+    const answer = await fetch(`${target}${req.url}`, {
+      method: req.method,
+      headers: {
+        authorization: req.headers.authorization ?? '',
+        'content-type': req.headers['content-type'] ?? 'application/json',
+      },
+      body: Buffer.concat(chunks),
+    });
+    const body = Buffer.from(await answer.arrayBuffer());
+    gate.passed += 1;
+    res.writeHead(answer.status, {
+      'content-type': answer.headers.get('content-type') ?? 'application/json',
+    });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get held() {
+      return gate.held;
+    },
+    get passed() {
+      return gate.passed;
+    },
+    open: () => open(),
+    async close() {
+      open();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 const lastRequest = (fake: FakeOpenAi) => fake.requests[fake.requests.length - 1];
@@ -118,6 +169,38 @@ describe('channel tests', () => {
     expect(after!.quota).toBe(before!.quota);
     expect(after!.usedQuota).toBe(before!.usedQuota);
     expect(after!.requestCount).toBe(before!.requestCount);
+  });
+
+  it("prices a test log at the root user's group price, and at the price without groups for the default group", async () => {
+    await options().set('GroupRatio', JSON.stringify({ default: 1, vip: 2 }));
+    await options().set('GroupModelRatio', JSON.stringify({ vip: { 'gpt-4o': 4 } }));
+    await options().set('GroupCompletionRatio', JSON.stringify({ vip: { 'gpt-4o': 2 } }));
+    const [rootRow] = await db().select().from(users).where(eq(users.username, 'root'));
+    const logOf = async (id: number) => {
+      const [log] = await db()
+        .select()
+        .from(logs)
+        .where(and(eq(logs.channelId, id), eq(logs.tokenName, 'model test')));
+      return { ...log!, other: JSON.parse(log!.other) as Record<string, unknown> };
+    };
+    try {
+      await db().update(users).set({ group: 'vip' }).where(eq(users.id, rootRow!.id));
+      const vipChannel = await createChannel(root, { key: GOOD_KEY, base_url: fake.url, models: 'gpt-4o' });
+      expect((await testChannel(vipChannel)).json().success).toBe(true);
+      const vip = await logOf(vipChannel);
+      // vip's own ratio 4 and completion ratio 2, GroupRatio (2) not applied.
+      expect(vip.quota).toBe(Math.round((vip.promptTokens + vip.completionTokens * 2) * 4));
+      expect(vip.other).toMatchObject({ model_ratio: 4, completion_ratio: 2, group_ratio: 1 });
+
+      await db().update(users).set({ group: 'default' }).where(eq(users.id, rootRow!.id));
+      const plainChannel = await createChannel(root, { key: GOOD_KEY, base_url: fake.url, models: 'gpt-4o' });
+      expect((await testChannel(plainChannel)).json().success).toBe(true);
+      const plain = await logOf(plainChannel);
+      expect(plain.quota).toBe(Math.round((plain.promptTokens + plain.completionTokens * 4) * 2.5));
+      expect(plain.other).toMatchObject({ model_ratio: 2.5, completion_ratio: 4, group_ratio: 1 });
+    } finally {
+      await db().update(users).set({ group: rootRow!.group }).where(eq(users.id, rootRow!.id));
+    }
   });
 
   it('tests the model asked for, else the test model, and embedding models on /v1/embeddings', async () => {
@@ -258,51 +341,59 @@ describe('channel tests', () => {
   });
 
   it('tests every channel in the background with visible progress, refusing a second run meanwhile', async () => {
-    const slow = await startFakeOpenAi({ apiKey: GOOD_KEY, headersDelayMs: 150 });
+    const upstream = await startFakeOpenAi({ apiKey: GOOD_KEY });
+    // The run's channels answer only when the test says so: "still running" is a fact here, not a race with a clock.
+    const gate = await startGate(upstream.url);
     try {
       for (let i = 0; i < 3; i += 1)
-        await createChannel(root, { key: GOOD_KEY, base_url: slow.url, models: 'gpt-4o-mini' });
+        await createChannel(root, { key: GOOD_KEY, base_url: gate.url, models: 'gpt-4o-mini' });
       const all = await db().select().from(channels);
       // Channels switched off by hand and Midjourney/Suno channels are not part of a run.
       const expected = all.filter((c) => c.status !== 2 && c.type !== 2);
       const expectedFailures = expected.filter((c) => failing.has(c.id)).length;
       expect(expectedFailures).toBe(3);
 
-      const startedAt = performance.now();
+      // Answered while no gated channel has answered: the run is not awaited.
       const start = await root.get('/api/channel/test');
-      expect(performance.now() - startedAt).toBeLessThan(450); // three 150 ms channels are not awaited
       expect(start.statusCode).toBe(200);
       expect(start.json().success).toBe(true);
+      expect(gate.passed).toBe(0);
 
       const second = await root.get('/api/channel/test');
       expect(second.statusCode).toBe(409);
       expect(second.json()).toMatchObject({ success: false, code: 'CONFLICT' });
       expect(second.json().message).toMatch(/already running/);
 
+      // The run has reached a gated channel and waits there.
+      await waitFor(() => (gate.held > 0 ? true : undefined), 20_000);
       const during = (await root.get('/api/channel/test/progress')).json();
       expect(during.success).toBe(true);
       expect(during.data).toMatchObject({ running: true, total: expected.length });
       expect(during.data.done).toBeLessThan(expected.length);
       expect(during.data.started_at).toBeGreaterThan(0);
 
+      gate.open();
       const finished = await waitFor(async () => {
         const progress = (await root.get('/api/channel/test/progress')).json().data;
         return progress.running ? undefined : progress;
-      });
+      }, 20_000);
       expect(finished.done).toBe(expected.length);
       expect(finished.finished_at).toBeGreaterThanOrEqual(finished.started_at);
       // The revoked keys and the vanished upstream fail; every other channel answers.
       expect(finished.failed).toBe(expectedFailures);
-      // Each slow channel was tested once by the run.
-      expect(slow.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(3);
+      // Each gated channel was tested once by the run.
+      expect(upstream.requests.filter((r) => r.path === '/v1/chat/completions')).toHaveLength(3);
+      expect(gate.passed).toBe(3);
 
       // Once it is over, a new run may start.
       expect((await root.get('/api/channel/test')).json().success).toBe(true);
-      await waitFor(async () =>
-        (await root.get('/api/channel/test/progress')).json().data.running ? undefined : true,
+      await waitFor(
+        async () => ((await root.get('/api/channel/test/progress')).json().data.running ? undefined : true),
+        20_000,
       );
     } finally {
-      await slow.close();
+      await gate.close();
+      await upstream.close();
     }
   });
 });
@@ -344,7 +435,9 @@ const shared = Boolean(process.env.TEST_POSTGRES_URL && process.env.TEST_REDIS_U
 
 describe.skipIf(!shared)('a test of all channels across replicas', () => {
   it('runs on one replica at a time, with its progress visible on the other', async () => {
-    const slow = await startFakeOpenAi({ apiKey: GOOD_KEY, headersDelayMs: 200 });
+    const upstream = await startFakeOpenAi({ apiKey: GOOD_KEY });
+    // Held until the other replica has seen the run: no race with a clock.
+    const gate = await startGate(upstream.url);
     const database = await createTestDatabaseUrl();
     const prefix = `turnpike-test:channel-test-${Date.now()}:`;
     const a = await createTestApp({ databaseUrl: database.url!, redisKeyPrefix: prefix });
@@ -355,7 +448,7 @@ describe.skipIf(!shared)('a test of all channels across replicas', () => {
       onB.cookie = onA.cookie;
       onB.userId = onA.userId;
       for (let i = 0; i < 3; i += 1)
-        await createChannel(onA, { key: GOOD_KEY, base_url: slow.url, models: 'gpt-4o-mini' });
+        await createChannel(onA, { key: GOOD_KEY, base_url: gate.url, models: 'gpt-4o-mini' });
 
       expect((await onA.get('/api/channel/test')).json().success).toBe(true);
       const refused = await onB.get('/api/channel/test');
@@ -366,21 +459,24 @@ describe.skipIf(!shared)('a test of all channels across replicas', () => {
         total: 3,
       });
 
+      gate.open();
       const finished = await waitFor(async () => {
         const progress = (await onB.get('/api/channel/test/progress')).json().data;
         return progress.running ? undefined : progress;
-      });
+      }, 20_000);
       expect(finished).toMatchObject({ done: 3, total: 3, failed: 0 });
       // The lease is free again: the other replica may start the next run.
       expect((await onB.get('/api/channel/test')).json().success).toBe(true);
-      await waitFor(async () =>
-        (await onA.get('/api/channel/test/progress')).json().data.running ? undefined : true,
+      await waitFor(
+        async () => ((await onA.get('/api/channel/test/progress')).json().data.running ? undefined : true),
+        20_000,
       );
     } finally {
       await a.close();
       await b.close();
       await database.drop();
-      await slow.close();
+      await gate.close();
+      await upstream.close();
     }
   });
 });

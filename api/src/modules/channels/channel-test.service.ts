@@ -29,6 +29,7 @@ import { Role } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
 import { createNotifier } from '@turnpike/core/notify/notifier';
+import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
@@ -154,13 +155,8 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
     const group = root?.group ?? 'default';
     const { model, upstreamModel } = result.request;
     const pricing = resolvePricing({
-      tables: {
-        modelRatio: deps.options.get('ModelRatio'),
-        completionRatio: deps.options.get('CompletionRatio'),
-        cacheRatio: deps.options.get('CacheRatio'),
-        modelPrice: deps.options.get('ModelPrice'),
-        groupRatio: deps.options.get('GroupRatio'),
-      },
+      // The root user's group prices it, its own group prices (GroupModelRatio, ...) included, as the relay would.
+      tables: priceTablesOf((key) => deps.options.get(key)),
       model,
       group,
       selfUseMode: deps.options.get('SelfUseModeEnabled'),

@@ -66,6 +66,21 @@ const call = (model: string) =>
     payload: { model, messages: [{ role: 'user', content: 'hi' }] },
   });
 
+/** The channel ids the relay has loaded: its channel health gauge has one sample per channel row it routes with. */
+const relayChannelIds = async () => {
+  const text = (await relay.app.inject({ method: 'GET', url: '/metrics' })).body;
+  return [...text.matchAll(/^turnpike_relay_channel_state\{channel="(\d+)"/gm)].map((m) => Number(m[1]));
+};
+/**
+ * Whether the relay routes with exactly the channel rows the database holds: a row the operator deleted (an old
+ * key after a rotation) is gone from the relay too, so no call can still be sent with it.
+ */
+const relayHasDatabaseChannels = async () => {
+  const stored = (await h.database.db.select({ id: channels.id }).from(channels)).map((r) => r.id);
+  const loaded = await relayChannelIds();
+  return stored.length === loaded.length && stored.every((id) => loaded.includes(id));
+};
+
 describe('operator against the stand-in API server', () => {
   it('creates a channel from a Channel and its Secret, routable by the relay, with Ready status and a finalizer', async () => {
     h.api.apply(secret('alpha', 'sk-good'));
@@ -117,9 +132,14 @@ describe('operator against the stand-in API server', () => {
     await waitFor(
       () => (getCr('channels', 'alpha')?.status?.channelIDs as number[] | undefined)?.length === 1,
     );
+    // The relay drops the old key's row too (it reloads on the operator's change event, asynchronously).
+    await waitFor(relayHasDatabaseChannels, { what: 'relay without the old key' });
   });
 
   it('refuses a Channel whose Secret is missing: Ready=False with the reason, a Warning event, nothing written; fixes itself when the Secret arrives', async () => {
+    // What the relay routes alpha-model with is settled before this test leans on it (a rotation before this one
+    // may still be on its way to the relay: a call sent with the removed key is answered 401 by the upstream).
+    await waitFor(relayHasDatabaseChannels, { what: 'relay caught up with the channel rows' });
     h.api.apply(channel('beta', { models: ['beta-model'] }));
     await waitFor(() => ready('channels', 'beta')?.reason === 'SecretNotFound', { what: 'SecretNotFound' });
     expect(ready('channels', 'beta')).toMatchObject({ status: 'False' });

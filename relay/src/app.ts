@@ -10,6 +10,7 @@ import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv } from '@turnpike/core/kv/kv';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
 import { createNotifier } from '@turnpike/core/notify/notifier';
+import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
 import Fastify, {
   type FastifyError,
@@ -166,8 +167,14 @@ export async function registerRelay(
     writer,
     notifier,
     metrics: createRelayMetrics({
-      isKnownModel: (model) =>
-        isModelKnown(model, channels.table, deps.options.get('ModelRatio'), deps.options.get('ModelPrice')),
+      // Priced in any group counts too: a model only a group map prices is one an administrator configured.
+      isKnownModel: (model) => {
+        const { modelRatio, modelPrice, groupPrices } = priceTablesOf((key) => deps.options.get(key));
+        const groupMaps = [groupPrices?.modelRatio, groupPrices?.modelPrice].flatMap((m) =>
+          Object.values(m ?? {}),
+        );
+        return isModelKnown(model, channels.table, modelRatio, modelPrice, ...groupMaps);
+      },
     }),
     rateLimit: createRateLimiter({
       options: deps.options,

@@ -1,5 +1,7 @@
 import { DEFAULT_MODEL_RATIO } from '@turnpike/core/billing/default-ratios';
+import { createManagedOptionWriter } from '@turnpike/core/options/managed-options';
 import { optionAudience } from '@turnpike/core/options/registry';
+import { waitFor } from '@turnpike/relay/testing/wait';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConsoleClient,
@@ -64,6 +66,51 @@ describe('options API', () => {
     await root.put('/api/option/', { key: 'ModelRatio', value: '{"only-model":3}' });
     expect((await root.post('/api/option/rest_model_ratio')).json().success).toBe(true);
     expect(t.runtime.deps.options.get('ModelRatio')).toEqual(DEFAULT_MODEL_RATIO);
+  });
+
+  it("resets the console's model ratios and keeps the entries a ModelPrice owns laid over them", async () => {
+    const { db, bus } = t.runtime.deps;
+    const managed = createManagedOptionWriter({ db, bus });
+    const source = { kind: 'ModelPrice', namespace: 'team-a', name: 'owned', generation: 1 } as const;
+    const applied = await managed.apply({
+      source,
+      values: [
+        { key: 'ModelRatio', entry: 'gpt-4o', number: 9 },
+        { key: 'ModelRatio', entry: 'owned-model', number: 7 },
+      ],
+    });
+    expect(applied.ok).toBe(true);
+    const served = () => t.runtime.deps.options.get('ModelRatio');
+    await waitFor(() => (served()['owned-model'] === 7 ? true : undefined));
+    // The console changes models of its own (a save keeps the owned entries as they are served), then resets.
+    const edited = { ...served(), 'my-model': 3, 'gpt-4o-mini': 0.1 };
+    expect(
+      (await root.put('/api/option/', { key: 'ModelRatio', value: JSON.stringify(edited) })).json().success,
+    ).toBe(true);
+    expect(served()).toMatchObject({ 'my-model': 3, 'gpt-4o-mini': 0.1, 'owned-model': 7 });
+
+    const reset = await root.post('/api/option/rest_model_ratio');
+    expect(reset.json()).toMatchObject({
+      success: true,
+      message: expect.stringMatching(/2 managed by Kubernetes kept/),
+    });
+    expect(served()).toEqual({ ...DEFAULT_MODEL_RATIO, 'gpt-4o': 9, 'owned-model': 7 });
+    const listed = (await root.get('/api/option/')).json().data as { key: string; value: string }[];
+    expect(JSON.parse(listed.find((o) => o.key === 'ModelRatio')!.value)).toEqual(served());
+    // The owned entries are still Git's after the reset.
+    expect(
+      (
+        await root.put('/api/option/', {
+          key: 'ModelRatio',
+          value: JSON.stringify({ ...served(), 'owned-model': 1 }),
+        })
+      ).statusCode,
+    ).toBe(409);
+
+    // The resource goes: the built-in table is served again, with nothing of the console's old map.
+    expect((await managed.apply({ source, values: undefined })).ok).toBe(true);
+    await waitFor(() => (served()['owned-model'] === undefined ? true : undefined));
+    expect(served()).toEqual(DEFAULT_MODEL_RATIO);
   });
 
   describe('as an administrator (role 10)', () => {

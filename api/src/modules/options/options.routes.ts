@@ -3,6 +3,7 @@ import { AppError } from '@turnpike/core/errors';
 import { listOptionOwners } from '@turnpike/core/options/managed-options';
 import { isOptionKey, isSecretOptionKey, mayManageOption } from '@turnpike/core/options/registry';
 import { refuseManagedOption } from '@turnpike/core/ownership/option-guard';
+import { managedByKubernetes } from '@turnpike/core/ownership/source';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../http/auth.ts';
@@ -55,12 +56,20 @@ export function registerOptionRoutes(app: FastifyInstance, ctx: RouteContext): v
     return ok(undefined, 'saved');
   });
 
+  /**
+   * Resets the console's ModelRatio to the built-in table. Dropping the stored value serves the built-in table, so
+   * later releases' new defaults reach this deployment. Entries a ModelPrice owns are rows of their own that the
+   * store lays over whatever map is stored (docs/adr/0017), so they are kept and do not block the reset; only a
+   * resource owning the whole option (none may today: a GatewayOption cannot set a price map) would.
+   */
   app.post('/option/rest_model_ratio', admin, async (request) => {
     refuseUnlessAllowed('ModelRatio', currentUser(request).role);
-    // Dropping the stored value serves the built-in table, so later releases' new defaults reach this deployment.
-    await refuseManagedOption(ctx.deps.db, 'ModelRatio', options.getText('ModelRatio'), undefined);
+    const owners = await listOptionOwners(ctx.deps.db, ['ModelRatio']);
+    const whole = owners.find((o) => o.entry === '');
+    if (whole) throw managedByKubernetes('option ModelRatio', whole);
     await options.reset('ModelRatio');
-    return ok(undefined, 'model ratios restored to the built-in defaults');
+    const kept = owners.length > 0 ? `; ${owners.length} managed by Kubernetes kept` : '';
+    return ok(undefined, `model ratios restored to the built-in defaults${kept}`);
   });
 
   app.get('/group/', admin, async () => ok(Object.keys(options.get('GroupRatio'))));

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import type { OptionOwner } from '@turnpike/core/options/managed-options';
+import type { OptionOwner, PriceOptionKey } from '@turnpike/core/options/managed-options';
 import { api } from '../../../lib/api.ts';
 
 export type { OptionOwner };
@@ -19,9 +19,37 @@ export const optionOwnersQuery = queryOptions({
   },
 });
 
-/** The resource owning a model's price, if any. */
+/**
+ * The price maps keyed by model, whose owned entries are named by the model (core's `MODEL_PRICE_OPTION_KEYS`,
+ * repeated here because that module carries the database code; option-owners.test.ts checks they agree).
+ */
+export const MODEL_PRICE_KEYS = [
+  'ModelRatio',
+  'CompletionRatio',
+  'CacheRatio',
+  'ModelPrice',
+  'CreateCacheRatio',
+] as const satisfies readonly PriceOptionKey[];
+
+/** The group maps, whose owned entries are named `group/model` (core's `GROUP_PRICE_OPTION_KEYS`). */
+export const GROUP_PRICE_KEYS = [
+  'GroupModelRatio',
+  'GroupCompletionRatio',
+  'GroupCacheRatio',
+  'GroupCreateCacheRatio',
+  'GroupModelPrice',
+] as const satisfies readonly PriceOptionKey[];
+
+/** The resource owning one of a model's prices without groups (input, output, cache read or write), if any. */
 export function priceOwnerOf(owners: readonly OptionOwner[], model: string): OptionOwner | undefined {
-  return owners.find(
-    (o) => o.entry === model && ['ModelRatio', 'CompletionRatio', 'CacheRatio', 'ModelPrice'].includes(o.key),
-  );
+  return owners.find((o) => o.entry === model && (MODEL_PRICE_KEYS as readonly string[]).includes(o.key));
+}
+
+/** The entries of one price map that resources own (`gpt-4o`, or `vip/gpt-4o` in a group map), by name. */
+export function ownedEntriesOf(owners: readonly OptionOwner[], key: string): OptionOwner[] {
+  const isPriceMap = ([...MODEL_PRICE_KEYS, ...GROUP_PRICE_KEYS] as readonly string[]).includes(key);
+  if (!isPriceMap) return [];
+  return owners
+    .filter((o) => o.key === key && o.entry !== '')
+    .sort((a, b) => (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
 }

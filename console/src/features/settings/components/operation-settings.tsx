@@ -1,12 +1,14 @@
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, ConfirmDialog, Input } from '../../../components/ui/index.ts';
 import { toast } from '../../../lib/toast.ts';
+import { optionOwnersQuery, ownedEntriesOf } from '../api/option-owners.ts';
 import { clearLogsBefore, type OptionValues, resetModelRatio } from '../api/options.ts';
 import type { OptionField } from '../option-fields.ts';
 import { validateLogClearTime } from '../validation.ts';
 import { OptionSection } from './option-section.tsx';
+import { OwnedEntries } from './owned-entries.tsx';
 import { PricingEditor } from './pricing-editor.tsx';
 import { UnsetModels } from './unset-models.tsx';
 
@@ -224,6 +226,8 @@ export function OperationSettings({ values }: { values: OptionValues }) {
   const { t } = useTranslation('settings');
   const queryClient = useQueryClient();
   const [ratioTab, setRatioTab] = useState<RatioTab>('model');
+  // Price map entries a ModelPrice resource owns, named under their JSON fields (the visual editor marks its rows).
+  const owners = useQuery(optionOwnersQuery).data ?? [];
   const [confirmReset, setConfirmReset] = useState(false);
   const [resetting, setResetting] = useState(false);
   /** Resets ModelRatio to the built-in table after the admin confirmed (it cannot be undone). */
@@ -283,6 +287,10 @@ export function OperationSettings({ values }: { values: OptionValues }) {
           title={t('ratioTab.model')}
           fields={ratioFields}
           values={values}
+          fieldNote={(f) => {
+            const owned = ownedEntriesOf(owners, f.key);
+            return owned.length > 0 ? <OwnedEntries optionKey={f.key} owners={owned} /> : null;
+          }}
           extra={() => (
             <Button variant="secondary" onClick={() => setConfirmReset(true)}>
               {t('ratio.resetButton')}

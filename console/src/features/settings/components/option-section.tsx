@@ -24,6 +24,8 @@ export interface OptionSectionProps {
   /** Extra controls rendered under the fields (e.g. the OIDC fetch button). */
   extra?: (draft: Draft, setField: (key: string, value: string) => void) => ReactNode;
   description?: ReactNode;
+  /** Shown under a field (e.g. the price map entries Kubernetes owns); null shows nothing. */
+  fieldNote?: (field: OptionField) => ReactNode;
 }
 
 /**
@@ -42,6 +44,7 @@ export function OptionSection({
   adjust,
   extra,
   description,
+  fieldNote,
 }: OptionSectionProps) {
   const { t } = useTranslation('settings');
   const queryClient = useQueryClient();
@@ -164,7 +167,19 @@ export function OptionSection({
     >
       <h2 className="mb-3 text-base font-semibold">{title}</h2>
       {description ? <div className="mb-3 text-sm text-gray-500">{description}</div> : null}
-      <div className="grid gap-3 md:grid-cols-2">{fields.map(renderField)}</div>
+      <div className="grid gap-3 md:grid-cols-2">
+        {fields.map((f) => {
+          const note = fieldNote?.(f);
+          return note ? (
+            <div key={f.key}>
+              {renderField(f)}
+              {note}
+            </div>
+          ) : (
+            renderField(f)
+          );
+        })}
+      </div>
       {extra ? <div className="mt-3">{extra(draft, setField)}</div> : null}
       <div className="mt-4">
         <Button onClick={() => void save()} loading={saving}>

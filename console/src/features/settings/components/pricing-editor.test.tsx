@@ -123,6 +123,44 @@ describe('visual pricing editor', () => {
     expect(free.getByRole('button', { name: 'Delete' }).hasAttribute('disabled')).toBe(false);
   });
 
+  it('marks a model whose cache-write price a ModelPrice owns, and not one only a group price of it is owned for', async () => {
+    fakeServer({
+      'GET /api/option/owners': () => ({
+        body: {
+          success: true,
+          data: [
+            {
+              key: 'CreateCacheRatio',
+              entry: 'claude-3',
+              kind: 'ModelPrice',
+              namespace: 'team-a',
+              name: 'claude-cache',
+              generation: 4,
+            },
+            {
+              key: 'GroupModelRatio',
+              entry: 'vip/gpt-4o',
+              kind: 'ModelPrice',
+              namespace: 'team-a',
+              name: 'vip-prices',
+              generation: 1,
+            },
+          ],
+        },
+      }),
+    });
+    await renderScreen(() => <PricingEditor values={values} />);
+    const owned = within(screen.getByText('claude-3').closest('tr') as HTMLElement);
+    const badge = await owned.findByText('Managed by Kubernetes');
+    expect(badge.getAttribute('title')).toMatch(/ModelPrice team-a\/claude-cache, generation 4/);
+    expect(owned.getByRole('button', { name: 'Edit' }).hasAttribute('disabled')).toBe(true);
+    expect(owned.getByLabelText('Select claude-3').hasAttribute('disabled')).toBe(true);
+    // gpt-4o's price without groups is still the console's: vip's own price is shown with the group maps.
+    const free = within(screen.getByText('gpt-4o').closest('tr') as HTMLElement);
+    expect(free.queryByText('Managed by Kubernetes')).toBeNull();
+    expect(free.getByRole('button', { name: 'Edit' }).hasAttribute('disabled')).toBe(false);
+  });
+
   it('says nothing changed when saved untouched', async () => {
     const server = serve();
     await renderScreen(() => <PricingEditor values={values} />);

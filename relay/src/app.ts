@@ -10,7 +10,7 @@ import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv } from '@turnpike/core/kv/kv';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
 import { createNotifier } from '@turnpike/core/notify/notifier';
-import { priceTablesOf } from '@turnpike/core/options/price-tables';
+import { createPriceBook, priceTablesOf } from '@turnpike/core/options/price-tables';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
 import Fastify, {
   type FastifyError,
@@ -165,6 +165,7 @@ export async function registerRelay(
     upstream,
     ledger,
     writer,
+    prices: createPriceBook(deps.options),
     notifier,
     metrics: createRelayMetrics({
       // Priced in any group counts too: a model only a group map prices is one an administrator configured.

@@ -1,5 +1,6 @@
-import type { PriceTables } from '../billing/ratios.ts';
+import { type PriceTables, type Pricing, type PricingRefusal, resolvePricing } from '../billing/ratios.ts';
 import type { OptionReader } from './registry.ts';
+import type { OptionStore } from './store.ts';
 
 /**
  * The price tables billing reads, from the current option values (an option store's `get`, or a reader in
@@ -20,6 +21,51 @@ export function priceTablesOf(read: OptionReader): PriceTables {
       cacheRatio: read('GroupCacheRatio'),
       cacheCreationRatio: read('GroupCreateCacheRatio'),
       modelPrice: read('GroupModelPrice'),
+    },
+  };
+}
+
+/** What a request's price depends on besides the options. */
+export interface PricingQuery {
+  readonly model: string;
+  readonly group: string;
+  /** The user's `accept_unset_model_ratio_model` setting. */
+  readonly acceptUnsetModelRatio: boolean;
+  readonly isRoot: boolean;
+}
+
+/** The pricing of requests, resolved once per model, group and user flags until an option changes. */
+export interface PriceBook {
+  pricingOf(query: PricingQuery): Pricing | PricingRefusal;
+}
+
+/** Entries kept before the book starts over: served models × groups, far below it in any installation. */
+const PRICE_BOOK_LIMIT = 10_000;
+
+/**
+ * A {@link PriceBook} over an option store: `resolvePricing` reads a dozen maps per call, which the relay would
+ * otherwise do for every request (make bench). Any option change empties the book (they are rare, and the price
+ * of a model depends on several options); the answers are shared, so callers must not change them.
+ */
+export function createPriceBook(options: Pick<OptionStore, 'get' | 'onChange'>): PriceBook {
+  let book = new Map<string, Pricing | PricingRefusal>();
+  options.onChange(() => {
+    book = new Map();
+  });
+  return {
+    pricingOf(query) {
+      const key = `${query.group}\u0000${query.model}\u0000${query.acceptUnsetModelRatio ? 1 : 0}${query.isRoot ? 1 : 0}`;
+      let pricing = book.get(key);
+      if (pricing === undefined) {
+        pricing = resolvePricing({
+          tables: priceTablesOf((name) => options.get(name)),
+          selfUseMode: options.get('SelfUseModeEnabled'),
+          ...query,
+        });
+        if (book.size >= PRICE_BOOK_LIMIT) book = new Map();
+        book.set(key, pricing);
+      }
+      return pricing;
     },
   };
 }

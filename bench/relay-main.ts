@@ -6,7 +6,8 @@
  * must never land in an installation's database. It seeds one user, one unlimited token, prices for the bench
  * model and one OpenAI channel pointing at the fake upstream, then listens on 127.0.0.1.
  *
- * Messages from the parent: `rss` (RSS now, and the JS heap after a full GC), `cpu` (CPU time used so far),
+ * Messages from the parent: `rss` (RSS now, and the JS heap after a full GC), `cpu` (CPU time used so far, and
+ * the user part of it),
  * `profile-start` / `profile-stop` (V8 CPU profile of a window, written to a file), `check` (waits until the batching writer is idle, then compares
  * the user's quota with the logged charges), `stop`. Fastify's request log goes to stdout, which the parent
  * points at /dev/null or a file.
@@ -36,7 +37,7 @@ export type RelayChildMessage =
   | { type: 'ready'; port: number; token: string; database: string }
   | { type: 'rss'; rss: number; heapAfterGc: number }
   | { type: 'check'; logged: number; loggedQuota: number; quotaDrop: number }
-  | { type: 'cpu'; micros: number }
+  | { type: 'cpu'; micros: number; userMicros?: number }
   | { type: 'profiling' }
   | { type: 'profiled'; file: string }
   | { type: 'failed'; message: string };
@@ -162,7 +163,7 @@ process.on('message', (message: RelayParentMessage) => {
     }
     case 'cpu': {
       const { user, system } = process.cpuUsage();
-      send({ type: 'cpu', micros: user + system });
+      send({ type: 'cpu', micros: user + system, userMicros: user });
       break;
     }
     case 'profile-start':

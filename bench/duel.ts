@@ -8,7 +8,7 @@
  *
  * `node bench/duel.ts <checkout A> <checkout B>`; a checkout is a directory with the repository's files and its
  * dependencies installed (a `git worktree` of another commit with `npm ci`, or links to this one's node_modules).
- * Settings: DUEL_MODE (`non-stream`, `stream` or `converted`; non-stream), DUEL_ROUNDS (10), DUEL_SECONDS (5 per
+ * Settings: DUEL_MODE (`non-stream`, `stream`, `converted` or `converted-stream`; non-stream), DUEL_ROUNDS (10), DUEL_SECONDS (5 per
  * round), DUEL_CONNECTIONS (16 per relay), TEST_POSTGRES_URL (as for make bench).
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
@@ -27,12 +27,21 @@ const CONNECTIONS = Math.round(numberFromEnv('DUEL_CONNECTIONS', 16));
 
 const checkouts = process.argv.slice(2).map((dir) => path.resolve(dir));
 if (checkouts.length !== 2) throw new Error('usage: node bench/duel.ts <checkout A> <checkout B>');
-if (!['non-stream', 'stream', 'converted'].includes(MODE)) throw new Error(`unknown DUEL_MODE ${MODE}`);
+if (!['non-stream', 'stream', 'converted', 'converted-stream'].includes(MODE))
+  throw new Error(`unknown DUEL_MODE ${MODE}`);
 
 const messages = [{ role: 'user', content: 'Say hello.' }];
 const request =
-  MODE === 'converted'
-    ? { path: '/v1/messages', body: { model: 'gpt-4o-mini', max_tokens: 256, messages } }
+  MODE === 'converted' || MODE === 'converted-stream'
+    ? {
+        path: '/v1/messages',
+        body: {
+          model: 'gpt-4o-mini',
+          max_tokens: 256,
+          messages,
+          ...(MODE === 'converted-stream' ? { stream: true } : {}),
+        },
+      }
     : {
         path: '/v1/chat/completions',
         body:

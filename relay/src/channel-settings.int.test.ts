@@ -5,13 +5,13 @@
  * `thinking_to_content` channel settings, stream and non-stream.
  */
 import { logs } from '@turnpike/core/db/schema/index';
+import { type FakeProxy, startHttpProxy, startSocks5Proxy } from '@turnpike/core/testing/fake-proxies';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChannelTest } from './health/channel-tester.ts';
 import { tileTokens, UNKNOWN_IMAGE_TOKENS } from './metering/image-tokens.ts';
 import { createSseParser, isDoneEvent } from './sse.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { type FakeProxy, startHttpProxy, startSocks5Proxy } from './testing/fake-proxies.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 import { waitFor } from './testing/wait.ts';
 import { createUpstreamClient } from './upstream/client.ts';

@@ -1,4 +1,7 @@
+import type { Dispatcher } from 'undici';
+import { fetch as fetchThrough } from 'undici';
 import { AppError } from '../errors.ts';
+import { createProxyDispatcher, INVALID_PROXY_MESSAGE } from '../http/proxy-dispatcher.ts';
 import { findProviderType } from '../providers/catalogue.ts';
 
 export const UPSTREAM_TIMEOUT_MS = 10_000;
@@ -19,6 +22,40 @@ export interface UpstreamCallOptions {
    * 400 body.
    */
   readonly refusalIsAnswer?: boolean;
+  /** The channel's outbound proxy (`setting.proxy`); undefined: a direct connection. */
+  readonly proxy?: string | undefined;
+}
+
+/** A channel's outbound proxy from its parsed `setting`, or undefined for a direct connection. */
+export function settingProxy(setting: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  const proxy = setting?.proxy;
+  return typeof proxy === 'string' && proxy.trim() !== '' ? proxy.trim() : undefined;
+}
+
+/** A channel's outbound proxy from its stored `setting` text (unreadable text: none). */
+export function channelProxy(settingText: string | null | undefined): string | undefined {
+  if (!settingText) return undefined;
+  try {
+    const setting: unknown = JSON.parse(settingText);
+    return typeof setting === 'object' && setting !== null && !Array.isArray(setting)
+      ? settingProxy(setting as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The console back end's dispatchers, one per proxy URL (a channel's calls reuse its proxy's connections). */
+const proxyDispatchers = new Map<string, Dispatcher>();
+
+function proxyDispatcher(proxy: string): Dispatcher {
+  let dispatcher = proxyDispatchers.get(proxy);
+  if (dispatcher === undefined) {
+    dispatcher = createProxyDispatcher(proxy);
+    if (dispatcher === undefined) throw new AppError('UPSTREAM_FAILED', INVALID_PROXY_MESSAGE);
+    proxyDispatchers.set(proxy, dispatcher);
+  }
+  return dispatcher;
 }
 
 /**
@@ -34,12 +71,21 @@ export async function callUpstreamJson(
   const name = options.name ?? 'the upstream';
   let response: Response;
   try {
-    response = await fetch(url, {
+    const init = {
       ...call,
       signal: AbortSignal.timeout(options.timeoutMs ?? UPSTREAM_TIMEOUT_MS),
-      redirect: 'error',
-    });
+      redirect: 'error' as const,
+    };
+    // Through a channel's proxy with undici's own fetch (the global one takes no dispatcher of this package).
+    response =
+      options.proxy === undefined
+        ? await fetch(url, init)
+        : ((await fetchThrough(url, {
+            ...init,
+            dispatcher: proxyDispatcher(options.proxy),
+          })) as unknown as Response);
   } catch (cause) {
+    if (cause instanceof AppError) throw cause;
     const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
     throw new AppError(
       'UPSTREAM_FAILED',
@@ -59,12 +105,17 @@ export async function callUpstreamJson(
   }
 }
 
-/** A GET of a channel's upstream (see {@link callUpstreamJson}). */
+/** A GET of a channel's upstream (see {@link callUpstreamJson}), through its proxy when it has one. */
 export const getUpstreamJson = (
   url: string,
   headers: Record<string, string>,
-  timeoutMs = UPSTREAM_TIMEOUT_MS,
-): Promise<unknown> => callUpstreamJson(url, { headers }, { timeoutMs });
+  { timeoutMs = UPSTREAM_TIMEOUT_MS, proxy }: { timeoutMs?: number; proxy?: string | undefined } = {},
+): Promise<unknown> => callUpstreamJson(url, { headers }, { timeoutMs, proxy });
+
+/** How a channel's upstream is reached: its outbound proxy, if any. */
+export interface ChannelRoute {
+  readonly proxy?: string | undefined;
+}
 
 /** Where a channel's requests go: its own base URL or its type's default. */
 export function channelBaseUrl(type: number, baseUrl: string): string {
@@ -80,7 +131,12 @@ export const asRecord = (v: unknown): Record<string, unknown> =>
  * is at `{base}/v1beta/openai/models` and names models as `models/<id>`; Anthropic's at `{base}/v1/models` with
  * its own key header and version (https://docs.anthropic.com/en/api/models-list).
  */
-export async function fetchUpstreamModels(type: number, baseUrl: string, key: string): Promise<string[]> {
+export async function fetchUpstreamModels(
+  type: number,
+  baseUrl: string,
+  key: string,
+  route: ChannelRoute = {},
+): Promise<string[]> {
   const base = channelBaseUrl(type, baseUrl);
   if (!base) throw new AppError('VALIDATION_FAILED', 'this channel type needs a base_url to list models');
   const kind = findProviderType(type)?.modelList;
@@ -90,7 +146,7 @@ export async function fetchUpstreamModels(type: number, baseUrl: string, key: st
     kind === 'anthropic'
       ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }
       : { authorization: `Bearer ${key}` };
-  const body = asRecord(await getUpstreamJson(url, headers));
+  const body = asRecord(await getUpstreamJson(url, headers, { proxy: route.proxy }));
   if (!Array.isArray(body.data)) throw new AppError('UPSTREAM_FAILED', 'the upstream model list has no data');
   const ids = body.data
     .map((m) => asRecord(m).id)
@@ -112,33 +168,31 @@ export async function fetchUpstreamBalance(
   type: number,
   baseUrl: string,
   key: string,
-  now = new Date(),
+  { now = new Date(), proxy }: { now?: Date } & ChannelRoute = {},
 ): Promise<number> {
   const provider = findProviderType(type);
   const base = channelBaseUrl(type, baseUrl);
   const auth = { authorization: `Bearer ${key}` };
+  const get = (url: string) => getUpstreamJson(url, auth, { proxy });
   switch (provider?.balance) {
     case 'openai-billing': {
-      const sub = asRecord(await getUpstreamJson(`${base}/v1/dashboard/billing/subscription`, auth));
+      const sub = asRecord(await get(`${base}/v1/dashboard/billing/subscription`));
       const start = new Date(now);
       if (sub.has_payment_method === true) start.setUTCDate(1);
       else start.setUTCDate(start.getUTCDate() - 100);
       const end = new Date(now);
       end.setUTCDate(end.getUTCDate() + 1);
       const usage = asRecord(
-        await getUpstreamJson(
-          `${base}/v1/dashboard/billing/usage?start_date=${ymd(start)}&end_date=${ymd(end)}`,
-          auth,
-        ),
+        await get(`${base}/v1/dashboard/billing/usage?start_date=${ymd(start)}&end_date=${ymd(end)}`),
       );
       return toNumber(sub.hard_limit_usd) - toNumber(usage.total_usage) / 100;
     }
     case 'siliconflow': {
-      const info = asRecord(await getUpstreamJson(`${base}/v1/user/info`, auth));
+      const info = asRecord(await get(`${base}/v1/user/info`));
       return toNumber(asRecord(info.data).totalBalance);
     }
     case 'deepseek': {
-      const body = asRecord(await getUpstreamJson(`${base}/user/balance`, auth));
+      const body = asRecord(await get(`${base}/user/balance`));
       const infos = Array.isArray(body.balance_infos) ? body.balance_infos.map(asRecord) : [];
       const cny = infos.find((i) => i.currency === 'CNY');
       if (!cny) throw new AppError('UPSTREAM_FAILED', 'the upstream reports no CNY balance');

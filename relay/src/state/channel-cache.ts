@@ -16,6 +16,7 @@
  * (`channels.cooldown`) and one announced elsewhere is applied here, so every process rests the channel.
  */
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import { settingProxy } from '@turnpike/core/channels/upstream';
 import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
 import { type Channel, channels } from '@turnpike/core/db/schema/index';
@@ -120,8 +121,7 @@ export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
     paramOverride: parseObject(row.paramOverride),
     headers: stringEntries(setting?.headers),
     organization: row.openaiOrganization ?? undefined,
-    proxy:
-      typeof setting?.proxy === 'string' && setting.proxy.trim() !== '' ? setting.proxy.trim() : undefined,
+    proxy: settingProxy(setting),
     forceFormat: setting?.force_format === true,
     thinkingToContent: setting?.thinking_to_content === true,
   };

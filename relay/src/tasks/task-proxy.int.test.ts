@@ -1,6 +1,7 @@
 /** A task channel with an outbound proxy (`setting.proxy`) reaches its upstream through it, like every channel. */
+
+import { type FakeProxy, startHttpProxy } from '@turnpike/core/testing/fake-proxies';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeProxy, startHttpProxy } from '../testing/fake-proxies.ts';
 import {
   type FakeMidjourney,
   type FakeSuno,

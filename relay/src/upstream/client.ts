@@ -14,7 +14,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { Agent, type Dispatcher, errors, ProxyAgent, Socks5ProxyAgent } from 'undici';
+import {
+  createProxyDispatcher as createProxyAgent,
+  INVALID_PROXY_MESSAGE,
+  type ProxyPoolOptions,
+} from '@turnpike/core/http/proxy-dispatcher';
+import { Agent, type Dispatcher, errors } from 'undici';
 
 export interface UpstreamClientOptions {
   /** Connections per origin (undici Pool size); default 128. */
@@ -267,50 +272,15 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   };
 }
 
-type ProxyPoolOptions = Omit<Agent.Options, 'factory'>;
-
-/**
- * The dispatcher of a proxy URL. Credentials are taken out of the URL and handed over apart, so no message undici
- * builds from the proxy's address can carry them; a URL that is not a supported proxy fails every request with a
- * fixed message (the URL is not repeated: it may hold a password).
- */
+/** The dispatcher of a proxy URL; one that is not a supported proxy fails every request with a fixed message. */
 export function createProxyDispatcher(proxy: string, pool: ProxyPoolOptions): Dispatcher {
-  let url: URL;
-  try {
-    url = new URL(proxy);
-  } catch {
-    return refusingDispatcher();
-  }
-  const username = decodeURIComponent(url.username);
-  const password = decodeURIComponent(url.password);
-  url.username = '';
-  url.password = '';
-  if (url.protocol === 'http:' || url.protocol === 'https:') {
-    return new ProxyAgent({
-      ...pool,
-      uri: url.href,
-      ...(username !== ''
-        ? { token: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` }
-        : {}),
-    });
-  }
-  if (url.protocol === 'socks5:' || url.protocol === 'socks5h:') {
-    url.protocol = 'socks5:';
-    return new Socks5ProxyAgent(url.href, {
-      connections: pool.connections ?? null,
-      ...(pool.connectTimeout !== undefined ? { connectTimeout: pool.connectTimeout } : {}),
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      ...(username !== '' ? { username, password } : {}),
-    });
-  }
-  return refusingDispatcher();
+  return createProxyAgent(proxy, pool) ?? refusingDispatcher();
 }
 
 /** A dispatcher for an unusable proxy setting: every request fails as a connection failure, nothing is sent. */
 function refusingDispatcher(): Dispatcher {
   const fail = async (): Promise<never> => {
-    throw new UpstreamFailure('connect', 'the channel proxy is not a valid http, https or socks5 URL');
+    throw new UpstreamFailure('connect', INVALID_PROXY_MESSAGE);
   };
   return { request: fail, close: async () => {} } as unknown as Dispatcher;
 }

@@ -5,6 +5,7 @@ import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import type { ChannelView } from '@turnpike/core/contracts/channels';
 import { abilities, channels } from '@turnpike/core/db/schema/index';
 import type { GatewayEvent } from '@turnpike/core/events/bus';
+import { startHttpProxy } from '@turnpike/core/testing/fake-proxies';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -542,6 +543,26 @@ describe('channels admin API', () => {
     const stored = await get(`/api/channel/fetch_models/${c!.id}`);
     expect(stored.json().data).toEqual(['gpt-4o', 'gpt-4o-mini']);
     expect(upstream.seen.at(-1)!.auth).toBe('Bearer sk-good-0003');
+  });
+
+  it("fetches a stored channel's models and balance through its outbound proxy (setting.proxy)", async () => {
+    const proxy = await startHttpProxy();
+    try {
+      const [c] = await create({
+        base_url: upstream.url,
+        key: 'sk-good-0004',
+        setting: JSON.stringify({ proxy: proxy.url }),
+      });
+      const models = await get(`/api/channel/fetch_models/${c!.id}`);
+      expect(models.json()).toMatchObject({ success: true, data: ['gpt-4o', 'gpt-4o-mini'] });
+      const balance = await get(`/api/channel/update_balance/${c!.id}`);
+      expect(balance.json()).toMatchObject({ success: true, balance: 74.5 });
+      // One model list and the two billing calls of the balance, each carried by the proxy.
+      const target = upstream.url.replace('http://', '');
+      expect(proxy.targets).toEqual([target, target, target]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('updates balances for the providers that publish one and says so for the others', async () => {

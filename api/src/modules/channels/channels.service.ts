@@ -6,7 +6,7 @@ import {
   splitCommaList,
 } from '@turnpike/core/channels/channel-rules';
 import { createChannelWriter } from '@turnpike/core/channels/channel-writes';
-import { fetchUpstreamBalance, fetchUpstreamModels } from '@turnpike/core/channels/upstream';
+import { channelProxy, fetchUpstreamBalance, fetchUpstreamModels } from '@turnpike/core/channels/upstream';
 import {
   CHANNEL_NAME_MAX,
   type ChannelSearchQuery,
@@ -325,12 +325,16 @@ export function createChannelService(deps: AppDeps) {
 
     async fetchModelsOf(id: number): Promise<string[]> {
       const channel = await mustFind(id);
-      return fetchUpstreamModels(channel.type, channel.baseUrl, openKey(channel));
+      return fetchUpstreamModels(channel.type, channel.baseUrl, openKey(channel), {
+        proxy: channelProxy(channel.setting),
+      });
     },
 
     async updateBalance(id: number): Promise<number> {
       const channel = await mustFind(id);
-      const balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel));
+      const balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel), {
+        proxy: channelProxy(channel.setting),
+      });
       await repo.update(id, { balance, balanceUpdatedTime: nowSeconds() });
       return balance;
     },
@@ -345,7 +349,9 @@ export function createChannelService(deps: AppDeps) {
         if (channel.status !== ChannelStatus.Enabled || !findProviderType(channel.type)?.balance) continue;
         let balance: number;
         try {
-          balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel));
+          balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel), {
+            proxy: channelProxy(channel.setting),
+          });
         } catch {
           result.failed++;
           continue;

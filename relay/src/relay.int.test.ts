@@ -213,11 +213,24 @@ describe('chat completions', () => {
       admin_info: { use_channel: [String(mainChannelId)] },
     });
     expect(other.frt).toBeGreaterThan(0);
+    expect(other).not.toHaveProperty('reasoning_effort');
     const [counted] = await waitFor(async () => {
       const rows = await db().select().from(users).where(eq(users.id, user.id));
       return rows[0]!.requestCount === 1 ? rows : undefined;
     });
     expect(counted!.usedQuota).toBe(quota);
+  });
+
+  it('records the reasoning effort the request asked for in its consume log', async () => {
+    const { auth } = await newCaller(1_000_000);
+    const response = await chat(auth, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Think, then say hello' }],
+      reasoning_effort: 'low',
+    });
+    expect(response.statusCode).toBe(200);
+    const log = await consumeLog(response.headers['x-request-id'] as string);
+    expect(JSON.parse(log.other)).toMatchObject({ reasoning_effort: 'low' });
   });
 
   it('bills a trusted rich user exactly once without a reservation', async () => {

@@ -9,6 +9,7 @@ import type { Hold } from '@turnpike/core/billing/ledger';
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
+import { reasoningEffortOf } from '../adapters/openai/reasoning.ts';
 import { adapterFor } from '../adapters/registry.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
@@ -125,6 +126,8 @@ export async function settle(
     other.is_model_mapped = true;
     other.upstream_model_name = outcome.upstreamModel;
   }
+  const effort = reasoningEffortOf(request.body, outcome.upstreamModel);
+  if (effort !== undefined) other.reasoning_effort = effort;
   if (result.shortfall > 0) other.shortfall = result.shortfall;
   if (usage.source === 'counted') other.usage_counted = true;
   let content =

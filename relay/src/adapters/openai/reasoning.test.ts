@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyReasoningConventions, isReasoningModel } from './reasoning.ts';
+import { applyReasoningConventions, isReasoningModel, reasoningEffortOf } from './reasoning.ts';
 
 describe('reasoning-model conveniences', () => {
   it('knows the reasoning families', () => {
@@ -40,5 +40,25 @@ describe('reasoning-model conveniences', () => {
     const mini: Record<string, unknown> = { messages };
     applyReasoningConventions(mini, 'o1-mini');
     expect(mini.messages).toBe(messages);
+  });
+});
+
+describe('the reasoning effort a consume log records', () => {
+  it.each([
+    ['the model suffix of a reasoning model', {}, 'o3-mini-high', 'high'],
+    ['the suffix over the body', { reasoning_effort: 'low' }, 'o3-mini-medium', 'medium'],
+    ["a chat client's reasoning_effort", { reasoning_effort: 'low' }, 'gpt-5', 'low'],
+    ["a Responses client's reasoning.effort", { reasoning: { effort: 'minimal' } }, 'gpt-5', 'minimal'],
+    ['nothing for a suffix on a model that is no reasoning model', {}, 'gpt-4o-mini-high', undefined],
+    ['nothing when none is asked for', { messages: [] }, 'gpt-4o-mini', undefined],
+    [
+      'nothing for an empty or non-string effort',
+      { reasoning_effort: '', reasoning: { effort: 3 } },
+      'o3',
+      undefined,
+    ],
+    ['nothing for a body that is not an object', 'text', 'gpt-4o', undefined],
+  ])('%s', (_name, body, model, expected) => {
+    expect(reasoningEffortOf(body, model)).toBe(expected);
   });
 });

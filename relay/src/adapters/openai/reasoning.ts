@@ -57,3 +57,18 @@ export function applyReasoningConventions(body: Json, model: string): string {
   }
   return upstreamModel;
 }
+
+/**
+ * The reasoning effort a request asks for, as the consume log records it (`other.reasoning_effort`): the model
+ * name's suffix when the conveniences above apply to it, else the client's `reasoning_effort` (chat) or
+ * `reasoning.effort` (Responses); undefined when it asks for none.
+ */
+export function reasoningEffortOf(body: unknown, upstreamModel: string): string | undefined {
+  const suffix = EFFORT_SUFFIX.exec(upstreamModel);
+  if (suffix && isReasoningModel(upstreamModel.slice(0, suffix.index))) return suffix[1];
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { reasoning_effort: effort, reasoning } = body as Json;
+  if (typeof effort === 'string' && effort !== '') return effort;
+  const nested = typeof reasoning === 'object' && reasoning !== null ? (reasoning as Json).effort : undefined;
+  return typeof nested === 'string' && nested !== '' ? nested : undefined;
+}

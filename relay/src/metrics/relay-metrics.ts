@@ -198,7 +198,6 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   );
   let droppedLogs = 0;
   let rateLimited = 0;
-  /** Responses whose socket is open, to count the streams among them when scraped. */
   /**
    * Streams whose socket is open. A counter bumped by the stream step, not a set of responses looked at when
    * scraped: keeping every response in a Set cost the relay about a tenth of its CPU per call (make bench).

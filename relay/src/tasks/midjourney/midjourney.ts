@@ -395,11 +395,20 @@ async function fetchOne(
   request: FastifyRequest<{ Params: { id: string } }>,
   reply: FastifyReply,
 ) {
+  const own = await ownTaskOf(ctx, request, reply);
+  return 'row' in own ? reply.send(toMjTask(ctx, own.row)) : own.refused;
+}
+
+/** The caller's own drawing the path names, or the refusal already sent (no key, or no such drawing of theirs). */
+async function ownTaskOf(
+  ctx: RelayContext,
+  request: FastifyRequest<{ Params: { id: string } }>,
+  reply: FastifyReply,
+): Promise<{ readonly row: Midjourney } | { readonly refused: FastifyReply }> {
   const auth = await authenticateTaskRequest(ctx, request);
-  if (!auth.ok) return refuse(reply, auth.error.status, auth.error.message);
+  if (!auth.ok) return { refused: refuse(reply, auth.error.status, auth.error.message) };
   const row = await findOwn(ctx, auth.caller.user.id, request.params.id);
-  if (!row) return refuse(reply, 404, `task ${request.params.id} not found`);
-  return reply.send(toMjTask(ctx, row));
+  return row ? { row } : { refused: refuse(reply, 404, `task ${request.params.id} not found`) };
 }
 
 async function listByCondition(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {
@@ -423,10 +432,9 @@ async function imageSeed(
   request: FastifyRequest<{ Params: { id: string } }>,
   reply: FastifyReply,
 ) {
-  const auth = await authenticateTaskRequest(ctx, request);
-  if (!auth.ok) return refuse(reply, auth.error.status, auth.error.message);
-  const row = await findOwn(ctx, auth.caller.user.id, request.params.id);
-  if (!row) return refuse(reply, 404, `task ${request.params.id} not found`);
+  const own = await ownTaskOf(ctx, request, reply);
+  if (!('row' in own)) return own.refused;
+  const { row } = own;
   const channel = ctx.channels.get(row.channelId);
   if (!channel?.key) return refuse(reply, 503, 'the channel of this task is not available');
   try {

@@ -123,7 +123,6 @@ export async function registerRelay(
     bus: deps.bus,
     redisUrl: deps.config.redisUrl,
     keyPrefix: deps.config.redisKeyPrefix,
-    trustQuota: () => 10 * deps.options.get('QuotaPerUnit'),
     onError: onError('ledger'),
     onDegraded: (degraded) =>
       degraded

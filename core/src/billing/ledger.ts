@@ -48,8 +48,17 @@ export interface Hold {
 
 export type HoldResult =
   | { readonly ok: true; readonly hold: Hold }
-  /** The account that could not cover the amount, and what it had. */
-  | { readonly ok: false; readonly account: Account; readonly available: number };
+  /**
+   * The account that could not cover the amount, and what it had. `degraded` marks a refusal made on this
+   * process's own share of the balance while the shared store was unreachable: the payer may well have the money,
+   * so it is answered as the gateway's trouble (503 with Retry-After), never as an empty balance.
+   */
+  | {
+      readonly ok: false;
+      readonly account: Account;
+      readonly available: number;
+      readonly degraded?: boolean;
+    };
 
 export interface SettleResult {
   /** Quota taken: the bill, or less when the balance could not cover a bill larger than the hold. */

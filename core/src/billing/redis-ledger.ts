@@ -14,10 +14,10 @@
  * touched are read again. So nothing a dead process held stays taken longer than the lease.
  *
  * **Redis trouble.** Every amount this process owes is also kept here (`localOut`). When a call to Redis fails, the
- * process gives up its id and admits on its own view: at most `min(trust line, last known available) / live
- * relays` per account until Redis answers again (`holdDegraded`). Then it registers under a new id with everything
- * it owes (reaping the old id in the same script), and bases its failed reports may have left too high are read
- * again. A failed call is never retried blindly, so an amount is never applied twice.
+ * process gives up its id and admits on its own view: at most `last known available / live relays` per account
+ * until Redis answers again (`holdDegraded`), trying Redis again every `retryMs`. Then it registers under a new
+ * id with everything it owes (reaping the old id in the same script), and bases its failed reports may have left
+ * too high are read again. A failed call is never retried blindly, so an amount is never applied twice.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -175,10 +175,10 @@ export interface RedisLedgerOptions {
   readonly redis: Redis;
   readonly keyPrefix: string;
   readonly loadBases: BaseLoader;
-  /** The most one account may be admitted for, over all relays, while Redis is unreachable. */
-  readonly trustQuota: () => number;
   readonly leaseMs?: number;
   readonly renewMs?: number;
+  /** How often an unreachable Redis is tried again (registering anew), so admission is shared again within it. */
+  readonly retryMs?: number;
   /** How long bases and reported versions are kept without use. */
   readonly baseTtlMs?: number;
   readonly onError?: (error: unknown) => void;
@@ -199,6 +199,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const procsKey = `${tag}procs`;
   const leaseMs = options.leaseMs ?? 10_000;
   const renewMs = options.renewMs ?? 2_000;
+  const retryMs = options.retryMs ?? 250;
   const baseTtlMs = options.baseTtlMs ?? 86_400_000;
   const onError = options.onError ?? (() => {});
   const script = (name: string, lua: string): Script => {
@@ -219,6 +220,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const newId = () => randomBytes(8).toString('hex');
   let pid = newId();
   let registered = false;
+  let everRegistered = false;
   let degraded = true;
   let relays = 1;
   let closed = false;
@@ -294,6 +296,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
               fail(error);
             });
         registered = true;
+        everRegistered = true;
         setDegraded(false);
       } catch (error) {
         fail(error);
@@ -322,19 +325,26 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     return false;
   }
 
+  /**
+   * Admission on this process's own view while Redis is unreachable: each account may take at most its share of
+   * what Redis last said it could spend, split across the live relays (`available / relays`), so the relays
+   * together admit at most that (docs/adr/0022). A process that never reached Redis knows neither the other
+   * relays' holds nor their number: it admits nothing on its own and says the gateway is degraded.
+   */
   async function holdDegraded(accounts: readonly Account[], amount: number): Promise<HoldResult> {
-    const allowances: number[] = [];
     for (const account of accounts) {
       let known = lastAvailable.get(account);
-      if (known === undefined) {
-        const base = (await loadBases([account])).get(account);
-        known = base ? base.balance - (localOut.get(account) ?? 0) : 0;
-        lastAvailable.set(account, known);
+      if (known === undefined && everRegistered) {
+        const base = (await loadBases([account]).catch(() => undefined))?.get(account);
+        if (base) {
+          known = base.balance - (localOut.get(account) ?? 0);
+          lastAvailable.set(account, known);
+        }
       }
-      const allowance = Math.floor(Math.min(options.trustQuota(), known) / Math.max(1, relays));
+      const allowance = known === undefined ? 0 : Math.floor(known / Math.max(1, relays));
       const left = allowance - (degradedUsed.get(account) ?? 0);
-      if (left < amount || left <= 0) return { ok: false, account, available: Math.max(left, 0) };
-      allowances.push(left);
+      if (left < amount || left <= 0)
+        return { ok: false, account, available: Math.max(left, 0), degraded: true };
     }
     for (const account of accounts) {
       bump(degradedUsed, account, amount);
@@ -374,12 +384,15 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     return { ok: false, account: accounts[0] as Account, available: 0 };
   }
 
+  let lastRenewal = Date.now();
   const timer = setInterval(() => {
     if (closed) return;
     if (!registered) {
       void register();
       return;
     }
+    if (Date.now() - lastRenewal < renewMs) return;
+    lastRenewal = Date.now();
     renewScript(1, procsKey, tag, pid, leaseMs)
       .then((answer) => {
         if (Number(answer) === -1) {
@@ -390,7 +403,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
         return undefined;
       })
       .catch(fail);
-  }, renewMs);
+  }, Math.min(renewMs, retryMs));
   timer.unref();
 
   return {

@@ -23,7 +23,10 @@ export function accountsOf(payer: Payer): Account[] {
     : [userAccount(payer.userId), tokenAccount(payer.tokenId)];
 }
 
-/** Holds `amount` for the request, or says (HTTP 403, never retried) which balance cannot cover it. */
+/**
+ * Holds `amount` for the request, or says (HTTP 403, never retried) which balance cannot cover it; a refusal made
+ * while the ledger is degraded is the gateway's trouble: a 503 with Retry-After, never an empty balance.
+ */
 export async function holdQuota(
   ctx: RelayContext,
   payer: Payer,
@@ -31,6 +34,19 @@ export async function holdQuota(
 ): Promise<{ ok: true; hold: Hold } | { ok: false; error: RelayError }> {
   const result = await ctx.ledger.hold(accountsOf(payer), amount);
   if (result.ok) return result;
+  if (result.degraded)
+    return {
+      ok: false,
+      error: {
+        ...localError(
+          503,
+          'gateway_degraded',
+          'the gateway cannot check balances right now (its shared store is unreachable); retry shortly',
+          'server_error',
+        ),
+        retryAfterSeconds: 1,
+      },
+    };
   const isUser = result.account[0] === 'u';
   return {
     ok: false,

@@ -132,7 +132,8 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
     const admitted = 10 + 10 * [...fromA, ...fromB].filter((r) => r.ok).length;
     expect(admitted).toBeLessThanOrEqual(1000);
     // Past its share a refusal says the gateway is degraded, not that the balance is empty.
-    for (const refused of [...fromA, ...fromB].filter((r) => !r.ok)) expect(refused).toMatchObject({ degraded: true });
+    for (const refused of [...fromA, ...fromB].filter((r) => !r.ok))
+      expect(refused).toMatchObject({ degraded: true });
     for (const result of fromA) if (result.ok) await a.ledger.settle(result.hold, 10);
     for (const result of fromB) if (result.ok) await b.ledger.settle(result.hold, 10);
 
@@ -160,5 +161,60 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
     } finally {
       await server.start();
     }
+  });
+
+  it("keeps a dead process's journaled charges outstanding until another process writes them, once", async () => {
+    const db = database(100);
+    const p = prefix();
+    const dying = await process(db, p, { leaseMs: 400, renewMs: 100 });
+    const other = await process(db, p, { leaseMs: 400, renewMs: 100 });
+    for (let seq = 1; seq <= 3; seq += 1) {
+      const held = await dying.ledger.hold([U], 20);
+      if (!held.ok) throw new Error('admitted');
+      await dying.ledger.settle(held.hold, 20);
+      dying.ledger.journal({ seq, payload: `record-${seq}`, charges: [[U, 20]] });
+    }
+    await dying.redis.ping();
+    // Killed before its writer wrote the three calls (the database was away, say).
+    dying.redis.disconnect();
+    await until(async () => (await other.redis.scard(`${p}{ledger}:orphans`)) === 1);
+    // Its lease ran out, but what it charged is still outstanding: no overdraft against the unwritten calls.
+    expect(await other.ledger.hold([U], 41)).toMatchObject({ ok: false, available: 40 });
+    const written: string[] = [];
+    const count = await other.ledger.drainOrphans(async (payloads) => {
+      written.push(...payloads);
+      db.debit(60);
+    });
+    expect(count).toBe(3);
+    expect(written).toEqual(['record-1', 'record-2', 'record-3']);
+    // Written: the charges left the outstanding amount and the base was read again, at 40.
+    expect(await other.ledger.hold([U], 41)).toMatchObject({ ok: false, available: 40 });
+    expect((await other.ledger.hold([U], 40)).ok).toBe(true);
+    expect(await other.ledger.drainOrphans(async () => {})).toBe(0);
+    expect(await other.redis.scard(`${p}{ledger}:orphans`)).toBe(0);
+  });
+
+  it('trims its journal as its writer reports entries written, so a clean stop leaves no orphan', async () => {
+    const db = database(100);
+    const p = prefix();
+    const a = await process(db, p);
+    for (let seq = 1; seq <= 2; seq += 1) {
+      const held = await a.ledger.hold([U], 10);
+      if (!held.ok) throw new Error('admitted');
+      await a.ledger.settle(held.hold, 10);
+      a.ledger.journal({ seq, payload: `record-${seq}`, charges: [[U, 10]] });
+    }
+    await a.redis.ping();
+    const streams = async () => {
+      const keys = await a.redis.keys(`${p}{ledger}:journal:*`);
+      return Promise.all(keys.map((key) => a.redis.xlen(key)));
+    };
+    expect(await streams()).toEqual([2]);
+    a.ledger.written([{ account: U, amount: 20, version: db.debit(20) }], 2);
+    await until(async () => (await streams()).every((n) => n === 0));
+    expect(Number(await a.redis.get(`${p}{ledger}:out:${U}`))).toBe(0);
+    await a.ledger.close();
+    expect(await a.redis.scard(`${p}{ledger}:orphans`)).toBe(0);
+    expect(await a.redis.keys(`${p}{ledger}:jrn:*`)).toEqual([]);
   });
 });

@@ -132,6 +132,11 @@ export interface RelayMetrics {
   observeConfigVersion(version: () => number): void;
   /** `turnpike_log_queue_depth`: consume logs waiting in the batching writer (read on each scrape). */
   observeLogQueueDepth(depth: () => number): void;
+  /**
+   * `turnpike_settlement_queue_records` and `turnpike_settlement_queue_oldest_seconds`: settled calls not in the
+   * database yet, and how long the oldest has waited (read on each scrape; docs/adr/0022).
+   */
+  observeSettlementBacklog(backlog: () => { readonly records: number; readonly oldestSeconds: number }): void;
   /** `turnpike_config_apply_seconds`: one configuration change, from its event being published to applied. */
   recordConfigApply(seconds: number): void;
   /** `turnpike_billing_adjustments_total{reason}`: one charge adjusted after the fact. */
@@ -193,6 +198,7 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   let redisDegraded: (() => boolean) | undefined;
   let configVersion: (() => number) | undefined;
   let logQueueDepth: (() => number) | undefined;
+  let settlementBacklog: (() => { readonly records: number; readonly oldestSeconds: number }) | undefined;
   const billingAdjustments = new Map<BillingAdjustmentReason, number>(
     Object.values(BillingAdjustmentReason).map((reason) => [reason, 0]),
   );
@@ -316,6 +322,22 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     registers: [registry],
     collect() {
       this.set(logQueueDepth?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_settlement_queue_records',
+    help: 'Settled calls not written to the database yet (journaled in Redis or spooled)',
+    registers: [registry],
+    collect() {
+      this.set(settlementBacklog?.().records ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_settlement_queue_oldest_seconds',
+    help: 'How long the oldest settled call not written to the database yet has waited',
+    registers: [registry],
+    collect() {
+      this.set(settlementBacklog?.().oldestSeconds ?? 0);
     },
   });
   new Counter({
@@ -514,6 +536,9 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     },
     observeLogQueueDepth(depth) {
       logQueueDepth = depth;
+    },
+    observeSettlementBacklog(backlog) {
+      settlementBacklog = backlog;
     },
     recordConfigApply(seconds) {
       configApplySeconds.observe(configApplySeries, seconds);

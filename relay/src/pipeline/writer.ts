@@ -45,8 +45,8 @@ export interface BatchWriter {
   flush(): Promise<void>;
   /** Consume logs waiting to be written (a gauge of `/metrics`). */
   queuedLogs(): number;
-  /** Records waiting to be written, and the age in seconds of the oldest (gauges of `/metrics`). */
-  backlog(): { readonly records: number; readonly oldestSeconds: number };
+  /** Records waiting to be written, how many may, and the age in seconds of the oldest (gauges of `/metrics`). */
+  backlog(): { readonly records: number; readonly capacity: number; readonly oldestSeconds: number };
   /** True when the queue holds `maxQueued` records: no more paid calls are admitted until it drains. */
   isFull(): boolean;
   /** This process's journal id. */
@@ -156,6 +156,7 @@ export function createBatchWriter(options: {
       const oldest = inFlight?.records[0] ?? pending[0];
       return {
         records: pending.length + (inFlight?.records.length ?? 0),
+        capacity: maxQueued,
         oldestSeconds: oldest ? Math.max(0, (now() - oldest.at) / 1000) : 0,
       };
     },

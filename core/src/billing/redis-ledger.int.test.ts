@@ -217,4 +217,24 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
     expect(await a.redis.scard(`${p}{ledger}:orphans`)).toBe(0);
     expect(await a.redis.keys(`${p}{ledger}:jrn:*`)).toEqual([]);
   });
+
+  it('refuses as degraded an account it cannot read while the database is away, without giving up Redis', async () => {
+    const db = database(100);
+    let reachable = true;
+    const p = prefix();
+    const redis = await connectLedgerRedis(server.url);
+    const ledger = createRedisLedger({
+      redis,
+      keyPrefix: p,
+      loadBases: (accounts) =>
+        reachable ? db.loadBases(accounts) : Promise.reject(new Error('ECONNREFUSED')),
+    });
+    await ledger.start();
+    open.push({ ledger, redis });
+    reachable = false;
+    expect(await ledger.hold([U], 10)).toMatchObject({ ok: false, degraded: true });
+    expect(ledger.isDegraded()).toBe(false);
+    reachable = true;
+    expect((await ledger.hold([U], 10)).ok).toBe(true);
+  });
 });

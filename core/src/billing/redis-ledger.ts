@@ -257,6 +257,13 @@ return 1`;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
+/** The database could not be read for a base: not a Redis failure, so the ledger does not degrade for it. */
+class BasesUnreadable extends Error {
+  constructor(cause: unknown) {
+    super('the balances could not be read from the database', { cause });
+  }
+}
+
 export interface RedisLedgerOptions {
   /** A connection of the ledger's own that fails fast while Redis is away (no offline queue, a command timeout). */
   readonly redis: Redis;
@@ -427,7 +434,11 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   /** Reads an account's base into Redis; false when the account has no row. */
   async function initBase(account: Account): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt += 1) {
-      const base = (await loadBases([account])).get(account);
+      const base = (
+        await loadBases([account]).catch((error: unknown) => {
+          throw new BasesUnreadable(error);
+        })
+      ).get(account);
       if (!base) return false;
       const ok = await initScript(
         2,
@@ -536,6 +547,9 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
           const shared = await holdShared(accounts, amount);
           if (shared) return shared;
         } catch (error) {
+          // The database is away and Redis has no base for the account: refused as degraded; Redis is fine.
+          if (error instanceof BasesUnreadable)
+            return { ok: false, account: accounts[0] as Account, available: 0, degraded: true };
           fail(error);
         }
       }

@@ -237,4 +237,16 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
     reachable = true;
     expect((await ledger.hold([U], 10)).ok).toBe(true);
   });
+
+  it('keeps its view of a recently held account fresh with each renewal, so a degraded share starts from now', async () => {
+    const db = database(100);
+    const p = prefix();
+    const a = await process(db, p);
+    const b = await process(db, p);
+    expect((await a.ledger.hold([U], 10)).ok).toBe(true);
+    expect(a.ledger.available(U)).toBe(90);
+    expect((await b.ledger.hold([U], 50)).ok).toBe(true);
+    // a never answered a call of b's, yet within a renewal it knows the 50 are taken.
+    await until(() => a.ledger.available(U) === 40);
+  });
 });

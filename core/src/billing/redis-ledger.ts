@@ -163,6 +163,21 @@ for i = 3, #ARGV, 2 do
 end
 return 1`;
 
+/** KEYS: base and out per account. What each account can spend now: pairs (1, available), or (0, 0) unknown. */
+const VIEW = `
+local answer = {}
+for i = 1, #KEYS / 2 do
+  local b = redis.call('HGET', KEYS[2 * i - 1], 'b')
+  if b then
+    answer[2 * i - 1] = 1
+    answer[2 * i] = tonumber(b) - tonumber(redis.call('GET', KEYS[2 * i]) or '0')
+  else
+    answer[2 * i - 1] = 0
+    answer[2 * i] = 0
+  end
+end
+return answer`;
+
 /** KEYS: orphans. ARGV: key prefix, claimer, lock ms. An orphaned journal nobody is writing, or false. */
 const CLAIM_ORPHAN = `
 local p = ARGV[1]
@@ -257,6 +272,9 @@ return 1`;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
+/** How long an account's view is kept fresh after it was last held here. */
+const VIEW_KEPT_MS = 60_000;
+
 /** The database could not be read for a base: not a Redis failure, so the ledger does not degrade for it. */
 class BasesUnreadable extends Error {
   constructor(cause: unknown) {
@@ -314,6 +332,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const claimOrphanScript = script('ClaimOrphan', CLAIM_ORPHAN);
   const orphanWrittenScript = script('OrphanWritten', ORPHAN_WRITTEN);
   const orphansKey = `${tag}orphans`;
+  const viewScript = script('View', VIEW);
   let unwritten: () => readonly JournalEntry[] = () => [];
 
   const newId = () => randomBytes(8).toString('hex');
@@ -326,8 +345,14 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   let registering: Promise<void> | undefined;
   /** Everything this process owes: its holds and its charges the writer has not reported written. */
   const localOut = new Map<Account, number>();
-  /** What each account could spend, as the last script answer said. */
+  /**
+   * What each account could spend, as the last script answer said; refreshed with every lease renewal for the
+   * accounts held in the last `VIEW_KEPT_MS`, so the view a degraded admission starts from is at most one renewal
+   * old (docs/adr/0022).
+   */
   const lastAvailable = new Map<Account, number>();
+  /** When each account was last held here. */
+  const lastHeld = new Map<Account, number>();
   /** Admitted per account while degraded, against the degraded allowance. */
   const degradedUsed = new Map<Account, number>();
   /** Accounts whose written report may not have reached Redis: their bases are read again on re-registering. */
@@ -481,6 +506,27 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     return { ok: true, hold: { accounts, amount, degraded: true, settled: false } };
   }
 
+  /** Reads again what the recently held accounts can spend; forgets the views of accounts idle for long. */
+  async function refreshViews(): Promise<void> {
+    const since = Date.now() - VIEW_KEPT_MS;
+    const recent: Account[] = [];
+    for (const [account, at] of lastHeld) {
+      if (at >= since) recent.push(account);
+      else {
+        lastHeld.delete(account);
+        lastAvailable.delete(account);
+      }
+    }
+    for (let i = 0; i < recent.length; i += 500) {
+      const chunk = recent.slice(i, i + 500);
+      const keys = chunk.flatMap((account) => [`${tag}base:${account}`, `${tag}out:${account}`]);
+      const answer = (await viewScript(keys.length, ...keys)) as number[];
+      chunk.forEach((account, j) => {
+        if (answer[2 * j] === 1) lastAvailable.set(account, answer[2 * j + 1] as number);
+      });
+    }
+  }
+
   async function holdShared(accounts: readonly Account[], amount: number): Promise<HoldResult | undefined> {
     for (let attempt = 0; attempt < 4; attempt += 1) {
       const [code, index, available] = (await holdScript(
@@ -529,7 +575,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
             return register();
           }
           relays = Math.max(1, Number(answer));
-          return undefined;
+          return refreshViews();
         })
         .catch(fail);
     },
@@ -542,6 +588,8 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       await register();
     },
     async hold(accounts, amount) {
+      const now = Date.now();
+      for (const account of accounts) lastHeld.set(account, now);
       if (!degraded) {
         try {
           const shared = await holdShared(accounts, amount);

@@ -26,6 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Cluster,
   type ClusterProcess,
+  consoleApi,
   recordClusterFigures,
   signInAsRoot,
   startCluster,
@@ -136,16 +137,10 @@ describe.skipIf(!enabled)('a cluster under database and Redis outages', () => {
 
   const processes = (): ClusterProcess[] => [cluster.api, ...cluster.relays];
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${cluster.api.url}${path}`, {
-      method,
-      headers: { ...admin, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await response.json()) as { success: boolean; message: string; data: unknown };
-    if (!json.success) throw new Error(`${method} ${path}: ${json.message}`);
-    return json.data;
-  };
+  const api = consoleApi(
+    () => cluster.api.url,
+    () => admin,
+  );
 
   const payer = async (
     quota: number,

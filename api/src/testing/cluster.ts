@@ -308,3 +308,17 @@ export async function signInAsRoot(
   ).json()) as { data: string };
   return { authorization: token.data, 'new-api-user': String(me.id) };
 }
+
+/** An /api caller with a script's access token: resolves with `data`, throws with the message on a failure. */
+export function consoleApi(apiUrl: () => string, headers: () => Record<string, string>) {
+  return async (method: string, path: string, body?: unknown): Promise<unknown> => {
+    const response = await fetch(`${apiUrl()}${path}`, {
+      method,
+      headers: { ...headers(), 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json = (await response.json()) as { success: boolean; message: string; data: unknown };
+    if (!json.success) throw new Error(`${method} ${path}: ${json.message}`);
+    return json.data;
+  };
+}

@@ -195,16 +195,11 @@ return false`;
  * the orphan's entries were written. Its charges leave the outstanding amounts and the bases are read again (no
  * earlier read may land: the versions go up). 0 while entries remain.
  */
-const ORPHAN_WRITTEN = `
+const ORPHAN_WRITTEN = `${REAP_FUNCTION}
 local p, pid = ARGV[1], ARGV[2]
 local jrn, stream = p .. 'jrn:' .. pid, p .. 'journal:' .. pid
 if redis.call('XLEN', stream) > 0 then return 0 end
-local owed = redis.call('HGETALL', jrn)
-for i = 1, #owed, 2 do
-  local out = p .. 'out:' .. owed[i]
-  if redis.call('DECRBY', out, owed[i + 1]) == 0 then redis.call('DEL', out) end
-  redis.call('DEL', p .. 'base:' .. owed[i])
-end
+release(p, jrn)
 for i = 4, #ARGV, 2 do
   local ver = p .. 'ver:' .. ARGV[i]
   if tonumber(ARGV[i + 1]) > tonumber(redis.call('GET', ver) or '0') then

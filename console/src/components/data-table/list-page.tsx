@@ -32,6 +32,15 @@ export function useListPage<S extends { page: number }>(list: ListSearch<S>, tab
   };
 }
 
+/** A list shown whole: one page, nothing to turn. */
+const onePage = (count: number): Paging => ({
+  page: 1,
+  pageSize: Math.max(count, 1),
+  total: count,
+  onPageChange: () => undefined,
+  onPageSizeChange: () => undefined,
+});
+
 export interface FilterBarProps {
   onSubmit: () => void;
   onReset?: () => void;
@@ -94,7 +103,8 @@ export interface ListPageProps<T extends RowData> {
   loading?: boolean;
   /** A table of the page's own (expandable rows, a task log), drawn above the shared pager. */
   table?: ReactNode;
-  paging: Paging;
+  /** Leave out when `table` brings its own pager (the task logs, which load page after page). */
+  paging?: Paging;
   /** Shown instead of the table while the list is empty (a first-use hint with its action). */
   empty?: ReactNode;
   /** Sheets and dialogs of the page. */
@@ -126,12 +136,18 @@ export function ListPage<T extends RowData>({
     body = (
       <div className="flex flex-col gap-3">
         {table}
-        <Pager {...paging} />
+        {paging ? <Pager {...paging} /> : null}
       </div>
     );
   } else {
     body = (
-      <DataTable columns={columns ?? []} data={rows ?? []} loading={loading} rowKey={rowKey} {...paging} />
+      <DataTable
+        columns={columns ?? []}
+        data={rows ?? []}
+        loading={loading}
+        rowKey={rowKey}
+        {...(paging ?? onePage(rows?.length ?? 0))}
+      />
     );
   }
   return (

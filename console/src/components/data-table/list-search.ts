@@ -87,7 +87,7 @@ export function useListSearch<S extends { page: number }>(list: ListSearch<S>) {
  * The filter form's fields while they are typed: they start from the filters in the URL and start over whenever
  * those change (Back, Forward, a link), so the form always shows what the list shows once applied.
  */
-export function useFilterDraft<F extends Record<string, string>>(applied: F) {
+export function useFilterDraft<F extends { [K in keyof F]: string }>(applied: F) {
   const key = JSON.stringify(applied);
   const [state, setState] = useState({ key, draft: applied });
   if (state.key !== key) setState({ key, draft: applied });
@@ -96,6 +96,8 @@ export function useFilterDraft<F extends Record<string, string>>(applied: F) {
   return {
     draft,
     set,
+    /** Drops what was typed: the form shows the applied filters again. */
+    discard: () => setState({ key, draft: applied }),
     /** `value` and `onChange` for an input or select bound to one field. */
     field: (name: keyof F & string) => ({
       value: draft[name],

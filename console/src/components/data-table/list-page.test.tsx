@@ -58,7 +58,7 @@ function FruitPage({ fetchPage }: { fetchPage: (query: object) => void }) {
   );
 }
 
-const valueOf = (label: string) => (screen.getByLabelText(label) as HTMLInputElement).value;
+const fieldValue = (label: string) => (screen.getByLabelText(label) as HTMLInputElement).value;
 
 async function open(url: string) {
   const fetchPage = vi.fn();
@@ -85,8 +85,8 @@ describe('list-page kit', () => {
   it('opens with the filters and page of a link, shown in the form and sent to the server', async () => {
     const page = await open('/fruits?keyword=apple&kind=sour&page=2');
     await waitFor(() => expect(page.lastQuery()).toMatchObject({ keyword: 'apple', kind: 'sour', page: 2 }));
-    expect(valueOf('Keyword')).toBe('apple');
-    expect(valueOf('Kind')).toBe('sour');
+    expect(fieldValue('Keyword')).toBe('apple');
+    expect(fieldValue('Kind')).toBe('sour');
     await screen.findByText('fruit 11');
   });
 
@@ -97,19 +97,21 @@ describe('list-page kit', () => {
     await user.type(screen.getByLabelText('Keyword'), 'pear');
     await user.selectOptions(screen.getByLabelText('Kind'), 'sweet');
     await user.click(screen.getByRole('button', { name: 'Search' }));
-    await waitFor(() => expect(page.router.state.location.search).toEqual({ keyword: 'pear', kind: 'sweet' }));
+    await waitFor(() =>
+      expect(page.router.state.location.search).toEqual({ keyword: 'pear', kind: 'sweet' }),
+    );
     await waitFor(() => expect(page.lastQuery()).toMatchObject({ keyword: 'pear', kind: 'sweet', page: 1 }));
 
     // typed but not applied: Back still restores what the URL held before
     await user.type(screen.getByLabelText('Keyword'), 's');
     act(() => page.history.back());
     await waitFor(() => expect(page.router.state.location.search).toEqual({ page: 3 }));
-    await waitFor(() => expect(valueOf('Keyword')).toBe(''));
-    expect(valueOf('Kind')).toBe('all');
+    await waitFor(() => expect(fieldValue('Keyword')).toBe(''));
+    expect(fieldValue('Kind')).toBe('all');
     await waitFor(() => expect(page.lastQuery()).toMatchObject({ keyword: '', kind: 'all', page: 3 }));
 
     act(() => page.history.forward());
-    await waitFor(() => expect(valueOf('Keyword')).toBe('pear'));
+    await waitFor(() => expect(fieldValue('Keyword')).toBe('pear'));
   });
 
   it('turns pages in the URL and resets to a bare URL', async () => {
@@ -120,13 +122,13 @@ describe('list-page kit', () => {
     await waitFor(() => expect(page.router.state.location.search).toEqual({ keyword: 'fig', page: 2 }));
     await user.click(screen.getByRole('button', { name: 'Reset' }));
     await waitFor(() => expect(page.router.state.location.search).toEqual({}));
-    expect(valueOf('Keyword')).toBe('');
+    expect(fieldValue('Keyword')).toBe('');
   });
 
   it('falls back to the defaults for unreadable values, and reads a number-like keyword as text', async () => {
     const page = await open('/fruits?page=abc&kind=bitter&keyword=123');
     await waitFor(() => expect(page.lastQuery()).toMatchObject({ keyword: '123', kind: 'all', page: 1 }));
-    expect(valueOf('Keyword')).toBe('123');
+    expect(fieldValue('Keyword')).toBe('123');
     // the next change writes back only what differs from the defaults: the unreadable values are gone
     await userEvent.setup().click(screen.getByRole('button', { name: 'Search' }));
     await waitFor(() => expect(page.router.state.location.search).toEqual({ keyword: '123' }));

@@ -71,7 +71,7 @@ export function FilterBar({
     onSubmit();
   };
   return (
-    <form role="search" onSubmit={submit} className={className} noValidate>
+    <form onSubmit={submit} className={className} noValidate>
       {children}
       <div className="flex flex-wrap items-end gap-2">
         <Button type="submit" loading={loading}>

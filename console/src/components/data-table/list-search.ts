@@ -1,6 +1,6 @@
 import { useNavigate, useSearch } from '@tanstack/react-router';
 import { useMemo, useState } from 'react';
-import { z } from 'zod';
+import { z } from 'zod/mini';
 
 /**
  * A list page's state in the URL: its filters and page live in the search string, so they survive a reload, Back
@@ -8,25 +8,26 @@ import { z } from 'zod';
  * something unreadable, so a hand-edited or stale link never breaks the page.
  */
 
+/*
+ * zod's mini build: the same parsing in a few kilobytes, which the console's initial bundle (every route's search
+ * is declared in the route tree) has room for; the full build does not fit the budget.
+ */
+
 /** The 1-based page of a list; a missing or broken value is 1. */
-export const pageParam = z.coerce.number().int().min(1).catch(1);
+export const pageParam = z.catch(z.coerce.number().check(z.int(), z.minimum(1)), 1);
+
+/** Search values the router read as JSON (`?a=123`, `?a=true`) back to the text they were typed as. */
+const asText = z.transform((v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v));
 
 /**
  * A text filter, '' when absent. The router reads `?keyword=123` as the number 123 and `?keyword=true` as a
  * boolean (it parses search values as JSON), so those read back as the text they were typed as.
  */
-export const textParam = z
-  .preprocess(
-    (v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v),
-    z.string().default(''),
-  )
-  .catch('');
+export const textParam = z.catch(z._default(z.pipe(asText, z.string()), ''), '');
 
 /** A choice among `values` (a status, a type), `fallback` when absent or not one of them. */
 export const choiceParam = <const V extends readonly [string, ...string[]]>(values: V, fallback: V[number]) =>
-  z
-    .preprocess((v) => (typeof v === 'number' ? String(v) : v), z.enum(values).default(fallback))
-    .catch(fallback);
+  z.catch(z._default(z.pipe(asText, z.enum(values)), fallback), fallback);
 
 /** The search string of one list page: `page` plus its filters, with the defaults it shows when the URL is bare. */
 export interface ListSearch<S extends { page: number }> {
@@ -46,7 +47,7 @@ const compact = <S extends object>(values: S, defaults: S): Partial<S> =>
   ) as Partial<S>;
 
 /** Declares a list page's search string from the zod fields of its filters (each with a default and a catch). */
-export function listSearch<Shape extends z.ZodRawShape>(shape: Shape) {
+export function listSearch<Shape extends Record<string, z.ZodMiniType>>(shape: Shape) {
   const schema = z.object({ page: pageParam, ...shape });
   type S = z.output<typeof schema> & { page: number };
   const parse = (raw: unknown): S => schema.parse(raw && typeof raw === 'object' ? raw : {}) as S;

@@ -46,9 +46,14 @@ export function useConfirm() {
   };
 }
 
-/** What a page's side sheet shows (a row to edit, `null` for a new one), or closed. */
-export function useSheet<T>() {
-  const [value, setValue] = useState<{ readonly of: T } | null>(null);
+/**
+ * What a page's side sheet or dialog shows (a row to edit, `null` for a new one), or closed; `initial` opens it at
+ * once (an address such as /channel/add).
+ */
+export function useSheet<T>(initial?: T) {
+  const [value, setValue] = useState<{ readonly of: T } | null>(
+    initial === undefined ? null : { of: initial },
+  );
   return {
     isOpen: value !== null,
     of: value?.of,

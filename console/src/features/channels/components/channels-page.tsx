@@ -7,6 +7,7 @@ import {
   useConfirm,
   useFilterDraft,
   useListPage,
+  useSheet,
 } from '../../../components/data-table/index.ts';
 import { Button, EmptyState, Input, Select, Switch } from '../../../components/ui/index.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
@@ -87,7 +88,7 @@ export function ChannelsPage({
   const [columns, setColumns] = useState(storedColumns);
   const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
   const [busyIds, setBusyIds] = useState<ReadonlySet<string>>(new Set());
-  const [drawer, setDrawer] = useState<DrawerTarget | null>(open ?? null);
+  const drawer = useSheet<DrawerTarget>(open);
   const confirm = useConfirm();
   const [dialog, setDialog] = useState<
     | { kind: 'batchTag' }
@@ -286,7 +287,7 @@ export function ChannelsPage({
       summary={
         <>
           <div className="mb-3 flex flex-wrap items-center gap-2">
-            <Button onClick={() => setDrawer({ mode: 'create' })}>{t('toolbar.add')}</Button>
+            <Button onClick={() => drawer.open({ mode: 'create' })}>{t('toolbar.add')}</Button>
             <Button variant="secondary" onClick={refresh}>
               {t('toolbar.refresh')}
             </Button>
@@ -344,7 +345,7 @@ export function ChannelsPage({
           <EmptyState title={hasFilter ? t('empty.filtered') : t('empty.title')}>
             <p className="text-sm">{hasFilter ? t('empty.filteredHint') : t('empty.hint')}</p>
             {hasFilter ? null : (
-              <Button onClick={() => setDrawer({ mode: 'create' })}>{t('toolbar.add')}</Button>
+              <Button onClick={() => drawer.open({ mode: 'create' })}>{t('toolbar.add')}</Button>
             )}
           </EmptyState>
         ) : undefined
@@ -390,7 +391,7 @@ export function ChannelsPage({
           onRefreshBalance={(c) => void refreshBalance(c)}
           onTest={(c) => void runTest(c, c.test_model || undefined)}
           onPickTestModel={(c) => setDialog({ kind: 'testModel', channel: c })}
-          onEdit={(c) => setDrawer({ mode: 'edit', id: c.id })}
+          onEdit={(c) => drawer.open({ mode: 'edit', id: c.id })}
           onCopy={(c) => setDialog({ kind: 'copy', channel: c })}
           onDelete={askDelete}
           onTagStatus={(tag, enabled) =>
@@ -405,12 +406,12 @@ export function ChannelsPage({
         />
       }
     >
-      {drawer ? (
+      {drawer.of ? (
         <ChannelDrawer
-          target={drawer}
+          target={drawer.of}
           groups={groups.data ?? ['default']}
           onClose={() => {
-            setDrawer(null);
+            drawer.close();
             onFormClosed?.();
           }}
           onSaved={refresh}

@@ -7,6 +7,7 @@ import {
   type SearchOf,
   useFilterDraft,
   useListPage,
+  useSheet,
 } from '../../../components/data-table/index.ts';
 import { EmptyState } from '../../../components/ui/empty-state.tsx';
 import { Button, Input, Modal, Select, Spinner, Tag } from '../../../components/ui/index.ts';
@@ -77,8 +78,8 @@ export function LogsPage() {
   const [errors, setErrors] = useState<LogFilterErrors>({});
   const [expanded, setExpanded] = useState<Set<number>>(() => new Set());
   const [columns, setColumns] = useState(() => loadVisibleColumns(admin));
-  const [settingsOpen, setSettingsOpen] = useState(false);
-  const [userInfoId, setUserInfoId] = useState<number | null>(null);
+  const columnSettings = useSheet<true>();
+  const userInfo = useSheet<number>();
 
   const logs = useQuery({
     queryKey: ['logs', admin, filters, page, pageSize],
@@ -141,7 +142,7 @@ export function LogsPage() {
           <button
             type="button"
             className="text-blue-600 hover:underline"
-            onClick={() => setUserInfoId(log.user_id)}
+            onClick={() => userInfo.open(log.user_id)}
           >
             {log.username}
           </button>
@@ -204,7 +205,7 @@ export function LogsPage() {
           loading={logs.isFetching}
           className="mb-3 grid grid-cols-1 gap-2 sm:grid-cols-2 lg:grid-cols-4"
           actions={
-            <Button variant="ghost" onClick={() => setSettingsOpen(true)}>
+            <Button variant="ghost" onClick={() => columnSettings.open(true)}>
               {t('columns.open')}
             </Button>
           }
@@ -316,21 +317,21 @@ export function LogsPage() {
         </div>
       }
     >
-      {settingsOpen ? (
+      {columnSettings.isOpen ? (
         <ColumnSettings
           open
           admin={admin}
           value={columns}
-          onClose={() => setSettingsOpen(false)}
+          onClose={columnSettings.close}
           onSave={(next) => {
             setColumns(next);
             saveVisibleColumns(next);
-            setSettingsOpen(false);
+            columnSettings.close();
           }}
         />
       ) : null}
-      {userInfoId !== null ? (
-        <UserInfoDialog id={userInfoId} display={display} onClose={() => setUserInfoId(null)} />
+      {userInfo.of !== undefined ? (
+        <UserInfoDialog id={userInfo.of} display={display} onClose={userInfo.close} />
       ) : null}
     </ListPage>
   );

@@ -90,7 +90,7 @@ beforeAll(async () => {
   fake = await startFakeOpenAi({ audioInputTokens: AUDIO_IN, audioOutputTokens: AUDIO_OUT });
   t = await createRelayTestApp();
   const { options } = t.runtime.deps;
-  const models = ['gpt-4o-audio-preview', 'gpt-4o-audio-preview-2024-12-17'];
+  const models = ['gpt-4o-audio-preview', 'gpt-4o-audio-preview-2024-12-17', 'gpt-4o'];
   await options.set('ModelRatio', JSON.stringify(Object.fromEntries(models.map((m) => [m, MODEL_RATIO]))));
   await options.set(
     'CompletionRatio',
@@ -109,6 +109,8 @@ describe('audio billing through /v1/chat/completions', () => {
   const table = [
     { model: 'gpt-4o-audio-preview', audioRatio: 40 },
     { model: 'gpt-4o-audio-preview-2024-12-17', audioRatio: 16 },
+    // not an audio model by name, but its usage reports audio tokens: those are not billed as text either
+    { model: 'gpt-4o', audioRatio: 20 },
   ].flatMap((c) => [
     { ...c, stream: false, title: c.model },
     { ...c, stream: true, title: `${c.model} (stream)` },

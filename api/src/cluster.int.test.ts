@@ -4,7 +4,6 @@
  * TEST_POSTGRES_URL and a `redis-server` on the machine. The figures (propagation p50/p99, overdraft, crash drift,
  * 5xx during a Redis outage) are printed at the end and written to test-results/cluster-figures.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createDb, type Database } from '@turnpike/core/db/client';
 import { logs, users } from '@turnpike/core/db/schema/index';
 import { generateTokenKey } from '@turnpike/core/domain/tokens';
@@ -15,7 +14,7 @@ import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-o
 import { eq, sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cluster, startCluster } from './testing/cluster.ts';
+import { type Cluster, recordClusterFigures, startCluster } from './testing/cluster.ts';
 import { createTestDatabaseUrl, ROOT } from './testing/test-app.ts';
 
 const PRICE = 500_000; // $1 per call of `paid-model` (QuotaPerUnit 500000)
@@ -161,9 +160,7 @@ describe.skipIf(!enabled)('a cluster of one api and three relays on Postgres and
 
   afterAll(async () => {
     console.log(`cluster figures\n${JSON.stringify(figures, null, 2)}`);
-    const results = new URL('../../test-results/', import.meta.url);
-    mkdirSync(results, { recursive: true });
-    writeFileSync(new URL('cluster-figures.json', results), `${JSON.stringify(figures, null, 2)}\n`);
+    recordClusterFigures(figures);
     redis?.disconnect();
     await database?.close();
     await cluster?.close();

@@ -30,6 +30,8 @@ export interface RelayError {
   readonly code: string | number | null;
   readonly param: string | null;
   readonly isLocal: boolean;
+  /** Sent as `Retry-After` (seconds) when set: a refusal the caller may retry soon. */
+  readonly retryAfterSeconds?: number;
 }
 
 /** Why an attempt failed without an HTTP error from the upstream: these are retryable when the option allows. */

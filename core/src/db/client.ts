@@ -37,8 +37,25 @@ export interface CreateDbOptions {
 export async function createDb(options: CreateDbOptions): Promise<Database> {
   if (options.url) {
     const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
-    // An idle client losing its connection must not crash the process; the pool replaces it.
+    // A client losing its connection (an outage, a failover) must not crash the process: idle ones are replaced
+    // by the pool, and one that is checked out (between the statements of a transaction) fails its next query
+    // instead of throwing here. A checked-out client is also given back to the pool as broken at once: a
+    // transaction whose `begin` fails never releases its client (drizzle's node-postgres session), and ten such
+    // failures would leave the pool with no client for good.
+    const checkedOut = new Set<pg.PoolClient>();
+    pool.on('acquire', (client) => checkedOut.add(client));
+    pool.on('release', (_error, client) => checkedOut.delete(client));
     pool.on('error', () => {});
+    pool.on('connect', (client) => {
+      const lost = (error?: Error) => {
+        if (!checkedOut.has(client)) return;
+        client.release(error ?? new Error('the database connection was lost'));
+        // Whoever holds it may still release it (a transaction's `finally`): that is a no-op now.
+        client.release = () => {};
+      };
+      client.on('error', lost);
+      client.on('end', () => lost());
+    });
     const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
     return { db, kind: 'postgres', url: options.url, close: () => pool.end() };
   }

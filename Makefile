@@ -47,6 +47,7 @@ typecheck: install
 
 lint: install
 	npx biome check .
+	node scripts/unused-exports.ts
 
 format: install
 	npx biome format --write .

@@ -5,7 +5,7 @@
  * Pure functions: the pipeline asks "may I try another channel?" and "should this channel be switched off?"
  * after each failed attempt, with the channel's settings and the current options as arguments.
  */
-import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
+import type { WordMatcher } from './metering/sensitive.ts';
 
 /** OpenAI's error body: `{ "error": { message, type, param, code } }`. */
 export interface OpenAiErrorBody {
@@ -183,17 +183,6 @@ export const DISABLING_ERROR_TYPES: ReadonlySet<string> = new Set([
   'forbidden',
 ]);
 
-/** The default `AutomaticDisableKeywords` option (one per line), reference §4.7. */
-export const DEFAULT_AUTO_DISABLE_KEYWORDS = [
-  'Your credit balance is too low',
-  'This organization has been disabled.',
-  'You exceeded your current quota',
-  'Permission denied',
-  'The security token included in the request is invalid',
-  'Operation not allowed',
-  'Your account is not authorized',
-].join('\n');
-
 export interface DisableContext {
   /** The `AutomaticDisableChannelEnabled` option. */
   readonly automaticDisableEnabled: boolean;
@@ -201,7 +190,7 @@ export interface DisableContext {
   readonly autoBan: boolean;
   /** Gemini answers 403 for a revoked key; other providers use 403 for per-request refusals. */
   readonly isGeminiChannel?: boolean;
-  /** The `AutomaticDisableKeywords` option compiled with {@link createWordMatcher} (case-insensitive). */
+  /** The `AutomaticDisableKeywords` option compiled with `createWordMatcher` (case-insensitive). */
   readonly keywords: WordMatcher;
 }
 
@@ -217,22 +206,6 @@ export function disableReason(error: RelayError, context: DisableContext): strin
   const [keyword] = context.keywords.findWords(error.message);
   if (keyword !== undefined) return `upstream error message contains "${keyword}"`;
   return undefined;
-}
-
-/** Whether the attempt should switch the channel off (see {@link disableReason}); 429 alone never does. */
-export const shouldDisableChannel = (error: RelayError, context: DisableContext): boolean =>
-  disableReason(error, context) !== undefined;
-
-/** Compiles the `AutomaticDisableKeywords` option text. */
-export const compileKeywords = (option: string): WordMatcher =>
-  createWordMatcher(option.split(/\r?\n/).map((line) => line.trim()));
-
-/**
- * Gateway-raised messages that mention the connection (`post`, `dial`, `http`) are replaced so an upstream URL
- * never reaches a client (reference §4.3).
- */
-export function hideUpstreamAddress(message: string): string {
-  return /post|dial|http/i.test(message) ? 'failed to reach the upstream service' : message;
 }
 
 /** The message the client sees for a final 429 (the upstream's text may name another company's account). */

@@ -2,7 +2,6 @@
  * JSON text endpoints (OpenAI API reference: /chat, /completions, /embeddings, /moderations, /responses; and
  * Jina/Cohere `/rerank`): what each needs in the body, how its prompt is counted, where its usage and output are.
  */
-import type { Endpoint } from '../../adapters/registry.ts';
 import type { RelayError } from '../../errors.ts';
 import { openAiResponsesIngress } from '../../ingress/openai-responses.ts';
 import {
@@ -341,13 +340,4 @@ export const responsesSpec: EndpointSpec = {
         if (isRecord(part) && typeof part.text === 'string') part.text = edit(part.text);
     }
   },
-};
-
-export const TEXT_SPECS: Partial<Record<Endpoint, EndpointSpec>> = {
-  chat: chatSpec,
-  completions: completionsSpec,
-  embeddings: embeddingsSpec,
-  moderations: moderationsSpec,
-  rerank: rerankSpec,
-  responses: responsesSpec,
 };

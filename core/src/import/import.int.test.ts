@@ -9,6 +9,7 @@ import { openSource } from './source.ts';
 import {
   ALICE_KEY,
   createReferenceSource,
+  createSqliteSource,
   PASSWORDS,
   type ReferenceSource,
   SOURCE_KINDS,
@@ -250,5 +251,37 @@ describe('the import refuses a database with users of its own', () => {
     expect(tableOf(merged, 'users').written).toBe(0);
     const [carol] = await select(target.database, `select username from users where id = 50`);
     expect(carol?.username).toBe('carol');
+  });
+});
+
+describe('a new-api log database of its own (LOG_SQL_DSN)', () => {
+  it('carries its logs to the users imported before, and nothing twice', async () => {
+    const main = createSqliteSource('new-api', UPSTREAM);
+    const logsOnly = createSqliteSource('new-api', UPSTREAM, ['logs']);
+    const target = await createTargetDatabase();
+    try {
+      const source = await openSource(main.url);
+      try {
+        await importGateway({
+          source,
+          db: target.database.db,
+          box,
+          dryRun: false,
+          merge: false,
+          skipLogs: true,
+        });
+      } finally {
+        await source.close();
+      }
+      expect((await select(target.database, 'select count(*)::int as n from logs'))[0]?.n).toBe(0);
+      const report = await runImport(logsOnly.url, target.database);
+      expect(tableOf(report, 'logs').written).toBe(3);
+      expect(tableOf(report, 'users').notRead).toMatch(/no such table/);
+      const again = await runImport(logsOnly.url, target.database);
+      expect(tableOf(again, 'logs').written).toBe(0);
+      expect((await select(target.database, 'select count(*)::int as n from logs'))[0]?.n).toBe(3);
+    } finally {
+      await target.drop();
+    }
   });
 });

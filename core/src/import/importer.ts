@@ -162,12 +162,16 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
   const progress = options.progress ?? (() => {});
   if (!dryRun && !options.box) throw new Error('a real import needs the channel key box');
   const schema = await source.schema();
-  if (!schema.has('users') || !schema.has('tokens') || !schema.has('channels'))
+  // new-api can keep its logs in a database of their own (LOG_SQL_DSN): such a source carries logs only.
+  const logsOnly = !schema.has('users') && schema.has('logs');
+  if (!logsOnly && (!schema.has('users') || !schema.has('tokens') || !schema.has('channels')))
     throw new Error(
       'the source has no users, tokens and channels tables: is it a new-api or one-api database?',
     );
   const flavour: ImportReport['flavour'] =
-    schema.has('setups') || schema.get('tokens')?.has('model_limits_enabled') ? 'new-api' : 'one-api';
+    logsOnly || schema.has('setups') || schema.get('tokens')?.has('model_limits_enabled')
+      ? 'new-api'
+      : 'one-api';
   const report: ImportReport = {
     dryRun,
     flavour,
@@ -208,7 +212,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
       );
       entry.droppedColumns = [...columns]
         .filter((c) => !mapping.reads.includes(c) && !IGNORED_COLUMNS.has(c))
-        .map((c) => `${c} (${mapping.drops[c] ?? 'Turnpike has no such field'})`);
+        .map((c) => `${c}: ${mapping.drops[c] ?? 'Turnpike has no such field'}`);
     }
     report.tables.push(entry);
     return entry;
@@ -218,7 +222,8 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
 
   // --- users: who is already there decides whether the import may write at all
   const userReport = newTable('users', userMapping);
-  const userPlan = await planUsers(source, db, targetReady, batchSize);
+  const userPlan = logsOnly ? LOGS_ONLY_PLAN : await planUsers(source, db, targetReady, batchSize);
+  if (logsOnly) report.notes.push('a source with logs only: its logs join the users imported before');
   if (userPlan.foreign.length > 0 && !options.merge) {
     const names = userPlan.foreign
       .slice(0, 5)
@@ -320,7 +325,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
         const rest = await countAfter(table, afterId, since);
         entry.present += entry.source - rest;
         seen = entry.source - rest;
-        if (afterId > 0 && rest < entry.source) progress(`${table}: resuming after id ${afterId}`);
+        if (rest > 0 && rest < entry.source) progress(`${table}: resuming after id ${afterId}`);
       }
     }
     for (;;) {
@@ -392,6 +397,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
 
   async function carryChannels(): Promise<void> {
     const entry = newTable('channels', { reads: channelReads, drops: channelDrops });
+    if (entry.notRead) return;
     const rows = await source.all('channels', readable('channels', channelReads));
     entry.source = rows.length;
     const current = targetReady ? await db.select().from(channels) : [];
@@ -602,6 +608,14 @@ interface UserPlan {
   /** Turnpike held no data of its own before (no users, or an empty setup). */
   readonly fresh: boolean;
 }
+
+const LOGS_ONLY_PLAN: UserPlan = {
+  targetById: new Map(),
+  targetByName: new Map(),
+  foreign: [],
+  setupRoot: undefined,
+  fresh: false,
+};
 
 async function planUsers(
   source: SourceReader,

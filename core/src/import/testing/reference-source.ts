@@ -862,12 +862,18 @@ function insertSql(dialect: Dialect, table: string, row: Row): { text: string; v
 const tablesOf = (version: Version) => (version === 'new-api' ? NEW_API : ONE_API);
 
 /** A SQLite file of `version`, seeded. */
-export function createSqliteSource(version: Version, upstream: string): ReferenceSource {
+export function createSqliteSource(
+  version: Version,
+  upstream: string,
+  only?: readonly string[],
+): ReferenceSource {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'turnpike-import-')), 'one-api.db');
   const db = new DatabaseSync(file);
-  for (const [table, columns] of Object.entries(tablesOf(version))) db.exec(ddl('sqlite', table, columns));
+  const wanted = (table: string) => !only || only.includes(table);
+  for (const [table, columns] of Object.entries(tablesOf(version)))
+    if (wanted(table)) db.exec(ddl('sqlite', table, columns));
   for (const [table, rows] of Object.entries(referenceRows(version, upstream)))
-    for (const row of rows) {
+    for (const row of wanted(table) ? rows : []) {
       const { text, values } = insertSql('sqlite', table, row);
       db.prepare(text).run(...(values as (string | number | null)[]));
     }

@@ -10,6 +10,7 @@ import {
   ALICE_KEY,
   createReferenceSource,
   createSqliteSource,
+  NOW,
   PASSWORDS,
   type ReferenceSource,
   SOURCE_KINDS,
@@ -158,6 +159,7 @@ describe.each(cases)('import from $kind ($version)', ({ kind, version }) => {
       expect(new Date(String(bob?.deleted_at)).toISOString()).toBe('2025-01-02T03:04:05.123Z');
       expect(alice).toMatchObject({ telegram_id: 'tg-1', linux_do_id: 'ld-1', aff_count: 2 });
       expect(Number(alice?.aff_history)).toBe(500);
+      expect(Number(alice?.created_time)).toBe(NOW - 1_000_000);
       expect(JSON.parse(String(alice?.setting))).toMatchObject({ webhook_url: 'https://hooks.example/x' });
       expect(JSON.parse(String(main?.setting)).headers).toEqual({ 'X-Org': 'acme' });
       expect(main?.status_code_mapping).toBe('{"429":"500"}');

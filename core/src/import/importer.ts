@@ -565,7 +565,17 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
 }
 
 /** Columns only one of the two systems ever had: their absence is the version, not a gap. */
-const ONE_API_ONLY = new Set(['models', 'subnet', 'elapsed_time', 'config']);
+const ONE_API_ONLY = new Set([
+  // either of the two names of a user's registration time
+  'created_time',
+  'created_at',
+  // logs: one-api and forks only
+  'request_id',
+  'models',
+  'subnet',
+  'elapsed_time',
+  'config',
+]);
 const NEW_API_ONLY = new Set([
   'model_limits_enabled',
   'model_limits',

@@ -67,6 +67,11 @@ describe('users and tokens', () => {
     });
   });
 
+  it("keeps new-api's refund logs as system logs", () => {
+    expect(logMapping.map({ id: 1, type: 6 })).toMatchObject({ row: { type: 4 } });
+    expect(logMapping.map({ id: 2, type: 2 })).toMatchObject({ row: { type: 2 } });
+  });
+
   it("reads one-api's elapsed milliseconds as seconds of use", () => {
     expect(logMapping.map({ id: 1, elapsed_time: 2500, request_id: '' })).toMatchObject({
       row: { useTime: 3, requestId: null },

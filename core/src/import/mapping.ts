@@ -56,9 +56,14 @@ export const userMapping: TableMapping<NewUser> = {
     'inviter_id',
     'setting',
     'created_time',
+    // new-api 1.0: registration time in `created_at`
+    'created_at',
     'deleted_at',
   ],
   drops: {
+    last_login_at: NO_COLUMN,
+    auth_version: `${NO_COLUMN} (sessions end by Turnpike's own session generation)`,
+    invite_rebate_eligible: `${NO_COLUMN} (top-up rebates are not offered)`,
     discord_id: `${NO_COLUMN} (Discord sign-in is not offered)`,
     lark_id: `${NO_COLUMN} (Lark sign-in is not offered)`,
     remark: NO_COLUMN,
@@ -94,7 +99,7 @@ export const userMapping: TableMapping<NewUser> = {
         affHistoryQuota: toInt(r.aff_history),
         inviterId: toInt(r.inviter_id),
         setting: toText(r.setting),
-        createdTime: toInt(r.created_time),
+        createdTime: toInt(r.created_time ?? r.created_at),
         deletedAt: toTime(r.deleted_at),
       },
     };
@@ -131,6 +136,7 @@ export const tokenMapping: TableMapping<NewToken> = {
     'subnet',
   ],
   drops: {
+    billing_type: `${NO_COLUMN} (subscriptions are not offered)`,
     cross_group_retry: NO_COLUMN,
     remark: NO_COLUMN,
   },
@@ -368,7 +374,8 @@ export const logMapping: TableMapping<NewLog> = {
         id: toInt(r.id),
         userId: toInt(r.user_id),
         createdAt: toInt(r.created_at),
-        type: toInt(r.type),
+        // new-api's refund logs (type 6) are system logs in Turnpike, as its own task refunds are.
+        type: toInt(r.type) === 6 ? 4 : toInt(r.type),
         content: toText(r.content),
         username: fit(toText(r.username), 64),
         tokenName: fit(toText(r.token_name), 64),

@@ -73,11 +73,15 @@ const NEW_API: Record<string, Column[]> = {
     ['setting', 'text'],
     ['remark', 'varchar(255)'],
     ['stripe_customer', 'varchar(64)'],
+    ['created_at', 'int'],
+    ['last_login_at', 'int', 0],
+    ['auth_version', 'int', 1],
+    ['invite_rebate_eligible', 'bool', false],
   ],
   tokens: [
     ['id', 'id'],
     ['user_id', 'int'],
-    ['key', 'char(48)'],
+    ['key', 'varchar(128)'],
     ['status', 'int', 1],
     ['name', 'varchar(191)'],
     ['created_time', 'int'],
@@ -91,6 +95,7 @@ const NEW_API: Record<string, Column[]> = {
     ['used_quota', 'int', 0],
     ['group', 'varchar(191)'],
     ['cross_group_retry', 'bool', false],
+    ['billing_type', 'int', 0],
     ['deleted_at', 'deleted'],
   ],
   channels: [
@@ -215,7 +220,6 @@ const NEW_API: Record<string, Column[]> = {
     ['token_id', 'int', 0],
     ['group', 'varchar(191)'],
     ['ip', 'varchar(191)', ''],
-    ['request_id', 'varchar(64)'],
     ['other', 'text'],
   ],
   quota_data: [
@@ -532,6 +536,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
         aff_count: 2,
         aff_quota: 100,
         aff_history: 500,
+        created_at: NOW - 1_000_000,
         inviter_id: 1,
         setting: '{"notify_type":"webhook","webhook_url":"https://hooks.example/x"}',
         remark: 'early user',
@@ -749,7 +754,6 @@ export function referenceRows(version: Version, upstream: string): Record<string
         token_id: 1,
         group: 'vip',
         ip: '203.0.113.5',
-        request_id: 'req-new-1',
         other: '{"model_ratio":1.5,"group_ratio":2}',
       },
       {
@@ -770,7 +774,6 @@ export function referenceRows(version: Version, upstream: string): Record<string
         token_id: 1,
         group: 'vip',
         ip: '203.0.113.5',
-        request_id: 'req-new-2',
         other: '{}',
       },
       {
@@ -784,7 +787,6 @@ export function referenceRows(version: Version, upstream: string): Record<string
         is_stream: false,
         channel_id: 0,
         token_id: 0,
-        request_id: '',
       },
     ],
     quota_data: [

@@ -1,3 +1,4 @@
+import { DatabaseSync } from 'node:sqlite';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChannelKeyBox } from '../channels/channel-key.ts';
@@ -282,6 +283,48 @@ describe('a new-api log database of its own (LOG_SQL_DSN)', () => {
       const again = await runImport(logsOnly.url, target.database);
       expect(tableOf(again, 'logs').written).toBe(0);
       expect((await select(target.database, 'select count(*)::int as n from logs'))[0]?.n).toBe(3);
+    } finally {
+      await target.drop();
+    }
+  });
+});
+
+describe('a catch-up run after Turnpike served traffic', () => {
+  it('adds what the old gateway logged since, and leaves a log whose id Turnpike used, saying so', async () => {
+    const source = createSqliteSource('new-api', UPSTREAM);
+    const target = await createTargetDatabase();
+    try {
+      await runImport(source.url, target.database);
+      // Turnpike logs a call of its own: it gets the next id, 4.
+      const [own] = await select(
+        target.database,
+        `insert into logs (user_id, created_at, type, content) values (2, ${NOW + 10}, 2, 'served by Turnpike') returning id`,
+      );
+      expect(Number(own?.id)).toBe(4);
+      // Meanwhile the old gateway logged two more calls, ids 4 and 5.
+      const file = new DatabaseSync(source.url.replace('sqlite://', ''));
+      for (const id of [4, 5])
+        file
+          .prepare(
+            'insert into logs (id, user_id, created_at, type, content, quota) values (?, 2, ?, 2, ?, 10)',
+          )
+          .run(id, NOW + id, `old gateway call ${id}`);
+      file.close();
+      const report = await runImport(source.url, target.database);
+      expect(tableOf(report, 'logs')).toMatchObject({
+        source: 5,
+        written: 1,
+        present: 3,
+        skipped: { 'its id is held by a log Turnpike wrote itself': 1 },
+      });
+      const contents = await select(
+        target.database,
+        'select id::int as id, content from logs where id >= 4 order by id',
+      );
+      expect(contents).toEqual([
+        { id: 4, content: 'served by Turnpike' },
+        { id: 5, content: 'old gateway call 5' },
+      ]);
     } finally {
       await target.drop();
     }

@@ -316,11 +316,14 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
     let afterId = 0;
     let seen = 0;
     if (step.resumable && targetReady && !options.merge) {
-      // A run cut short goes on after the last row it wrote; rows below are already there.
+      // A run cut short goes on after the last row it wrote; rows below are already there. Logs Turnpike wrote
+      // itself since an earlier import have ids above the source's and do not count.
+      const sourceMax = await source.maxId(table);
       const [last] = await db
         .select({ id: sql<number>`max(${target.id})`.mapWith(Number) })
-        .from(target.table);
-      if (last?.id) {
+        .from(target.table)
+        .where(sql`${target.id} <= ${sourceMax}`);
+      if (last?.id && (await isSameLog(last.id))) {
         afterId = last.id;
         const rest = await countAfter(table, afterId, since);
         entry.present += entry.source - rest;
@@ -357,7 +360,24 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
         rows.map((r) => r.id as number),
       );
       const missing = rows.filter((r) => !present.has(r.id as number));
-      entry.present += rows.length - missing.length;
+      if (table === 'logs' && present.size > 0) {
+        // A log id Turnpike already used for a log of its own (a catch-up after it served traffic): not the same row.
+        const held = await db
+          .select({ id: logs.id, userId: logs.userId, createdAt: logs.createdAt })
+          .from(logs)
+          .where(inArray(logs.id, [...present]));
+        const foreign = new Set(
+          held
+            .filter((h) => {
+              const mine = rows.find((r) => r.id === h.id);
+              return mine && (mine.userId !== h.userId || mine.createdAt !== h.createdAt);
+            })
+            .map((h) => h.id),
+        );
+        if (foreign.size > 0)
+          count(entry.skipped, 'its id is held by a log Turnpike wrote itself', foreign.size);
+        entry.present += rows.length - missing.length - foreign.size;
+      } else entry.present += rows.length - missing.length;
       if (dryRun) entry.written += missing.length;
       else if (missing.length > 0) {
         const written = await db
@@ -375,6 +395,20 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
       }
       if (entry.source > batchSize) progress(`${table}: ${seen}/${entry.source}`);
     }
+  }
+
+  /** Whether the Turnpike log of this id is the source's (not one Turnpike wrote itself under the same id). */
+  async function isSameLog(id: number): Promise<boolean> {
+    const [mine] = await source.page('logs', ['id', 'user_id', 'created_at'], { afterId: id - 1, limit: 1 });
+    const [held] = await db
+      .select({ userId: logs.userId, createdAt: logs.createdAt })
+      .from(logs)
+      .where(eq(logs.id, id));
+    return (
+      toInt(mine?.id) === id &&
+      toInt(mine?.user_id) === held?.userId &&
+      toInt(mine?.created_at) === held?.createdAt
+    );
   }
 
   async function countAfter(table: string, afterId: number, since: number | undefined): Promise<number> {

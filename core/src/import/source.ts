@@ -23,6 +23,8 @@ export interface SourceReader {
   /** Table name -> its column names, for every table of the source. */
   schema(): Promise<Map<string, Set<string>>>;
   count(table: string, createdSince?: number): Promise<number>;
+  /** The highest id of a table; 0 when it is empty. */
+  maxId(table: string): Promise<number>;
   /** Every row of a small table (options, channels). */
   all(table: string, columns: readonly string[]): Promise<SourceRow[]>;
   /** One page of a table keyed by `id`, for tables too large to hold at once. */
@@ -78,6 +80,8 @@ function countSql(quote: Quote, table: string, createdSince: number | undefined)
   return `select count(*) as n from ${quote(table)}${since}`;
 }
 
+const maxIdSql = (quote: Quote, table: string) => `select max(${quote('id')}) as m from ${quote(table)}`;
+
 function openSqlite(file: string): SourceReader {
   const db = new DatabaseSync(decodeURIComponent(file), { readOnly: true });
   const quote = doubleQuote;
@@ -98,6 +102,10 @@ function openSqlite(file: string): SourceReader {
       const params = createdSince === undefined ? [] : [createdSince];
       const row = db.prepare(countSql(quote, table, createdSince)).get(...params) as { n: number };
       return Number(row.n);
+    },
+    async maxId(table) {
+      const row = db.prepare(maxIdSql(quote, table)).get() as { m: number | null };
+      return Number(row.m ?? 0);
     },
     async all(table, columns) {
       return db.prepare(`select ${columns.map(quote).join(', ')} from ${quote(table)}`).all() as SourceRow[];
@@ -138,6 +146,10 @@ async function openMysql(url: string): Promise<SourceReader> {
       );
       return Number(row?.n ?? 0);
     },
+    async maxId(table) {
+      const [row] = await select(maxIdSql(quote, table));
+      return Number(row?.m ?? 0);
+    },
     all: (table, columns) => select(`select ${columns.map(quote).join(', ')} from ${quote(table)}`),
     page: (table, columns, query) => select(pageSql(quote, table, columns, query), pageParams(query)),
     close: () => connection.end(),
@@ -169,6 +181,10 @@ async function openPostgres(url: string): Promise<SourceReader> {
         createdSince === undefined ? [] : [createdSince],
       );
       return Number(row?.n ?? 0);
+    },
+    async maxId(table) {
+      const [row] = await select(maxIdSql(quote, table));
+      return Number(row?.m ?? 0);
     },
     all: (table, columns) => select(`select ${columns.map(quote).join(', ')} from ${quote(table)}`),
     page: (table, columns, query) => select(pageSql(quote, table, columns, query), pageParams(query)),

@@ -114,6 +114,8 @@ describe.each(SOURCE_KINDS)('a gateway moved from new-api on %s', (kind) => {
     });
     expect(log.quota).toBeGreaterThan(0);
     expect(log).toMatchObject({ channelId: 1, tokenId: 1, modelName: 'gpt-4o-mini', group: 'vip' });
+    // Billed at the imported prices: the source's model ratio and the vip group's ratio.
+    expect(JSON.parse(log.other)).toMatchObject({ model_ratio: 1.5, group_ratio: 2 });
     const charged = log.quota;
     await waitFor(async () => {
       const [user] = await db.select().from(users).where(eq(users.id, 2));
@@ -125,6 +127,21 @@ describe.each(SOURCE_KINDS)('a gateway moved from new-api on %s', (kind) => {
     expect(channel!.usedQuota).toBe(12_345 + charged);
     // The new log got an id after the imported ones.
     expect(log.id).toBeGreaterThan(3);
+  });
+
+  it('keeps an expired key refused and a model limit in force', async () => {
+    const call = (key: string, model: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: { authorization: `Bearer sk-${key}`, 'content-type': 'application/json' },
+        payload: { model, messages: [{ role: 'user', content: 'hi' }] },
+      });
+    expect((await call('ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210zyxwvutsrqpo', 'gpt-4o-mini')).statusCode).toBe(
+      401,
+    );
+    const limited = await call(ALICE_KEY, 'gpt-3.5-turbo');
+    expect(limited.statusCode).toBe(403);
   });
 
   it('shows the old logs and dashboard figures in the console', async () => {

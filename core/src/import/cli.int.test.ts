@@ -60,7 +60,7 @@ describe('make import (the command)', () => {
   }
 
   it('DRY_RUN=1 prints the counts and what stays behind, and writes nothing', async () => {
-    const { code, out } = await run(['--from', source.url], { DRY_RUN: '1' });
+    const { code, out } = await run(['--from', `${source.url}?_busy_timeout=5000`], { DRY_RUN: '1' });
     expect(code).toBe(0);
     expect(out).toMatch(/dry run: nothing written/);
     expect(out).toMatch(/users\s+source 3, would write 3/);

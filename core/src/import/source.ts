@@ -53,7 +53,8 @@ export function describeSource(url: string): string {
 
 export async function openSource(url: string): Promise<SourceReader> {
   const kind = sourceKindOf(url);
-  if (kind === 'sqlite') return openSqlite(url.replace(/^sqlite:(\/\/)?/i, ''));
+  // one-api's SQLITE_PATH style (`one-api.db?_busy_timeout=5000`): the query is for its driver, not a file name.
+  if (kind === 'sqlite') return openSqlite(url.replace(/^sqlite:(\/\/)?/i, '').replace(/\?.*$/, ''));
   if (kind === 'mysql') return openMysql(url);
   if (kind === 'postgres') return openPostgres(url);
   throw new Error('the source must be a sqlite:///path, mysql://user:pass@host:3306/db or postgres:// URL');

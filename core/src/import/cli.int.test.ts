@@ -4,6 +4,7 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Database } from '../db/client.ts';
+import { createEventBus, type GatewayEvent } from '../events/bus.ts';
 import { runImport } from './cli.ts';
 import { createSqliteSource, NOW, type ReferenceSource } from './testing/reference-source.ts';
 import { createTargetDatabase } from './testing/target.ts';
@@ -116,3 +117,49 @@ describe('make import (the command)', () => {
     expect((await run(['--from', source.url, '--merge'])).code).toBe(0);
   });
 });
+
+describe.skipIf(!process.env.TEST_REDIS_URL)('make import beside running servers (Redis)', () => {
+  it('tells them to read the new channels, options, tokens and the replaced root again', async () => {
+    const source = createSqliteSource('new-api', 'http://127.0.0.1:9');
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-import-bus-'));
+    const keyPrefix = `turnpike-test:import-${Date.now()}:`;
+    const target = process.env.TEST_POSTGRES_URL ? await createTargetDatabase() : undefined;
+    const bus = await createEventBus({ redisUrl: process.env.TEST_REDIS_URL, keyPrefix });
+    const seen: GatewayEvent[] = [];
+    bus.subscribe((event) => {
+      seen.push(event);
+    });
+    try {
+      let out = '';
+      const code = await runImport(
+        ['--from', source.url],
+        {
+          DATA_DIR: dataDir,
+          CRYPTO_SECRET: 'cli-test-crypto-secret-0123',
+          SESSION_SECRET: 'cli-test-session-0123456',
+          REDIS_URL: process.env.TEST_REDIS_URL,
+          REDIS_KEY_PREFIX: keyPrefix,
+          ...(target ? { DATABASE_URL: target.url! } : {}),
+        },
+        { write: (text) => (out += text) },
+      );
+      expect(code, out).toBe(0);
+      await waitUntil(() => seen.length >= 3);
+      expect(seen).toContainEqual({ type: 'channels.changed', ids: [1, 5, 6, 7] });
+      expect(seen).toContainEqual({ type: 'tokens.changed', ids: [1, 2] });
+      const options = seen.find((e) => e.type === 'options.changed');
+      expect(options && 'keys' in options ? options.keys : []).toContain('GroupRatio');
+    } finally {
+      await bus.close();
+      await target?.drop();
+    }
+  });
+});
+
+async function waitUntil(check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -10,6 +10,7 @@ import { createChannelKeyBox } from '../channels/channel-key.ts';
 import { loadConfig } from '../config.ts';
 import { createDb, type Database } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
+import { createEventBus } from '../events/bus.ts';
 import { ensureSecrets } from '../secrets.ts';
 import { ImportRefusedError, type ImportReport, importGateway } from './importer.ts';
 import { formatReport } from './report.ts';
@@ -71,6 +72,24 @@ export function parseImportArgs(
   };
 }
 
+/**
+ * Tells running servers (through Redis, as the console API does) to read again what the import wrote, so the new
+ * channels route, the prices apply and keys a relay had found no token for are looked up again at once. Without
+ * Redis there is no server to tell: the embedded database serves one process, which must be stopped to import.
+ */
+async function announce(report: ImportReport, redisUrl: string, keyPrefix: string): Promise<void> {
+  const bus = await createEventBus({ redisUrl, keyPrefix });
+  try {
+    const { users, tokens, channels, options } = report.changed;
+    if (options.length > 0) await bus.publish({ type: 'options.changed', keys: options });
+    if (channels.length > 0) await bus.publish({ type: 'channels.changed', ids: channels });
+    if (users.length > 0) await bus.publish({ type: 'users.changed', ids: users });
+    if (tokens.length > 0) await bus.publish({ type: 'tokens.changed', ids: tokens });
+  } finally {
+    await bus.close();
+  }
+}
+
 /** Runs one import and answers the exit code: 0 done, 1 failed, 2 refused (the database holds other users). */
 export async function runImport(
   argv: readonly string[],
@@ -107,6 +126,7 @@ export async function runImport(
         progress: (line) => write(`  ${line}\n`),
       });
       write(formatReport(report, describeSource(args.from)));
+      if (!args.dryRun && config.redisUrl) await announce(report, config.redisUrl, config.redisKeyPrefix);
       return 0;
     } finally {
       await source.close();

@@ -88,6 +88,8 @@ export interface ImportReport {
   /** Source tables Turnpike has no place for. */
   readonly uncarriedTables: string[];
   readonly notes: string[];
+  /** What running servers must read again: rows they may hold stale or have remembered as missing. */
+  readonly changed: { users: number[]; tokens: number[]; channels: number[]; options: string[] };
 }
 
 /** The import would mix an unrelated gateway's users with Turnpike's own; `--merge` allows it. */
@@ -181,6 +183,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
     keptOptions: [],
     uncarriedTables: [],
     notes: [],
+    changed: { users: [], tokens: [], channels: [], options: [] },
   };
   for (const table of [...schema.keys()].sort()) {
     if ((CARRIED_TABLES as readonly string[]).includes(table)) continue;
@@ -237,7 +240,10 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
     report.notes.push(
       `the setup's root account "${userPlan.setupRoot.username}" is replaced by the source's users (sign in with the source's root password)`,
     );
-  if (!dryRun && userPlan.setupRoot) await db.delete(users).where(eq(users.id, userPlan.setupRoot.id));
+  if (!dryRun && userPlan.setupRoot) {
+    await db.delete(users).where(eq(users.id, userPlan.setupRoot.id));
+    report.changed.users.push(userPlan.setupRoot.id);
+  }
   const skippedUsers = new Set<number>();
   let sawRoot = false;
   await carryPaged({
@@ -386,6 +392,9 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
           .onConflictDoNothing()
           .returning({ id: target.id });
         entry.written += written.length;
+        // A relay remembers keys it found no token for: any tokens.changed makes it look again.
+        if (table === 'tokens' && report.changed.tokens.length < 1000)
+          report.changed.tokens.push(...written.map((w) => Number(w.id)).slice(0, 1000));
         if (written.length < missing.length)
           count(
             entry.skipped,
@@ -483,6 +492,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
       await raiseSequence(tx, 'channels');
       if (withoutId.length > 0) inserted.push(...(await tx.insert(channels).values(withoutId).returning()));
       await createAbilityRepo(tx).rebuild(inserted);
+      report.changed.channels.push(...inserted.map((c) => c.id));
     });
   }
 
@@ -528,6 +538,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
       .insert(optionRows)
       .values(writes)
       .onConflictDoUpdate({ target: optionRows.key, set: { value: sql`excluded.value` } });
+    report.changed.options.push(...writes.map((w) => w.key));
   }
 
   /** Dashboard rows, summed per user, model and hour (Turnpike keeps one row for each). */

@@ -303,6 +303,9 @@ describe('charts/turnpike', () => {
       key: 'CRYPTO_SECRET',
     });
     expect(env.DATABASE_URL.valueFrom.secretKeyRef.key).toBe('DATABASE_URL');
+    // Running servers hear of the imported rows through the Redis they share.
+    expect(env.REDIS_URL.valueFrom.secretKeyRef.key).toBe('REDIS_URL');
+    expect(env.REDIS_KEY_PREFIX.value).toBe('turnpike:');
     expect(container.volumeMounts).toContainEqual({ name: 'source', mountPath: '/import', readOnly: true });
     expect(podOf(job).volumes).toContainEqual({
       name: 'source',

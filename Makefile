@@ -76,6 +76,14 @@ bench: install
 bench-duel: install
 	node bench/duel.ts $(A) $(B)
 
+## make import FROM=<source>: moves a new-api or one-api gateway (sqlite:///path/one-api.db, mysql://user:pass@host:3306/db
+## or postgres://...) into the database Turnpike is configured with; DRY_RUN=1 only reports; ARGS="--merge --skip-logs
+## --logs-since=2025-01-01" passes further flags (README "Moving from new-api or one-api")
+.PHONY: import
+import: install
+	@test -n "$(FROM)" || { echo 'usage: make import FROM=sqlite:///path/one-api.db [DRY_RUN=1] [ARGS="--merge"]'; exit 2; }
+	node api/src/server.ts import --from '$(FROM)' $(if $(filter 1 true yes,$(DRY_RUN)),--dry-run) $(ARGS)
+
 ## make chart-test: helm (from an npm dev dependency) lints and renders the charts; every object schema-checked
 chart-test: install
 	npx vitest run --project charts

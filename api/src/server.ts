@@ -12,6 +12,9 @@ import { createRuntime } from './runtime.ts';
  * streams go on for up to SHUTDOWN_GRACE_SECONDS, then the rest are cut, the batching writer flushes what was
  * settled, and the process exits 0.
  */
+// `node api/src/server.ts import --from <source>`: the import of issue 29, for a Job run from the same image.
+if (process.argv[2] === 'import')
+  process.exit(await (await import('@turnpike/core/import/cli')).runImport(process.argv.slice(3)));
 const config = await ensureSecrets(loadConfig());
 // Failures reported while the runtime starts (an invalid stored option, say) wait until the logger exists.
 const earlyFailures: { err: unknown; context: string }[] = [];

@@ -746,6 +746,3 @@ const sequenceName = (table: string) => `"${table}_id_seq"`;
 async function raiseSequences(db: Db): Promise<void> {
   for (const table of SERIAL_TABLES) await raiseSequence(db, table);
 }
-
-/** The box a real import seals channel keys with: the one the servers open them with. */
-export const channelKeyBoxFor = createChannelKeyBox;

@@ -92,14 +92,17 @@ export function registerHealthRoutes(app: FastifyInstance, readiness: Readiness)
 }
 
 /** A 503 body in the protocol of the route the caller used. */
-export function drainingBody(url: string): string {
-  const message = 'this server is shutting down; retry the request';
+export function drainingBody(
+  url: string,
+  message = 'this server is shutting down; retry the request',
+  code = 'server_draining',
+): string {
   if (url.startsWith('/v1/messages'))
     return JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message } });
   if (url.startsWith('/v1beta'))
     return JSON.stringify({ error: { code: 503, message, status: 'UNAVAILABLE' } });
   if (url.startsWith('/v1') || url.startsWith('/pg') || url.startsWith('/dashboard'))
-    return JSON.stringify({ error: { message, type: 'server_error', param: null, code: 'server_draining' } });
+    return JSON.stringify({ error: { message, type: 'server_error', param: null, code } });
   return JSON.stringify({ success: false, message, data: null });
 }
 

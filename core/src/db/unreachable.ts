@@ -63,6 +63,8 @@ export function isDatabaseUnreachable(error: unknown): boolean {
     if (current === undefined || current === null || seen.has(current)) continue;
     seen.add(current);
     if (isUnreachableItself(current)) return true;
+    // An HTTP call that failed (undici's "fetch failed") is a remote server's outage, not the database's.
+    if (current instanceof TypeError && current.message === 'fetch failed') continue;
     if (typeof current === 'object') {
       queue.push((current as { cause?: unknown }).cause);
       // A connect to a name with several addresses fails with an AggregateError of each attempt.

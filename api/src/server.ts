@@ -1,6 +1,6 @@
 import { startPresence } from '@turnpike/core/cluster/presence';
 import { loadConfig } from '@turnpike/core/config';
-import { isDataDirError } from '@turnpike/core/db/data-dir';
+import { dataDirErrorOf, isDataDirError } from '@turnpike/core/db/data-dir';
 import { waitForDatabase } from '@turnpike/core/db/wait-for-database';
 import { ensureSecrets } from '@turnpike/core/secrets';
 import { buildRelayApp, registerRelay } from '@turnpike/relay';
@@ -20,9 +20,19 @@ import { createRuntime, type Runtime } from './runtime.ts';
 // `node api/src/server.ts import --from <source>`: the import of issue 29, for a Job run from the same image.
 if (process.argv[2] === 'import')
   process.exit(await (await import('@turnpike/core/import/cli')).runImport(process.argv.slice(3)));
-const config = await ensureSecrets(loadConfig());
-const logger = { level: config.logLevel };
-const boot = await startBootServer({ port: config.port, host: config.host, logger });
+const loaded = loadConfig();
+const logger = { level: loaded.logLevel };
+const boot = await startBootServer({ port: loaded.port, host: loaded.host, logger });
+
+/** A start that cannot succeed (a locked or unwritable DATA_DIR, a wrong password): say why, and stop. */
+async function failToStart(error: unknown): Promise<never> {
+  const dataDirError = isDataDirError(error) ? error : dataDirErrorOf(error, loaded.dataDir);
+  if (dataDirError) boot.log.fatal({ dataDir: dataDirError.dataDir }, dataDirError.message);
+  else boot.log.fatal({ err: error }, 'could not start');
+  await boot.close();
+  process.exit(dataDirError ? dataDirError.exitCode : 1);
+}
+const config = await ensureSecrets(loaded).catch(failToStart);
 // Failures reported while the runtime starts (an invalid stored option, say) wait until the app's logger exists.
 const earlyFailures: { err: unknown; context: string }[] = [];
 let reportFailure = (err: unknown, context: string): void => {
@@ -58,11 +68,7 @@ const started = await waitForDatabase(openAndBuild, {
     await boot.close();
     process.exit(0);
   }
-  // A misconfiguration (a locked or unwritable DATA_DIR, a wrong password): say so and stop.
-  if (isDataDirError(error)) boot.log.fatal({ dataDir: error.dataDir }, error.message);
-  else boot.log.fatal({ err: error }, 'could not start');
-  await boot.close();
-  process.exit(isDataDirError(error) ? error.exitCode : 1);
+  return failToStart(error);
 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, stopWhileWaiting);
 const { runtime, app } = started;

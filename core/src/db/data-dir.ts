@@ -40,7 +40,7 @@ export function dataDirErrorOf(error: unknown, dir: string): DataDirError | unde
   const what = typeof code === 'string' ? DISK_CODES[code] : undefined;
   if (!what) return undefined;
   return new DataDirError(
-    `the embedded database folder ${dir} ${what}: set DATA_DIR to a writable folder with free space, or DATABASE_URL to a Postgres server`,
+    `the data folder ${dir} (DATA_DIR) ${what}: set DATA_DIR to a writable folder with free space, or DATABASE_URL to a Postgres server`,
     dir,
     { cause: error, exitCode: 73 },
   );
@@ -80,7 +80,7 @@ export async function lockDataDir(dir: string): Promise<() => void> {
       // Another process on this host, still running. (pid 1 of an earlier container is this process's own pid.)
       if (host === hostname() && Number.isInteger(pid) && pid !== process.pid && isAlive(pid))
         throw new DataDirError(
-          `the embedded database folder ${dir} is in use by process ${pid}: each process needs a DATA_DIR of its own (or share a Postgres server through DATABASE_URL)`,
+          `the embedded database folder ${dir} (DATA_DIR) is in use by process ${pid}: each process needs a DATA_DIR of its own (or share a Postgres server through DATABASE_URL)`,
           dir,
         );
       rmSync(lockPath, { force: true });

@@ -203,6 +203,20 @@ describe.skipIf(!postgres)('the database away, through a proxy of the test', () 
       relay,
       15_000,
     );
+    // A call that needs the database (a key this relay has not seen yet) is a 503 in OpenAI's shape, not a 500.
+    for (const route of ['/v1/chat/completions', '/v1/dashboard/billing/subscription']) {
+      const answer = await fetch(`${relay.url}${route}`, {
+        method: route.endsWith('completions') ? 'POST' : 'GET',
+        headers: { authorization: 'Bearer sk-never-seen-before', 'content-type': 'application/json' },
+        ...(route.endsWith('completions')
+          ? { body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) }
+          : {}),
+      });
+      const text = await answer.text();
+      expect({ route, status: answer.status, text }).toMatchObject({ route, status: 503 });
+      expect(answer.headers.get('retry-after')).toBeTruthy();
+      expect(JSON.parse(text)).toMatchObject({ error: { code: 'database_unavailable' } });
+    }
     await proxy.restore();
     await until('ready again', async () => (await readyz(relay)).body.status === 'ready', relay, 15_000);
     expect(relay.exitCode()).toBeUndefined();

@@ -222,6 +222,15 @@ describe.skipIf(!postgres)('the database away, through a proxy of the test', () 
     expect(relay.exitCode()).toBeUndefined();
   }, 90_000);
 
+  it('a process asked to stop while it waits for the database exits 0 at once', async () => {
+    await proxy.refuse();
+    const api = await startServer({ ROLE: 'api', DATABASE_URL: url });
+    await until('waiting', async () => (await readyz(api)).status === 503, api);
+    api.child.kill('SIGTERM');
+    await until('exited', async () => api.exitCode() !== undefined, undefined, 10_000);
+    expect(api.exitCode()).toBe(0);
+  });
+
   it('keeps serving when every backend is terminated under concurrent console calls (a failover)', async () => {
     await proxy.restore();
     const api = await startServer({ ROLE: 'api', DATABASE_URL: url });

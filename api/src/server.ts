@@ -56,6 +56,10 @@ async function openAndBuild(): Promise<{ runtime: Runtime; app: FastifyInstance 
   }
 }
 
+// A rejection nobody handled while starting (what a half-built runtime left behind when the database went away)
+// is reported, not a crash: the start is retried. Once serving, the last-resort handler below takes over.
+const reportWhileStarting = (err: unknown) => boot.log.error({ err }, 'unhandled rejection while starting');
+process.on('unhandledRejection', reportWhileStarting);
 const stopWaiting = new AbortController();
 const stopWhileWaiting = () => stopWaiting.abort(new Error('asked to stop while starting'));
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, stopWhileWaiting);
@@ -72,6 +76,13 @@ const started = await waitForDatabase(openAndBuild, {
 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, stopWhileWaiting);
 const { runtime, app } = started;
+if (stopWaiting.signal.aborted) {
+  // Asked to stop while the app was being built: nothing was served yet.
+  await app.close();
+  await runtime.close();
+  await boot.close();
+  process.exit(0);
+}
 reportFailure = (err, context) => app.log.error({ err, context }, 'background task failed');
 for (const failure of earlyFailures) reportFailure(failure.err, failure.context);
 
@@ -117,6 +128,7 @@ async function stop(reason: { signal?: string; err?: unknown }): Promise<void> {
 }
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop({ signal }));
 process.once('uncaughtException', (err) => void stop({ err }));
+process.off('unhandledRejection', reportWhileStarting);
 process.once('unhandledRejection', (err) => void stop({ err }));
 
 // The boot server hands the port over: a probe in between may be refused once, which no probe counts as death.

@@ -10,9 +10,14 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createDb } from '@turnpike/core/db/client';
+import { generateTokenKey } from '@turnpike/core/domain/tokens';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
+import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { freePort } from '@turnpike/core/testing/free-port';
 import { hasRedisServer, startTestRedisServer } from '@turnpike/core/testing/redis-server';
 import { startTcpProxy, type TcpProxy } from '@turnpike/core/testing/tcp-proxy';
+import { startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseUrl } from './testing/test-app.ts';
@@ -114,6 +119,21 @@ async function signInAsRoot(server: ServerProcess) {
   const cookie = (login.headers.get('set-cookie') ?? '').split(';', 1)[0] ?? '';
   return (route: string) =>
     fetch(`${server.url}${route}`, { headers: { cookie, 'new-api-user': String(body.data.id) } });
+}
+
+/** A root access token header, as scripts use (`GET /api/user/token` once signed in). */
+async function adminToken(server: ServerProcess): Promise<Record<string, string>> {
+  const login = await fetch(`${server.url}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'root', password: 'root-password-1' }),
+  });
+  const { data: me } = (await login.json()) as { data: { id: number } };
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';', 1)[0] ?? '';
+  const token = (await (
+    await fetch(`${server.url}/api/user/token`, { headers: { cookie, 'new-api-user': String(me.id) } })
+  ).json()) as { data: string };
+  return { authorization: token.data, 'new-api-user': String(me.id) };
 }
 
 afterEach(async () => {
@@ -221,6 +241,76 @@ describe.skipIf(!postgres)('the database away, through a proxy of the test', () 
     await until('ready again', async () => (await readyz(relay)).body.status === 'ready', relay, 15_000);
     expect(relay.exitCode()).toBeUndefined();
   }, 90_000);
+
+  it('an all-in-one server under model traffic rides an outage: no exit, no 500, calls served from its caches', async () => {
+    await proxy.restore();
+    const upstream = await startFakeOpenAi({});
+    const server = await startServer({ ROLE: 'all', DATABASE_URL: url });
+    const direct = await createDb({ url: database.url as string, maxConnections: 2 });
+    try {
+      await until('ready', async () => (await readyz(server)).status === 200, server, 30_000);
+      await signInAsRoot(server);
+      const user = await createUserRepo(direct.db).insert({
+        username: `outage-${randomBytes(4).toString('hex')}`,
+        password: 'not-a-real-hash',
+        quota: 1_000_000_000,
+      });
+      const token = await createTokenRepo(direct.db).insert({
+        userId: user.id,
+        key: generateTokenKey(),
+        name: 'outage',
+        remainQuota: 0,
+        unlimitedQuota: true,
+      });
+      const admin = await adminToken(server);
+      const saved = await fetch(`${server.url}/api/channel/`, {
+        method: 'POST',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'fake upstream',
+          type: 1,
+          key: 'sk-upstream',
+          base_url: upstream.url,
+          models: 'gpt-4o-mini',
+          group: 'default',
+        }),
+      });
+      expect(((await saved.json()) as { success: boolean }).success).toBe(true);
+      const statuses = new Map<number, number>();
+      let servedDuringOutage = 0;
+      let outage = false;
+      let stop = false;
+      const modelCall = () =>
+        fetch(`${server.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer sk-${token.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+        }).then(async (r) => {
+          await r.arrayBuffer();
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          if (outage && r.status === 200) servedDuringOutage += 1;
+        });
+      const callers = Array.from({ length: 4 }, async () => {
+        while (!stop) await modelCall();
+      });
+      await until('served before', async () => (statuses.get(200) ?? 0) >= 20, server);
+      outage = true;
+      await proxy.refuse();
+      proxy.resetAll();
+      await until('served during the outage', async () => servedDuringOutage >= 150, server);
+      outage = false;
+      await proxy.restore();
+      stop = true;
+      await Promise.all(callers);
+      expect([...statuses.keys()].filter((s) => s >= 500 && s !== 503)).toEqual([]);
+      expect(server.exitCode()).toBeUndefined();
+      expect(server.output()).not.toContain('stopping after an unexpected error');
+      await until('ready after', async () => (await readyz(server)).status === 200, server, 15_000);
+    } finally {
+      await direct.close();
+      await upstream.close();
+    }
+  }, 120_000);
 
   it('a process asked to stop while it waits for the database exits 0 at once', async () => {
     await proxy.refuse();

@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Db } from '@turnpike/core/db/client';
+import { describeUnreachable } from '@turnpike/core/db/unreachable';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -55,7 +56,7 @@ export function createReadiness(deps: {
   async function probe(): Promise<string[]> {
     const failures: string[] = [];
     await withTimeout(deps.db.execute(sql`select 1`), CHECK_TIMEOUT_MS).catch((error: unknown) =>
-      failures.push(`database: ${(error as Error).message}`),
+      failures.push(`database: ${describeUnreachable(error)}`),
     );
     if (deps.redis)
       await withTimeout(deps.redis.ping(), CHECK_TIMEOUT_MS).catch((error: unknown) =>

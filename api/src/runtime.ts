@@ -12,6 +12,9 @@ import { startLogRetention } from './jobs/log-retention.ts';
 
 export const VERSION: string = rootPackage.version;
 
+/** The `onError` context of a pooled connection lost (a failover, a restart): a warning, the pool recovers. */
+export const DATABASE_CONNECTION_LOST = 'database connection lost';
+
 export interface Runtime {
   readonly deps: AppDeps;
   close(): Promise<void>;
@@ -34,7 +37,7 @@ export async function createRuntime(
   const database = await createDb({
     url: config.databaseUrl,
     dataDir,
-    onConnectionError: (error) => runtimeOptions.onError?.(error, 'database connection lost'),
+    onConnectionError: (error) => runtimeOptions.onError?.(error, DATABASE_CONNECTION_LOST),
   });
   try {
     await migrate(database);

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { startBootServer } from './http/boot-server.ts';
 import { createReadiness, installDrainGate, registerHealthRoutes } from './http/health.ts';
-import { createRuntime, type Runtime } from './runtime.ts';
+import { createRuntime, DATABASE_CONNECTION_LOST, type Runtime } from './runtime.ts';
 
 /**
  * The server of every role: configuration, database, migrations, then listen until a signal asks to stop. A
@@ -83,7 +83,10 @@ if (stopWaiting.signal.aborted) {
   await boot.close();
   process.exit(0);
 }
-reportFailure = (err, context) => app.log.error({ err, context }, 'background task failed');
+reportFailure = (err, context) =>
+  context === DATABASE_CONNECTION_LOST
+    ? app.log.warn({ err, context }, 'a database connection was lost; the pool opens another when needed')
+    : app.log.error({ err, context }, 'background task failed');
 for (const failure of earlyFailures) reportFailure(failure.err, failure.context);
 
 const readiness = createReadiness({

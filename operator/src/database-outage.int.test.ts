@@ -3,8 +3,15 @@
  * (the shared Postgres keeps running). A reconcile that cannot reach the database says so in the resource's
  * conditions (`DatabaseUnavailable`) and a metric, is retried with backoff, and applies once the database is back.
  */
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@turnpike/core/testing/free-port';
 import { startTcpProxy, type TcpProxy } from '@turnpike/core/testing/tcp-proxy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeConfigFor } from './kube/client.ts';
 import type { Operator } from './operator.ts';
 import { createHarness, type Harness } from './testing/operator-harness.ts';
 import { waitFor } from './testing/wait.ts';
@@ -71,4 +78,59 @@ describe.skipIf(!process.env.TEST_POSTGRES_URL)('the operator while the database
       timeoutMs: 70_000,
     });
   }, 120_000);
+
+  it('a process started while the database is unreachable waits, live and not ready, then leads', async () => {
+    const url = h.databaseUrl as string;
+    const own = await startTcpProxy(url);
+    const dir = await mkdtemp(path.join(tmpdir(), 'turnpike-operator-boot-'));
+    const kubeconfig = path.join(dir, 'kubeconfig.json');
+    await writeFile(kubeconfig, kubeConfigFor(h.api.url).exportConfig());
+    const port = await freePort();
+    await own.refuse();
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./main.ts', import.meta.url))], {
+      env: {
+        ...process.env,
+        DATABASE_URL: own.urlThrough(url),
+        CRYPTO_SECRET: 'test-crypto-secret-0123456789',
+        KUBECONFIG: kubeconfig,
+        OPERATOR_PORT: String(port),
+        OPERATOR_LEASE_NAME: 'boot-test',
+        POD_NAMESPACE: 'turnpike-system',
+        LOG_LEVEL: 'warn',
+        DATA_DIR: dir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    let exitCode: number | null | undefined;
+    child.once('exit', (code) => {
+      exitCode = code;
+    });
+    const status = (route: string) =>
+      fetch(`http://127.0.0.1:${port}${route}`).then(
+        (r) => r.status,
+        () => 0,
+      );
+    try {
+      await waitFor(async () => (await status('/healthz')) === 200, { what: 'live', timeoutMs: 20_000 });
+      expect(await status('/readyz')).toBe(503);
+      await waitFor(() => output.includes('waiting for it'), { what: 'the wait logged' });
+      expect(exitCode).toBeUndefined();
+      await own.restore();
+      await waitFor(async () => (await status('/readyz')) === 200, {
+        what: `ready\n${output}`,
+        timeoutMs: 30_000,
+      });
+      expect(exitCode).toBeUndefined();
+    } finally {
+      child.kill('SIGKILL');
+      await own.close();
+    }
+  }, 60_000);
 });

@@ -26,7 +26,13 @@ import Fastify, {
 import { registerBillingCompat } from './billing-compat.ts';
 import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
 import type { RelayDeps } from './deps.ts';
-import { gatewayFailure, localError, type RelayError, toOpenAiErrorBody } from './errors.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  gatewayFailureOf,
+  localError,
+  type RelayError,
+  toOpenAiErrorBody,
+} from './errors.ts';
 import { createFrontDoor, installFrontDoor } from './front-door.ts';
 import { anthropicMessagesIngress } from './ingress/anthropic-messages.ts';
 import { geminiIngress } from './ingress/gemini.ts';
@@ -290,8 +296,9 @@ export async function registerRelay(
   await app.register(
     async (gemini) => {
       gemini.setErrorHandler((error: FastifyError, request, reply) => {
-        const shown = gatewayFailure(error.statusCode ?? 500, error.message);
+        const shown = gatewayFailureOf(error);
         if (shown.status === 500) request.log.error({ err: error }, 'relay request failed');
+        if (shown.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
         return geminiFailure(request, reply, shown);
       });
       gemini.setNotFoundHandler((request, reply) =>
@@ -432,8 +439,9 @@ function decompressBody(
 
 /** Fastify-level failures (bad JSON, body too large, a bug) in OpenAI's error shape. */
 function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const failure = gatewayFailure(error.statusCode ?? 500, error.message);
+  const failure = gatewayFailureOf(error);
   if (failure.status === 500) request.log.error({ err: error }, 'relay request failed');
+  if (failure.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
   // Anthropic's routes refuse in Anthropic's shape, even before their handler ran (a body Fastify could not read).
   // Gemini's actions are also served as POST /v1/models/{model}:{action}, and refuse in Gemini's shape there too.
   const ingress = request.url.startsWith('/v1/messages')

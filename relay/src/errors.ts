@@ -5,6 +5,7 @@
  * Pure functions: the pipeline asks "may I try another channel?" and "should this channel be switched off?"
  * after each failed attempt, with the channel's settings and the current options as arguments.
  */
+import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import type { WordMatcher } from './metering/sensitive.ts';
 
 /** OpenAI's error body: `{ "error": { message, type, param, code } }`. */
@@ -56,6 +57,20 @@ export function gatewayFailure(status: number, message: string): RelayError {
   return status >= 400 && status < 500
     ? localError(status, 'invalid_request', message, 'invalid_request_error')
     : localError(500, 'internal_error', 'internal error of the gateway', 'new_api_error');
+}
+
+/** Seconds a caller is asked to wait (`Retry-After`) while the database is unreachable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * `gatewayFailure` for an error that reached a handler of the relay's own: the database being unreachable (a
+ * cache miss during an outage, a route that reads the database) is a 503 to try again shortly, not a 500.
+ */
+export function gatewayFailureOf(error: unknown): RelayError {
+  if (isDatabaseUnreachable(error))
+    return localError(503, 'database_unavailable', 'the database is unreachable; try again shortly');
+  const { statusCode, message } = (error ?? {}) as { statusCode?: number; message?: string };
+  return gatewayFailure(statusCode ?? 500, message ?? '');
 }
 
 export function toOpenAiErrorBody(error: RelayError, requestId?: string): OpenAiErrorBody {

@@ -161,6 +161,7 @@ export function createChannelCache(options: {
     );
     byId = loaded;
     cooldown.prune((id) => loaded.has(id));
+    startResync();
   }
 
   /**
@@ -188,9 +189,15 @@ export function createChannelCache(options: {
     if (event.type === 'channels.cooldown') cooldown.rest(event.id, event.until);
     return undefined;
   });
-  const resync =
-    options.resyncMs > 0 ? setInterval(() => load().catch(onError), options.resyncMs) : undefined;
-  resync?.unref();
+  // The periodic reload starts with the first load that succeeds: a cache whose first load failed (a process
+  // starting while the database goes away, which builds its app again) is dropped and must not keep reloading.
+  let resync: NodeJS.Timeout | undefined;
+  let closed = false;
+  const startResync = () => {
+    if (resync || closed || !(options.resyncMs > 0)) return;
+    resync = setInterval(() => load().catch(onError), options.resyncMs);
+    resync.unref();
+  };
 
   return {
     load,
@@ -232,6 +239,7 @@ export function createChannelCache(options: {
       return out;
     },
     close() {
+      closed = true;
       unsubscribe();
       clearInterval(resync);
     },

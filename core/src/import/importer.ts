@@ -7,7 +7,6 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
-import { createChannelKeyBox } from '../channels/channel-key.ts';
 import type { SealedBox } from '../crypto/sealed-box.ts';
 import type { Db, Executor } from '../db/client.ts';
 import {

@@ -194,21 +194,33 @@ function startBalancer(relays: readonly ClusterProcess[]): Promise<http.Server &
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const candidates = relays.filter((r) => r.inRotation && !notReady.has(r));
+      // Each candidate once, from the next in turn (other requests move the turn meanwhile).
+      next = (next + 1) % Math.max(1, candidates.length);
+      const first = next;
       const tryAt = (attempt: number) => {
         if (attempt >= candidates.length) {
           res.writeHead(502, { 'content-type': 'application/json' });
           res.end('{"error":{"message":"no relay answered","type":"balancer"}}');
           return;
         }
-        next = (next + 1) % candidates.length;
-        const target = candidates[next] as ClusterProcess;
+        const target = candidates[(first + attempt) % candidates.length] as ClusterProcess;
         const upstream = http.request(
-          { host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers: req.headers },
+          {
+            host: '127.0.0.1',
+            port: target.port,
+            method: req.method,
+            path: req.url,
+            headers: req.headers,
+            agent: false,
+          },
           (answer) => {
             res.writeHead(answer.statusCode ?? 502, answer.headers);
             answer.pipe(res);
           },
         );
+        // A refused connection is retried on the next relay, as a proxy of a Service does; a request cut after it
+        // reached a relay is not (it may have been served). One connection per request, so a relay killed since the
+        // last one is a refusal, not a reset of a kept-alive connection.
         upstream.on('error', (error: NodeJS.ErrnoException) => {
           if (!res.headersSent && error.code === 'ECONNREFUSED') tryAt(attempt + 1);
           else res.destroy();

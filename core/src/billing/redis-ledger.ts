@@ -35,27 +35,33 @@ import {
 } from './ledger.ts';
 
 /**
- * Shared pieces of the scripts: `reap(pid, keep)` returns a dead process's holds and forgets the bases they touched.
+ * Shared pieces of the scripts: `reap(pid, keep)` returns a dead process's holds and marks the bases they touched
+ * stale: read again at the next hold, but still used while the database cannot be read (the dead process may have
+ * written a debit it never reported, which only an unjournaled charge can be: rare, and said in docs/adr/0022).
  * Its journal (settled writes not in the database yet, `jrn:` per account and the `journal:` stream) is kept as an
  * orphan for any process to write when `keep` is set, so those charges stay outstanding until they are written;
  * a process re-registering drops its own old journal instead, since it journals what it still owes again.
  */
 const REAP_FUNCTION = `
-local function release(p, hash)
+local function release(p, hash, forget)
   local entries = redis.call('HGETALL', hash)
   for i = 1, #entries, 2 do
-    local out = p .. 'out:' .. entries[i]
+    local out, base = p .. 'out:' .. entries[i], p .. 'base:' .. entries[i]
     if redis.call('DECRBY', out, entries[i + 1]) == 0 then redis.call('DEL', out) end
-    redis.call('DEL', p .. 'base:' .. entries[i])
+    if forget then
+      redis.call('DEL', base)
+    elseif redis.call('EXISTS', base) == 1 then
+      redis.call('HSET', base, 's', '1')
+    end
   end
 end
 local function reap(p, procs, pid, keep)
-  release(p, p .. 'proc:' .. pid)
+  release(p, p .. 'proc:' .. pid, false)
   local jrn, stream = p .. 'jrn:' .. pid, p .. 'journal:' .. pid
   if keep and (redis.call('EXISTS', jrn) == 1 or redis.call('XLEN', stream) > 0) then
     redis.call('SADD', p .. 'orphans', pid)
   else
-    release(p, jrn)
+    release(p, jrn, false)
     redis.call('DEL', jrn, stream)
   end
   redis.call('DEL', p .. 'proc:' .. pid, p .. 'lease:' .. pid)
@@ -63,7 +69,10 @@ local function reap(p, procs, pid, keep)
 end
 `;
 
-/** KEYS: lease, proc, then base and out per account. ARGV: amount, then the account names. */
+/**
+ * KEYS: lease, proc, then base and out per account. ARGV: amount, '1' to accept a stale base (the database cannot
+ * be read), then the account names.
+ */
 const HOLD = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0} end
 local amount = tonumber(ARGV[1])
@@ -72,20 +81,25 @@ local least = nil
 for i = 1, n do
   local b = redis.call('HGET', KEYS[1 + 2 * i], 'b')
   if not b then return {-2, i, 0} end
+  if ARGV[2] ~= '1' and redis.call('HEXISTS', KEYS[1 + 2 * i], 's') == 1 then return {-2, i, 0} end
   local available = tonumber(b) - tonumber(redis.call('GET', KEYS[2 + 2 * i]) or '0')
   if available < amount or available <= 0 then return {0, i, available} end
   if least == nil or available < least then least = available end
 end
 for i = 1, n do
   redis.call('INCRBY', KEYS[2 + 2 * i], ARGV[1])
-  redis.call('HINCRBY', KEYS[2], ARGV[1 + i], ARGV[1])
+  redis.call('HINCRBY', KEYS[2], ARGV[2 + i], ARGV[1])
 end
 return {1, 0, least - amount}`;
 
-/** KEYS: base, ver. ARGV: balance, version, ttl ms. 1 when the base is there now, 0 when the read was stale. */
+/**
+ * KEYS: base, ver. ARGV: balance, version, ttl ms. 1 when a fresh base is there now (one marked stale is replaced),
+ * 0 when the read was older than a debit already reported.
+ */
 const INIT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 's') == 0 then return 1 end
 if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[2]) or '0') then return 0 end
+redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'b', ARGV[1], 'v', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`;
@@ -178,6 +192,11 @@ for i = 1, #KEYS / 2 do
 end
 return answer`;
 
+/** KEYS: an orphan's lock. ARGV: the claimer. Frees the lock if the claimer still holds it. */
+const UNLOCK_ORPHAN = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1`;
+
 /** KEYS: orphans. ARGV: key prefix, claimer, lock ms. An orphaned journal nobody is writing, or false. */
 const CLAIM_ORPHAN = `
 local p = ARGV[1]
@@ -199,7 +218,7 @@ const ORPHAN_WRITTEN = `${REAP_FUNCTION}
 local p, pid = ARGV[1], ARGV[2]
 local jrn, stream = p .. 'jrn:' .. pid, p .. 'journal:' .. pid
 if redis.call('XLEN', stream) > 0 then return 0 end
-release(p, jrn)
+release(p, jrn, true)
 for i = 4, #ARGV, 2 do
   local ver = p .. 'ver:' .. ARGV[i]
   if tonumber(ARGV[i + 1]) > tonumber(redis.call('GET', ver) or '0') then
@@ -328,6 +347,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const orphanWrittenScript = script('OrphanWritten', ORPHAN_WRITTEN);
   const orphansKey = `${tag}orphans`;
   const viewScript = script('View', VIEW);
+  const unlockOrphanScript = script('UnlockOrphan', UNLOCK_ORPHAN);
   let unwritten: () => readonly JournalEntry[] = () => [];
 
   const newId = () => randomBytes(8).toString('hex');
@@ -346,6 +366,8 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
    * old (docs/adr/0022).
    */
   const lastAvailable = new Map<Account, number>();
+  /** When reading a base from the database last failed (a hold then serves from a stale base). */
+  let baseReadFailedAt = 0;
   /** When each account was last held here. */
   const lastHeld = new Map<Account, number>();
   /** Admitted per account while degraded, against the degraded allowance. */
@@ -523,11 +545,13 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   }
 
   async function holdShared(accounts: readonly Account[], amount: number): Promise<HoldResult | undefined> {
+    let acceptStale = false;
     for (let attempt = 0; attempt < 4; attempt += 1) {
       const [code, index, available] = (await holdScript(
         2 + 2 * accounts.length,
         ...keysOf(accounts),
         amount,
+        acceptStale ? '1' : '0',
         ...accounts,
       )) as [number, number, number];
       if (code === 1) {
@@ -544,7 +568,21 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       }
       if (code === -2) {
         const account = accounts[index - 1] as Account;
-        if (!(await initBase(account))) return { ok: false, account, available: 0 };
+        // The database cannot be read (it failed a moment ago: requests do not all wait on it again): a base
+        // marked stale still serves; without any, the caller is refused as degraded.
+        if (Date.now() - baseReadFailedAt < 250) {
+          if (acceptStale) throw new BasesUnreadable(undefined);
+          acceptStale = true;
+          continue;
+        }
+        try {
+          if (!(await initBase(account))) return { ok: false, account, available: 0 };
+        } catch (error) {
+          if (!(error instanceof BasesUnreadable)) throw error;
+          baseReadFailedAt = Date.now();
+          if (acceptStale) throw error;
+          acceptStale = true;
+        }
       } else {
         await register();
         if (degraded) return undefined;
@@ -681,13 +719,19 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       if (!orphan) return 0;
       const stream = `${tag}journal:${orphan}`;
       let count = 0;
-      for (;;) {
-        const entries = await redis.xrange(stream, '-', '+', 'COUNT', 1000);
-        if (entries.length === 0) break;
-        await write(entries.map(([, fields]) => fields[1] as string));
-        const last = entries[entries.length - 1]?.[0] as string;
-        await redis.xtrim(stream, 'MINID', `${last.split('-')[0]}-1`);
-        count += entries.length;
+      try {
+        for (;;) {
+          const entries = await redis.xrange(stream, '-', '+', 'COUNT', 1000);
+          if (entries.length === 0) break;
+          await write(entries.map(([, fields]) => fields[1] as string));
+          const last = entries[entries.length - 1]?.[0] as string;
+          await redis.xtrim(stream, 'MINID', `${last.split('-')[0]}-1`);
+          count += entries.length;
+        }
+      } catch (error) {
+        // The database is away (say): the orphan is free for the next try at once, not when the lock runs out.
+        await unlockOrphanScript(1, `${tag}orphanlock:${orphan}`, pid).catch(() => undefined);
+        throw error;
       }
       const accounts = (await redis.hkeys(`${tag}jrn:${orphan}`)) as Account[];
       const bases = accounts.length > 0 ? await loadBases(accounts) : new Map();

@@ -250,8 +250,9 @@ describe.skipIf(!enabled)('a cluster under database and Redis outages', () => {
   };
 
   /** Whether the test SIGKILLed a process since `at` (its open connections then broke). */
+  /** Whether the test SIGKILLed a process since `at` (when the signal was sent: its exit is seen a moment later). */
   const killedSince = (at: number) =>
-    processes().some((p) => p.exits().some((e) => e.asked && e.signal === 'SIGKILL' && e.at >= at - 100));
+    processes().some((p) => p.signalsSent().some((s) => s.signal === 'SIGKILL' && s.at >= at - 100));
 
   /** What the database says a payer paid: the balance drop, the logs, the counters and duplicate request ids. */
   const books = async (p: LoadPayer) => {

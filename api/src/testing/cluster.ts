@@ -46,6 +46,8 @@ export interface ClusterProcess {
   restartAfterMs: number | undefined;
   /** Every exit since the cluster started, in order. */
   exits(): readonly ProcessExit[];
+  /** The signals the test sent, when it sent them (an exit is seen a moment later). */
+  signalsSent(): readonly { readonly signal: NodeJS.Signals; readonly at: number }[];
   /** How many times it was started again (by `restart()` or by the restart policy). */
   restarts(): number;
   /** What it printed (warnings and errors), for a failing test to show. */
@@ -101,6 +103,7 @@ function startProcess(
   let log = '';
   let closing = false;
   let askedFor: ChildProcess | undefined;
+  const signalsSent: { signal: NodeJS.Signals; at: number }[] = [];
   let pendingRestart: NodeJS.Timeout | undefined;
   const exits: ProcessExit[] = [];
   let restarts = 0;
@@ -139,12 +142,14 @@ function startProcess(
     child: () => child,
     output: () => log,
     exits: () => exits,
+    signalsSent: () => signalsSent,
     restarts: () => restarts,
     async signal(signal) {
       const running = child;
       if (!running) return null;
       const exited = new Promise<number | null>((resolve) => running.once('exit', (code) => resolve(code)));
       askedFor = running;
+      signalsSent.push({ signal, at: Date.now() });
       running.kill(signal);
       return exited;
     },
@@ -218,11 +223,13 @@ function startBalancer(relays: readonly ClusterProcess[]): Promise<http.Server &
             answer.pipe(res);
           },
         );
-        // A refused connection is retried on the next relay, as a proxy of a Service does; a request cut after it
+        // A refused (or reset while connecting) connection is retried on the next relay, as a proxy of a Service does; a request cut after it
         // reached a relay is not (it may have been served). One connection per request, so a relay killed since the
         // last one is a refusal, not a reset of a kept-alive connection.
         upstream.on('error', (error: NodeJS.ErrnoException) => {
-          if (!res.headersSent && error.code === 'ECONNREFUSED') tryAt(attempt + 1);
+          const unsent =
+            error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && error.syscall === 'connect');
+          if (!res.headersSent && unsent) tryAt(attempt + 1);
           else res.destroy();
         });
         res.on('close', () => upstream.destroy());

@@ -9,6 +9,33 @@ export type BalanceKind = 'openai-billing' | 'siliconflow' | 'deepseek';
 /** How the upstream model list is read, or undefined when the provider has none we can call. */
 export type ModelListKind = 'openai' | 'gemini' | 'anthropic';
 
+/** The wire formats the relay speaks, on either side: relay/src/formats/<wire>/. */
+export const WIRE_FORMATS = ['openai', 'anthropic', 'gemini'] as const;
+export type WireFormat = (typeof WIRE_FORMATS)[number];
+
+/** The upstream providers the relay has: relay/src/providers/<id>/, each over one of the formats. */
+export const RELAY_PROVIDERS = ['openai', 'anthropic', 'gemini', 'azure', 'bedrock', 'vertex'] as const;
+export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
+
+/** The kinds of request a channel can carry, as the console's type list names them. */
+export type Carried = 'chat' | 'embeddings' | 'images' | 'audio' | 'moderations' | 'rerank' | 'tasks';
+
+/**
+ * How the relay serves a channel type: the one declaration the relay's provider registry, the console's "what
+ * this type carries" and the operator's readiness read. `unserved` and `retired` types are refused for new
+ * channels (console API and operator), with the reason.
+ */
+export type Relaying =
+  | {
+      readonly kind: 'relayed';
+      readonly provider: RelayProviderId;
+      readonly format: WireFormat;
+      readonly carries: readonly Carried[];
+    }
+  | { readonly kind: 'tasks'; readonly carries: readonly Carried[] }
+  | { readonly kind: 'unserved'; readonly reason: string }
+  | { readonly kind: 'retired'; readonly reason: string; readonly replacedBy: number };
+
 export interface ProviderType {
   readonly value: number;
   readonly label: string;
@@ -25,6 +52,8 @@ export interface ProviderType {
   readonly modelList?: ModelListKind;
   /** The whole key field is one credential (a JSON document), so a multi-line key is not split. */
   readonly keyIsDocument?: boolean;
+  /** How the relay serves it (the provider and the format), or why it does not. */
+  readonly relay: Relaying;
 }
 
 /** Named values for the types code refers to; everything else is looked up through the catalogue. */
@@ -69,7 +98,23 @@ export const ProviderTypeId = {
 } as const;
 
 const bearer = 'one API key per line';
-const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const };
+
+const OPENAI_CARRIES: readonly Carried[] = ['chat', 'embeddings', 'images', 'audio', 'moderations', 'rerank'];
+const relayed = (provider: RelayProviderId, format: WireFormat, carries: readonly Carried[]): Relaying => ({
+  kind: 'relayed',
+  provider,
+  format,
+  carries,
+});
+/** An OpenAI-compatible upstream: OpenAI's paths under its base URL, a bearer key. */
+const compatible = relayed('openai', 'openai', OPENAI_CARRIES);
+const tasks: Relaying = { kind: 'tasks', carries: ['tasks'] };
+const unserved = (label: string): Relaying => ({
+  kind: 'unserved',
+  reason: `the relay does not carry ${label} traffic yet, so a channel of this type would never be used`,
+});
+
+const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const, relay: compatible };
 
 const list: ProviderType[] = [
   {
@@ -94,6 +139,7 @@ const list: ProviderType[] = [
     extraFields: [{ field: 'openai_organization', label: 'OpenAI organization (optional)' }],
     balance: 'openai-billing',
     modelList: 'openai',
+    relay: compatible,
   },
   {
     value: 2,
@@ -111,6 +157,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: 'the mj-api-secret of the proxy',
     extraFields: [],
+    relay: tasks,
   },
   {
     value: 5,
@@ -133,6 +180,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: 'the mj-api-secret of the proxy',
     extraFields: [],
+    relay: tasks,
   },
   {
     value: 36,
@@ -141,6 +189,7 @@ const list: ProviderType[] = [
     defaultModels: ['suno_music', 'suno_lyrics'],
     keyFormat: bearer,
     extraFields: [],
+    relay: tasks,
   },
   {
     value: 4,
@@ -163,6 +212,7 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [],
     modelList: 'anthropic',
+    relay: relayed('anthropic', 'anthropic', ['chat']),
   },
   {
     value: 33,
@@ -176,6 +226,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: 'AccessKey|SecretAccessKey|Region',
     extraFields: [],
+    relay: unserved('AWS Claude'),
   },
   {
     value: 41,
@@ -185,6 +236,7 @@ const list: ProviderType[] = [
     keyFormat: 'the service-account JSON document',
     extraFields: [{ field: 'other', label: 'region, or JSON {"default": region, "<model>": region}' }],
     keyIsDocument: true,
+    relay: unserved('Vertex AI'),
   },
   {
     value: 3,
@@ -193,6 +245,7 @@ const list: ProviderType[] = [
     defaultModels: ['gpt-4o', 'gpt-4o-mini', 'gpt-4', 'gpt-35-turbo', 'text-embedding-ada-002'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. 2024-12-01-preview' }],
+    relay: unserved('Azure OpenAI'),
   },
   {
     value: 34,
@@ -201,6 +254,7 @@ const list: ProviderType[] = [
     defaultModels: ['command-r', 'command-r-plus', 'rerank-english-v3.0', 'rerank-multilingual-v3.0'],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('Cohere'),
   },
   {
     value: 39,
@@ -209,6 +263,7 @@ const list: ProviderType[] = [
     defaultModels: ['@cf/meta/llama-3.1-8b-instruct', '@cf/baai/bge-base-en-v1.5'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'account id' }],
+    relay: unserved('Cloudflare'),
   },
   {
     value: 43,
@@ -225,6 +280,7 @@ const list: ProviderType[] = [
     defaultModels: ['ERNIE-4.0-8K', 'ERNIE-3.5-8K', 'ERNIE-Speed-128K', 'Embedding-V1'],
     keyFormat: 'APIKey|SecretKey',
     extraFields: [],
+    relay: unserved('Baidu Wenxin'),
   },
   {
     value: 46,
@@ -233,6 +289,7 @@ const list: ProviderType[] = [
     defaultModels: ['ernie-4.0-8k-latest', 'ernie-3.5-8k', 'ernie-speed-128k'],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('Baidu Wenxin V2'),
   },
   {
     value: 17,
@@ -241,6 +298,7 @@ const list: ProviderType[] = [
     defaultModels: ['qwen-turbo', 'qwen-plus', 'qwen-max', 'qwen-long', 'text-embedding-v1'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'plugin parameter (X-DashScope-Plugin)' }],
+    relay: unserved('Alibaba Qwen'),
   },
   {
     value: 18,
@@ -249,6 +307,7 @@ const list: ProviderType[] = [
     defaultModels: ['SparkDesk-v1.1', 'SparkDesk-v2.1', 'SparkDesk-v3.1', 'SparkDesk-v3.5', 'SparkDesk-v4.0'],
     keyFormat: 'APPID|APISecret|APIKey',
     extraFields: [{ field: 'other', label: 'API version, default v2.1' }],
+    relay: unserved('iFlytek Spark'),
   },
   {
     value: 16,
@@ -257,6 +316,7 @@ const list: ProviderType[] = [
     defaultModels: ['chatglm_turbo', 'chatglm_pro', 'chatglm_std', 'chatglm_lite'],
     keyFormat: 'id.secret',
     extraFields: [],
+    relay: unserved('Zhipu'),
   },
   {
     value: 26,
@@ -265,6 +325,7 @@ const list: ProviderType[] = [
     defaultModels: ['glm-4', 'glm-4v', 'glm-4-flash', 'glm-4-plus', 'embedding-2'],
     keyFormat: 'id.secret',
     extraFields: [],
+    relay: unserved('Zhipu GLM-4'),
   },
   {
     value: 24,
@@ -274,6 +335,7 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. v1beta' }],
     modelList: 'gemini',
+    relay: relayed('gemini', 'gemini', ['chat', 'embeddings']),
   },
   {
     value: 11,
@@ -282,6 +344,11 @@ const list: ProviderType[] = [
     defaultModels: ['PaLM-2'],
     keyFormat: bearer,
     extraFields: [],
+    relay: {
+      kind: 'retired',
+      reason: 'Google retired PaLM 2 and its API no longer answers: use a Google Gemini (24) channel instead',
+      replacedBy: 24,
+    },
   },
   {
     value: 47,
@@ -318,6 +385,7 @@ const list: ProviderType[] = [
     defaultModels: ['hunyuan-lite', 'hunyuan-standard', 'hunyuan-pro'],
     keyFormat: 'AppId|SecretId|SecretKey',
     extraFields: [],
+    relay: unserved('Tencent Hunyuan'),
   },
   {
     value: 31,
@@ -333,6 +401,7 @@ const list: ProviderType[] = [
     defaultModels: ['abab6.5-chat', 'abab6.5s-chat', 'abab5.5-chat'],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('MiniMax'),
   },
   {
     value: 37,
@@ -341,6 +410,7 @@ const list: ProviderType[] = [
     defaultModels: ['dify'],
     keyFormat: 'the app API key',
     extraFields: [],
+    relay: unserved('Dify'),
   },
   {
     value: 38,
@@ -349,6 +419,7 @@ const list: ProviderType[] = [
     defaultModels: ['jina-embeddings-v3', 'jina-reranker-v2-base-multilingual'],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('Jina'),
   },
   {
     value: 40,
@@ -374,6 +445,7 @@ const list: ProviderType[] = [
     extraFields: [],
     balance: 'openai-billing',
     modelList: 'openai',
+    relay: compatible,
   },
   {
     value: 22,
@@ -382,6 +454,7 @@ const list: ProviderType[] = [
     defaultModels: [],
     keyFormat: 'APIKey-AppId',
     extraFields: [],
+    relay: unserved('FastGPT knowledge base'),
   },
   {
     value: 21,
@@ -390,6 +463,7 @@ const list: ProviderType[] = [
     defaultModels: [],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('AI Proxy knowledge base'),
   },
   {
     value: 44,
@@ -398,6 +472,7 @@ const list: ProviderType[] = [
     defaultModels: ['m3e-base', 'm3e-large', 'm3e-small'],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('M3E embeddings'),
   },
   {
     value: 45,
@@ -406,6 +481,7 @@ const list: ProviderType[] = [
     defaultModels: ['doubao-pro-32k', 'doubao-lite-32k', 'doubao-embedding'],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('Volcano Ark / Doubao'),
   },
   {
     value: 48,
@@ -426,6 +502,26 @@ export function findProviderType(value: number): ProviderType | undefined {
 }
 
 export const isKnownProviderType = (value: number): boolean => byValue.has(value);
+
+/** How the relay serves a type, or undefined for a type the catalogue does not know. */
+export const relayingOf = (value: number): Relaying | undefined => byValue.get(value)?.relay;
+
+/**
+ * Why a new channel of this type is refused (the console API, the operator), or undefined when the relay serves
+ * it (chat and friends, or tasks). Unknown types are refused elsewhere ("unknown channel type").
+ */
+export function refusalOfType(value: number): string | undefined {
+  const relay = relayingOf(value);
+  if (relay === undefined) return undefined;
+  if (relay.kind === 'unserved' || relay.kind === 'retired') return relay.reason;
+  return undefined;
+}
+
+/** What a channel of this type carries (none for a type the relay does not serve). */
+export const carriedBy = (value: number): readonly Carried[] => {
+  const relay = relayingOf(value);
+  return relay && (relay.kind === 'relayed' || relay.kind === 'tasks') ? relay.carries : [];
+};
 
 /** `GET /api/models`: type → default model list. */
 export function defaultModelsByType(): Record<number, string[]> {

@@ -11,6 +11,7 @@ import {
 
 const channel = (fields: Partial<RelayChannel> = {}): RelayChannel => ({
   id: 1,
+  other: '',
   name: 'c',
   type: 1,
   key: 'sk-x',

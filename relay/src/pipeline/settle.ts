@@ -9,11 +9,11 @@ import type { Hold } from '@turnpike/core/billing/ledger';
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
-import { reasoningEffortOf } from '../adapters/openai/reasoning.ts';
-import { adapterFor } from '../adapters/registry.ts';
+import { reasoningEffortOf } from '../formats/openai/reasoning.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
 import { markAttempt, markStep, type StepMarks } from '../metrics/tracing.ts';
+import { providerFor } from '../providers/registry.ts';
 import type { Caller } from './authenticate.ts';
 import type { Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
@@ -68,8 +68,7 @@ function adjustmentOf(
 /** The OpenTelemetry `gen_ai.provider.name` of the channel that answered. */
 function providerOf(ctx: RelayContext, channelId: number): string {
   const channel = ctx.channels.get(channelId);
-  const id = channel ? adapterFor(channel.type)?.id : undefined;
-  return id === 'gemini' ? 'gcp.gemini' : (id ?? 'openai');
+  return (channel && providerFor(channel.type)?.genAiName) || 'openai';
 }
 
 /**

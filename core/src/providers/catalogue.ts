@@ -236,7 +236,8 @@ const list: ProviderType[] = [
     keyFormat: 'the service-account JSON document',
     extraFields: [{ field: 'other', label: 'region, or JSON {"default": region, "<model>": region}' }],
     keyIsDocument: true,
-    relay: unserved('Vertex AI'),
+    // Gemini models in Gemini's format; Claude models in Anthropic's (relay/src/providers/vertex).
+    relay: relayed('vertex', 'gemini', ['chat']),
   },
   {
     value: 3,
@@ -245,7 +246,7 @@ const list: ProviderType[] = [
     defaultModels: ['gpt-4o', 'gpt-4o-mini', 'gpt-4', 'gpt-35-turbo', 'text-embedding-ada-002'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. 2024-12-01-preview' }],
-    relay: unserved('Azure OpenAI'),
+    relay: relayed('azure', 'openai', ['chat', 'embeddings', 'images', 'audio']),
   },
   {
     value: 34,
@@ -339,7 +340,7 @@ const list: ProviderType[] = [
   },
   {
     value: 11,
-    label: 'Google PaLM2',
+    label: 'Google PaLM2 (retired)',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     defaultModels: ['PaLM-2'],
     keyFormat: bearer,

@@ -15,6 +15,7 @@ import {
   encodingForModel,
 } from '../metering/tokens.ts';
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
+import { CredentialError } from '../providers/provider.ts';
 import { providerFor } from '../providers/registry.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { toUpstreamFailure, type UpstreamClient } from '../upstream/client.ts';
@@ -159,8 +160,8 @@ export async function runChannelTest(
       error: failure(400, message, 'unreadable_key', true),
     };
   }
-  const provider = providerFor(channel.type);
   const request = buildTestRequest(channel, model);
+  const provider = providerFor(channel.type, request.upstreamModel);
   if (!provider?.supports(request.endpoint)) {
     const message = `channels of this type cannot be tested on ${request.endpoint}`;
     return { ok: false, request, elapsedMs: 0, error: failure(400, message, 'untestable', true) };
@@ -195,6 +196,13 @@ export async function runChannelTest(
     headers = response.headers;
     text = await response.readText(ANSWER_LIMIT);
   } catch (error) {
+    if (error instanceof CredentialError)
+      return {
+        ok: false,
+        request,
+        elapsedMs: elapsed(),
+        error: { ...error.error, message: redactorOf(channel).redact(error.message) },
+      };
     const upstreamFailure = toUpstreamFailure(error);
     const timedOut = upstreamFailure.kind === 'timeout' || deadline.aborted;
     const message = timedOut

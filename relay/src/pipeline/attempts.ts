@@ -20,6 +20,7 @@ import type { Endpoint, UpstreamCall } from '../formats/format.ts';
 import type { Ingress } from '../formats/ingress.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { markAttempt } from '../metrics/tracing.ts';
+import { CredentialError } from '../providers/provider.ts';
 import { type Provider, providerFor } from '../providers/registry.ts';
 import { pickChannel } from '../routing/pick.ts';
 import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
@@ -138,7 +139,8 @@ export async function runAttempts(
     const channel = ctx.channels.get(channelId);
     if (!channel || channel.key === undefined) break;
     tried.add(channelId);
-    const provider = providerFor(channel.type);
+    const upstreamModel = channel.modelMapping[model] ?? model;
+    const provider = providerFor(channel.type, upstreamModel);
     const route = provider && routeOf(spec, ingress, provider);
     if (provider && !route && spec.countLocally) {
       // Counting tokens needs no upstream: a channel of another format is answered from the relay's own count.
@@ -155,7 +157,6 @@ export async function runAttempts(
       continue;
     }
     used.push(channelId);
-    const upstreamModel = channel.modelMapping[model] ?? model;
     const redactor = redactorOf(channel);
     const retryContext = {
       remaining: retryTimes - attempt,
@@ -211,6 +212,14 @@ export async function runAttempts(
           return next;
         }
         const failure = toUpstreamFailure(error);
+        if (error instanceof CredentialError) {
+          // No credential to send (a refused token exchange, a key that does not parse): as if answered so.
+          lastError = { ...error.error, message: redactor.redact(error.error.message) };
+          checkChannelHealth(ctx, channel, lastError);
+          request.log.warn({ channelId, code: lastError.code }, 'upstream credential failed');
+          if (shouldRetry(lastError, retryContext)) continue;
+          break;
+        }
         if (failure.kind === 'aborted') return undefined; // the client left; the caller refunds
         lastError = {
           status: failure.kind === 'timeout' ? 504 : 502,

@@ -32,6 +32,8 @@ export interface Provider {
   readError(status: number, body: string, headers: IncomingHttpHeaders): RelayError;
   /** Whether a 400 from this provider may be a passing overload, so another channel is tried. */
   readonly retriesBadRequest: boolean;
+  /** The provider serving one model, where it depends on the model (Vertex: Gemini or Claude publisher). */
+  forModel?(model: string): Provider;
   /** The stream as SSE bytes, for a provider whose stream framing is another (AWS's event stream). */
   reframeStream?(body: UpstreamBody): UpstreamBody;
 }
@@ -79,4 +81,31 @@ export function plainProvider(spec: {
     readError: (status, body) => format.readError(status, body),
     retriesBadRequest: format.retriesBadRequest,
   };
+}
+
+/**
+ * The channel's credential could not be made (a key that does not parse, a token exchange the provider refused):
+ * the attempt fails with `error` as if the upstream had answered it, so it is retried or disables the channel
+ * by the same rules.
+ */
+export class CredentialError extends Error {
+  readonly error: RelayError;
+  constructor(error: RelayError) {
+    super(error.message);
+    this.name = 'CredentialError';
+    this.error = error;
+  }
+}
+
+/** A credential failure: 401 `authentication_error` (the key is unusable), or the exchange's 5xx (retried). */
+export function credentialFailure(message: string, status = 401): CredentialError {
+  const isKeyProblem = status < 500;
+  return new CredentialError({
+    status: isKeyProblem ? 401 : 502,
+    message,
+    type: isKeyProblem ? 'authentication_error' : 'upstream_error',
+    code: isKeyProblem ? 'invalid_credential' : 'credential_exchange_failed',
+    param: null,
+    isLocal: false,
+  });
 }

@@ -5,22 +5,30 @@
  */
 import { type RelayProviderId, relayingOf } from '@turnpike/core/providers/catalogue';
 import { anthropicProvider } from './anthropic/provider.ts';
+import { azureProvider } from './azure/provider.ts';
 import { geminiProvider } from './gemini/provider.ts';
 import { openAiProvider } from './openai/provider.ts';
 import type { Provider } from './provider.ts';
+import { vertexProvider } from './vertex/provider.ts';
 
 export const providers: Partial<Record<RelayProviderId, Provider>> = {
   openai: openAiProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
+  azure: azureProvider,
+  vertex: vertexProvider,
 };
 
-/** The provider of a channel type, or undefined when the relay cannot talk to it. */
-export function providerFor(type: number): Provider | undefined {
+/**
+ * The provider of a channel type, or undefined when the relay cannot talk to it; with `model` (the upstream
+ * model), the one serving that model where a provider has several (Vertex's Claude publisher).
+ */
+export function providerFor(type: number, model?: string): Provider | undefined {
   const relay = relayingOf(type);
   if (relay?.kind !== 'relayed') return undefined;
   const provider = providers[relay.provider];
-  return provider?.format.id === relay.format ? provider : undefined;
+  if (provider?.format.id !== relay.format) return undefined;
+  return model !== undefined && provider.forModel ? provider.forModel(model) : provider;
 }
 
 export type { Provider };

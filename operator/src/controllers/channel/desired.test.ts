@@ -130,6 +130,15 @@ describe('desired channel rows', () => {
     if (!result.ok) expect(result.message).not.toContain('sk-');
   });
 
+  it('refuses a type the relay cannot serve, Ready=False with the reason, and PaLM 2 naming Gemini (24)', () => {
+    const palm = desiredChannels(resource({ type: 'palm2' }), secret({ apiKey: 'k' }));
+    expect(palm).toMatchObject({ ok: false, condition: 'Valid', reason: 'RetiredProvider' });
+    if (!palm.ok) expect(palm.message).toMatch(/retired.*Gemini \(24\)/);
+    const dify = desiredChannels(resource({ type: 'dify' }), secret({ apiKey: 'k' }));
+    expect(dify).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
+    if (!dify.ok) expect(dify.message).toMatch(/does not carry Dify traffic/);
+  });
+
   it('reads the key named in keySecretRef.key', () => {
     const result = desiredChannels(
       resource({ keySecretRef: { name: 'openai-key', key: 'token' } }),

@@ -1,0 +1,340 @@
+/**
+ * The cloud providers (docs/adr/0024): Azure OpenAI and Vertex AI behind fake front doors that check the
+ * credential as the provider does (testing/fake-clouds.ts) before the fake model upstreams. OpenAI, Anthropic and
+ * Gemini clients all reach each; usage is billed (the consume log's quota is what the user lost); errors come back
+ * in the caller's protocol and are classified per provider (retried, left to the caller, or disabling).
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
+import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import { channels, logs, users } from '@turnpike/core/db/schema/index';
+import { eq } from 'drizzle-orm';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runChannelTest } from './health/channel-tester.ts';
+import { toRelayChannel } from './state/channel-cache.ts';
+import { type FakeClouds, startFakeClouds } from './testing/fake-clouds.ts';
+import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
+import {
+  DEFAULT_PROVIDER_BEHAVIOUR,
+  type FakeProviders,
+  startFakeProviders,
+} from './testing/fake-providers.ts';
+import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { waitFor } from './testing/wait.ts';
+import { createUpstreamClient } from './upstream/client.ts';
+
+const STARTING_QUOTA = 50_000_000;
+const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
+
+const keyPair = () =>
+  generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+const vertexKeys = keyPair();
+const VERTEX_EMAIL = 'relay@turnpike-test.iam.gserviceaccount.com';
+
+let t: RelayTestApp;
+let fake: FakeOpenAi;
+let inner: FakeProviders;
+let clouds: FakeClouds;
+let address: string;
+let key: string;
+let userId: number;
+let azureId: number;
+let vertexId: number;
+let refusedId: number;
+
+const serviceAccount = (privateKey: string) =>
+  JSON.stringify({
+    type: 'service_account',
+    project_id: 'turnpike-test',
+    private_key_id: 'k1',
+    private_key: privateKey,
+    client_email: VERTEX_EMAIL,
+    token_uri: `${clouds.url}/token`,
+  });
+
+const consumeLog = (requestId: string) =>
+  waitFor(async () => (await t.runtime.deps.db.select().from(logs).where(eq(logs.requestId, requestId)))[0]);
+const quotaOf = async () =>
+  (await t.runtime.deps.db.select().from(users).where(eq(users.id, userId)))[0]!.quota;
+/**
+ * The consume log of a call, with a quota; and the books balance: what the user has plus every consume log of the
+ * user's is what they started with (once the writer flushed).
+ */
+async function billed(requestId: string | null) {
+  const log = await consumeLog(requestId ?? '');
+  expect(log.quota).toBeGreaterThan(0);
+  await waitFor(async () => {
+    const spent = (await t.runtime.deps.db.select().from(logs).where(eq(logs.userId, userId))).reduce(
+      (sum, row) => sum + row.quota,
+      0,
+    );
+    return (await quotaOf()) + spent === STARTING_QUOTA ? true : undefined;
+  });
+  return log;
+}
+
+beforeAll(async () => {
+  fake = await startFakeOpenAi();
+  inner = await startFakeProviders({ apiKey: undefined });
+  clouds = await startFakeClouds({
+    openAiUrl: fake.url,
+    providersUrl: inner.url,
+    azureKey: AZURE_KEY,
+    vertexAccount: { email: VERTEX_EMAIL, publicKeyPem: vertexKeys.publicKey },
+  });
+  t = await createRelayTestApp();
+  await t.runtime.deps.options.set(
+    'ModelRatio',
+    JSON.stringify({
+      'gpt-3.5-turbo': 1,
+      'text-embedding-3-small': 0.1,
+      'gemini-test': 1,
+      'claude-3-5-haiku-20241022': 1,
+      'gemini-refused': 1,
+    }),
+  );
+  azureId = (
+    await t.seedChannel({
+      type: 3,
+      key: AZURE_KEY,
+      baseUrl: clouds.url,
+      models: 'gpt-3.5-turbo,text-embedding-3-small',
+    })
+  ).id;
+  vertexId = (
+    await t.seedChannel({
+      type: 41,
+      key: serviceAccount(vertexKeys.privateKey),
+      baseUrl: clouds.url,
+      other: JSON.stringify({ default: 'us-central1', 'claude-3-5-haiku-20241022': 'us-east5' }),
+      models: 'gemini-test,claude-3-5-haiku-20241022',
+    })
+  ).id;
+  refusedId = (
+    await t.seedChannel({
+      type: 41,
+      key: serviceAccount(keyPair().privateKey),
+      baseUrl: clouds.url,
+      other: 'us-central1',
+      models: 'gemini-refused',
+      name: 'refused vertex',
+    })
+  ).id;
+  const relay = await t.startRelay();
+  address = await relay.listen({ port: 0, host: '127.0.0.1' });
+  const user = await t.seedUser({ quota: STARTING_QUOTA });
+  userId = user.id;
+  key = `sk-${(await t.seedToken(user.id)).key}`;
+});
+
+afterAll(async () => {
+  await t?.close();
+  await Promise.all([fake?.close(), inner?.close(), clouds?.close()]);
+});
+
+const anthropicClient = () => new Anthropic({ apiKey: key, baseURL: address, maxRetries: 0 });
+const openAiClient = () => new OpenAI({ apiKey: key, baseURL: `${address}/v1`, maxRetries: 0 });
+const geminiClient = () => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: address } });
+
+describe('Azure OpenAI (3)', () => {
+  it('serves an OpenAI client from the deployment named after the model, with the api-key header, billed', async () => {
+    const { data, response } = await openAiClient()
+      .chat.completions.create({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe('/openai/deployments/gpt-35-turbo/chat/completions');
+    expect(sent.query.get('api-version')).toBe('2024-10-21');
+    expect(sent.headers['api-key']).toBe(AZURE_KEY);
+    expect(sent.headers.authorization).toBeUndefined();
+    await billed(response.headers.get('x-request-id'));
+  });
+
+  it('streams to an OpenAI client with the usage chunk, and serves embeddings', async () => {
+    const { data: stream, response } = await openAiClient()
+      .chat.completions.create({
+        model: 'gpt-3.5-turbo',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .withResponse();
+    let text = '';
+    let usage: unknown;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      usage ??= chunk.usage ?? undefined;
+    }
+    expect(text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    expect(usage).toMatchObject({ prompt_tokens: expect.any(Number) });
+    const log = await consumeLog(response.headers.get('x-request-id') ?? '');
+    expect(log.quota).toBeGreaterThan(0);
+    const embedded = await openAiClient().embeddings.create({
+      model: 'text-embedding-3-small',
+      input: 'hello',
+    });
+    expect(embedded.data[0]?.embedding.length).toBeGreaterThan(0);
+    expect(clouds.requests.at(-1)?.path).toBe('/openai/deployments/text-embedding-3-small/embeddings');
+    await billed(response.headers.get('x-request-id'));
+  });
+
+  it('serves Anthropic and Gemini clients through the canonical shape', async () => {
+    const message = await anthropicClient().messages.create({
+      model: 'gpt-3.5-turbo',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(message.content[0]).toMatchObject({ type: 'text', text: DEFAULT_FAKE_BEHAVIOUR.reply });
+    const answer = await geminiClient().models.generateContent({ model: 'gpt-3.5-turbo', contents: 'hi' });
+    expect(answer.text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    expect(clouds.requests.at(-1)?.path).toBe('/openai/deployments/gpt-35-turbo/chat/completions');
+  });
+
+  it("answers a content-filter refusal as the caller's 400 with the filter result, never against the channel", async () => {
+    const count = clouds.requests.length;
+    const refused = await openAiClient()
+      .chat.completions.create({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'FILTER-ME' }] })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    const error = refused as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(error.code).toBe('content_filter');
+    expect(error.message).toMatch(/violence \(high\)/);
+    expect(clouds.requests.length).toBe(count + 1);
+    const [row] = await t.runtime.deps.db.select().from(channels).where(eq(channels.id, azureId));
+    expect(row?.status).toBe(1);
+  });
+
+  it('tests an Azure channel from the console', async () => {
+    const upstream = createUpstreamClient();
+    try {
+      const [row] = await t.runtime.deps.db.select().from(channels).where(eq(channels.id, azureId));
+      const channel = toRelayChannel(row!, createChannelKeyBox(t.runtime.deps.config.cryptoSecret));
+      const result = await runChannelTest(upstream, channel, 'gpt-3.5-turbo', {
+        settings: t.runtime.deps.options,
+      });
+      expect(result.ok).toBe(true);
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
+describe('Vertex AI (41)', () => {
+  it("serves a Gemini client from Google's publisher with an exchanged access token, billed", async () => {
+    const response = await fetch(`${address}/v1beta/models/gemini-test:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hello' }] }] }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { candidates: { content: { parts: { text: string }[] } }[] };
+    expect(body.candidates[0]?.content.parts[0]?.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe(
+      '/v1/projects/turnpike-test/locations/us-central1/publishers/google/models/gemini-test:generateContent',
+    );
+    expect(sent.headers.authorization).toMatch(/^Bearer ya29\./);
+    await billed(response.headers.get('x-request-id'));
+  });
+
+  it('streams to an OpenAI client, and to an Anthropic client, converted from Gemini', async () => {
+    const stream = await openAiClient().chat.completions.create({
+      model: 'gemini-test',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(clouds.requests.at(-1)?.path).toMatch(/gemini-test:streamGenerateContent$/);
+    expect(clouds.requests.at(-1)?.query.get('alt')).toBe('sse');
+    const message = await anthropicClient().messages.create({
+      model: 'gemini-test',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(message.content[0]).toMatchObject({ type: 'text', text: DEFAULT_PROVIDER_BEHAVIOUR.reply });
+  });
+
+  it("passes an Anthropic client's request to Claude's publisher with Vertex's version and the model in the path", async () => {
+    const { data, response } = await anthropicClient()
+      .messages.create({
+        model: 'claude-3-5-haiku-20241022',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .withResponse();
+    expect(data.content[0]).toMatchObject({ type: 'text', text: DEFAULT_PROVIDER_BEHAVIOUR.reply });
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe(
+      '/v1/projects/turnpike-test/locations/us-east5/publishers/anthropic/models/claude-3-5-haiku@20241022:rawPredict',
+    );
+    expect(sent.body).toMatchObject({ anthropic_version: 'vertex-2023-10-16' });
+    expect(sent.body).not.toHaveProperty('model');
+    await billed(response.headers.get('x-request-id'));
+    const stream = anthropicClient().messages.stream({
+      model: 'claude-3-5-haiku-20241022',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(await stream.finalText()).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(clouds.requests.at(-1)?.path).toMatch(/claude-3-5-haiku@20241022:streamRawPredict$/);
+  });
+
+  it('serves OpenAI and Gemini clients from Claude on Vertex, converted', async () => {
+    const answer = await openAiClient().chat.completions.create({
+      model: 'claude-3-5-haiku-20241022',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(answer.choices[0]?.message.content).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    const gemini = await geminiClient().models.generateContent({
+      model: 'claude-3-5-haiku-20241022',
+      contents: 'hi',
+    });
+    expect(gemini.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+  });
+
+  it('exchanges the service account once for every call so far, concurrent ones included', async () => {
+    const calls = Array.from({ length: 6 }, () =>
+      openAiClient().chat.completions.create({
+        model: 'gemini-test',
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    );
+    await Promise.all(calls);
+    expect(clouds.tokensIssued()).toBe(1);
+  });
+
+  it('disables a channel whose service account the token endpoint refuses', async () => {
+    await t.runtime.deps.options.set('AutomaticDisableChannelEnabled', 'true');
+    const refused = await openAiClient()
+      .chat.completions.create({ model: 'gemini-refused', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).message).toMatch(/invalid JWT signature/);
+    await waitFor(async () => {
+      const [row] = await t.runtime.deps.db.select().from(channels).where(eq(channels.id, refusedId));
+      return row?.status === 3 ? row : undefined;
+    });
+  });
+
+  it('tests a Vertex channel from the console', async () => {
+    const upstream = createUpstreamClient();
+    try {
+      const [row] = await t.runtime.deps.db.select().from(channels).where(eq(channels.id, vertexId));
+      const channel = toRelayChannel(row!, createChannelKeyBox(t.runtime.deps.config.cryptoSecret));
+      for (const model of ['gemini-test', 'claude-3-5-haiku-20241022']) {
+        const result = await runChannelTest(upstream, channel, model, { settings: t.runtime.deps.options });
+        expect(result.ok, model).toBe(true);
+      }
+    } finally {
+      await upstream.close();
+    }
+  });
+});

@@ -1,0 +1,306 @@
+/**
+ * Fake cloud front doors for tests: Azure OpenAI, Vertex AI and AWS Bedrock as their API references describe their
+ * URLs, credentials and framing, in front of the fake model upstreams (fake-openai.ts, fake-providers.ts) that speak
+ * the wire formats. Each checks the credential the way the provider does:
+ * - Azure (https://learn.microsoft.com/en-us/azure/ai-services/openai/reference): `api-key`, `api-version`, the
+ *   deployment in the path; a prompt with `FILTER-ME` is refused by the content filter (400 `content_filter`).
+ * - Vertex AI (https://cloud.google.com/vertex-ai/docs/reference/rest): `POST /token` takes the service account's
+ *   RS256 JWT (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`), checks its signature with the account's
+ *   public key, its `iss`, `aud`, `scope` and times, and issues an access token; the model calls want it as a bearer.
+ * - Bedrock (https://docs.aws.amazon.com/bedrock/latest/APIReference/): SigV4 (recomputed with AWS's own signer
+ *   from the secret key it knows) or a Bedrock API key as a bearer; InvokeModel and
+ *   invoke-with-response-stream (the `application/vnd.amazon.eventstream` binary framing), errors with
+ *   `x-amzn-ErrorType`.
+ * Every request is recorded.
+ */
+import { createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface CloudRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Record<string, unknown>;
+}
+
+export interface FakeCloudOptions {
+  /** The OpenAI-format upstream behind Azure. */
+  readonly openAiUrl: string;
+  /** The Anthropic and Gemini upstream behind Vertex and Bedrock. */
+  readonly providersUrl: string;
+  readonly azureKey: string;
+  /** The Vertex service account: its email and its public key. */
+  readonly vertexAccount?: { readonly email: string; readonly publicKeyPem: string };
+  /** Bedrock's credentials: the access key pair and the region, and a Bedrock API key. */
+  readonly aws?: {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly region: string;
+    readonly apiKey: string;
+  };
+}
+
+export interface FakeClouds {
+  readonly url: string;
+  readonly requests: CloudRequest[];
+  /** Access tokens issued by the Vertex token endpoint. */
+  readonly tokensIssued: () => number;
+  /** Answer the next model calls with this error (status, Azure's/AWS's error type), until cleared. */
+  setFault(fault: { status: number; awsType?: string; retryAfter?: string } | undefined): void;
+  close(): Promise<void>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(text);
+};
+
+/** Sends `body` to the model upstream and streams its answer back unchanged. */
+async function forward(res: ServerResponse, url: string, headers: Record<string, string>, body: unknown) {
+  const answer = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+  res.end(Buffer.from(await answer.arrayBuffer()));
+}
+
+const base64url = (text: string) => Buffer.from(text, 'base64url').toString('utf8');
+
+/** Verifies a service account's RS256 JWT the way Google's token endpoint does; the problem, or undefined. */
+function jwtProblem(assertion: string, key: KeyObject, email: string, audience: string): string | undefined {
+  const [head, claims, signature] = assertion.split('.');
+  if (!head || !claims || !signature) return 'malformed JWT';
+  const header = JSON.parse(base64url(head)) as Record<string, unknown>;
+  if (header.alg !== 'RS256') return 'alg must be RS256';
+  const verify = createVerify('RSA-SHA256');
+  verify.update(`${head}.${claims}`);
+  if (!verify.verify(key, Buffer.from(signature, 'base64url'))) return 'invalid JWT signature';
+  const c = JSON.parse(base64url(claims)) as Record<string, unknown>;
+  const now = Math.floor(Date.now() / 1000);
+  if (c.iss !== email) return 'wrong issuer';
+  if (c.aud !== audience) return 'wrong audience';
+  if (typeof c.scope !== 'string' || !c.scope.includes('https://www.googleapis.com/auth/cloud-platform'))
+    return 'missing scope';
+  if (typeof c.iat !== 'number' || typeof c.exp !== 'number' || c.iat > now + 60 || c.exp < now)
+    return 'JWT expired or not yet valid';
+  if (c.exp - c.iat > 3600) return 'JWT lifetime over one hour';
+  return undefined;
+}
+
+export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeClouds> {
+  const requests: CloudRequest[] = [];
+  const sockets = new Set<Socket>();
+  const accessTokens = new Set<string>();
+  let fault: { status: number; awsType?: string; retryAfter?: string } | undefined;
+  let url = '';
+  const vertexKey = options.vertexAccount ? createPublicKey(options.vertexAccount.publicKeyPem) : undefined;
+
+  async function azure(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ) {
+    if (req.headers['api-key'] !== options.azureKey)
+      return json(res, 401, {
+        error: {
+          code: '401',
+          message:
+            'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+        },
+      });
+    if (!query.get('api-version'))
+      return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+    if (fault)
+      return json(
+        res,
+        fault.status,
+        {
+          error: {
+            code: String(fault.status),
+            message:
+              'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current tier.',
+          },
+        },
+        fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
+      );
+    if (JSON.stringify(body).includes('FILTER-ME'))
+      return json(res, 400, {
+        error: {
+          message:
+            "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
+          type: null,
+          param: 'prompt',
+          code: 'content_filter',
+          status: 400,
+          innererror: {
+            code: 'ResponsibleAIPolicyViolation',
+            content_filter_result: {
+              hate: { filtered: false, severity: 'safe' },
+              self_harm: { filtered: false, severity: 'safe' },
+              sexual: { filtered: false, severity: 'safe' },
+              violence: { filtered: true, severity: 'high' },
+            },
+          },
+        },
+      });
+    const deployment = /^\/openai\/deployments\/([^/]+)\/(.+)$/.exec(path);
+    if (!deployment) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+    const [, name, rest] = deployment;
+    return forward(
+      res,
+      `${options.openAiUrl}/v1/${rest}`,
+      { 'content-type': 'application/json', authorization: 'Bearer sk-azure-inner' },
+      { ...body, model: decodeURIComponent(name ?? '') },
+    );
+  }
+
+  async function vertexToken(res: ServerResponse, raw: string) {
+    const form = new URLSearchParams(raw);
+    if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
+      return json(res, 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type' });
+    const problem =
+      vertexKey && options.vertexAccount
+        ? jwtProblem(form.get('assertion') ?? '', vertexKey, options.vertexAccount.email, `${url}/token`)
+        : 'no service account';
+    if (problem) return json(res, 400, { error: 'invalid_grant', error_description: problem });
+    const token = `ya29.${randomBytes(24).toString('base64url')}`;
+    accessTokens.add(token);
+    return json(res, 200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
+  }
+
+  async function vertex(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ) {
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (!accessTokens.has(token))
+      return json(res, 401, {
+        error: {
+          code: 401,
+          message: 'Request had invalid authentication credentials. Expected OAuth 2 access token.',
+          status: 'UNAUTHENTICATED',
+        },
+      });
+    if (fault)
+      return json(res, fault.status, {
+        error: {
+          code: fault.status,
+          message: 'Resource exhausted, please try again later.',
+          status: 'RESOURCE_EXHAUSTED',
+        },
+      });
+    const call =
+      /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^:]+):(\w+)$/.exec(
+        path,
+      );
+    if (!call) return json(res, 404, { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } });
+    const [, , , publisher, model, action] = call;
+    if (publisher === 'google') {
+      const search = query.toString();
+      return forward(
+        res,
+        `${options.providersUrl}/v1beta/models/${model}:${action}${search ? `?${search}` : ''}`,
+        { 'content-type': 'application/json' },
+        body,
+      );
+    }
+    if (body.anthropic_version !== 'vertex-2023-10-16' || 'model' in body)
+      return json(res, 400, {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: 'anthropic_version must be vertex-2023-10-16 and the model is in the path',
+        },
+      });
+    const stream = action === 'streamRawPredict';
+    const { anthropic_version: _version, ...rest } = body;
+    return forward(
+      res,
+      `${options.providersUrl}/v1/messages`,
+      { 'content-type': 'application/json', 'x-api-key': 'inner', 'anthropic-version': '2023-06-01' },
+      { ...rest, model, ...(stream ? { stream: true } : {}) },
+    );
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: Record<string, unknown> = {};
+      try {
+        const parsed: unknown = raw === '' ? {} : JSON.parse(raw);
+        if (isRecord(parsed)) body = parsed;
+      } catch {
+        body = {};
+      }
+      const parsedUrl = new URL(req.url ?? '/', 'http://fake');
+      const path = parsedUrl.pathname;
+      const query = parsedUrl.searchParams;
+      requests.push({ method: req.method ?? 'GET', path, query, headers: req.headers, body });
+      const handled = path.startsWith('/openai/')
+        ? azure(req, res, path, query, body)
+        : path === '/token'
+          ? vertexToken(res, raw)
+          : path.startsWith('/v1/projects/')
+            ? vertex(req, res, path, query, body)
+            : path.startsWith('/model/')
+              ? bedrock(req, res, path, raw, body)
+              : json(res, 404, { error: 'not found' });
+      void Promise.resolve(handled).catch(() => res.destroy());
+    });
+  });
+
+  // Bedrock is added below (AWS's signer and event-stream codec).
+  async function bedrock(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    raw: string,
+    body: Record<string, unknown>,
+  ) {
+    return bedrockCall({ req, res, path, raw, body, options, fault, providersUrl: options.providersUrl });
+  }
+
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    requests,
+    tokensIssued: () => accessTokens.size,
+    setFault(next) {
+      fault = next;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Placeholder replaced by the Bedrock front door. */
+async function bedrockCall(input: {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  raw: string;
+  body: Record<string, unknown>;
+  options: FakeCloudOptions;
+  fault: { status: number; awsType?: string } | undefined;
+  providersUrl: string;
+}): Promise<void> {
+  json(input.res, 404, { message: 'not yet' });
+}

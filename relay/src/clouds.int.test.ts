@@ -26,6 +26,12 @@ import { waitFor } from './testing/wait.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
 const STARTING_QUOTA = 50_000_000;
+const AWS = {
+  accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  region: 'us-west-2',
+};
+const BEDROCK_API_KEY = 'ABSKQmVkcm9ja0FQSUtleS1leGFtcGxlLWF0LTEyMzQ1Njc4OTAxMg==';
 const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
 
 const keyPair = () =>
@@ -47,6 +53,9 @@ let userId: number;
 let azureId: number;
 let vertexId: number;
 let refusedId: number;
+let bedrockId: number;
+let deniedId: number;
+let badSignatureId: number;
 
 const serviceAccount = (privateKey: string) =>
   JSON.stringify({
@@ -87,6 +96,7 @@ beforeAll(async () => {
     providersUrl: inner.url,
     azureKey: AZURE_KEY,
     vertexAccount: { email: VERTEX_EMAIL, publicKeyPem: vertexKeys.publicKey },
+    aws: { ...AWS, apiKey: BEDROCK_API_KEY },
   });
   t = await createRelayTestApp();
   await t.runtime.deps.options.set(
@@ -97,6 +107,12 @@ beforeAll(async () => {
       'gemini-test': 1,
       'claude-3-5-haiku-20241022': 1,
       'gemini-refused': 1,
+      'claude-3-haiku-20240307': 1,
+      'claude-3-opus-20240229': 1,
+      'claude-bedrock-us': 1,
+      'claude-both': 1,
+      'claude-denied': 1,
+      'claude-badsig': 1,
     }),
   );
   azureId = (
@@ -126,6 +142,32 @@ beforeAll(async () => {
       name: 'refused vertex',
     })
   ).id;
+  const sigv4 = `${AWS.accessKeyId}|${AWS.secretAccessKey}|${AWS.region}`;
+  bedrockId = (
+    await t.seedChannel({
+      type: 33,
+      key: sigv4,
+      baseUrl: clouds.url,
+      models: 'claude-3-haiku-20240307,claude-bedrock-us,claude-both',
+      modelMapping: { 'claude-bedrock-us': 'us.anthropic.claude-3-5-haiku-20241022-v1:0' },
+    })
+  ).id;
+  await t.seedChannel({
+    type: 33,
+    key: `${BEDROCK_API_KEY}|${AWS.region}`,
+    baseUrl: clouds.url,
+    models: 'claude-3-opus-20240229,claude-both',
+  });
+  deniedId = (await t.seedChannel({ type: 33, key: sigv4, baseUrl: clouds.url, models: 'claude-denied' })).id;
+  badSignatureId = (
+    await t.seedChannel({
+      type: 33,
+      key: `${AWS.accessKeyId}|not-the-secret|${AWS.region}`,
+      baseUrl: clouds.url,
+      models: 'claude-badsig',
+    })
+  ).id;
+  await t.runtime.deps.options.set('AutomaticDisableChannelEnabled', 'true');
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
   const user = await t.seedUser({ quota: STARTING_QUOTA });
@@ -312,7 +354,6 @@ describe('Vertex AI (41)', () => {
   });
 
   it('disables a channel whose service account the token endpoint refuses', async () => {
-    await t.runtime.deps.options.set('AutomaticDisableChannelEnabled', 'true');
     const refused = await openAiClient()
       .chat.completions.create({ model: 'gemini-refused', messages: [{ role: 'user', content: 'hi' }] })
       .catch((error: unknown) => error);
@@ -333,6 +374,142 @@ describe('Vertex AI (41)', () => {
         const result = await runChannelTest(upstream, channel, model, { settings: t.runtime.deps.options });
         expect(result.ok, model).toBe(true);
       }
+    } finally {
+      await upstream.close();
+    }
+  });
+});
+
+const statusOf = async (id: number) =>
+  (await t.runtime.deps.db.select().from(channels).where(eq(channels.id, id)))[0]?.status;
+
+describe('AWS Bedrock (33)', () => {
+  it("passes an Anthropic client's request to InvokeModel, SigV4-signed, in Bedrock's Claude shape, billed", async () => {
+    const { data, response } = await anthropicClient()
+      .messages.create(
+        { model: 'claude-3-haiku-20240307', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
+        { headers: { 'anthropic-beta': 'token-efficient-tools-2025-02-19' } },
+      )
+      .withResponse();
+    expect(data.content[0]).toMatchObject({ type: 'text', text: DEFAULT_PROVIDER_BEHAVIOUR.reply });
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe('/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke');
+    expect(sent.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/\d{8}\/us-west-2\/bedrock\/aws4_request, SignedHeaders=/,
+    );
+    expect(sent.body).toMatchObject({
+      anthropic_version: 'bedrock-2023-05-31',
+      anthropic_beta: ['token-efficient-tools-2025-02-19'],
+      max_tokens: 50,
+    });
+    expect(sent.body).not.toHaveProperty('model');
+    await billed(response.headers.get('x-request-id'));
+  });
+
+  it("streams from invoke-with-response-stream's binary event stream to Anthropic, OpenAI and Gemini clients", async () => {
+    const stream = anthropicClient().messages.stream({
+      model: 'claude-3-haiku-20240307',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(await stream.finalText()).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect((await stream.finalMessage()).usage.output_tokens).toBeGreaterThan(0);
+    expect(clouds.requests.at(-1)?.path).toBe(
+      '/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke-with-response-stream',
+    );
+    const { data: chunks, response } = await openAiClient()
+      .chat.completions.create({
+        model: 'claude-3-haiku-20240307',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .withResponse();
+    let text = '';
+    for await (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    await billed(response.headers.get('x-request-id'));
+    let gemini = '';
+    for await (const chunk of await geminiClient().models.generateContentStream({
+      model: 'claude-3-haiku-20240307',
+      contents: 'hi',
+    }))
+      gemini += chunk.text ?? '';
+    expect(gemini).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+  });
+
+  it('sends a cross-region inference profile as it is, and a Bedrock API key as a bearer', async () => {
+    await openAiClient().chat.completions.create({
+      model: 'claude-bedrock-us',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(clouds.requests.at(-1)?.path).toBe('/model/us.anthropic.claude-3-5-haiku-20241022-v1%3A0/invoke');
+    const answer = await openAiClient().chat.completions.create({
+      model: 'claude-3-opus-20240229',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(answer.choices[0]?.message.content).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(clouds.requests.at(-1)?.headers.authorization).toBe(`Bearer ${BEDROCK_API_KEY}`);
+  });
+
+  it("retries a ThrottlingException on another channel and answers it in the caller's protocol", async () => {
+    clouds.setFault({ status: 429, awsType: 'ThrottlingException' });
+    await t.runtime.deps.options.set('RetryTimes', '1');
+    try {
+      const count = clouds.requests.length;
+      const refused = await anthropicClient()
+        .messages.create({
+          model: 'claude-both',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'hi' }],
+        })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(Anthropic.RateLimitError);
+      expect((refused as InstanceType<typeof Anthropic.RateLimitError>).error).toMatchObject({
+        type: 'error',
+        // A 429 left after every channel was tried is told as the group's saturation (errors.ts).
+        error: {
+          type: 'rate_limit_error',
+          message: expect.stringMatching(/saturated/),
+        },
+      });
+      expect(clouds.requests.length - count).toBe(2);
+      expect(await statusOf(bedrockId)).toBe(1);
+    } finally {
+      await t.runtime.deps.options.set('RetryTimes', '0');
+      clouds.setFault(undefined);
+    }
+  });
+
+  it('disables a channel on AccessDeniedException and on a signature Bedrock refuses', async () => {
+    clouds.setFault({ status: 403, awsType: 'AccessDeniedException' });
+    try {
+      const denied = await openAiClient()
+        .chat.completions.create({ model: 'claude-denied', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error);
+      expect((denied as InstanceType<typeof OpenAI.APIError>).status).toBe(403);
+    } finally {
+      clouds.setFault(undefined);
+    }
+    await waitFor(async () => ((await statusOf(deniedId)) === 3 ? true : undefined));
+    const badSignature = await openAiClient()
+      .chat.completions.create({ model: 'claude-badsig', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
+    expect((badSignature as InstanceType<typeof OpenAI.APIError>).message).toMatch(
+      /InvalidSignatureException/,
+    );
+    await waitFor(async () => ((await statusOf(badSignatureId)) === 3 ? true : undefined));
+  });
+
+  it('tests a Bedrock channel from the console', async () => {
+    const upstream = createUpstreamClient();
+    try {
+      const [row] = await t.runtime.deps.db.select().from(channels).where(eq(channels.id, bedrockId));
+      const channel = toRelayChannel(row!, createChannelKeyBox(t.runtime.deps.config.cryptoSecret));
+      const result = await runChannelTest(upstream, channel, 'claude-3-haiku-20240307', {
+        settings: t.runtime.deps.options,
+      });
+      expect(result.ok).toBe(true);
     } finally {
       await upstream.close();
     }

@@ -224,9 +224,10 @@ const list: ProviderType[] = [
       'claude-3-haiku-20240307',
       'claude-3-opus-20240229',
     ],
-    keyFormat: 'AccessKey|SecretAccessKey|Region',
+    keyFormat: 'AccessKey|SecretAccessKey|Region, or a Bedrock API key (APIKey|Region)',
     extraFields: [],
-    relay: unserved('AWS Claude'),
+    // Claude through InvokeModel in Anthropic's format (relay/src/providers/bedrock).
+    relay: relayed('bedrock', 'anthropic', ['chat']),
   },
   {
     value: 41,

@@ -288,7 +288,7 @@ export async function runAttempts(
             billing: input.billing,
             clientGone: input.clientGone.signal,
           },
-          response,
+          provider.reframeStream ? { ...response, body: provider.reframeStream(response.body) } : response,
           outcome,
           {
             reading,

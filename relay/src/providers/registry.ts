@@ -6,17 +6,19 @@
 import { type RelayProviderId, relayingOf } from '@turnpike/core/providers/catalogue';
 import { anthropicProvider } from './anthropic/provider.ts';
 import { azureProvider } from './azure/provider.ts';
+import { bedrockProvider } from './bedrock/provider.ts';
 import { geminiProvider } from './gemini/provider.ts';
 import { openAiProvider } from './openai/provider.ts';
 import type { Provider } from './provider.ts';
 import { vertexProvider } from './vertex/provider.ts';
 
-export const providers: Partial<Record<RelayProviderId, Provider>> = {
+export const providers: Record<RelayProviderId, Provider> = {
   openai: openAiProvider,
   anthropic: anthropicProvider,
   gemini: geminiProvider,
   azure: azureProvider,
   vertex: vertexProvider,
+  bedrock: bedrockProvider,
 };
 
 /**

@@ -16,6 +16,10 @@
 import { createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 
 export interface CloudRequest {
   readonly method: string;
@@ -260,7 +264,6 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
     });
   });
 
-  // Bedrock is added below (AWS's signer and event-stream codec).
   async function bedrock(
     req: IncomingMessage,
     res: ServerResponse,
@@ -291,7 +294,81 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
   };
 }
 
-/** Placeholder replaced by the Bedrock front door. */
+/** The SigV4 problem of a request (recomputed with AWS's signer from the secret key the fake knows), or undefined. */
+async function sigV4Problem(
+  req: IncomingMessage,
+  path: string,
+  raw: string,
+  aws: NonNullable<FakeCloudOptions['aws']>,
+): Promise<string | undefined> {
+  const authorization = String(req.headers.authorization ?? '');
+  const parsed =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
+      authorization,
+    );
+  if (!parsed) return 'Authorization header requires Credential, SignedHeaders and Signature';
+  const [, accessKeyId, , region, service, signedHeaderList, signature] = parsed;
+  if (accessKeyId !== aws.accessKeyId) return 'The security token included in the request is invalid.';
+  if (region !== aws.region || service !== 'bedrock')
+    return `Credential should be scoped to a valid region (${region}/${service})`;
+  const amzDate = String(req.headers['x-amz-date'] ?? '');
+  const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+  if (!date) return 'missing x-amz-date';
+  const signingDate = new Date(`${date[1]}-${date[2]}-${date[3]}T${date[4]}:${date[5]}:${date[6]}Z`);
+  if (Math.abs(Date.now() - signingDate.getTime()) > 5 * 60_000) return 'Signature expired';
+  const headers: Record<string, string> = {};
+  for (const name of (signedHeaderList ?? '').split(';')) headers[name] = String(req.headers[name] ?? '');
+  const signer = new SignatureV4({
+    service: 'bedrock',
+    region: aws.region,
+    credentials: { accessKeyId: aws.accessKeyId, secretAccessKey: aws.secretAccessKey },
+    sha256: Sha256,
+  });
+  const host = headers.host ?? '';
+  const [hostname, port] = host.split(':');
+  const expected = await signer.sign(
+    {
+      method: req.method ?? 'POST',
+      protocol: 'http:',
+      hostname: hostname ?? '',
+      ...(port ? { port: Number(port) } : {}),
+      path,
+      query: {},
+      headers,
+      body: raw,
+    },
+    { signingDate },
+  );
+  const recomputed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization))?.[1];
+  return recomputed === signature
+    ? undefined
+    : 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.';
+}
+
+const awsError = (res: ServerResponse, status: number, type: string, message: string) => {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+    'x-amzn-requestid': randomBytes(8).toString('hex'),
+  });
+  res.end(JSON.stringify({ message }));
+};
+
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+/** One Bedrock stream message: a `chunk` event carrying the model's event as base64 `bytes`. */
+export function bedrockChunk(event: unknown): Uint8Array {
+  return codec.encode({
+    headers: {
+      ':event-type': { type: 'string', value: 'chunk' },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+    },
+    body: fromUtf8(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') })),
+  });
+}
+
+/** Bedrock's front door: the credential checked, InvokeModel in Claude's shape, its stream in AWS's framing. */
 async function bedrockCall(input: {
   req: IncomingMessage;
   res: ServerResponse;
@@ -302,5 +379,74 @@ async function bedrockCall(input: {
   fault: { status: number; awsType?: string } | undefined;
   providersUrl: string;
 }): Promise<void> {
-  json(input.res, 404, { message: 'not yet' });
+  const { req, res, path, raw, body, options } = input;
+  const aws = options.aws;
+  if (!aws) return awsError(res, 500, 'InternalServerException', 'no AWS account configured');
+  const authorization = String(req.headers.authorization ?? '');
+  if (authorization.startsWith('Bearer ')) {
+    if (authorization.slice(7) !== aws.apiKey)
+      return awsError(
+        res,
+        403,
+        'UnrecognizedClientException',
+        'The security token included in the request is invalid.',
+      );
+  } else {
+    const problem = await sigV4Problem(req, path, raw, aws);
+    if (problem)
+      return awsError(
+        res,
+        403,
+        problem.startsWith('The request signature')
+          ? 'InvalidSignatureException'
+          : 'UnrecognizedClientException',
+        problem,
+      );
+  }
+  if (input.fault)
+    return awsError(
+      res,
+      input.fault.status,
+      input.fault.awsType ?? 'ThrottlingException',
+      'Too many requests, please wait before trying again.',
+    );
+  const call = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/.exec(path);
+  if (!call) return awsError(res, 404, 'UnknownOperationException', 'unknown operation');
+  const modelId = decodeURIComponent(call[1] ?? '');
+  if (!/^((us|eu|apac)\.)?anthropic\.claude/.test(modelId))
+    return awsError(res, 400, 'ValidationException', 'The provided model identifier is invalid.');
+  if (body.anthropic_version !== 'bedrock-2023-05-31' || 'model' in body || 'stream' in body)
+    return awsError(
+      res,
+      400,
+      'ValidationException',
+      'Malformed input request: anthropic_version must be bedrock-2023-05-31; model and stream are not allowed',
+    );
+  const stream = call[2] === 'invoke-with-response-stream';
+  const { anthropic_version: _version, anthropic_beta: _beta, ...rest } = body;
+  const answer = await fetch(`${input.providersUrl}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'inner', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ ...rest, model: modelId, ...(stream ? { stream: true } : {}) }),
+  });
+  const text = await answer.text();
+  if (!stream || answer.status !== 200) {
+    res.writeHead(answer.status, {
+      'content-type': 'application/json',
+      'x-amzn-bedrock-input-token-count': '0',
+    });
+    return void res.end(text);
+  }
+  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'r1' });
+  for (const block of text.split('\n\n')) {
+    const data = block.split('\n').find((line) => line.startsWith('data: '));
+    if (!data) continue;
+    const event = JSON.parse(data.slice(6)) as Record<string, unknown>;
+    if (event.type === 'ping') continue;
+    const frame = bedrockChunk(event);
+    // Split a message across writes, as TCP may: the relay must join the pieces.
+    res.write(frame.subarray(0, 7));
+    res.write(frame.subarray(7));
+  }
+  res.end();
 }

@@ -32,6 +32,35 @@ const AWS = {
   region: 'us-west-2',
 };
 const BEDROCK_API_KEY = 'ABSKQmVkcm9ja0FQSUtleS1leGFtcGxlLWF0LTEyMzQ1Njc4OTAxMg==';
+/** The OpenAI-compatible hosts: type, the path prefix their reference documents, a key, whether they embed. */
+const COMPATIBLE = [
+  {
+    type: 26,
+    name: 'Zhipu GLM-4',
+    prefix: '/api/paas/v4',
+    key: 'a1b2c3d4e5f6.Zx9Yw8Vu7Ts6Rq5P',
+    embeds: true,
+  },
+  {
+    type: 17,
+    name: 'Qwen',
+    prefix: '/compatible-mode/v1',
+    key: 'sk-dashscope-0123456789abcdef',
+    embeds: true,
+  },
+  { type: 45, name: 'Doubao', prefix: '/api/v3', key: 'ark-0123456789abcdef-xyz', embeds: true },
+  { type: 46, name: 'Qianfan V2', prefix: '/v2', key: 'bce-v3/ALTAK-abcdef/0123456789abcdef', embeds: true },
+  {
+    type: 39,
+    name: 'Cloudflare',
+    prefix: '/client/v4/accounts/acct-42/ai/v1',
+    key: 'cf-token-0123456789abcdef',
+    embeds: true,
+    other: 'acct-42',
+  },
+  { type: 35, name: 'MiniMax', prefix: '/v1/text', key: 'minimax-key-0123456789abcdef', embeds: false },
+  { type: 23, name: 'Hunyuan', prefix: '/v1', key: 'sk-hunyuan-0123456789abcdef', embeds: true },
+] as const;
 const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
 
 const keyPair = () =>
@@ -97,6 +126,7 @@ beforeAll(async () => {
     azureKey: AZURE_KEY,
     vertexAccount: { email: VERTEX_EMAIL, publicKeyPem: vertexKeys.publicKey },
     aws: { ...AWS, apiKey: BEDROCK_API_KEY },
+    compatible: COMPATIBLE.map(({ prefix, key: hostKey }) => ({ prefix, key: hostKey })),
   });
   t = await createRelayTestApp();
   await t.runtime.deps.options.set(
@@ -113,6 +143,12 @@ beforeAll(async () => {
       'claude-both': 1,
       'claude-denied': 1,
       'claude-badsig': 1,
+      ...Object.fromEntries(
+        COMPATIBLE.flatMap((host) => [
+          [`chat-${host.type}`, 1],
+          [`embed-${host.type}`, 0.1],
+        ]),
+      ),
     }),
   );
   azureId = (
@@ -167,6 +203,14 @@ beforeAll(async () => {
       models: 'claude-badsig',
     })
   ).id;
+  for (const host of COMPATIBLE)
+    await t.seedChannel({
+      type: host.type,
+      key: host.key,
+      baseUrl: clouds.url,
+      other: 'other' in host ? host.other : '',
+      models: `chat-${host.type},embed-${host.type}`,
+    });
   await t.runtime.deps.options.set('AutomaticDisableChannelEnabled', 'true');
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
@@ -514,4 +558,44 @@ describe('AWS Bedrock (33)', () => {
       await upstream.close();
     }
   });
+});
+
+describe('OpenAI-compatible hosts with paths of their own', () => {
+  it.each(COMPATIBLE)(
+    '$name ($type): OpenAI, Anthropic and Gemini clients reach its documented path with its key, billed',
+    async (host) => {
+      const { data, response } = await openAiClient()
+        .chat.completions.create({ model: `chat-${host.type}`, messages: [{ role: 'user', content: 'hi' }] })
+        .withResponse();
+      expect(data.choices[0]?.message.content).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+      const sent = clouds.requests.at(-1)!;
+      const chatPath = host.type === 35 ? '/text/chatcompletion_v2' : '/chat/completions';
+      expect(sent.path).toBe(`${host.prefix.replace(/\/text$/, '')}${chatPath}`);
+      expect(sent.headers.authorization).toBe(`Bearer ${host.key}`);
+      await billed(response.headers.get('x-request-id'));
+      const message = await anthropicClient().messages.create({
+        model: `chat-${host.type}`,
+        max_tokens: 20,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(message.content[0]).toMatchObject({ type: 'text', text: DEFAULT_FAKE_BEHAVIOUR.reply });
+      let streamed = '';
+      for await (const chunk of await geminiClient().models.generateContentStream({
+        model: `chat-${host.type}`,
+        contents: 'hi',
+      }))
+        streamed += chunk.text ?? '';
+      expect(streamed).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+      const embedded = await openAiClient()
+        .embeddings.create({ model: `embed-${host.type}`, input: 'hello' })
+        .catch((error: unknown) => error);
+      if (host.embeds) {
+        expect((embedded as { data: unknown[] }).data).toHaveLength(1);
+        expect(clouds.requests.at(-1)?.path).toBe(`${host.prefix}/embeddings`);
+      } else {
+        // MiniMax carries chat only: no channel serves its embeddings.
+        expect((embedded as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      }
+    },
+  );
 });

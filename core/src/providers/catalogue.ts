@@ -14,7 +14,21 @@ export const WIRE_FORMATS = ['openai', 'anthropic', 'gemini'] as const;
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
 /** The upstream providers the relay has: relay/src/providers/<id>/, each over one of the formats. */
-export const RELAY_PROVIDERS = ['openai', 'anthropic', 'gemini', 'azure', 'bedrock', 'vertex'] as const;
+export const RELAY_PROVIDERS = [
+  'openai',
+  'anthropic',
+  'gemini',
+  'azure',
+  'bedrock',
+  'vertex',
+  'zhipu',
+  'dashscope',
+  'ark',
+  'qianfan',
+  'cloudflare',
+  'minimax',
+  'hunyuan',
+] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
 /** The kinds of request a channel can carry, as the console's type list names them. */
@@ -265,7 +279,7 @@ const list: ProviderType[] = [
     defaultModels: ['@cf/meta/llama-3.1-8b-instruct', '@cf/baai/bge-base-en-v1.5'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'account id' }],
-    relay: unserved('Cloudflare'),
+    relay: relayed('cloudflare', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 43,
@@ -291,7 +305,7 @@ const list: ProviderType[] = [
     defaultModels: ['ernie-4.0-8k-latest', 'ernie-3.5-8k', 'ernie-speed-128k'],
     keyFormat: bearer,
     extraFields: [],
-    relay: unserved('Baidu Wenxin V2'),
+    relay: relayed('qianfan', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 17,
@@ -300,7 +314,7 @@ const list: ProviderType[] = [
     defaultModels: ['qwen-turbo', 'qwen-plus', 'qwen-max', 'qwen-long', 'text-embedding-v1'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'plugin parameter (X-DashScope-Plugin)' }],
-    relay: unserved('Alibaba Qwen'),
+    relay: relayed('dashscope', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 18,
@@ -327,7 +341,7 @@ const list: ProviderType[] = [
     defaultModels: ['glm-4', 'glm-4v', 'glm-4-flash', 'glm-4-plus', 'embedding-2'],
     keyFormat: 'id.secret',
     extraFields: [],
-    relay: unserved('Zhipu GLM-4'),
+    relay: relayed('zhipu', 'openai', ['chat', 'embeddings', 'images']),
   },
   {
     value: 24,
@@ -383,11 +397,11 @@ const list: ProviderType[] = [
   {
     value: 23,
     label: 'Tencent Hunyuan',
-    defaultBaseUrl: 'https://hunyuan.tencentcloudapi.com',
+    defaultBaseUrl: 'https://api.hunyuan.cloud.tencent.com',
     defaultModels: ['hunyuan-lite', 'hunyuan-standard', 'hunyuan-pro'],
-    keyFormat: 'AppId|SecretId|SecretKey',
+    keyFormat: 'the API key of the OpenAI-compatible endpoint',
     extraFields: [],
-    relay: unserved('Tencent Hunyuan'),
+    relay: relayed('hunyuan', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 31,
@@ -403,7 +417,7 @@ const list: ProviderType[] = [
     defaultModels: ['abab6.5-chat', 'abab6.5s-chat', 'abab5.5-chat'],
     keyFormat: bearer,
     extraFields: [],
-    relay: unserved('MiniMax'),
+    relay: relayed('minimax', 'openai', ['chat']),
   },
   {
     value: 37,
@@ -483,7 +497,7 @@ const list: ProviderType[] = [
     defaultModels: ['doubao-pro-32k', 'doubao-lite-32k', 'doubao-embedding'],
     keyFormat: bearer,
     extraFields: [],
-    relay: unserved('Volcano Ark / Doubao'),
+    relay: relayed('ark', 'openai', ['chat', 'embeddings', 'images']),
   },
   {
     value: 48,

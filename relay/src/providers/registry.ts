@@ -5,12 +5,19 @@
  */
 import { type RelayProviderId, relayingOf } from '@turnpike/core/providers/catalogue';
 import { anthropicProvider } from './anthropic/provider.ts';
+import { arkProvider } from './ark/provider.ts';
 import { azureProvider } from './azure/provider.ts';
 import { bedrockProvider } from './bedrock/provider.ts';
+import { cloudflareProvider } from './cloudflare/provider.ts';
+import { dashscopeProvider } from './dashscope/provider.ts';
 import { geminiProvider } from './gemini/provider.ts';
+import { hunyuanProvider } from './hunyuan/provider.ts';
+import { minimaxProvider } from './minimax/provider.ts';
 import { openAiProvider } from './openai/provider.ts';
 import type { Provider } from './provider.ts';
+import { qianfanProvider } from './qianfan/provider.ts';
 import { vertexProvider } from './vertex/provider.ts';
+import { zhipuProvider } from './zhipu/provider.ts';
 
 export const providers: Record<RelayProviderId, Provider> = {
   openai: openAiProvider,
@@ -19,6 +26,13 @@ export const providers: Record<RelayProviderId, Provider> = {
   azure: azureProvider,
   vertex: vertexProvider,
   bedrock: bedrockProvider,
+  zhipu: zhipuProvider,
+  dashscope: dashscopeProvider,
+  ark: arkProvider,
+  qianfan: qianfanProvider,
+  cloudflare: cloudflareProvider,
+  minimax: minimaxProvider,
+  hunyuan: hunyuanProvider,
 };
 
 /**

@@ -37,6 +37,11 @@ export interface FakeCloudOptions {
   readonly azureKey: string;
   /** The Vertex service account: its email and its public key. */
   readonly vertexAccount?: { readonly email: string; readonly publicKeyPem: string };
+  /**
+   * OpenAI-compatible hosts with paths of their own: a request under `prefix` with `Bearer <key>` goes to the
+   * OpenAI-format upstream's `/v1/<rest>` (`text/chatcompletion_v2`, MiniMax's chat, to `chat/completions`).
+   */
+  readonly compatible?: readonly { readonly prefix: string; readonly key: string }[];
   /** Bedrock's credentials: the access key pair and the region, and a Bedrock API key. */
   readonly aws?: {
     readonly accessKeyId: string;
@@ -164,6 +169,28 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
     );
   }
 
+  async function compatible(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+    key: string,
+    body: Record<string, unknown>,
+  ) {
+    if (req.headers.authorization !== `Bearer ${key}`)
+      return json(res, 401, {
+        error: { message: 'invalid api key', type: 'invalid_request_error', code: 'invalid_api_key' },
+      });
+    const tail = rest.endsWith('chatcompletion_v2') ? 'chat/completions' : rest;
+    if (!['chat/completions', 'embeddings', 'images/generations'].includes(tail))
+      return json(res, 404, { error: { message: `no such path ${rest}` } });
+    return forward(
+      res,
+      `${options.openAiUrl}/v1/${tail}`,
+      { 'content-type': 'application/json', authorization: 'Bearer sk-inner' },
+      body,
+    );
+  }
+
   async function vertexToken(res: ServerResponse, raw: string) {
     const form = new URLSearchParams(raw);
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
@@ -251,15 +278,23 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
       const path = parsedUrl.pathname;
       const query = parsedUrl.searchParams;
       requests.push({ method: req.method ?? 'GET', path, query, headers: req.headers, body });
-      const handled = path.startsWith('/openai/')
-        ? azure(req, res, path, query, body)
-        : path === '/token'
-          ? vertexToken(res, raw)
-          : path.startsWith('/v1/projects/')
-            ? vertex(req, res, path, query, body)
-            : path.startsWith('/model/')
-              ? bedrock(req, res, path, raw, body)
-              : json(res, 404, { error: 'not found' });
+      // The longest prefix wins; Vertex's project paths are never a compatible host's.
+      const host = path.startsWith('/v1/projects/')
+        ? undefined
+        : [...(options.compatible ?? [])]
+            .sort((a, b) => b.prefix.length - a.prefix.length)
+            .find((entry) => path.startsWith(`${entry.prefix}/`));
+      const handled = host
+        ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
+        : path.startsWith('/openai/')
+          ? azure(req, res, path, query, body)
+          : path === '/token'
+            ? vertexToken(res, raw)
+            : path.startsWith('/v1/projects/')
+              ? vertex(req, res, path, query, body)
+              : path.startsWith('/model/')
+                ? bedrock(req, res, path, raw, body)
+                : json(res, 404, { error: 'not found' });
       void Promise.resolve(handled).catch(() => res.destroy());
     });
   });

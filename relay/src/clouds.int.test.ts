@@ -61,6 +61,7 @@ const COMPATIBLE = [
   { type: 35, name: 'MiniMax', prefix: '/v1/text', key: 'minimax-key-0123456789abcdef', embeds: false },
   { type: 23, name: 'Hunyuan', prefix: '/v1', key: 'sk-hunyuan-0123456789abcdef', embeds: true },
 ] as const;
+const JINA_KEY = 'jina_0123456789abcdef0123456789abcdef';
 const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
 
 const keyPair = () =>
@@ -74,6 +75,7 @@ const VERTEX_EMAIL = 'relay@turnpike-test.iam.gserviceaccount.com';
 
 let t: RelayTestApp;
 let fake: FakeOpenAi;
+let jinaHost: FakeOpenAi;
 let inner: FakeProviders;
 let clouds: FakeClouds;
 let address: string;
@@ -119,6 +121,7 @@ async function billed(requestId: string | null) {
 
 beforeAll(async () => {
   fake = await startFakeOpenAi();
+  jinaHost = await startFakeOpenAi({ apiKey: JINA_KEY });
   inner = await startFakeProviders({ apiKey: undefined });
   clouds = await startFakeClouds({
     openAiUrl: fake.url,
@@ -143,6 +146,9 @@ beforeAll(async () => {
       'claude-both': 1,
       'claude-denied': 1,
       'claude-badsig': 1,
+      'jina-embeddings-v3': 0.1,
+      'jina-reranker-v2-base-multilingual': 0.5,
+      'm3e-base': 0.1,
       ...Object.fromEntries(
         COMPATIBLE.flatMap((host) => [
           [`chat-${host.type}`, 1],
@@ -211,6 +217,13 @@ beforeAll(async () => {
       other: 'other' in host ? host.other : '',
       models: `chat-${host.type},embed-${host.type}`,
     });
+  await t.seedChannel({
+    type: 38,
+    key: JINA_KEY,
+    baseUrl: jinaHost.url,
+    models: 'jina-embeddings-v3,jina-reranker-v2-base-multilingual',
+  });
+  await t.seedChannel({ type: 44, key: 'm3e-key', baseUrl: fake.url, models: 'm3e-base' });
   await t.runtime.deps.options.set('AutomaticDisableChannelEnabled', 'true');
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
@@ -221,7 +234,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await Promise.all([fake?.close(), inner?.close(), clouds?.close()]);
+  await Promise.all([fake?.close(), jinaHost?.close(), inner?.close(), clouds?.close()]);
 });
 
 const anthropicClient = () => new Anthropic({ apiKey: key, baseURL: address, maxRetries: 0 });
@@ -598,4 +611,32 @@ describe('OpenAI-compatible hosts with paths of their own', () => {
       }
     },
   );
+});
+
+describe('Jina (38) and M3E (44)', () => {
+  it('serve embeddings, and Jina rerank, with the key as a bearer; chat is not carried', async () => {
+    const embedded = await openAiClient().embeddings.create({
+      model: 'jina-embeddings-v3',
+      input: ['a', 'b'],
+    });
+    expect(embedded.data).toHaveLength(2);
+    expect(jinaHost.requests.at(-1)?.headers.authorization).toBe(`Bearer ${JINA_KEY}`);
+    const response = await fetch(`${address}/v1/rerank`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'jina-reranker-v2-base-multilingual',
+        query: 'q',
+        documents: ['x', 'y'],
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { results: unknown[] }).results.length).toBeGreaterThan(0);
+    await billed(response.headers.get('x-request-id'));
+    expect((await openAiClient().embeddings.create({ model: 'm3e-base', input: 'a' })).data).toHaveLength(1);
+    const chat = await openAiClient()
+      .chat.completions.create({ model: 'jina-embeddings-v3', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((error: unknown) => error);
+    expect((chat as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+  });
 });

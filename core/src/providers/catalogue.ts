@@ -28,6 +28,8 @@ export const RELAY_PROVIDERS = [
   'cloudflare',
   'minimax',
   'hunyuan',
+  'jina',
+  'm3e',
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
@@ -435,7 +437,7 @@ const list: ProviderType[] = [
     defaultModels: ['jina-embeddings-v3', 'jina-reranker-v2-base-multilingual'],
     keyFormat: bearer,
     extraFields: [],
-    relay: unserved('Jina'),
+    relay: relayed('jina', 'openai', ['embeddings', 'rerank']),
   },
   {
     value: 40,
@@ -488,7 +490,7 @@ const list: ProviderType[] = [
     defaultModels: ['m3e-base', 'm3e-large', 'm3e-small'],
     keyFormat: bearer,
     extraFields: [],
-    relay: unserved('M3E embeddings'),
+    relay: relayed('m3e', 'openai', ['embeddings']),
   },
   {
     value: 45,

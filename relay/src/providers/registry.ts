@@ -12,6 +12,8 @@ import { cloudflareProvider } from './cloudflare/provider.ts';
 import { dashscopeProvider } from './dashscope/provider.ts';
 import { geminiProvider } from './gemini/provider.ts';
 import { hunyuanProvider } from './hunyuan/provider.ts';
+import { jinaProvider } from './jina/provider.ts';
+import { m3eProvider } from './m3e/provider.ts';
 import { minimaxProvider } from './minimax/provider.ts';
 import { openAiProvider } from './openai/provider.ts';
 import type { Provider } from './provider.ts';
@@ -33,6 +35,8 @@ export const providers: Record<RelayProviderId, Provider> = {
   cloudflare: cloudflareProvider,
   minimax: minimaxProvider,
   hunyuan: hunyuanProvider,
+  jina: jinaProvider,
+  m3e: m3eProvider,
 };
 
 /**

@@ -14,7 +14,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChannelTest } from './health/channel-tester.ts';
 import { toRelayChannel } from './state/channel-cache.ts';
-import { type FakeClouds, startFakeClouds } from './testing/fake-clouds.ts';
+import { CONVERSE_REPLY, type FakeClouds, startFakeClouds } from './testing/fake-clouds.ts';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
@@ -146,6 +146,8 @@ beforeAll(async () => {
       'claude-both': 1,
       'claude-denied': 1,
       'claude-badsig': 1,
+      'llama-bedrock': 1,
+      'nova-bedrock': 1,
       'jina-embeddings-v3': 0.1,
       'jina-reranker-v2-base-multilingual': 0.5,
       'm3e-base': 0.1,
@@ -190,8 +192,12 @@ beforeAll(async () => {
       type: 33,
       key: sigv4,
       baseUrl: clouds.url,
-      models: 'claude-3-haiku-20240307,claude-bedrock-us,claude-both',
-      modelMapping: { 'claude-bedrock-us': 'us.anthropic.claude-3-5-haiku-20241022-v1:0' },
+      models: 'claude-3-haiku-20240307,claude-bedrock-us,claude-both,llama-bedrock,nova-bedrock',
+      modelMapping: {
+        'claude-bedrock-us': 'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+        'llama-bedrock': 'meta.llama3-1-70b-instruct-v1:0',
+        'nova-bedrock': 'us.amazon.nova-pro-v1:0',
+      },
     })
   ).id;
   await t.seedChannel({
@@ -556,6 +562,40 @@ describe('AWS Bedrock (33)', () => {
       /InvalidSignatureException/,
     );
     await waitFor(async () => ((await statusOf(badSignatureId)) === 3 ? true : undefined));
+  });
+
+  it('serves other models through Converse and ConverseStream to OpenAI, Anthropic and Gemini clients, billed', async () => {
+    const { data, response } = await openAiClient()
+      .chat.completions.create({
+        model: 'llama-bedrock',
+        max_tokens: 64,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hi' },
+        ],
+      })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe(CONVERSE_REPLY);
+    expect(data.usage?.completion_tokens).toBe(7);
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe('/model/meta.llama3-1-70b-instruct-v1%3A0/converse');
+    expect(sent.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 /);
+    expect(sent.body).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'hi' }] }],
+      system: [{ text: 'Be brief.' }],
+      inferenceConfig: { maxTokens: 64 },
+    });
+    await billed(response.headers.get('x-request-id'));
+    const stream = anthropicClient().messages.stream({
+      model: 'nova-bedrock',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(await stream.finalText()).toBe(CONVERSE_REPLY);
+    expect((await stream.finalMessage()).usage.output_tokens).toBe(7);
+    expect(clouds.requests.at(-1)?.path).toBe('/model/us.amazon.nova-pro-v1%3A0/converse-stream');
+    const gemini = await geminiClient().models.generateContent({ model: 'nova-bedrock', contents: 'hi' });
+    expect(gemini.text).toBe(CONVERSE_REPLY);
   });
 
   it('tests a Bedrock channel from the console', async () => {

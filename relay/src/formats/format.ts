@@ -147,8 +147,14 @@ export interface FormatRequest {
   readonly rewrite?: AnswerRewrite;
 }
 
+/**
+ * A format's id: a wire format clients speak, or one only an upstream speaks (Bedrock's Converse), which is
+ * always reached through the canonical shape.
+ */
+export type FormatId = WireFormat | 'bedrock-converse';
+
 export interface Format {
-  readonly id: WireFormat;
+  readonly id: FormatId;
   /** Whether this format can carry the endpoint (its own endpoints, and `chat` for any other client format). */
   supports(endpoint: Endpoint): boolean;
   /** The request of one attempt in this format; a canonical payload is converted first. */

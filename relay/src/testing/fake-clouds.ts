@@ -403,6 +403,53 @@ export function bedrockChunk(event: unknown): Uint8Array {
   });
 }
 
+/** The reply of the fake Converse models. */
+export const CONVERSE_REPLY = 'Hello from Bedrock Converse.';
+
+/** One ConverseStream message: the event's type as `:event-type`, its JSON as the payload. */
+export function converseEvent(type: string, payload: unknown): Uint8Array {
+  return codec.encode({
+    headers: {
+      ':event-type': { type: 'string', value: type },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+    },
+    body: fromUtf8(JSON.stringify(payload)),
+  });
+}
+
+/** Converse and ConverseStream as the reference shows them: text blocks, stop reason, usage last. */
+function converseCall(res: ServerResponse, modelId: string, stream: boolean, body: Record<string, unknown>) {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const wellFormed =
+    messages.length > 0 &&
+    messages.every(
+      (m) => isRecord(m) && (m.role === 'user' || m.role === 'assistant') && Array.isArray(m.content),
+    ) &&
+    !('model' in body);
+  if (!wellFormed)
+    return awsError(res, 400, 'ValidationException', 'Malformed input request: messages of content blocks');
+  const inputTokens = Math.max(1, Math.ceil(JSON.stringify(body).length / 4));
+  const usage = { inputTokens, outputTokens: 7, totalTokens: inputTokens + 7 };
+  if (!stream)
+    return json(res, 200, {
+      output: { message: { role: 'assistant', content: [{ text: CONVERSE_REPLY }] } },
+      stopReason: 'end_turn',
+      usage,
+      metrics: { latencyMs: 12 },
+    });
+  res.writeHead(200, {
+    'content-type': 'application/vnd.amazon.eventstream',
+    'x-amzn-requestid': `r-${modelId}`,
+  });
+  res.write(converseEvent('messageStart', { role: 'assistant' }));
+  for (const word of CONVERSE_REPLY.split(/(?<= )/))
+    res.write(converseEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { text: word } }));
+  res.write(converseEvent('contentBlockStop', { contentBlockIndex: 0 }));
+  res.write(converseEvent('messageStop', { stopReason: 'end_turn' }));
+  res.end(converseEvent('metadata', { usage, metrics: { latencyMs: 12 } }));
+}
+
 /** Bedrock's front door: the credential checked, InvokeModel in Claude's shape, its stream in AWS's framing. */
 async function bedrockCall(input: {
   req: IncomingMessage;
@@ -445,6 +492,9 @@ async function bedrockCall(input: {
       input.fault.awsType ?? 'ThrottlingException',
       'Too many requests, please wait before trying again.',
     );
+  const converse = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(path);
+  if (converse)
+    return converseCall(res, decodeURIComponent(converse[1] ?? ''), converse[2] === 'converse-stream', body);
   const call = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/.exec(path);
   if (!call) return awsError(res, 404, 'UnknownOperationException', 'unknown operation');
   const modelId = decodeURIComponent(call[1] ?? '');

@@ -60,7 +60,16 @@ const COMPATIBLE = [
   },
   { type: 35, name: 'MiniMax', prefix: '/v1/text', key: 'minimax-key-0123456789abcdef', embeds: false },
   { type: 23, name: 'Hunyuan', prefix: '/v1', key: 'sk-hunyuan-0123456789abcdef', embeds: true },
+  {
+    type: 22,
+    name: 'FastGPT',
+    prefix: '/api/fastgpt/v1',
+    key: 'fastgpt-0123456789abcdef',
+    embeds: false,
+    base: '/api/fastgpt',
+  },
 ] as const;
+const ZHIPU_LEGACY_KEY = '8f3c2a9d4b1e4c7a.QmVkcm9ja0FQSUtleS1leGFt';
 const JINA_KEY = 'jina_0123456789abcdef0123456789abcdef';
 const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
 
@@ -129,6 +138,7 @@ beforeAll(async () => {
     azureKey: AZURE_KEY,
     vertexAccount: { email: VERTEX_EMAIL, publicKeyPem: vertexKeys.publicKey },
     aws: { ...AWS, apiKey: BEDROCK_API_KEY },
+    zhipuKey: ZHIPU_LEGACY_KEY,
     compatible: COMPATIBLE.map(({ prefix, key: hostKey }) => ({ prefix, key: hostKey })),
   });
   t = await createRelayTestApp();
@@ -151,6 +161,7 @@ beforeAll(async () => {
       'jina-embeddings-v3': 0.1,
       'jina-reranker-v2-base-multilingual': 0.5,
       'm3e-base': 0.1,
+      'glm-4-flash': 1,
       ...Object.fromEntries(
         COMPATIBLE.flatMap((host) => [
           [`chat-${host.type}`, 1],
@@ -219,7 +230,7 @@ beforeAll(async () => {
     await t.seedChannel({
       type: host.type,
       key: host.key,
-      baseUrl: clouds.url,
+      baseUrl: `${clouds.url}${'base' in host ? host.base : ''}`,
       other: 'other' in host ? host.other : '',
       models: `chat-${host.type},embed-${host.type}`,
     });
@@ -230,6 +241,12 @@ beforeAll(async () => {
     models: 'jina-embeddings-v3,jina-reranker-v2-base-multilingual',
   });
   await t.seedChannel({ type: 44, key: 'm3e-key', baseUrl: fake.url, models: 'm3e-base' });
+  await t.seedChannel({
+    type: 16,
+    key: ZHIPU_LEGACY_KEY,
+    baseUrl: `${clouds.url}/zhipu-jwt`,
+    models: 'glm-4-flash',
+  });
   await t.runtime.deps.options.set('AutomaticDisableChannelEnabled', 'true');
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
@@ -646,7 +663,7 @@ describe('OpenAI-compatible hosts with paths of their own', () => {
         expect((embedded as { data: unknown[] }).data).toHaveLength(1);
         expect(clouds.requests.at(-1)?.path).toBe(`${host.prefix}/embeddings`);
       } else {
-        // MiniMax carries chat only: no channel serves its embeddings.
+        // MiniMax and FastGPT carry chat only: no channel serves their embeddings.
         expect((embedded as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
       }
     },
@@ -678,5 +695,22 @@ describe('Jina (38) and M3E (44)', () => {
       .chat.completions.create({ model: 'jina-embeddings-v3', messages: [{ role: 'user', content: 'hi' }] })
       .catch((error: unknown) => error);
     expect((chat as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+  });
+});
+
+describe('Zhipu with its legacy id.secret key (16)', () => {
+  it('signs the key into the HS256 JWT the v4 API checks, reused while it lasts', async () => {
+    for (let i = 0; i < 2; i += 1) {
+      const answer = await openAiClient().chat.completions.create({
+        model: 'glm-4-flash',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(answer.choices[0]?.message.content).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    }
+    const [first, second] = clouds.requests.filter((r) => r.path.startsWith('/zhipu-jwt/')).slice(-2);
+    expect(first?.path).toBe('/zhipu-jwt/api/paas/v4/chat/completions');
+    expect(first?.headers.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(second?.headers.authorization).toBe(first?.headers.authorization);
+    expect(first?.headers.authorization).not.toContain(ZHIPU_LEGACY_KEY.split('.')[1]);
   });
 });

@@ -30,6 +30,8 @@ export const RELAY_PROVIDERS = [
   'hunyuan',
   'jina',
   'm3e',
+  'zhipu-legacy',
+  'fastgpt',
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
@@ -331,10 +333,10 @@ const list: ProviderType[] = [
     value: 16,
     label: 'Zhipu',
     defaultBaseUrl: 'https://open.bigmodel.cn',
-    defaultModels: ['chatglm_turbo', 'chatglm_pro', 'chatglm_std', 'chatglm_lite'],
+    defaultModels: ['glm-4-plus', 'glm-4-air', 'glm-4-flash', 'embedding-3'],
     keyFormat: 'id.secret',
     extraFields: [],
-    relay: unserved('Zhipu'),
+    relay: relayed('zhipu-legacy', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 26,
@@ -470,9 +472,9 @@ const list: ProviderType[] = [
     label: 'FastGPT knowledge base',
     defaultBaseUrl: 'https://fastgpt.run/api/openapi',
     defaultModels: [],
-    keyFormat: 'APIKey-AppId',
+    keyFormat: 'the app API key (fastgpt-…)',
     extraFields: [],
-    relay: unserved('FastGPT knowledge base'),
+    relay: relayed('fastgpt', 'openai', ['chat']),
   },
   {
     value: 21,

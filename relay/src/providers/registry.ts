@@ -10,6 +10,7 @@ import { azureProvider } from './azure/provider.ts';
 import { bedrockProvider } from './bedrock/provider.ts';
 import { cloudflareProvider } from './cloudflare/provider.ts';
 import { dashscopeProvider } from './dashscope/provider.ts';
+import { fastGptProvider } from './fastgpt/provider.ts';
 import { geminiProvider } from './gemini/provider.ts';
 import { hunyuanProvider } from './hunyuan/provider.ts';
 import { jinaProvider } from './jina/provider.ts';
@@ -20,6 +21,7 @@ import type { Provider } from './provider.ts';
 import { qianfanProvider } from './qianfan/provider.ts';
 import { vertexProvider } from './vertex/provider.ts';
 import { zhipuProvider } from './zhipu/provider.ts';
+import { zhipuLegacyProvider } from './zhipu-legacy/provider.ts';
 
 export const providers: Record<RelayProviderId, Provider> = {
   openai: openAiProvider,
@@ -37,6 +39,8 @@ export const providers: Record<RelayProviderId, Provider> = {
   hunyuan: hunyuanProvider,
   jina: jinaProvider,
   m3e: m3eProvider,
+  'zhipu-legacy': zhipuLegacyProvider,
+  fastgpt: fastGptProvider,
 };
 
 /**

@@ -13,7 +13,7 @@
  *   `x-amzn-ErrorType`.
  * Every request is recorded.
  */
-import { createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
+import { createHmac, createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Sha256 } from '@aws-crypto/sha256-js';
@@ -42,6 +42,11 @@ export interface FakeCloudOptions {
    * OpenAI-format upstream's `/v1/<rest>` (`text/chatcompletion_v2`, MiniMax's chat, to `chat/completions`).
    */
   readonly compatible?: readonly { readonly prefix: string; readonly key: string }[];
+  /**
+   * Zhipu's v4 API with a legacy `id.secret` key: `/zhipu-jwt/api/paas/v4/...` wants the HS256 JWT of that key
+   * (header `sign_type: SIGN`, `api_key` = the id, `exp` in milliseconds, not past), checked with the secret.
+   */
+  readonly zhipuKey?: string;
   /** Bedrock's credentials: the access key pair and the region, and a Bedrock API key. */
   readonly aws?: {
     readonly accessKeyId: string;
@@ -191,6 +196,33 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
     );
   }
 
+  async function zhipuJwt(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+    body: Record<string, unknown>,
+  ) {
+    const refuse = (message: string) => json(res, 401, { error: { code: '1000', message } });
+    const [id, secret] = (options.zhipuKey ?? '.').split('.') as [string, string];
+    const token = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+    const [head, claims, signature] = token.split('.');
+    if (!head || !claims || !signature) return refuse('身份验证失败。');
+    const header = JSON.parse(base64url(head)) as Record<string, unknown>;
+    if (header.alg !== 'HS256' || header.sign_type !== 'SIGN')
+      return refuse('Authorization Token非法，请确认Authorization Token正确传递。');
+    const expected = createHmac('sha256', secret).update(`${head}.${claims}`).digest('base64url');
+    if (expected !== signature) return refuse('Authorization Token非法，请确认Authorization Token正确传递。');
+    const c = JSON.parse(base64url(claims)) as Record<string, unknown>;
+    if (c.api_key !== id || typeof c.exp !== 'number' || c.exp < Date.now())
+      return refuse('Authorization Token已过期。');
+    return forward(
+      res,
+      `${options.openAiUrl}/v1/${rest}`,
+      { 'content-type': 'application/json', authorization: 'Bearer sk-inner' },
+      body,
+    );
+  }
+
   async function vertexToken(res: ServerResponse, raw: string) {
     const form = new URLSearchParams(raw);
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
@@ -284,17 +316,19 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
         : [...(options.compatible ?? [])]
             .sort((a, b) => b.prefix.length - a.prefix.length)
             .find((entry) => path.startsWith(`${entry.prefix}/`));
-      const handled = host
-        ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
-        : path.startsWith('/openai/')
-          ? azure(req, res, path, query, body)
-          : path === '/token'
-            ? vertexToken(res, raw)
-            : path.startsWith('/v1/projects/')
-              ? vertex(req, res, path, query, body)
-              : path.startsWith('/model/')
-                ? bedrock(req, res, path, raw, body)
-                : json(res, 404, { error: 'not found' });
+      const handled = path.startsWith('/zhipu-jwt/')
+        ? zhipuJwt(req, res, path.slice('/zhipu-jwt/api/paas/v4/'.length), body)
+        : host
+          ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
+          : path.startsWith('/openai/')
+            ? azure(req, res, path, query, body)
+            : path === '/token'
+              ? vertexToken(res, raw)
+              : path.startsWith('/v1/projects/')
+                ? vertex(req, res, path, query, body)
+                : path.startsWith('/model/')
+                  ? bedrock(req, res, path, raw, body)
+                  : json(res, 404, { error: 'not found' });
       void Promise.resolve(handled).catch(() => res.destroy());
     });
   });

@@ -14,7 +14,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChannelTest } from './health/channel-tester.ts';
 import { toRelayChannel } from './state/channel-cache.ts';
-import { CONVERSE_REPLY, type FakeClouds, startFakeClouds } from './testing/fake-clouds.ts';
+import { CONVERSE_REPLY, DIFY_REPLY, type FakeClouds, startFakeClouds } from './testing/fake-clouds.ts';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
@@ -70,6 +70,7 @@ const COMPATIBLE = [
   },
 ] as const;
 const ZHIPU_LEGACY_KEY = '8f3c2a9d4b1e4c7a.QmVkcm9ja0FQSUtleS1leGFt';
+const DIFY_KEY = 'app-0123456789abcdefABCDEF';
 const JINA_KEY = 'jina_0123456789abcdef0123456789abcdef';
 const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
 
@@ -139,6 +140,7 @@ beforeAll(async () => {
     vertexAccount: { email: VERTEX_EMAIL, publicKeyPem: vertexKeys.publicKey },
     aws: { ...AWS, apiKey: BEDROCK_API_KEY },
     zhipuKey: ZHIPU_LEGACY_KEY,
+    difyKey: DIFY_KEY,
     compatible: COMPATIBLE.map(({ prefix, key: hostKey }) => ({ prefix, key: hostKey })),
   });
   t = await createRelayTestApp();
@@ -162,6 +164,7 @@ beforeAll(async () => {
       'jina-reranker-v2-base-multilingual': 0.5,
       'm3e-base': 0.1,
       'glm-4-flash': 1,
+      dify: 1,
       ...Object.fromEntries(
         COMPATIBLE.flatMap((host) => [
           [`chat-${host.type}`, 1],
@@ -241,6 +244,7 @@ beforeAll(async () => {
     models: 'jina-embeddings-v3,jina-reranker-v2-base-multilingual',
   });
   await t.seedChannel({ type: 44, key: 'm3e-key', baseUrl: fake.url, models: 'm3e-base' });
+  await t.seedChannel({ type: 37, key: DIFY_KEY, baseUrl: `${clouds.url}/dify`, models: 'dify' });
   await t.seedChannel({
     type: 16,
     key: ZHIPU_LEGACY_KEY,
@@ -712,5 +716,66 @@ describe('Zhipu with its legacy id.secret key (16)', () => {
     expect(first?.headers.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
     expect(second?.headers.authorization).toBe(first?.headers.authorization);
     expect(first?.headers.authorization).not.toContain(ZHIPU_LEGACY_KEY.split('.')[1]);
+  });
+});
+
+describe('Dify (37)', () => {
+  it("sends the conversation as one query to the app's chat-messages, blocking, and bills message_end's usage", async () => {
+    const { data, response } = await openAiClient()
+      .chat.completions.create({
+        model: 'dify',
+        user: 'alice',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hi' },
+        ],
+      })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe(DIFY_REPLY);
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe('/dify/v1/chat-messages');
+    expect(sent.headers.authorization).toBe(`Bearer ${DIFY_KEY}`);
+    expect(sent.body).toEqual({
+      inputs: {},
+      query: 'SYSTEM: \nBe brief.\nUSER: \nhi',
+      response_mode: 'blocking',
+      conversation_id: '',
+      user: 'alice',
+    });
+    const log = await billed(response.headers.get('x-request-id'));
+    expect(log.completionTokens).toBe(6);
+  });
+
+  it('streams message events to OpenAI and Anthropic clients, the agent thought as reasoning, usage from message_end', async () => {
+    const { data: stream, response } = await openAiClient()
+      .chat.completions.create({
+        model: 'dify',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .withResponse();
+    let text = '';
+    let reasoning = '';
+    let usage: unknown;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+      text += delta?.content ?? '';
+      reasoning += delta?.reasoning_content ?? '';
+      usage ??= chunk.usage ?? undefined;
+    }
+    expect(text).toBe(DIFY_REPLY);
+    expect(reasoning).toBe('Answering directly.');
+    expect(usage).toMatchObject({ completion_tokens: 6 });
+    expect(clouds.requests.at(-1)?.body).toMatchObject({
+      query: 'hi',
+      response_mode: 'streaming',
+      user: 'turnpike',
+    });
+    await billed(response.headers.get('x-request-id'));
+    const message = await anthropicClient()
+      .messages.stream({ model: 'dify', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
+      .finalText();
+    expect(message).toBe(DIFY_REPLY);
   });
 });

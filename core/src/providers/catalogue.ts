@@ -13,6 +13,13 @@ export type ModelListKind = 'openai' | 'gemini' | 'anthropic';
 export const WIRE_FORMATS = ['openai', 'anthropic', 'gemini'] as const;
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
+/**
+ * The formats the relay writes to an upstream: the client formats, and those only an upstream speaks (Bedrock's
+ * Converse, Dify's chat messages), always reached through the canonical chat shape.
+ */
+export const UPSTREAM_FORMATS = [...WIRE_FORMATS, 'bedrock-converse', 'dify'] as const;
+export type UpstreamFormat = (typeof UPSTREAM_FORMATS)[number];
+
 /** The upstream providers the relay has: relay/src/providers/<id>/, each over one of the formats. */
 export const RELAY_PROVIDERS = [
   'openai',
@@ -32,6 +39,7 @@ export const RELAY_PROVIDERS = [
   'm3e',
   'zhipu-legacy',
   'fastgpt',
+  'dify',
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
@@ -47,7 +55,7 @@ export type Relaying =
   | {
       readonly kind: 'relayed';
       readonly provider: RelayProviderId;
-      readonly format: WireFormat;
+      readonly format: UpstreamFormat;
       readonly carries: readonly Carried[];
     }
   | { readonly kind: 'tasks'; readonly carries: readonly Carried[] }
@@ -118,7 +126,11 @@ export const ProviderTypeId = {
 const bearer = 'one API key per line';
 
 const OPENAI_CARRIES: readonly Carried[] = ['chat', 'embeddings', 'images', 'audio', 'moderations', 'rerank'];
-const relayed = (provider: RelayProviderId, format: WireFormat, carries: readonly Carried[]): Relaying => ({
+const relayed = (
+  provider: RelayProviderId,
+  format: UpstreamFormat,
+  carries: readonly Carried[],
+): Relaying => ({
   kind: 'relayed',
   provider,
   format,
@@ -430,7 +442,8 @@ const list: ProviderType[] = [
     defaultModels: ['dify'],
     keyFormat: 'the app API key',
     extraFields: [],
-    relay: unserved('Dify'),
+    // Dify's own wire, reached through the canonical chat shape (relay/src/providers/dify).
+    relay: relayed('dify', 'dify', ['chat']),
   },
   {
     value: 38,

@@ -8,7 +8,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { OptionKey, OptionValue } from '@turnpike/core/options/registry';
-import type { WireFormat } from '@turnpike/core/providers/catalogue';
+import type { UpstreamFormat, WireFormat } from '@turnpike/core/providers/catalogue';
 import type { RelayError } from '../errors.ts';
 import type { NormalisedUsage } from '../metering/usage.ts';
 import type { SseEvent } from '../sse.ts';
@@ -148,10 +148,10 @@ export interface FormatRequest {
 }
 
 /**
- * A format's id: a wire format clients speak, or one only an upstream speaks (Bedrock's Converse), which is
- * always reached through the canonical shape.
+ * A format's id: a wire format clients speak, or one only an upstream speaks (Bedrock's Converse, Dify), which is
+ * always reached through the canonical shape (declared in the catalogue).
  */
-export type FormatId = WireFormat | 'bedrock-converse';
+export type FormatId = UpstreamFormat;
 
 export interface Format {
   readonly id: FormatId;

@@ -10,6 +10,7 @@ import { azureProvider } from './azure/provider.ts';
 import { bedrockProvider } from './bedrock/provider.ts';
 import { cloudflareProvider } from './cloudflare/provider.ts';
 import { dashscopeProvider } from './dashscope/provider.ts';
+import { difyProvider } from './dify/provider.ts';
 import { fastGptProvider } from './fastgpt/provider.ts';
 import { geminiProvider } from './gemini/provider.ts';
 import { hunyuanProvider } from './hunyuan/provider.ts';
@@ -41,6 +42,7 @@ export const providers: Record<RelayProviderId, Provider> = {
   m3e: m3eProvider,
   'zhipu-legacy': zhipuLegacyProvider,
   fastgpt: fastGptProvider,
+  dify: difyProvider,
 };
 
 /**

@@ -47,6 +47,8 @@ export interface FakeCloudOptions {
    * (header `sign_type: SIGN`, `api_key` = the id, `exp` in milliseconds, not past), checked with the secret.
    */
   readonly zhipuKey?: string;
+  /** A Dify app's API key: `/dify/v1/chat-messages` answers as the reference shows, blocking or streaming. */
+  readonly difyKey?: string;
   /** Bedrock's credentials: the access key pair and the region, and a Bedrock API key. */
   readonly aws?: {
     readonly accessKeyId: string;
@@ -223,6 +225,54 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
     );
   }
 
+  async function dify(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) {
+    if (req.headers.authorization !== `Bearer ${options.difyKey}`)
+      return json(res, 401, { code: 'unauthorized', message: 'Access token is invalid', status: 401 });
+    if (
+      typeof body.query !== 'string' ||
+      body.query === '' ||
+      typeof body.user !== 'string' ||
+      !isRecord(body.inputs)
+    )
+      return json(res, 400, {
+        code: 'invalid_param',
+        message: 'query, inputs and user are required',
+        status: 400,
+      });
+    const usage = {
+      prompt_tokens: Math.max(1, Math.ceil(body.query.length / 4)),
+      completion_tokens: 6,
+      total_tokens: Math.max(1, Math.ceil(body.query.length / 4)) + 6,
+      total_price: '0.0000240',
+      currency: 'USD',
+      latency: 0.61,
+    };
+    const ids = {
+      message_id: '9da23599-e713-473b-982c-4328d4f5c78a',
+      conversation_id: '45701982-8118-4bc5-8e9b-64562b4555f2',
+    };
+    if (body.response_mode === 'blocking')
+      return json(res, 200, {
+        event: 'message',
+        task_id: 'c3800678-a077-43df-a102-53f23ed20b88',
+        id: ids.message_id,
+        ...ids,
+        mode: 'chat',
+        answer: DIFY_REPLY,
+        metadata: { usage, retriever_resources: [] },
+        created_at: 1705407629,
+      });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (event: Record<string, unknown>) => res.write(`data: ${JSON.stringify(event)}\n\n`);
+    send({ event: 'workflow_started', task_id: 't', workflow_run_id: 'w', data: {} });
+    send({ event: 'agent_thought', ...ids, thought: 'Answering directly.', position: 1 });
+    for (const word of DIFY_REPLY.split(/(?<= )/))
+      send({ event: 'message', ...ids, answer: word, created_at: 1705407629 });
+    res.write('event: ping\n\n');
+    send({ event: 'message_end', ...ids, metadata: { usage, retriever_resources: [] } });
+    res.end();
+  }
+
   async function vertexToken(res: ServerResponse, raw: string) {
     const form = new URLSearchParams(raw);
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
@@ -316,19 +366,22 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
         : [...(options.compatible ?? [])]
             .sort((a, b) => b.prefix.length - a.prefix.length)
             .find((entry) => path.startsWith(`${entry.prefix}/`));
-      const handled = path.startsWith('/zhipu-jwt/')
-        ? zhipuJwt(req, res, path.slice('/zhipu-jwt/api/paas/v4/'.length), body)
-        : host
-          ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
-          : path.startsWith('/openai/')
-            ? azure(req, res, path, query, body)
-            : path === '/token'
-              ? vertexToken(res, raw)
-              : path.startsWith('/v1/projects/')
-                ? vertex(req, res, path, query, body)
-                : path.startsWith('/model/')
-                  ? bedrock(req, res, path, raw, body)
-                  : json(res, 404, { error: 'not found' });
+      const handled =
+        path === '/dify/v1/chat-messages'
+          ? dify(req, res, body)
+          : path.startsWith('/zhipu-jwt/')
+            ? zhipuJwt(req, res, path.slice('/zhipu-jwt/api/paas/v4/'.length), body)
+            : host
+              ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
+              : path.startsWith('/openai/')
+                ? azure(req, res, path, query, body)
+                : path === '/token'
+                  ? vertexToken(res, raw)
+                  : path.startsWith('/v1/projects/')
+                    ? vertex(req, res, path, query, body)
+                    : path.startsWith('/model/')
+                      ? bedrock(req, res, path, raw, body)
+                      : json(res, 404, { error: 'not found' });
       void Promise.resolve(handled).catch(() => res.destroy());
     });
   });
@@ -436,6 +489,9 @@ export function bedrockChunk(event: unknown): Uint8Array {
     body: fromUtf8(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') })),
   });
 }
+
+/** The reply of the fake Dify app. */
+export const DIFY_REPLY = 'Hello from the Dify app.';
 
 /** The reply of the fake Converse models. */
 export const CONVERSE_REPLY = 'Hello from Bedrock Converse.';

@@ -1,4 +1,4 @@
-import { carriedBy, relayingOf } from '@turnpike/core/providers/catalogue';
+import { carriedBy, relayingOf, type UpstreamFormat } from '@turnpike/core/providers/catalogue';
 
 /**
  * What the relay can carry on a channel of each type, so the channel form can warn before an admin lists models
@@ -7,7 +7,7 @@ import { carriedBy, relayingOf } from '@turnpike/core/providers/catalogue';
  * checked against it by relay-coverage.test.ts): Midjourney and Suno carry only their tasks, and a type the relay
  * does not serve carries nothing (the console API refuses new channels of it).
  */
-export type RelayReach = 'openai' | 'anthropic' | 'gemini' | 'tasks' | 'none';
+export type RelayReach = UpstreamFormat | 'tasks' | 'none';
 
 /** The kind of request a model is asked with, read from its name. */
 export type ModelNeed = 'chat' | 'embeddings' | 'images' | 'audio' | 'moderations' | 'rerank' | 'tasks';
@@ -35,6 +35,8 @@ export const REACH_CARRIES: Record<RelayReach, ReadonlySet<ModelNeed>> = {
   openai: new Set(['chat', 'embeddings', 'images', 'audio', 'moderations', 'rerank']),
   anthropic: new Set(['chat']),
   gemini: new Set(['chat', 'embeddings']),
+  'bedrock-converse': new Set(['chat']),
+  dify: new Set(['chat']),
   tasks: new Set(['tasks']),
   none: new Set(),
 };

@@ -134,9 +134,9 @@ describe('desired channel rows', () => {
     const palm = desiredChannels(resource({ type: 'palm2' }), secret({ apiKey: 'k' }));
     expect(palm).toMatchObject({ ok: false, condition: 'Valid', reason: 'RetiredProvider' });
     if (!palm.ok) expect(palm.message).toMatch(/retired.*Gemini \(24\)/);
-    const dify = desiredChannels(resource({ type: 'dify' }), secret({ apiKey: 'k' }));
-    expect(dify).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
-    if (!dify.ok) expect(dify.message).toMatch(/does not carry Dify traffic/);
+    const cohere = desiredChannels(resource({ type: 'cohere' }), secret({ apiKey: 'k' }));
+    expect(cohere).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
+    if (!cohere.ok) expect(cohere.message).toMatch(/does not carry Cohere traffic/);
   });
 
   it('reads the key named in keySecretRef.key', () => {

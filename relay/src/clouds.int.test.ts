@@ -14,7 +14,13 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChannelTest } from './health/channel-tester.ts';
 import { toRelayChannel } from './state/channel-cache.ts';
-import { CONVERSE_REPLY, DIFY_REPLY, type FakeClouds, startFakeClouds } from './testing/fake-clouds.ts';
+import {
+  COHERE_REPLY,
+  CONVERSE_REPLY,
+  DIFY_REPLY,
+  type FakeClouds,
+  startFakeClouds,
+} from './testing/fake-clouds.ts';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
@@ -71,6 +77,7 @@ const COMPATIBLE = [
 ] as const;
 const ZHIPU_LEGACY_KEY = '8f3c2a9d4b1e4c7a.QmVkcm9ja0FQSUtleS1leGFt';
 const DIFY_KEY = 'app-0123456789abcdefABCDEF';
+const COHERE_KEY = 'co-0123456789abcdefghijABCDEFGHIJ';
 const JINA_KEY = 'jina_0123456789abcdef0123456789abcdef';
 const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
 
@@ -141,6 +148,7 @@ beforeAll(async () => {
     aws: { ...AWS, apiKey: BEDROCK_API_KEY },
     zhipuKey: ZHIPU_LEGACY_KEY,
     difyKey: DIFY_KEY,
+    cohereKey: COHERE_KEY,
     compatible: COMPATIBLE.map(({ prefix, key: hostKey }) => ({ prefix, key: hostKey })),
   });
   t = await createRelayTestApp();
@@ -165,6 +173,9 @@ beforeAll(async () => {
       'm3e-base': 0.1,
       'glm-4-flash': 1,
       dify: 1,
+      'command-r-plus': 1,
+      'embed-english-v3.0': 0.1,
+      'rerank-english-v3.0': 0.5,
       ...Object.fromEntries(
         COMPATIBLE.flatMap((host) => [
           [`chat-${host.type}`, 1],
@@ -244,6 +255,12 @@ beforeAll(async () => {
     models: 'jina-embeddings-v3,jina-reranker-v2-base-multilingual',
   });
   await t.seedChannel({ type: 44, key: 'm3e-key', baseUrl: fake.url, models: 'm3e-base' });
+  await t.seedChannel({
+    type: 34,
+    key: COHERE_KEY,
+    baseUrl: `${clouds.url}/cohere`,
+    models: 'command-r-plus,embed-english-v3.0,rerank-english-v3.0',
+  });
   await t.seedChannel({ type: 37, key: DIFY_KEY, baseUrl: `${clouds.url}/dify`, models: 'dify' });
   await t.seedChannel({
     type: 16,
@@ -777,5 +794,79 @@ describe('Dify (37)', () => {
       .messages.stream({ model: 'dify', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
       .finalText();
     expect(message).toBe(DIFY_REPLY);
+  });
+});
+
+describe('Cohere (34)', () => {
+  const weather = {
+    type: 'function' as const,
+    function: {
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  };
+
+  it("chats through v2 chat in Cohere's shape, tool calls included, billed by the tokens used", async () => {
+    const { data, response } = await openAiClient()
+      .chat.completions.create({
+        model: 'command-r-plus',
+        top_p: 0.5,
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe(COHERE_REPLY);
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe('/cohere/v2/chat');
+    expect(sent.headers.authorization).toBe(`Bearer ${COHERE_KEY}`);
+    expect(sent.body).toMatchObject({ model: 'command-r-plus', p: 0.5, stream: false });
+    const log = await billed(response.headers.get('x-request-id'));
+    expect(log.completionTokens).toBe(5);
+    const called = await openAiClient().chat.completions.create({
+      model: 'command-r-plus',
+      tools: [weather],
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    });
+    expect(called.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(called.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    });
+  });
+
+  it('streams its events to OpenAI and Anthropic clients, text and tool calls', async () => {
+    const stream = await openAiClient().chat.completions.create({
+      model: 'command-r-plus',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe(COHERE_REPLY);
+    const message = await anthropicClient()
+      .messages.stream({
+        model: 'command-r-plus',
+        max_tokens: 50,
+        tools: [
+          { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+        ],
+        messages: [{ role: 'user', content: 'Weather?' }],
+      })
+      .finalMessage();
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.content.find((block) => block.type === 'tool_use')).toMatchObject({
+      input: { city: 'Paris' },
+    });
+  });
+
+  it('embeds through the compatibility API and reranks at /v1/rerank', async () => {
+    const embedded = await openAiClient().embeddings.create({ model: 'embed-english-v3.0', input: 'hello' });
+    expect(embedded.data).toHaveLength(1);
+    expect(clouds.requests.at(-1)?.path).toBe('/cohere/compatibility/v1/embeddings');
+    const reranked = await fetch(`${address}/v1/rerank`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'rerank-english-v3.0', query: 'q', documents: ['x', 'y'] }),
+    });
+    expect(reranked.status).toBe(200);
+    expect(clouds.requests.at(-1)?.path).toBe('/cohere/v1/rerank');
   });
 });

@@ -15,9 +15,9 @@ export type WireFormat = (typeof WIRE_FORMATS)[number];
 
 /**
  * The formats the relay writes to an upstream: the client formats, and those only an upstream speaks (Bedrock's
- * Converse, Dify's chat messages), always reached through the canonical chat shape.
+ * Converse, Dify's chat messages, Cohere's v2 chat), always reached through the canonical chat shape.
  */
-export const UPSTREAM_FORMATS = [...WIRE_FORMATS, 'bedrock-converse', 'dify'] as const;
+export const UPSTREAM_FORMATS = [...WIRE_FORMATS, 'bedrock-converse', 'dify', 'cohere'] as const;
 export type UpstreamFormat = (typeof UPSTREAM_FORMATS)[number];
 
 /** The upstream providers the relay has: relay/src/providers/<id>/, each over one of the formats. */
@@ -40,6 +40,7 @@ export const RELAY_PROVIDERS = [
   'zhipu-legacy',
   'fastgpt',
   'dify',
+  'cohere',
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
@@ -286,7 +287,8 @@ const list: ProviderType[] = [
     defaultModels: ['command-r', 'command-r-plus', 'rerank-english-v3.0', 'rerank-multilingual-v3.0'],
     keyFormat: bearer,
     extraFields: [],
-    relay: unserved('Cohere'),
+    // Chat in Cohere's v2 format; embeddings and rerank by model name (relay/src/providers/cohere).
+    relay: relayed('cohere', 'cohere', ['chat', 'embeddings', 'rerank']),
   },
   {
     value: 39,

@@ -9,6 +9,7 @@ import { arkProvider } from './ark/provider.ts';
 import { azureProvider } from './azure/provider.ts';
 import { bedrockProvider } from './bedrock/provider.ts';
 import { cloudflareProvider } from './cloudflare/provider.ts';
+import { cohereProvider } from './cohere/provider.ts';
 import { dashscopeProvider } from './dashscope/provider.ts';
 import { difyProvider } from './dify/provider.ts';
 import { fastGptProvider } from './fastgpt/provider.ts';
@@ -43,6 +44,7 @@ export const providers: Record<RelayProviderId, Provider> = {
   'zhipu-legacy': zhipuLegacyProvider,
   fastgpt: fastGptProvider,
   dify: difyProvider,
+  cohere: cohereProvider,
 };
 
 /**

@@ -47,6 +47,8 @@ export interface FakeCloudOptions {
    * (header `sign_type: SIGN`, `api_key` = the id, `exp` in milliseconds, not past), checked with the secret.
    */
   readonly zhipuKey?: string;
+  /** Cohere's API key: `/cohere/v2/chat`, `/cohere/compatibility/v1/embeddings`, `/cohere/v1/rerank`. */
+  readonly cohereKey?: string;
   /** A Dify app's API key: `/dify/v1/chat-messages` answers as the reference shows, blocking or streaming. */
   readonly difyKey?: string;
   /** Bedrock's credentials: the access key pair and the region, and a Bedrock API key. */
@@ -225,6 +227,85 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
     );
   }
 
+  async function cohere(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+    body: Record<string, unknown>,
+  ) {
+    if (req.headers.authorization !== `Bearer ${options.cohereKey}`)
+      return json(res, 401, { id: 'e1', message: 'invalid api token' });
+    if (rest === '/compatibility/v1/embeddings' || rest === '/v1/rerank')
+      return forward(
+        res,
+        `${options.openAiUrl}/v1/${rest.endsWith('rerank') ? 'rerank' : 'embeddings'}`,
+        { 'content-type': 'application/json', authorization: 'Bearer sk-inner' },
+        body,
+      );
+    if (rest !== '/v2/chat') return json(res, 404, { message: 'not found' });
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    if (typeof body.model !== 'string' || messages.length === 0 || 'top_p' in body || 'stop' in body)
+      return json(res, 400, {
+        id: 'e2',
+        message: 'invalid request: model and messages are required; p and stop_sequences, not top_p and stop',
+      });
+    const input = Math.max(1, Math.ceil(JSON.stringify(messages).length / 4));
+    const usage = {
+      billed_units: { input_tokens: input, output_tokens: 5 },
+      tokens: { input_tokens: input + 2, output_tokens: 5 },
+    };
+    const tools = Array.isArray(body.tools) ? body.tools : [];
+    const answered = messages.some((m) => isRecord(m) && m.role === 'tool');
+    const tool =
+      tools.length > 0 && !answered && isRecord(tools[0]) && isRecord(tools[0].function)
+        ? String(tools[0].function.name)
+        : undefined;
+    const call = tool && {
+      id: 'get_weather_k5ebpzt8g3mr',
+      type: 'function',
+      function: { name: tool, arguments: '{"city":"Paris"}' },
+    };
+    if (body.stream !== true)
+      return json(res, 200, {
+        id: 'c14c80c3-18eb-4519-9460-6c92edd8cfb4',
+        finish_reason: call ? 'TOOL_CALL' : 'COMPLETE',
+        message: call
+          ? { role: 'assistant', tool_plan: 'I will look up the weather.', tool_calls: [call] }
+          : { role: 'assistant', content: [{ type: 'text', text: COHERE_REPLY }] },
+        usage,
+      });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (type: string, event: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...event })}\n\n`);
+    send('message-start', {
+      id: 'c14c80c3',
+      delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } },
+    });
+    if (call) {
+      send('tool-plan-delta', { delta: { message: { tool_plan: 'I will look up the weather.' } } });
+      send('tool-call-start', {
+        index: 0,
+        delta: { message: { tool_calls: { ...call, function: { name: tool, arguments: '' } } } },
+      });
+      send('tool-call-delta', {
+        index: 0,
+        delta: { message: { tool_calls: { function: { arguments: '{"city":' } } } },
+      });
+      send('tool-call-delta', {
+        index: 0,
+        delta: { message: { tool_calls: { function: { arguments: '"Paris"}' } } } },
+      });
+      send('tool-call-end', { index: 0 });
+    } else {
+      send('content-start', { index: 0, delta: { message: { content: { type: 'text', text: '' } } } });
+      for (const word of COHERE_REPLY.split(/(?<= )/))
+        send('content-delta', { index: 0, delta: { message: { content: { text: word } } } });
+      send('content-end', { index: 0 });
+    }
+    send('message-end', { delta: { finish_reason: call ? 'TOOL_CALL' : 'COMPLETE', usage } });
+    res.end();
+  }
+
   async function dify(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) {
     if (req.headers.authorization !== `Bearer ${options.difyKey}`)
       return json(res, 401, { code: 'unauthorized', message: 'Access token is invalid', status: 401 });
@@ -366,8 +447,9 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
         : [...(options.compatible ?? [])]
             .sort((a, b) => b.prefix.length - a.prefix.length)
             .find((entry) => path.startsWith(`${entry.prefix}/`));
-      const handled =
-        path === '/dify/v1/chat-messages'
+      const handled = path.startsWith('/cohere/')
+        ? cohere(req, res, path.slice('/cohere'.length), body)
+        : path === '/dify/v1/chat-messages'
           ? dify(req, res, body)
           : path.startsWith('/zhipu-jwt/')
             ? zhipuJwt(req, res, path.slice('/zhipu-jwt/api/paas/v4/'.length), body)
@@ -489,6 +571,9 @@ export function bedrockChunk(event: unknown): Uint8Array {
     body: fromUtf8(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') })),
   });
 }
+
+/** The reply of the fake Cohere chat models. */
+export const COHERE_REPLY = 'Hello from Cohere.';
 
 /** The reply of the fake Dify app. */
 export const DIFY_REPLY = 'Hello from the Dify app.';

@@ -37,6 +37,7 @@ export const REACH_CARRIES: Record<RelayReach, ReadonlySet<ModelNeed>> = {
   gemini: new Set(['chat', 'embeddings']),
   'bedrock-converse': new Set(['chat']),
   dify: new Set(['chat']),
+  cohere: new Set(['chat', 'embeddings', 'rerank']),
   tasks: new Set(['tasks']),
   none: new Set(),
 };

@@ -134,9 +134,9 @@ describe('desired channel rows', () => {
     const palm = desiredChannels(resource({ type: 'palm2' }), secret({ apiKey: 'k' }));
     expect(palm).toMatchObject({ ok: false, condition: 'Valid', reason: 'RetiredProvider' });
     if (!palm.ok) expect(palm.message).toMatch(/retired.*Gemini \(24\)/);
-    const cohere = desiredChannels(resource({ type: 'cohere' }), secret({ apiKey: 'k' }));
-    expect(cohere).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
-    if (!cohere.ok) expect(cohere.message).toMatch(/does not carry Cohere traffic/);
+    const baidu = desiredChannels(resource({ type: 'baidu' }), secret({ apiKey: 'k' }));
+    expect(baidu).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
+    if (!baidu.ok) expect(baidu.message).toMatch(/does not carry Baidu Wenxin traffic/);
   });
 
   it('reads the key named in keySecretRef.key', () => {

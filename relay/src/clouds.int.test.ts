@@ -20,6 +20,7 @@ import {
   DIFY_REPLY,
   type FakeClouds,
   startFakeClouds,
+  WENXIN_REPLY,
 } from './testing/fake-clouds.ts';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import {
@@ -78,6 +79,7 @@ const COMPATIBLE = [
 const ZHIPU_LEGACY_KEY = '8f3c2a9d4b1e4c7a.QmVkcm9ja0FQSUtleS1leGFt';
 const DIFY_KEY = 'app-0123456789abcdefABCDEF';
 const COHERE_KEY = 'co-0123456789abcdefghijABCDEFGHIJ';
+const BAIDU_KEY = 'Q9mE2rS7tV4wX1yZ6aB3cD8e|F5gH0iJ2kL7mN4oP9qR1sT6uV3wX8y';
 const JINA_KEY = 'jina_0123456789abcdef0123456789abcdef';
 const AZURE_KEY = '3f9c2a7be01d4c5f8a6b9e2d7c1f0a4b';
 
@@ -149,6 +151,7 @@ beforeAll(async () => {
     zhipuKey: ZHIPU_LEGACY_KEY,
     difyKey: DIFY_KEY,
     cohereKey: COHERE_KEY,
+    baiduKey: BAIDU_KEY,
     compatible: COMPATIBLE.map(({ prefix, key: hostKey }) => ({ prefix, key: hostKey })),
   });
   t = await createRelayTestApp();
@@ -174,6 +177,7 @@ beforeAll(async () => {
       'glm-4-flash': 1,
       dify: 1,
       'command-r-plus': 1,
+      'ERNIE-4.0-8K': 1,
       'embed-english-v3.0': 0.1,
       'rerank-english-v3.0': 0.5,
       ...Object.fromEntries(
@@ -261,6 +265,7 @@ beforeAll(async () => {
     baseUrl: `${clouds.url}/cohere`,
     models: 'command-r-plus,embed-english-v3.0,rerank-english-v3.0',
   });
+  await t.seedChannel({ type: 15, key: BAIDU_KEY, baseUrl: `${clouds.url}/baidu`, models: 'ERNIE-4.0-8K' });
   await t.seedChannel({ type: 37, key: DIFY_KEY, baseUrl: `${clouds.url}/dify`, models: 'dify' });
   await t.seedChannel({
     type: 16,
@@ -868,5 +873,47 @@ describe('Cohere (34)', () => {
     });
     expect(reranked.status).toBe(200);
     expect(clouds.requests.at(-1)?.path).toBe('/cohere/v1/rerank');
+  });
+});
+
+describe('Baidu Wenxin, its first API (15)', () => {
+  it("exchanges APIKey|SecretKey for an access token once, and chats in Wenxin's shape, billed, streamed", async () => {
+    const { data, response } = await openAiClient()
+      .chat.completions.create({
+        model: 'ERNIE-4.0-8K',
+        max_tokens: 30,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hi' },
+        ],
+      })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe(WENXIN_REPLY);
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe('/baidu/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions_pro');
+    expect(sent.query.get('access_token')).toMatch(/^24\./);
+    expect(sent.body).toEqual({
+      messages: [{ role: 'user', content: 'hi' }],
+      system: 'Be brief.',
+      stream: false,
+      max_output_tokens: 30,
+    });
+    const log = await billed(response.headers.get('x-request-id'));
+    expect(log.promptTokens).toBe(9);
+    let text = '';
+    for await (const chunk of await openAiClient().chat.completions.create({
+      model: 'ERNIE-4.0-8K',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    }))
+      text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe(WENXIN_REPLY);
+    const message = await anthropicClient().messages.create({
+      model: 'ERNIE-4.0-8K',
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(message.content[0]).toMatchObject({ type: 'text', text: WENXIN_REPLY });
+    expect(clouds.baiduTokensIssued()).toBe(1);
   });
 });

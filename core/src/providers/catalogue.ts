@@ -17,7 +17,7 @@ export type WireFormat = (typeof WIRE_FORMATS)[number];
  * The formats the relay writes to an upstream: the client formats, and those only an upstream speaks (Bedrock's
  * Converse, Dify's chat messages, Cohere's v2 chat), always reached through the canonical chat shape.
  */
-export const UPSTREAM_FORMATS = [...WIRE_FORMATS, 'bedrock-converse', 'dify', 'cohere'] as const;
+export const UPSTREAM_FORMATS = [...WIRE_FORMATS, 'bedrock-converse', 'dify', 'cohere', 'wenxin'] as const;
 export type UpstreamFormat = (typeof UPSTREAM_FORMATS)[number];
 
 /** The upstream providers the relay has: relay/src/providers/<id>/, each over one of the formats. */
@@ -41,6 +41,7 @@ export const RELAY_PROVIDERS = [
   'fastgpt',
   'dify',
   'cohere',
+  'baidu',
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
@@ -314,7 +315,8 @@ const list: ProviderType[] = [
     defaultModels: ['ERNIE-4.0-8K', 'ERNIE-3.5-8K', 'ERNIE-Speed-128K', 'Embedding-V1'],
     keyFormat: 'APIKey|SecretKey',
     extraFields: [],
-    relay: unserved('Baidu Wenxin'),
+    // Wenxin's own shape after a token exchange (relay/src/providers/baidu).
+    relay: relayed('baidu', 'wenxin', ['chat']),
   },
   {
     value: 46,

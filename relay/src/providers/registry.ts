@@ -7,6 +7,7 @@ import { type RelayProviderId, relayingOf } from '@turnpike/core/providers/catal
 import { anthropicProvider } from './anthropic/provider.ts';
 import { arkProvider } from './ark/provider.ts';
 import { azureProvider } from './azure/provider.ts';
+import { baiduProvider } from './baidu/provider.ts';
 import { bedrockProvider } from './bedrock/provider.ts';
 import { cloudflareProvider } from './cloudflare/provider.ts';
 import { cohereProvider } from './cohere/provider.ts';
@@ -45,6 +46,7 @@ export const providers: Record<RelayProviderId, Provider> = {
   fastgpt: fastGptProvider,
   dify: difyProvider,
   cohere: cohereProvider,
+  baidu: baiduProvider,
 };
 
 /**

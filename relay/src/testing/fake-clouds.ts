@@ -47,6 +47,8 @@ export interface FakeCloudOptions {
    * (header `sign_type: SIGN`, `api_key` = the id, `exp` in milliseconds, not past), checked with the secret.
    */
   readonly zhipuKey?: string;
+  /** Baidu's `APIKey|SecretKey`: `/baidu/oauth/2.0/token` exchanges it, Wenxin's chat wants the token. */
+  readonly baiduKey?: string;
   /** Cohere's API key: `/cohere/v2/chat`, `/cohere/compatibility/v1/embeddings`, `/cohere/v1/rerank`. */
   readonly cohereKey?: string;
   /** A Dify app's API key: `/dify/v1/chat-messages` answers as the reference shows, blocking or streaming. */
@@ -65,6 +67,8 @@ export interface FakeClouds {
   readonly requests: CloudRequest[];
   /** Access tokens issued by the Vertex token endpoint. */
   readonly tokensIssued: () => number;
+  /** Access tokens issued by Baidu's token endpoint. */
+  readonly baiduTokensIssued: () => number;
   /** Answer the next model calls with this error (status, Azure's/AWS's error type), until cleared. */
   setFault(fault: { status: number; awsType?: string; retryAfter?: string } | undefined): void;
   close(): Promise<void>;
@@ -225,6 +229,64 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
       { 'content-type': 'application/json', authorization: 'Bearer sk-inner' },
       body,
     );
+  }
+
+  const baiduTokens = new Set<string>();
+  async function baidu(
+    res: ServerResponse,
+    rest: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ) {
+    const [apiKey, secretKey] = (options.baiduKey ?? '|').split('|');
+    if (rest === '/oauth/2.0/token') {
+      if (
+        query.get('grant_type') !== 'client_credentials' ||
+        query.get('client_id') !== apiKey ||
+        query.get('client_secret') !== secretKey
+      )
+        return json(res, 401, { error: 'invalid_client', error_description: 'unknown client id' });
+      const token = `24.${randomBytes(16).toString('hex')}.2592000.1700000000.282335-12345678`;
+      baiduTokens.add(token);
+      return json(res, 200, {
+        refresh_token: '25.x',
+        expires_in: 2592000,
+        scope: 'public wenxinworkshop_corp_api',
+        access_token: token,
+      });
+    }
+    const chat = /^\/rpc\/2\.0\/ai_custom\/v1\/wenxinworkshop\/chat\/([\w.-]+)$/.exec(rest);
+    if (!chat) return json(res, 404, { error_code: 3, error_msg: 'Unsupported openapi method' });
+    if (!baiduTokens.has(query.get('access_token') ?? ''))
+      return json(res, 200, { error_code: 110, error_msg: 'Access token invalid or no longer valid' });
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    if (
+      messages.length === 0 ||
+      messages.some((m) => !isRecord(m) || (m.role !== 'user' && m.role !== 'assistant'))
+    )
+      return json(res, 200, {
+        error_code: 336003,
+        error_msg: 'the role of messages must be user or assistant',
+      });
+    const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 };
+    const base = {
+      id: 'as-fg2xp9wnmm',
+      object: 'chat.completion',
+      created: 1693811110,
+      is_truncated: false,
+      need_clear_history: false,
+    };
+    if (body.stream !== true)
+      return json(res, 200, { ...base, result: WENXIN_REPLY, finish_reason: 'normal', usage });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const pieces = WENXIN_REPLY.split(/(?<= )/);
+    pieces.forEach((piece, index) => {
+      const end = index === pieces.length - 1;
+      res.write(
+        `data: ${JSON.stringify({ ...base, object: 'chat.completion', sentence_id: index, is_end: end, result: piece, ...(end ? { finish_reason: 'normal' } : {}), usage })}\n\n`,
+      );
+    });
+    res.end();
   }
 
   async function cohere(
@@ -447,23 +509,25 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
         : [...(options.compatible ?? [])]
             .sort((a, b) => b.prefix.length - a.prefix.length)
             .find((entry) => path.startsWith(`${entry.prefix}/`));
-      const handled = path.startsWith('/cohere/')
-        ? cohere(req, res, path.slice('/cohere'.length), body)
-        : path === '/dify/v1/chat-messages'
-          ? dify(req, res, body)
-          : path.startsWith('/zhipu-jwt/')
-            ? zhipuJwt(req, res, path.slice('/zhipu-jwt/api/paas/v4/'.length), body)
-            : host
-              ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
-              : path.startsWith('/openai/')
-                ? azure(req, res, path, query, body)
-                : path === '/token'
-                  ? vertexToken(res, raw)
-                  : path.startsWith('/v1/projects/')
-                    ? vertex(req, res, path, query, body)
-                    : path.startsWith('/model/')
-                      ? bedrock(req, res, path, raw, body)
-                      : json(res, 404, { error: 'not found' });
+      const handled = path.startsWith('/baidu/')
+        ? baidu(res, path.slice('/baidu'.length), query, body)
+        : path.startsWith('/cohere/')
+          ? cohere(req, res, path.slice('/cohere'.length), body)
+          : path === '/dify/v1/chat-messages'
+            ? dify(req, res, body)
+            : path.startsWith('/zhipu-jwt/')
+              ? zhipuJwt(req, res, path.slice('/zhipu-jwt/api/paas/v4/'.length), body)
+              : host
+                ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
+                : path.startsWith('/openai/')
+                  ? azure(req, res, path, query, body)
+                  : path === '/token'
+                    ? vertexToken(res, raw)
+                    : path.startsWith('/v1/projects/')
+                      ? vertex(req, res, path, query, body)
+                      : path.startsWith('/model/')
+                        ? bedrock(req, res, path, raw, body)
+                        : json(res, 404, { error: 'not found' });
       void Promise.resolve(handled).catch(() => res.destroy());
     });
   });
@@ -488,6 +552,7 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
     url,
     requests,
     tokensIssued: () => accessTokens.size,
+    baiduTokensIssued: () => baiduTokens.size,
     setFault(next) {
       fault = next;
     },
@@ -571,6 +636,9 @@ export function bedrockChunk(event: unknown): Uint8Array {
     body: fromUtf8(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') })),
   });
 }
+
+/** The reply of the fake Wenxin models. */
+export const WENXIN_REPLY = 'Hello from Wenxin.';
 
 /** The reply of the fake Cohere chat models. */
 export const COHERE_REPLY = 'Hello from Cohere.';

@@ -38,6 +38,7 @@ export const REACH_CARRIES: Record<RelayReach, ReadonlySet<ModelNeed>> = {
   'bedrock-converse': new Set(['chat']),
   dify: new Set(['chat']),
   cohere: new Set(['chat', 'embeddings', 'rerank']),
+  wenxin: new Set(['chat']),
   tasks: new Set(['tasks']),
   none: new Set(),
 };

@@ -134,9 +134,9 @@ describe('desired channel rows', () => {
     const palm = desiredChannels(resource({ type: 'palm2' }), secret({ apiKey: 'k' }));
     expect(palm).toMatchObject({ ok: false, condition: 'Valid', reason: 'RetiredProvider' });
     if (!palm.ok) expect(palm.message).toMatch(/retired.*Gemini \(24\)/);
-    const baidu = desiredChannels(resource({ type: 'baidu' }), secret({ apiKey: 'k' }));
-    expect(baidu).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
-    if (!baidu.ok) expect(baidu.message).toMatch(/does not carry Baidu Wenxin traffic/);
+    const spark = desiredChannels(resource({ type: 'xunfei' }), secret({ apiKey: 'k' }));
+    expect(spark).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
+    if (!spark.ok) expect(spark.message).toMatch(/does not carry iFlytek Spark traffic/);
   });
 
   it('reads the key named in keySecretRef.key', () => {

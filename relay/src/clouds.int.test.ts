@@ -358,6 +358,29 @@ describe('Azure OpenAI (3)', () => {
     expect(row?.status).toBe(1);
   });
 
+  it("rests the channel for Azure's 429 retry-after when cool-downs are on", async () => {
+    const options = t.runtime.deps.options;
+    await options.set('ChannelCooldownEnabled', 'true');
+    clouds.setFault({ status: 429, retryAfter: '30' });
+    try {
+      const limited = await openAiClient()
+        .chat.completions.create({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error);
+      expect((limited as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
+      clouds.setFault(undefined);
+      const count = clouds.requests.length;
+      // One 429 (not three, as the cool-down policy would need) and the channel rests: nothing else serves it.
+      const resting = await openAiClient()
+        .chat.completions.create({ model: 'gpt-3.5-turbo', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error);
+      expect((resting as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+      expect(clouds.requests.length).toBe(count);
+    } finally {
+      clouds.setFault(undefined);
+      await options.set('ChannelCooldownEnabled', 'false');
+    }
+  });
+
   it('tests an Azure channel from the console', async () => {
     const upstream = createUpstreamClient();
     try {

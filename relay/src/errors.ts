@@ -30,6 +30,8 @@ export interface RelayError {
   readonly code: string | number | null;
   readonly param: string | null;
   readonly isLocal: boolean;
+  /** How long the upstream asked to be left alone (a 429's `retry-after`, when its provider honours one). */
+  readonly retryAfterSeconds?: number;
 }
 
 /** Why an attempt failed without an HTTP error from the upstream: these are retryable when the option allows. */

@@ -81,7 +81,9 @@ describe('untestable channel types', () => {
     expect(untestableReason(5)).toMatch(/Midjourney/);
     expect(untestableReason(36)).toMatch(/Suno/);
     // iFlytek Spark (type 18) has no provider yet, and says why; Anthropic (14), Gemini (24), Baidu (15) do.
-    expect(untestableReason(18)).toMatch(/cannot be tested yet: the relay does not carry iFlytek Spark traffic/);
+    expect(untestableReason(18)).toMatch(
+      /cannot be tested yet: the relay does not carry iFlytek Spark traffic/,
+    );
     expect(untestableReason(15)).toBeUndefined();
     expect(untestableReason(1)).toBeUndefined();
     expect(untestableReason(14)).toBeUndefined();

@@ -5,7 +5,8 @@
  * `gpt-35-turbo`, Azure's own names); the version is the channel's `other`, or {@link AZURE_DEFAULT_API_VERSION}.
  * The Responses API has no deployment in its path: `<base>/openai/responses?api-version=`, the deployment as the
  * body's model. A content-filter refusal (400, `content_filter`) is the caller's error: its filter result is
- * named in the message, it is never retried and never counts against the channel.
+ * named in the message, it is never retried and never counts against the channel. A 429's `retry-after` rests the
+ * channel that long when cool-downs are on (ADR 0008), instead of counting toward one.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RelayError } from '../../errors.ts';
@@ -64,8 +65,13 @@ function readAzureError(status: number, body: string, headers: IncomingHttpHeade
       message: flagged ? `${error.message} (filtered: ${flagged})` : error.message,
     };
   }
-  if (status === 429 && typeof headers['retry-after'] === 'string')
-    return { ...error, message: `${error.message} (retry after ${headers['retry-after']} s)` };
+  const retryAfter = Number(headers['retry-after']);
+  if (status === 429 && Number.isFinite(retryAfter) && retryAfter > 0)
+    return {
+      ...error,
+      message: `${error.message} (retry after ${retryAfter} s)`,
+      retryAfterSeconds: retryAfter,
+    };
   return error;
 }
 

@@ -8,6 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import { fetchUpstreamModels } from '@turnpike/core/channels/upstream';
 import { channels, logs, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
@@ -379,6 +380,11 @@ describe('Azure OpenAI (3)', () => {
       clouds.setFault(undefined);
       await options.set('ChannelCooldownEnabled', 'false');
     }
+  });
+
+  it("fetches an Azure resource's models with the api-key header", async () => {
+    expect(await fetchUpstreamModels(3, clouds.url, AZURE_KEY)).toEqual(['gpt-4o', 'text-embedding-3-small']);
+    expect(clouds.requests.at(-1)?.query.get('api-version')).toBe('2024-10-21');
   });
 
   it('tests an Azure channel from the console', async () => {
@@ -883,6 +889,13 @@ describe('Cohere (34)', () => {
     expect(message.content.find((block) => block.type === 'tool_use')).toMatchObject({
       input: { city: 'Paris' },
     });
+  });
+
+  it("fetches Cohere's model list", async () => {
+    expect(await fetchUpstreamModels(34, `${clouds.url}/cohere`, COHERE_KEY)).toEqual([
+      'command-r-plus',
+      'embed-english-v3.0',
+    ]);
   });
 
   it('embeds through the compatibility API and reranks at /v1/rerank', async () => {

@@ -7,7 +7,7 @@
 export type BalanceKind = 'openai-billing' | 'siliconflow' | 'deepseek';
 
 /** How the upstream model list is read, or undefined when the provider has none we can call. */
-export type ModelListKind = 'openai' | 'gemini' | 'anthropic';
+export type ModelListKind = 'openai' | 'gemini' | 'anthropic' | 'azure' | 'cohere';
 
 /** The wire formats the relay speaks, on either side: relay/src/formats/<wire>/. */
 export const WIRE_FORMATS = ['openai', 'anthropic', 'gemini'] as const;
@@ -279,6 +279,7 @@ const list: ProviderType[] = [
     defaultModels: ['gpt-4o', 'gpt-4o-mini', 'gpt-4', 'gpt-35-turbo', 'text-embedding-ada-002'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. 2024-12-01-preview' }],
+    modelList: 'azure',
     relay: relayed('azure', 'openai', ['chat', 'embeddings', 'images', 'audio']),
   },
   {
@@ -289,6 +290,7 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [],
     // Chat in Cohere's v2 format; embeddings and rerank by model name (relay/src/providers/cohere).
+    modelList: 'cohere',
     relay: relayed('cohere', 'cohere', ['chat', 'embeddings', 'rerank']),
   },
   {

@@ -138,6 +138,19 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
       });
     if (!query.get('api-version'))
       return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+    if (req.method === 'GET' && path === '/openai/models')
+      return json(res, 200, {
+        data: [
+          { id: 'gpt-4o', status: 'succeeded', capabilities: { chat_completion: true }, object: 'model' },
+          {
+            id: 'text-embedding-3-small',
+            status: 'succeeded',
+            capabilities: { embeddings: true },
+            object: 'model',
+          },
+        ],
+        object: 'list',
+      });
     if (fault)
       return json(
         res,
@@ -297,6 +310,13 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
   ) {
     if (req.headers.authorization !== `Bearer ${options.cohereKey}`)
       return json(res, 401, { id: 'e1', message: 'invalid api token' });
+    if (req.method === 'GET' && rest === '/v1/models')
+      return json(res, 200, {
+        models: [
+          { name: 'command-r-plus', endpoints: ['generate', 'chat', 'summarize'], context_length: 128000 },
+          { name: 'embed-english-v3.0', endpoints: ['embed'], context_length: 512 },
+        ],
+      });
     if (rest === '/compatibility/v1/embeddings' || rest === '/v1/rerank')
       return forward(
         res,

@@ -63,7 +63,7 @@ beforeAll(() => {
 describe('charts/turnpike', () => {
   it('covers defaults, KEDA, HPA, external database, Ingress and HTTPRoute', () => {
     expect(Object.keys(SCENARIOS).sort()).toEqual(
-      ['defaults', 'external-database', 'hpa', 'httproute', 'ingress', 'keda', 'tracing'].sort(),
+      ['defaults', 'external-database', 'hpa', 'httproute', 'import', 'ingress', 'keda', 'tracing'].sort(),
     );
   });
 
@@ -282,6 +282,54 @@ describe('charts/turnpike', () => {
       key: 'url',
     });
     expect((rendered.get('defaults') as Manifest[]).some((m) => m.kind === 'Job')).toBe(false);
+  });
+
+  it("imports a new-api or one-api gateway after install and upgrade, with the servers' CRYPTO_SECRET", () => {
+    const manifests = rendered.get('import') as Manifest[];
+    const job = one(manifests, 'Job', '-import');
+    const annotations = job.metadata.annotations as Record<string, string>;
+    // After: the generated CRYPTO_SECRET and the bundled database are release objects, absent before install.
+    expect(annotations['helm.sh/hook']).toBe('post-install,post-upgrade');
+    expect(annotations['argocd.argoproj.io/hook']).toBe('PostSync');
+    // The finished Job stays, so its report can be read with kubectl logs.
+    expect(annotations['helm.sh/hook-delete-policy']).toBe('before-hook-creation');
+    const container = podOf(job).containers[0] as Pod;
+    expect(container.command).toEqual(['node', 'api/src/server.ts', 'import']);
+    expect(container.args).toEqual(['--logs-since=2025-01-01']);
+    const env = Object.fromEntries((container.env as Pod[]).map((e) => [e.name, e]));
+    expect(env.IMPORT_FROM.valueFrom.secretKeyRef).toEqual({ name: 'old-gateway', key: 'source-url' });
+    expect(env.CRYPTO_SECRET.valueFrom.secretKeyRef).toEqual({
+      name: 'tp-turnpike-secrets',
+      key: 'CRYPTO_SECRET',
+    });
+    expect(env.DATABASE_URL.valueFrom.secretKeyRef.key).toBe('DATABASE_URL');
+    // Running servers hear of the imported rows through the Redis they share.
+    expect(env.REDIS_URL.valueFrom.secretKeyRef.key).toBe('REDIS_URL');
+    expect(env.REDIS_KEY_PREFIX.value).toBe('turnpike:');
+    expect(container.volumeMounts).toContainEqual({ name: 'source', mountPath: '/import', readOnly: true });
+    expect(podOf(job).volumes).toContainEqual({
+      name: 'source',
+      persistentVolumeClaim: { claimName: 'one-api-data' },
+    });
+    // A plain URL goes into a hook Secret made before the Job, never into the Job itself.
+    const plain = render(
+      [],
+      ['import.from=mysql://root:pw@old-db:3306/oneapi', 'import.dryRun=true', 'import.merge=true'],
+    );
+    const plainJob = one(plain, 'Job', '-import');
+    expect(JSON.stringify(plainJob)).not.toContain('old-db');
+    expect(podOf(plainJob).containers[0].args).toEqual(['--dry-run', '--merge']);
+    const secret = one(plain, 'Secret', '-import');
+    expect(Number(secret.metadata.annotations['helm.sh/hook-weight'])).toBeLessThan(0);
+    expect(Buffer.from(secret.data.IMPORT_FROM, 'base64').toString()).toBe(
+      'mysql://root:pw@old-db:3306/oneapi',
+    );
+    // Nothing runs unless a source is given.
+    for (const scenario of ['defaults', 'ingress'])
+      expect((rendered.get(scenario) as Manifest[]).some((m) => m.metadata.name.endsWith('-import'))).toBe(
+        false,
+      );
+    expect(() => render([], ['import.from=oracle://x'])).toThrow(/import/);
   });
 
   it('generates SESSION_SECRET and CRYPTO_SECRET, kept on uninstall, or uses an existing Secret', () => {

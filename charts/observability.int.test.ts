@@ -136,7 +136,11 @@ describe('alert rules (deploy/prometheus/turnpike-rules.yaml)', () => {
     ]);
     expect(reads('TurnpikeChannelAutoDisabled')).toEqual(['turnpike_relay_channel_state']);
     expect(reads('TurnpikeRedisDegraded')).toEqual(['turnpike_redis_degraded']);
-    expect(reads('TurnpikeLogsDropped')).toEqual(['turnpike_logs_dropped_total']);
+    expect(reads('TurnpikeSettlementBacklog')).toEqual(['turnpike_settlement_queue_oldest_seconds']);
+    expect(reads('TurnpikeSettlementQueueNearCap').sort()).toEqual([
+      'turnpike_settlement_queue_capacity',
+      'turnpike_settlement_queue_records',
+    ]);
     expect(reads('TurnpikeConfigApplySlow')).toEqual(['turnpike_config_apply_seconds_bucket']);
     expect(rules.find((r) => r.alert === 'TurnpikeConfigApplySlow')?.expr).toMatch(/> 2\s*$/);
     expect(reads('TurnpikePodRestarting')).toEqual(['kube_pod_container_status_restarts_total']);

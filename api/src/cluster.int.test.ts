@@ -4,7 +4,6 @@
  * TEST_POSTGRES_URL and a `redis-server` on the machine. The figures (propagation p50/p99, overdraft, crash drift,
  * 5xx during a Redis outage) are printed at the end and written to test-results/cluster-figures.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createDb, type Database } from '@turnpike/core/db/client';
 import { logs, users } from '@turnpike/core/db/schema/index';
 import { generateTokenKey } from '@turnpike/core/domain/tokens';
@@ -15,7 +14,13 @@ import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-o
 import { eq, sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Cluster, startCluster } from './testing/cluster.ts';
+import {
+  type Cluster,
+  consoleApi,
+  recordClusterFigures,
+  signInAsRoot,
+  startCluster,
+} from './testing/cluster.ts';
 import { createTestDatabaseUrl, ROOT } from './testing/test-app.ts';
 
 const PRICE = 500_000; // $1 per call of `paid-model` (QuotaPerUnit 500000)
@@ -48,16 +53,10 @@ describe.skipIf(!enabled)('a cluster of one api and three relays on Postgres and
   let admin: Record<string, string>;
 
   /** An /api call as root, with the access token scripts use. */
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${cluster.api.url}${path}`, {
-      method,
-      headers: { ...admin, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await response.json()) as { success: boolean; message: string; data: unknown };
-    if (!json.success) throw new Error(`${method} ${path}: ${json.message}`);
-    return json.data;
-  };
+  const api = consoleApi(
+    () => cluster.api.url,
+    () => admin,
+  );
 
   const payer = async (quota: number) => {
     const user = await createUserRepo(database.db).insert({
@@ -131,22 +130,7 @@ describe.skipIf(!enabled)('a cluster of one api and three relays on Postgres and
     redis = new Redis(cluster.redis.url, { maxRetriesPerRequest: 1 });
     redis.on('error', () => {});
     // First-run setup and an access token, as a script of the reference would do it.
-    await fetch(`${cluster.api.url}/api/setup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ ...ROOT, confirmPassword: ROOT.password }),
-    });
-    const login = await fetch(`${cluster.api.url}/api/user/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ROOT),
-    });
-    const { data: me } = (await login.json()) as { data: { id: number } };
-    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
-    const token = (await (
-      await fetch(`${cluster.api.url}/api/user/token`, { headers: { cookie, 'new-api-user': String(me.id) } })
-    ).json()) as { data: string };
-    admin = { authorization: token.data, 'new-api-user': String(me.id) };
+    admin = await signInAsRoot(cluster.api.url, ROOT);
     await api('PUT', '/api/option/', { key: 'ModelPrice', value: JSON.stringify({ 'paid-model': 1 }) });
     await api('PUT', '/api/option/', { key: 'ModelRatio', value: JSON.stringify({ 'gpt-4o-mini': 0.075 }) });
     await api('POST', '/api/channel/', {
@@ -161,9 +145,7 @@ describe.skipIf(!enabled)('a cluster of one api and three relays on Postgres and
 
   afterAll(async () => {
     console.log(`cluster figures\n${JSON.stringify(figures, null, 2)}`);
-    const results = new URL('../../test-results/', import.meta.url);
-    mkdirSync(results, { recursive: true });
-    writeFileSync(new URL('cluster-figures.json', results), `${JSON.stringify(figures, null, 2)}\n`);
+    recordClusterFigures(figures);
     redis?.disconnect();
     await database?.close();
     await cluster?.close();

@@ -12,12 +12,19 @@ import { startLogRetention } from './jobs/log-retention.ts';
 
 export const VERSION: string = rootPackage.version;
 
+/** The `onError` context of a pooled connection lost (a failover, a restart): a warning, the pool recovers. */
+export const DATABASE_CONNECTION_LOST = 'database connection lost';
+
 export interface Runtime {
   readonly deps: AppDeps;
   close(): Promise<void>;
 }
 
-/** Opens the database (migrated), Redis, the event bus and the option cache that every role needs. */
+/**
+ * Opens the database (migrated), Redis, the event bus and the option cache that every role needs. Throws when
+ * the database is unreachable, having closed what it opened, so the caller can wait and try again
+ * (`waitForDatabase`). Redis being away does not stop it: every user of Redis rides an outage through.
+ */
 export async function createRuntime(
   config: ResolvedConfig,
   runtimeOptions: {
@@ -27,8 +34,17 @@ export async function createRuntime(
   } = {},
 ): Promise<Runtime> {
   const dataDir = runtimeOptions.inMemory ? undefined : path.join(config.dataDir, 'db');
-  const database = await createDb({ url: config.databaseUrl, dataDir });
-  await migrate(database);
+  const database = await createDb({
+    url: config.databaseUrl,
+    dataDir,
+    onConnectionError: (error) => runtimeOptions.onError?.(error, DATABASE_CONNECTION_LOST),
+  });
+  try {
+    await migrate(database);
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
   redis?.on('error', () => {});
   const bus = await createEventBus({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix });
@@ -40,7 +56,14 @@ export async function createRuntime(
       ? { onError: (error: unknown) => runtimeOptions.onError?.(error, 'option sync') }
       : {}),
   });
-  await options.load();
+  try {
+    await options.load();
+  } catch (error) {
+    await bus.close();
+    redis?.disconnect();
+    await database.close().catch(() => {});
+    throw error;
+  }
   options.start();
   const deps: AppDeps = {
     config,

@@ -1,32 +1,92 @@
 import { startPresence } from '@turnpike/core/cluster/presence';
 import { loadConfig } from '@turnpike/core/config';
+import { dataDirErrorOf, isDataDirError } from '@turnpike/core/db/data-dir';
+import { waitForDatabase } from '@turnpike/core/db/wait-for-database';
 import { ensureSecrets } from '@turnpike/core/secrets';
 import { buildRelayApp, registerRelay } from '@turnpike/relay';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { startBootServer } from './http/boot-server.ts';
 import { createReadiness, installDrainGate, registerHealthRoutes } from './http/health.ts';
-import { createRuntime } from './runtime.ts';
+import { createRuntime, DATABASE_CONNECTION_LOST, type Runtime } from './runtime.ts';
 
 /**
- * The server of every role: configuration, database, migrations, then listen until a signal asks to stop. On
- * SIGTERM (or SIGINT) it drains (docs/adr/0016): /readyz fails and new requests get a 503, requests in flight and
- * streams go on for up to SHUTDOWN_GRACE_SECONDS, then the rest are cut, the batching writer flushes what was
- * settled, and the process exits 0.
+ * The server of every role: configuration, database, migrations, then listen until a signal asks to stop. A
+ * process started while the database is unreachable waits for it (live, not ready: http/boot-server.ts) instead
+ * of exiting. On SIGTERM (or SIGINT) it drains (docs/adr/0016): /readyz fails and new requests get a 503,
+ * requests in flight and streams go on for up to SHUTDOWN_GRACE_SECONDS, then the rest are cut, the batching
+ * writer flushes what was settled, and the process exits 0.
  */
-const config = await ensureSecrets(loadConfig());
-// Failures reported while the runtime starts (an invalid stored option, say) wait until the logger exists.
+// `node api/src/server.ts import --from <source>`: the import of issue 29, for a Job run from the same image.
+if (process.argv[2] === 'import')
+  process.exit(await (await import('@turnpike/core/import/cli')).runImport(process.argv.slice(3)));
+const loaded = loadConfig();
+const logger = { level: loaded.logLevel };
+const boot = await startBootServer({ port: loaded.port, host: loaded.host, logger });
+
+/** A start that cannot succeed (a locked or unwritable DATA_DIR, a wrong password): say why, and stop. */
+async function failToStart(error: unknown): Promise<never> {
+  const dataDirError = isDataDirError(error) ? error : dataDirErrorOf(error, loaded.dataDir);
+  if (dataDirError) boot.log.fatal({ dataDir: dataDirError.dataDir }, dataDirError.message);
+  else boot.log.fatal({ err: error }, 'could not start');
+  await boot.close();
+  process.exit(dataDirError ? dataDirError.exitCode : 1);
+}
+const config = await ensureSecrets(loaded).catch(failToStart);
+// Failures reported while the runtime starts (an invalid stored option, say) wait until the app's logger exists.
 const earlyFailures: { err: unknown; context: string }[] = [];
 let reportFailure = (err: unknown, context: string): void => {
   earlyFailures.push({ err, context });
 };
-const runtime = await createRuntime(config, { onError: (err, context) => reportFailure(err, context) });
-const logger = { level: config.logLevel };
-// ROLE=relay serves only /v1/*; ROLE=all serves the relay beside the console API on the same port.
-const app =
-  config.role === 'relay'
-    ? await buildRelayApp(runtime.deps, { logger })
-    : await buildApp(runtime.deps, { logger });
-if (config.role === 'all') await registerRelay(app, runtime.deps);
-reportFailure = (err, context) => app.log.error({ err, context }, 'background task failed');
+
+/** The runtime and the app of this role; closes what it opened when the database goes away meanwhile. */
+async function openAndBuild(): Promise<{ runtime: Runtime; app: FastifyInstance }> {
+  const runtime = await createRuntime(config, { onError: (err, context) => reportFailure(err, context) });
+  try {
+    // ROLE=relay serves only /v1/*; ROLE=all serves the relay beside the console API on the same port.
+    const app =
+      config.role === 'relay'
+        ? await buildRelayApp(runtime.deps, { logger })
+        : await buildApp(runtime.deps, { logger });
+    if (config.role === 'all') await registerRelay(app, runtime.deps);
+    return { runtime, app };
+  } catch (error) {
+    await runtime.close().catch(() => {});
+    throw error;
+  }
+}
+
+// A rejection nobody handled while starting (what a half-built runtime left behind when the database went away)
+// is reported, not a crash: the start is retried. Once serving, the last-resort handler below takes over.
+const reportWhileStarting = (err: unknown) => boot.log.error({ err }, 'unhandled rejection while starting');
+process.on('unhandledRejection', reportWhileStarting);
+const stopWaiting = new AbortController();
+const stopWhileWaiting = () => stopWaiting.abort(new Error('asked to stop while starting'));
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, stopWhileWaiting);
+const started = await waitForDatabase(openAndBuild, {
+  signal: stopWaiting.signal,
+  onStateChange: (state) => boot.report(state),
+}).catch(async (error: unknown) => {
+  if (stopWaiting.signal.aborted) {
+    boot.log.info('stopped before the database answered');
+    await boot.close();
+    process.exit(0);
+  }
+  return failToStart(error);
+});
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, stopWhileWaiting);
+const { runtime, app } = started;
+if (stopWaiting.signal.aborted) {
+  // Asked to stop while the app was being built: nothing was served yet.
+  await app.close();
+  await runtime.close();
+  await boot.close();
+  process.exit(0);
+}
+reportFailure = (err, context) =>
+  context === DATABASE_CONNECTION_LOST
+    ? app.log.warn({ err, context }, 'a database connection was lost; the pool opens another when needed')
+    : app.log.error({ err, context }, 'background task failed');
 for (const failure of earlyFailures) reportFailure(failure.err, failure.context);
 
 const readiness = createReadiness({
@@ -71,8 +131,11 @@ async function stop(reason: { signal?: string; err?: unknown }): Promise<void> {
 }
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop({ signal }));
 process.once('uncaughtException', (err) => void stop({ err }));
+process.off('unhandledRejection', reportWhileStarting);
 process.once('unhandledRejection', (err) => void stop({ err }));
 
+// The boot server hands the port over: a probe in between may be refused once, which no probe counts as death.
+await boot.close();
 await app.listen({ port: config.port, host: config.host });
 app.log.info(
   {

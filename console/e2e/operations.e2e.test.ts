@@ -354,9 +354,15 @@ describe('operations console in a real browser', () => {
   it('bills the playground chat and a token call in the usage log', async () => {
     // the call an application makes with the token
     // (the playground's charge is written with its log, in the same batch)
+    // A log and its charge are written together; the balance is read between two reads of the logs that agree,
+    // so it belongs to exactly those logs.
     const quotaBefore = await eventually(
-      async () => ({ quota: await selfQuota(), logs: await consumeLogs() }),
-      (s) => s.logs.some((l) => l.is_stream),
+      async () => {
+        const logs = await consumeLogs();
+        const quota = await selfQuota();
+        return { quota, logs, steady: (await consumeLogs()).length === logs.length };
+      },
+      (s) => s.steady && s.logs.some((l) => l.is_stream),
       { what: 'the playground log' },
     );
     const answer = await chatCompletion(server.baseUrl, made.tokenKey, {

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'UPSTREAM_FAILED'
   /** The row belongs to a Kubernetes resource (docs/adr/0017); the message names it. */
   | 'MANAGED_BY_KUBERNETES'
+  /** The database is unreachable (an outage, a failover): a 503 with Retry-After, to try again shortly. */
+  | 'DATABASE_UNAVAILABLE'
   | 'INTERNAL';
 
 const defaultStatus: Record<ErrorCode, number> = {
@@ -35,6 +37,7 @@ const defaultStatus: Record<ErrorCode, number> = {
   INSUFFICIENT_QUOTA: 400,
   UPSTREAM_FAILED: 502,
   MANAGED_BY_KUBERNETES: 409,
+  DATABASE_UNAVAILABLE: 503,
   INTERNAL: 500,
 };
 

@@ -7,12 +7,16 @@
 import * as k8s from '@kubernetes/client-node';
 import { loadConfig } from '@turnpike/core/config';
 import { createDb } from '@turnpike/core/db/client';
+import { isDataDirError } from '@turnpike/core/db/data-dir';
 import { migrate } from '@turnpike/core/db/migrate';
+import { waitForDatabase } from '@turnpike/core/db/wait-for-database';
 import { createEventBus } from '@turnpike/core/events/bus';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { createKubeClient } from './kube/client.ts';
 import { createOperator } from './operator.ts';
+import { startHealthServer } from './runtime/health.ts';
 
 const config = loadConfig();
 const logger = pino({ level: config.logLevel, redact: ['*.key', '*.password', '*.authorization', '*.data'] });
@@ -25,8 +29,35 @@ if (!config.cryptoSecret) {
 if (!config.databaseUrl)
   logger.warn('DATABASE_URL is not set: the operator writes an embedded database no relay reads');
 
-const database = await createDb({ url: config.databaseUrl, dataDir: `${config.dataDir}/db` });
-await migrate(database);
+// Started while the database is unreachable, the operator waits for it (live, not ready) instead of exiting.
+const waitingHealth = await startHealthServer({
+  port: config.operator.port,
+  registry: new Registry(),
+  ready: () => false,
+});
+const database = await waitForDatabase(
+  async () => {
+    const opened = await createDb({ url: config.databaseUrl, dataDir: `${config.dataDir}/db` });
+    try {
+      await migrate(opened);
+      return opened;
+    } catch (error) {
+      await opened.close().catch(() => {});
+      throw error;
+    }
+  },
+  {
+    onStateChange: (state) =>
+      state.state === 'waiting'
+        ? logger.warn({ reason: state.reason }, 'the database is unreachable: waiting for it')
+        : logger.info({ waitedMs: state.waitedMs }, 'the database answers'),
+  },
+).catch((error: unknown) => {
+  if (isDataDirError(error)) logger.fatal({ dataDir: error.dataDir }, error.message);
+  else logger.fatal({ err: error }, 'could not open the database');
+  process.exit(isDataDirError(error) ? error.exitCode : 1);
+});
+await waitingHealth.close();
 const bus = await createEventBus({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix });
 const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
 redis?.on('error', (error) => logger.warn({ err: error }, 'redis error'));

@@ -194,7 +194,12 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
         ? { minBackoffMs: options.informerBackoffMs.min, maxBackoffMs: options.informerBackoffMs.max }
         : {}),
     });
-    const controllerDeps = { kube, events, logger };
+    const depsOf = (kind: string) => ({
+      kube,
+      events,
+      logger,
+      onDatabaseUnavailable: () => metrics.databaseUnavailable.inc({ kind }),
+    });
     const channelController = createController(
       channelHandlers({
         writer: channelWriter,
@@ -202,13 +207,17 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
         relays,
       }) as KindHandlers<ChannelResource>,
       channels,
-      controllerDeps,
+      depsOf(KINDS.Channel.kind),
     );
-    const priceController = createController(modelPriceHandlers({ batcher, relays }), prices, controllerDeps);
+    const priceController = createController(
+      modelPriceHandlers({ batcher, relays }),
+      prices,
+      depsOf(KINDS.ModelPrice.kind),
+    );
     const optionController = createController(
       gatewayOptionHandlers({ batcher, relays }),
       gatewayOptions,
-      controllerDeps,
+      depsOf(KINDS.GatewayOption.kind),
     );
     caches.push(
       { kind: KINDS.Channel.kind, informer: channels as unknown as Informer<AnyResource> },

@@ -4,15 +4,18 @@
  * `buildRelayApp` is the app of a relay-only process (ROLE=relay).
  */
 
+import path from 'node:path';
+import type { Ledger } from '@turnpike/core/billing/ledger';
 import { openLedger } from '@turnpike/core/billing/open-ledger';
 import { edgeErrorBody } from '@turnpike/core/http/edge-errors';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv } from '@turnpike/core/kv/kv';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
-import { createNotifier } from '@turnpike/core/notify/notifier';
+import { createNotifier, type Notifier } from '@turnpike/core/notify/notifier';
 import { createPriceBook, priceTablesOf } from '@turnpike/core/options/price-tables';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
 import Fastify, {
+  type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
@@ -23,7 +26,13 @@ import Fastify, {
 import { registerBillingCompat } from './billing-compat.ts';
 import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
 import type { RelayDeps } from './deps.ts';
-import { gatewayFailure, localError, type RelayError, toOpenAiErrorBody } from './errors.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  gatewayFailureOf,
+  localError,
+  type RelayError,
+  toOpenAiErrorBody,
+} from './errors.ts';
 import { countTokensSpec, messagesSpec } from './formats/anthropic/endpoints.ts';
 import { anthropicMessagesIngress } from './formats/anthropic/ingress.ts';
 import { geminiSpecOf, readModelAction } from './formats/gemini/endpoints.ts';
@@ -66,7 +75,9 @@ import {
 } from './pipeline/rate-limit.ts';
 import { sendError } from './pipeline/respond.ts';
 import type { SensitiveWords } from './pipeline/sensitive-words.ts';
-import { createBatchWriter } from './pipeline/writer.ts';
+import { openSettlementSpool, recoverSettlementSpools } from './pipeline/settlement-spool.ts';
+import { type SettlementRecord, writeRecords } from './pipeline/write-records.ts';
+import { createBatchWriter, newJournalId } from './pipeline/writer.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
@@ -118,12 +129,16 @@ export async function registerRelay(
   });
   await channels.load();
   const upstream = createUpstreamClient();
+  const journal = newJournalId();
+  // Without Redis, settled calls an earlier run could not write wait in its spool: they are written before any
+  // balance is read, so no base misses them (docs/adr/0022).
+  const spoolDir = path.join(deps.config.dataDir, 'settlements');
+  if (!deps.config.redisUrl) await recoverSpools(deps.db, spoolDir, journal, app.log);
   const ledger = await openLedger({
     db: deps.db,
     bus: deps.bus,
     redisUrl: deps.config.redisUrl,
     keyPrefix: deps.config.redisKeyPrefix,
-    trustQuota: () => 10 * deps.options.get('QuotaPerUnit'),
     onError: onError('ledger'),
     onDegraded: (degraded) =>
       degraded
@@ -139,15 +154,19 @@ export async function registerRelay(
   });
   const writer = createBatchWriter({
     db: deps.db,
+    journal,
     intervalMs: options.flushIntervalMs ?? 1000,
-    onDebitsWritten: (debits) => ledger.written(debits),
+    onDebitsWritten: (debits, upTo) => ledger.written(debits, upTo),
     onUserBalances: (changes) => notifier.balancesLowered(changes),
     onError: onError('batch writer'),
-    dashboard: () => ({
-      enabled: deps.options.get('DataExportEnabled'),
-      intervalMs: deps.options.get('DataExportInterval') * 60_000,
-    }),
+    dashboard: () => deps.options.get('DataExportEnabled'),
+    durability: {
+      journal: (entry) => ledger.journal(entry),
+      attach: (unwritten) => ledger.attachJournal(unwritten),
+      spool: deps.config.redisUrl ? undefined : openSettlementSpool(spoolDir, journal),
+    },
   });
+  const stopOrphans = drainOrphanJournals(ledger, deps.db, notifier, onError('orphaned journal'));
   const auth = createAuthCache({
     db: deps.db,
     bus: deps.bus,
@@ -211,6 +230,7 @@ export async function registerRelay(
   ctx.metrics.observeRedisDegraded(() => ledger.isDegraded());
   ctx.metrics.observeConfigVersion(() => deps.bus.appliedVersion());
   ctx.metrics.observeLogQueueDepth(() => writer.queuedLogs());
+  ctx.metrics.observeSettlementBacklog(() => writer.backlog());
   const stopApplyTiming = deps.bus.onApplied((_version, publishedAt) =>
     ctx.metrics.recordConfigApply(Math.max(0, Date.now() - publishedAt) / 1000),
   );
@@ -276,8 +296,9 @@ export async function registerRelay(
   await app.register(
     async (gemini) => {
       gemini.setErrorHandler((error: FastifyError, request, reply) => {
-        const shown = gatewayFailure(error.statusCode ?? 500, error.message);
+        const shown = gatewayFailureOf(error);
         if (shown.status === 500) request.log.error({ err: error }, 'relay request failed');
+        if (shown.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
         return geminiFailure(request, reply, shown);
       });
       gemini.setNotFoundHandler((request, reply) =>
@@ -337,10 +358,58 @@ export async function registerRelay(
     stopApplyTiming();
     auth.close();
     channels.close();
+    await stopOrphans();
     await writer.close();
     await ledger.close();
     await upstream.close();
   });
+}
+
+/**
+ * Writes, every few seconds, the journals that dead relays left in Redis (their charges stay outstanding until
+ * then); several relays may try at once, a lock per journal and the journal marks keep it to one write.
+ */
+function drainOrphanJournals(
+  ledger: Ledger,
+  db: RelayDeps['db'],
+  notifier: Notifier,
+  onError: (error: unknown) => void,
+): () => Promise<void> {
+  let running: Promise<unknown> | undefined;
+  const write = async (payloads: readonly string[]) => {
+    const written = await writeRecords(
+      db,
+      payloads.map((payload) => JSON.parse(payload) as SettlementRecord),
+    );
+    if (written.balances.length > 0) notifier.balancesLowered(written.balances);
+  };
+  const timer = setInterval(() => {
+    running ??= ledger
+      .drainOrphans(write)
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+      });
+  }, 2_000);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
+
+/** Writes the spools of earlier runs, trying again while the database is away (the relay is not ready yet). */
+async function recoverSpools(db: RelayDeps['db'], dir: string, except: string, log: FastifyBaseLogger) {
+  for (let wait = 250; ; wait = Math.min(wait * 2, 5_000)) {
+    try {
+      const written = await recoverSettlementSpools(db, dir, except);
+      if (written > 0) log.info({ written }, 'wrote settled calls an earlier run had spooled');
+      return;
+    } catch (err) {
+      log.warn({ err }, 'could not write the spooled settled calls yet; retrying');
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 /** Compressed request bodies (request-encoding.ts) on the routes Fastify serves; the front door does its own. */
@@ -370,8 +439,9 @@ function decompressBody(
 
 /** Fastify-level failures (bad JSON, body too large, a bug) in OpenAI's error shape. */
 function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const failure = gatewayFailure(error.statusCode ?? 500, error.message);
+  const failure = gatewayFailureOf(error);
   if (failure.status === 500) request.log.error({ err: error }, 'relay request failed');
+  if (failure.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
   // Anthropic's routes refuse in Anthropic's shape, even before their handler ran (a body Fastify could not read).
   // Gemini's actions are also served as POST /v1/models/{model}:{action}, and refuse in Gemini's shape there too.
   const ingress = request.url.startsWith('/v1/messages')

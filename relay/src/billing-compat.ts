@@ -12,10 +12,17 @@
  * model request limit.
  */
 import { tokens, users } from '@turnpike/core/db/schema/index';
+import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import { NEVER_EXPIRES } from '@turnpike/core/domain/tokens';
 import { eq } from 'drizzle-orm';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { localError, type RelayError, toOpenAiErrorBody } from './errors.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  gatewayFailureOf,
+  localError,
+  type RelayError,
+  toOpenAiErrorBody,
+} from './errors.ts';
 import type { Caller } from './pipeline/authenticate.ts';
 import { authenticateRequest } from './pipeline/authenticate-request.ts';
 import type { RelayContext } from './pipeline/context.ts';
@@ -119,6 +126,10 @@ export function getUsage(ctx: RelayContext, request: FastifyRequest, reply: Fast
 export async function registerBillingCompat(app: FastifyInstance, ctx: RelayContext): Promise<void> {
   await app.register(async (scope) => {
     scope.setErrorHandler((error: FastifyError, request, reply) => {
+      if (isDatabaseUnreachable(error)) {
+        reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+        return sendError(request, reply, gatewayFailureOf(error));
+      }
       request.log.error({ err: error }, 'billing compat request failed');
       return sendError(request, reply, localError(500, 'internal_error', 'internal error of the gateway'));
     });

@@ -1,18 +1,17 @@
+import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
 import {
-  compileKeywords,
-  DEFAULT_AUTO_DISABLE_KEYWORDS,
   type DisableContext,
   disableReason,
-  hideUpstreamAddress,
   localError,
   mapStatusCode,
   parseUpstreamError,
+  type RelayError,
   type RetryContext,
-  shouldDisableChannel,
   shouldRetry,
   toOpenAiErrorBody,
 } from './errors.ts';
+import { createWordMatcher } from './metering/sensitive.ts';
 
 const openAi = (status: number, type: string, code: string | null, message: string) =>
   parseUpstreamError(status, JSON.stringify({ error: { message, type, param: null, code } }));
@@ -117,12 +116,14 @@ describe('shouldRetry', () => {
   });
 });
 
-describe('shouldDisableChannel', () => {
+describe('disableReason', () => {
   const context: DisableContext = {
     automaticDisableEnabled: true,
     autoBan: true,
-    keywords: compileKeywords(DEFAULT_AUTO_DISABLE_KEYWORDS),
+    keywords: createWordMatcher(defaultOptionValue('AutomaticDisableKeywords')),
   };
+  const shouldDisableChannel = (error: RelayError, c: DisableContext) =>
+    disableReason(error, c) !== undefined;
 
   it('disables on 401, key codes, account types and keywords', () => {
     expect(disableReason(parseUpstreamError(401, ''), context)).toBe('upstream answered 401 Unauthorized');
@@ -154,14 +155,5 @@ describe('shouldDisableChannel', () => {
     expect(shouldDisableChannel(error, { ...context, automaticDisableEnabled: false })).toBe(false);
     expect(shouldDisableChannel(error, { ...context, autoBan: false })).toBe(false);
     expect(shouldDisableChannel({ ...error, isLocal: true }, context)).toBe(false);
-  });
-});
-
-describe('hideUpstreamAddress', () => {
-  it('hides connection errors that could name the upstream', () => {
-    expect(hideUpstreamAddress('Post "https://api.internal:8443/v1": dial tcp refused')).toBe(
-      'failed to reach the upstream service',
-    );
-    expect(hideUpstreamAddress('model is required')).toBe('model is required');
   });
 });

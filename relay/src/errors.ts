@@ -5,7 +5,8 @@
  * Pure functions: the pipeline asks "may I try another channel?" and "should this channel be switched off?"
  * after each failed attempt, with the channel's settings and the current options as arguments.
  */
-import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
+import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
+import type { WordMatcher } from './metering/sensitive.ts';
 
 /** OpenAI's error body: `{ "error": { message, type, param, code } }`. */
 export interface OpenAiErrorBody {
@@ -30,8 +31,10 @@ export interface RelayError {
   readonly code: string | number | null;
   readonly param: string | null;
   readonly isLocal: boolean;
-  /** How long the upstream asked to be left alone (a 429's `retry-after`, when its provider honours one). */
+  /** Sent as `Retry-After` (seconds) when set: a refusal the caller may retry soon. */
   readonly retryAfterSeconds?: number;
+  /** How long the upstream asked to be left alone (a 429's `retry-after`, where its provider honours one). */
+  readonly upstreamRetryAfterSeconds?: number;
 }
 
 /** Why an attempt failed without an HTTP error from the upstream: these are retryable when the option allows. */
@@ -56,6 +59,20 @@ export function gatewayFailure(status: number, message: string): RelayError {
   return status >= 400 && status < 500
     ? localError(status, 'invalid_request', message, 'invalid_request_error')
     : localError(500, 'internal_error', 'internal error of the gateway', 'new_api_error');
+}
+
+/** Seconds a caller is asked to wait (`Retry-After`) while the database is unreachable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * `gatewayFailure` for an error that reached a handler of the relay's own: the database being unreachable (a
+ * cache miss during an outage, a route that reads the database) is a 503 to try again shortly, not a 500.
+ */
+export function gatewayFailureOf(error: unknown): RelayError {
+  if (isDatabaseUnreachable(error))
+    return localError(503, 'database_unavailable', 'the database is unreachable; try again shortly');
+  const { statusCode, message } = (error ?? {}) as { statusCode?: number; message?: string };
+  return gatewayFailure(statusCode ?? 500, message ?? '');
 }
 
 export function toOpenAiErrorBody(error: RelayError, requestId?: string): OpenAiErrorBody {
@@ -183,17 +200,6 @@ export const DISABLING_ERROR_TYPES: ReadonlySet<string> = new Set([
   'forbidden',
 ]);
 
-/** The default `AutomaticDisableKeywords` option (one per line), reference §4.7. */
-export const DEFAULT_AUTO_DISABLE_KEYWORDS = [
-  'Your credit balance is too low',
-  'This organization has been disabled.',
-  'You exceeded your current quota',
-  'Permission denied',
-  'The security token included in the request is invalid',
-  'Operation not allowed',
-  'Your account is not authorized',
-].join('\n');
-
 export interface DisableContext {
   /** The `AutomaticDisableChannelEnabled` option. */
   readonly automaticDisableEnabled: boolean;
@@ -201,7 +207,7 @@ export interface DisableContext {
   readonly autoBan: boolean;
   /** Gemini answers 403 for a revoked key; other providers use 403 for per-request refusals. */
   readonly isGeminiChannel?: boolean;
-  /** The `AutomaticDisableKeywords` option compiled with {@link createWordMatcher} (case-insensitive). */
+  /** The `AutomaticDisableKeywords` option compiled with `createWordMatcher` (case-insensitive). */
   readonly keywords: WordMatcher;
 }
 
@@ -217,22 +223,6 @@ export function disableReason(error: RelayError, context: DisableContext): strin
   const [keyword] = context.keywords.findWords(error.message);
   if (keyword !== undefined) return `upstream error message contains "${keyword}"`;
   return undefined;
-}
-
-/** Whether the attempt should switch the channel off (see {@link disableReason}); 429 alone never does. */
-export const shouldDisableChannel = (error: RelayError, context: DisableContext): boolean =>
-  disableReason(error, context) !== undefined;
-
-/** Compiles the `AutomaticDisableKeywords` option text. */
-export const compileKeywords = (option: string): WordMatcher =>
-  createWordMatcher(option.split(/\r?\n/).map((line) => line.trim()));
-
-/**
- * Gateway-raised messages that mention the connection (`post`, `dial`, `http`) are replaced so an upstream URL
- * never reaches a client (reference §4.3).
- */
-export function hideUpstreamAddress(message: string): string {
-  return /post|dial|http/i.test(message) ? 'failed to reach the upstream service' : message;
 }
 
 /** The message the client sees for a final 429 (the upstream's text may name another company's account). */

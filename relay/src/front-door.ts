@@ -19,7 +19,13 @@ import { requestIdOf } from '@turnpike/core/http/request-id';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { corsHeaders } from './cors.ts';
-import { gatewayFailure, type RelayError, toOpenAiErrorBody } from './errors.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  gatewayFailure,
+  gatewayFailureOf,
+  type RelayError,
+  toOpenAiErrorBody,
+} from './errors.ts';
 import { countRequest, type RelayMetrics } from './metrics/relay-metrics.ts';
 import type { RelayReply, RelayRequest } from './pipeline/exchange.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
@@ -248,7 +254,9 @@ export function createFrontDoor(options: FrontDoorOptions): FrontDoor {
           if (!res.writableEnded) res.destroy();
           return;
         }
-        answerFailure(reply, id, gatewayFailure(500, ''));
+        const failure = gatewayFailureOf(err);
+        if (failure.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+        answerFailure(reply, id, failure.status === 503 ? failure : gatewayFailure(500, ''));
       });
     });
     // A client that leaves while sending its body: nothing was read, nothing is answered.

@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Db } from '@turnpike/core/db/client';
+import { describeUnreachable } from '@turnpike/core/db/unreachable';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -55,7 +56,7 @@ export function createReadiness(deps: {
   async function probe(): Promise<string[]> {
     const failures: string[] = [];
     await withTimeout(deps.db.execute(sql`select 1`), CHECK_TIMEOUT_MS).catch((error: unknown) =>
-      failures.push(`database: ${(error as Error).message}`),
+      failures.push(`database: ${describeUnreachable(error)}`),
     );
     if (deps.redis)
       await withTimeout(deps.redis.ping(), CHECK_TIMEOUT_MS).catch((error: unknown) =>
@@ -92,14 +93,17 @@ export function registerHealthRoutes(app: FastifyInstance, readiness: Readiness)
 }
 
 /** A 503 body in the protocol of the route the caller used. */
-export function drainingBody(url: string): string {
-  const message = 'this server is shutting down; retry the request';
+export function drainingBody(
+  url: string,
+  message = 'this server is shutting down; retry the request',
+  code = 'server_draining',
+): string {
   if (url.startsWith('/v1/messages'))
     return JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message } });
   if (url.startsWith('/v1beta'))
     return JSON.stringify({ error: { code: 503, message, status: 'UNAVAILABLE' } });
   if (url.startsWith('/v1') || url.startsWith('/pg') || url.startsWith('/dashboard'))
-    return JSON.stringify({ error: { message, type: 'server_error', param: null, code: 'server_draining' } });
+    return JSON.stringify({ error: { message, type: 'server_error', param: null, code } });
   return JSON.stringify({ success: false, message, data: null });
 }
 

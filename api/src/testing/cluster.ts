@@ -6,14 +6,26 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@turnpike/core/testing/free-port';
 import { startTestRedisServer, type TestRedisServer } from '@turnpike/core/testing/redis-server';
+import { startTcpProxy, type TcpProxy } from '@turnpike/core/testing/tcp-proxy';
 
 const SERVER = fileURLToPath(new URL('../server.ts', import.meta.url));
+
+/** One end of a process: its exit code (null when a signal ended it) and whether a test asked for it. */
+export interface ProcessExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Milliseconds since the Unix epoch. */
+  readonly at: number;
+  /** Sent by the test (`signal()`) rather than the process's own doing: a crash is an exit nobody asked for. */
+  readonly asked: boolean;
+}
 
 export interface ClusterProcess {
   readonly name: string;
@@ -27,6 +39,15 @@ export interface ClusterProcess {
   restart(): Promise<void>;
   /** Whether the balancer sends it traffic (a pod in the Service's endpoints). */
   inRotation: boolean;
+  /**
+   * Started again this long (ms) after any exit, as Kubernetes restarts a pod's container; undefined: left down.
+   * A test sets it for the time it counts crashes.
+   */
+  restartAfterMs: number | undefined;
+  /** Every exit since the cluster started, in order. */
+  exits(): readonly ProcessExit[];
+  /** How many times it was started again (by `restart()` or by the restart policy). */
+  restarts(): number;
   /** What it printed (warnings and errors), for a failing test to show. */
   output(): string;
 }
@@ -38,13 +59,21 @@ export interface Cluster {
   readonly relayUrl: string;
   readonly redis: TestRedisServer;
   readonly keyPrefix: string;
+  /** The database as the test reaches it (directly, never through the proxy). */
   readonly databaseUrl: string;
+  /** The proxy between the processes and Postgres, with `postgresProxy`. */
+  readonly postgres: TcpProxy | undefined;
   close(): Promise<void>;
 }
 
 export interface ClusterOptions {
   readonly databaseUrl: string;
   readonly relays?: number;
+  /**
+   * Every process reaches Postgres through a TCP proxy the test controls (`Cluster.postgres`), so a test can take
+   * the database away (refuse and reset connections) without stopping the server other tests share.
+   */
+  readonly postgresProxy?: boolean;
   /** More environment for every process. */
   readonly env?: Record<string, string>;
 }
@@ -63,9 +92,19 @@ export async function waitUntilReady(url: string, ms = 60_000, exited?: () => bo
   }
 }
 
-function startProcess(name: string, port: number, env: Record<string, string>): ClusterProcess {
+function startProcess(
+  name: string,
+  port: number,
+  env: Record<string, string>,
+): ClusterProcess & { kill(): Promise<void> } {
   let child: ChildProcess | undefined;
   let log = '';
+  let closing = false;
+  let askedFor: ChildProcess | undefined;
+  let pendingRestart: NodeJS.Timeout | undefined;
+  const exits: ProcessExit[] = [];
+  let restarts = 0;
+  const url = `http://127.0.0.1:${port}`;
   const launch = () => {
     const started = spawn(process.execPath, [SERVER], {
       env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -76,48 +115,85 @@ function startProcess(name: string, port: number, env: Record<string, string>): 
     };
     started.stdout?.on('data', keep);
     started.stderr?.on('data', keep);
-    started.once('exit', () => {
+    started.once('exit', (code, signal) => {
+      exits.push({ code, signal, at: Date.now(), asked: askedFor === started });
       if (child === started) child = undefined;
+      if (!closing && proc.restartAfterMs !== undefined && pendingRestart === undefined) {
+        pendingRestart = setTimeout(() => {
+          pendingRestart = undefined;
+          if (closing || child || proc.restartAfterMs === undefined) return;
+          restarts += 1;
+          launch();
+        }, proc.restartAfterMs);
+      }
     });
     child = started;
   };
   launch();
-  const url = `http://127.0.0.1:${port}`;
-  return {
+  const proc: ClusterProcess & { kill(): Promise<void> } = {
     name,
     url,
     port,
     inRotation: true,
+    restartAfterMs: undefined,
     child: () => child,
     output: () => log,
+    exits: () => exits,
+    restarts: () => restarts,
     async signal(signal) {
       const running = child;
       if (!running) return null;
       const exited = new Promise<number | null>((resolve) => running.once('exit', (code) => resolve(code)));
+      askedFor = running;
       running.kill(signal);
       return exited;
     },
     async restart() {
       if (child) throw new Error(`${name} is still running`);
+      clearTimeout(pendingRestart);
+      pendingRestart = undefined;
+      restarts += 1;
       launch();
       await waitUntilReady(url, 60_000, () => child === undefined);
       this.inRotation = true;
     },
+    /** For close(): no restart after it. */
+    async kill() {
+      closing = true;
+      clearTimeout(pendingRestart);
+      await this.signal('SIGKILL');
+    },
   };
+  return proc;
 }
 
 /**
- * Round-robin over the relays in rotation; a connection refused by one (a process just killed) is retried on
+ * Round-robin over the relays in rotation and ready, as a Service routes to the ready pods of its endpoints: each
+ * relay's `/readyz` is probed every 250 ms (a probe that times out keeps the last verdict, as a kubelet's
+ * failureThreshold would for one slow answer). A connection refused by one (a process just killed) is retried on
  * the next, as a Service would route away from a pod that is gone.
  */
-function startBalancer(relays: readonly ClusterProcess[]): Promise<http.Server> {
+function startBalancer(relays: readonly ClusterProcess[]): Promise<http.Server & { stopProbes(): void }> {
   let next = 0;
+  const notReady = new Set<ClusterProcess>();
+  const probe = async (relay: ClusterProcess) => {
+    try {
+      const answer = await fetch(`${relay.url}/readyz`, { signal: AbortSignal.timeout(1_000) });
+      if (answer.status === 200) notReady.delete(relay);
+      else notReady.add(relay);
+    } catch (error) {
+      if ((error as Error).name !== 'TimeoutError') notReady.add(relay);
+    }
+  };
+  const probes = setInterval(() => {
+    for (const relay of relays) void probe(relay);
+  }, 250);
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const candidates = relays.filter((r) => r.inRotation);
+      const candidates = relays.filter((r) => r.inRotation && !notReady.has(r));
       const tryAt = (attempt: number) => {
         if (attempt >= candidates.length) {
           res.writeHead(502, { 'content-type': 'application/json' });
@@ -143,14 +219,18 @@ function startBalancer(relays: readonly ClusterProcess[]): Promise<http.Server> 
       tryAt(0);
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  const stopProbes = () => clearInterval(probes);
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(Object.assign(server, { stopProbes }))),
+  );
 }
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const redis = await startTestRedisServer();
+  const postgres = options.postgresProxy ? await startTcpProxy(options.databaseUrl) : undefined;
   const keyPrefix = `cluster-${randomBytes(4).toString('hex')}:`;
   const env: Record<string, string> = {
-    DATABASE_URL: options.databaseUrl,
+    DATABASE_URL: postgres ? postgres.urlThrough(options.databaseUrl) : options.databaseUrl,
     REDIS_URL: redis.url,
     REDIS_KEY_PREFIX: keyPrefix,
     SESSION_SECRET: 'cluster-session-secret-0123456789',
@@ -164,7 +244,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const api = startProcess('api', await freePort(), { ...env, ROLE: 'api' });
   // The api migrates the database first; relays started together would only wait on its lock.
   await waitUntilReady(api.url, 60_000, () => api.child() === undefined);
-  const relays: ClusterProcess[] = [];
+  const relays: ReturnType<typeof startProcess>[] = [];
   for (let i = 0; i < (options.relays ?? 3); i += 1)
     relays.push(startProcess(`relay-${i + 1}`, await freePort(), { ...env, ROLE: 'relay' }));
   await Promise.all(relays.map((r) => waitUntilReady(r.url, 60_000, () => r.child() === undefined)));
@@ -177,11 +257,68 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     redis,
     keyPrefix,
     databaseUrl: options.databaseUrl,
+    postgres,
     async close() {
+      balancer.stopProbes();
       balancer.closeAllConnections();
       await new Promise((resolve) => balancer.close(resolve));
-      await Promise.all([api, ...relays].map((p) => p.signal('SIGKILL')));
+      await Promise.all([api, ...relays].map((p) => p.kill()));
       await redis.close();
+      await postgres?.close();
     },
+  };
+}
+
+/**
+ * Merges `figures` into test-results/cluster-figures.json, so each cluster test file adds its own figures beside
+ * the others' instead of replacing them.
+ */
+export function recordClusterFigures(figures: Record<string, unknown>): void {
+  const results = new URL('../../../test-results/', import.meta.url);
+  mkdirSync(results, { recursive: true });
+  const file = new URL('cluster-figures.json', results);
+  let previous: Record<string, unknown> = {};
+  try {
+    previous = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // none yet, or unreadable: start again
+  }
+  writeFileSync(file, `${JSON.stringify({ ...previous, ...figures }, null, 2)}\n`);
+}
+
+/** Runs the first-run setup on the cluster's api and signs in as root: the headers of a script's access token. */
+export async function signInAsRoot(
+  apiUrl: string,
+  root: { username: string; password: string },
+): Promise<Record<string, string>> {
+  await fetch(`${apiUrl}/api/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...root, confirmPassword: root.password }),
+  });
+  const login = await fetch(`${apiUrl}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(root),
+  });
+  const { data: me } = (await login.json()) as { data: { id: number } };
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const token = (await (
+    await fetch(`${apiUrl}/api/user/token`, { headers: { cookie, 'new-api-user': String(me.id) } })
+  ).json()) as { data: string };
+  return { authorization: token.data, 'new-api-user': String(me.id) };
+}
+
+/** An /api caller with a script's access token: resolves with `data`, throws with the message on a failure. */
+export function consoleApi(apiUrl: () => string, headers: () => Record<string, string>) {
+  return async (method: string, path: string, body?: unknown): Promise<unknown> => {
+    const response = await fetch(`${apiUrl()}${path}`, {
+      method,
+      headers: { ...headers(), 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json = (await response.json()) as { success: boolean; message: string; data: unknown };
+    if (!json.success) throw new Error(`${method} ${path}: ${json.message}`);
+    return json.data;
   };
 }

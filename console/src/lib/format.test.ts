@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatQuota, formatTokens, groupRatioColor, toQuota } from './format.ts';
+import { formatQuota, formatTokens, groupRatioColor } from './format.ts';
 
 describe('display rules', () => {
   it('shows quota as currency: quota / 500000 with two decimals', () => {
@@ -10,10 +10,6 @@ describe('display rules', () => {
 
   it('shows raw quota units when currency display is off', () => {
     expect(formatQuota(1234567, { inCurrency: false })).toBe('1,234,567');
-  });
-
-  it('converts dollars back to quota units', () => {
-    expect(toQuota(10)).toBe(5_000_000);
   });
 
   it('abbreviates token counts from 1e4 in K, 1e6 in M, 1e9 in B', () => {

@@ -19,11 +19,6 @@ export function formatQuota(
   return `$${(quota / unit).toFixed(2)}`;
 }
 
-/** Dollars to quota units (for forms that take money). */
-export function toQuota(amount: number, quotaPerUnit = DEFAULT_QUOTA_PER_UNIT): number {
-  return Math.round(amount * quotaPerUnit);
-}
-
 /** Token counts: from 1e4 in thousands (K), from 1e6 in millions (M), from 1e9 in billions (B). */
 export function formatTokens(count: number): string {
   const abs = Math.abs(count);

@@ -101,11 +101,15 @@ export function fakeServer(routes: Record<string, (call: FakeCall) => { status?:
 
 /**
  * Renders a screen inside a memory router (with stub pages for where it navigates) and a fresh query client.
- * `strictMode` runs it as the product does in development: effects mount, unmount and mount again.
+ * `search` opens it with that search string (`?keyword=a`), as a link or a reload would. `strictMode` runs it as the product does in development: effects mount, unmount and mount again.
  */
 export async function renderScreen(
   ui: () => ReactNode,
-  { path = '/screen', strictMode = false }: { path?: string; strictMode?: boolean } = {},
+  {
+    path = '/screen',
+    strictMode = false,
+    search = '',
+  }: { path?: string; strictMode?: boolean; search?: string } = {},
 ) {
   const rootRoute = createRootRoute({
     component: () => (
@@ -126,7 +130,10 @@ export async function renderScreen(
     screen,
     ...['/', '/login', '/register', '/reset', '/token', '/personal'].map(stub),
   ]);
-  const router = createRouter({ routeTree, history: createMemoryHistory({ initialEntries: [path] }) });
+  const router = createRouter({
+    routeTree,
+    history: createMemoryHistory({ initialEntries: [`${path}${search}`] }),
+  });
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   const result = render(
     <QueryClientProvider client={queryClient}>

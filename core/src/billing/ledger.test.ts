@@ -42,6 +42,23 @@ const U = userAccount(1);
 const T = tokenAccount(7);
 
 describe('memory ledger', () => {
+  it('refuses as degraded, not as an empty balance, when a balance cannot be read, and still settles what it held', async () => {
+    const db = fakeDatabase({ [U]: 100 });
+    let reachable = true;
+    const ledger = createMemoryLedger({
+      loadBases: (accounts) =>
+        reachable ? db.loadBases(accounts) : Promise.reject(new Error('ECONNREFUSED')),
+    });
+    const held = await ledger.hold([U], 30);
+    if (!held.ok) throw new Error('admitted');
+    reachable = false;
+    expect(await ledger.hold([T], 10)).toEqual({ ok: false, account: T, available: 0, degraded: true });
+    // A known balance keeps serving; a bill over the hold is bounded by what is known.
+    expect((await ledger.hold([U], 30)).ok).toBe(true);
+    expect(await ledger.settle(held.hold, 50)).toEqual({ charged: 50, shortfall: 0 });
+    expect(ledger.available(U)).toBe(20);
+  });
+
   it('admits concurrent requests only while the balance covers their estimates', async () => {
     const db = fakeDatabase({ [U]: 150 });
     const ledger = createMemoryLedger({ loadBases: db.loadBases });

@@ -48,8 +48,17 @@ export interface Hold {
 
 export type HoldResult =
   | { readonly ok: true; readonly hold: Hold }
-  /** The account that could not cover the amount, and what it had. */
-  | { readonly ok: false; readonly account: Account; readonly available: number };
+  /**
+   * The account that could not cover the amount, and what it had. `degraded` marks a refusal made on this
+   * process's own share of the balance while the shared store was unreachable: the payer may well have the money,
+   * so it is answered as the gateway's trouble (503 with Retry-After), never as an empty balance.
+   */
+  | {
+      readonly ok: false;
+      readonly account: Account;
+      readonly available: number;
+      readonly degraded?: boolean;
+    };
 
 export interface SettleResult {
   /** Quota taken: the bill, or less when the balance could not cover a bill larger than the hold. */
@@ -63,7 +72,26 @@ export interface WrittenDebit {
   readonly account: Account;
   readonly amount: number;
   readonly version: number;
+  /**
+   * Another process wrote this debit (a journal entry both held): it leaves the outstanding amount, and the base is
+   * read again at `version` or later instead of lowered.
+   */
+  readonly reread?: boolean;
 }
+
+/**
+ * A settled write on its way to the database (docs/adr/0022): its journal's sequence number, the record as text,
+ * and the charges it carries. The ledger keeps it durably beside those charges (Redis) until the writer reports it
+ * written, so a process that dies before writing it leaves it to another instead of losing it.
+ */
+export interface JournalEntry {
+  readonly seq: number;
+  readonly payload: string;
+  readonly charges: readonly (readonly [Account, number])[];
+}
+
+/** Writes the records of a dead process's journal to the database (idempotently, by their sequence numbers). */
+export type OrphanWriter = (payloads: readonly string[]) => Promise<void>;
 
 export interface Ledger {
   /** Holds `amount` on every account when each can cover it; otherwise nothing is held. */
@@ -73,8 +101,20 @@ export interface Ledger {
    * as far as the balances go (never less than the hold). Idempotent: a settled hold settles to nothing.
    */
   settle(hold: Hold, charge: number): Promise<SettleResult>;
-  /** The writer committed these debits: they leave the outstanding amounts and enter the bases. */
-  written(debits: readonly WrittenDebit[]): void;
+  /**
+   * The writer committed these debits, and every journal entry up to `journaledUpTo`: they leave the outstanding
+   * amounts and enter the bases.
+   */
+  written(debits: readonly WrittenDebit[], journaledUpTo?: number): void;
+  /** Keeps a settled write durably until it is reported written (a no-op where the store is this process). */
+  journal(entry: JournalEntry): void;
+  /** Where the ledger finds the entries not written yet, to journal them again after the store lost them. */
+  attachJournal(unwritten: () => readonly JournalEntry[]): void;
+  /**
+   * Writes the journals dead processes left (their charges stay outstanding until then) through `write`, and
+   * resolves with the number of entries written; 0 where there is no shared store.
+   */
+  drainOrphans(write: OrphanWriter): Promise<number>;
   /** Forgets the bases of accounts the console changed; the next hold reads them again. */
   invalidate(accounts: readonly Account[]): void;
   /** What an account can spend now (balance − outstanding), when its base is known here. */
@@ -169,7 +209,14 @@ export function createMemoryLedger(options: { loadBases: BaseLoader }): Ledger {
 
   return {
     async hold(accounts, amount) {
-      if (accounts.some((account) => !bases.has(account))) await ensureBases(accounts);
+      if (accounts.some((account) => !bases.has(account))) {
+        // A balance not read yet while the database is away: the gateway's trouble, not an empty balance.
+        const read = await ensureBases(accounts).then(
+          () => true,
+          () => false,
+        );
+        if (!read) return { ok: false, account: accounts[0] as Account, available: 0, degraded: true };
+      }
       for (const account of accounts) {
         const available = availableOf(account) ?? 0;
         if (available < amount || available <= 0) return refusedFor(account, Math.max(available, 0));
@@ -180,7 +227,8 @@ export function createMemoryLedger(options: { loadBases: BaseLoader }): Ledger {
     async settle(hold, bill) {
       if (hold.settled) return { charged: 0, shortfall: 0 };
       hold.settled = true;
-      if (bill > hold.amount) await ensureBases(hold.accounts);
+      // Without the database the bases known here bound a bill over the hold (at worst, to the hold).
+      if (bill > hold.amount) await ensureBases(hold.accounts).catch(() => undefined);
       let room = Number.POSITIVE_INFINITY;
       for (const account of hold.accounts) {
         addOut(account, -hold.amount);
@@ -191,8 +239,9 @@ export function createMemoryLedger(options: { loadBases: BaseLoader }): Ledger {
       return result;
     },
     written(debits) {
-      for (const { account, amount, version } of debits) {
+      for (const { account, amount, version, reread } of debits) {
         addOut(account, -amount);
+        if (reread) bases.delete(account);
         const base = bases.get(account);
         // The base keeps the version it was read at: reports of other processes' commits can come in any order.
         if (base && base.version < version)
@@ -203,6 +252,10 @@ export function createMemoryLedger(options: { loadBases: BaseLoader }): Ledger {
     invalidate(accounts) {
       for (const account of accounts) bases.delete(account);
     },
+    // One process: its journal is the writer's local spool, replayed at start before any base is read.
+    journal() {},
+    attachJournal() {},
+    drainOrphans: async () => 0,
     available: availableOf,
     isDegraded: () => false,
     async close() {},

@@ -11,8 +11,6 @@ export interface OpenLedgerOptions {
   /** With it, every process shares one ledger in Redis; without it, this process keeps its own. */
   readonly redisUrl: string | undefined;
   readonly keyPrefix: string;
-  /** The most an account may be admitted for over all relays while Redis is unreachable (the trust line). */
-  readonly trustQuota: () => number;
   readonly onError?: (error: unknown) => void;
   readonly onDegraded?: (degraded: boolean) => void;
 }
@@ -45,7 +43,6 @@ export async function openLedger(options: OpenLedgerOptions): Promise<Ledger> {
       redis,
       keyPrefix: options.keyPrefix,
       loadBases,
-      trustQuota: options.trustQuota,
       ...(options.onError ? { onError: options.onError } : {}),
       ...(options.onDegraded ? { onDegraded: options.onDegraded } : {}),
     });

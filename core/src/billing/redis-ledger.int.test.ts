@@ -47,14 +47,13 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
   async function process(
     db: ReturnType<typeof database>,
     prefix: string,
-    settings: { leaseMs?: number; renewMs?: number; trustQuota?: number } = {},
+    settings: { leaseMs?: number; renewMs?: number } = {},
   ) {
     const redis = await connectLedgerRedis(server.url);
     const ledger = createRedisLedger({
       redis,
       keyPrefix: prefix,
       loadBases: db.loadBases,
-      trustQuota: () => settings.trustQuota ?? 1_000_000,
       leaseMs: settings.leaseMs ?? 2_000,
       renewMs: settings.renewMs ?? 100,
     });
@@ -108,28 +107,146 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
-  it('keeps admitting within the trust line while Redis is down, and shares what it owes when Redis is back', async () => {
+  it('admits each relay its share of the last known balance while Redis is down, refusing as degraded past it, and shares what they owe when Redis is back', async () => {
     const db = database(1000);
     const p = prefix();
-    const a = await process(db, p, { trustQuota: 100 });
+    const a = await process(db, p);
+    const b = await process(db, p);
+    await until(() => a.ledger.liveProcesses() === 2 && b.ledger.liveProcesses() === 2);
     const first = await a.ledger.hold([U], 10);
     if (!first.ok) throw new Error('admitted');
     await a.ledger.settle(first.hold, 10);
 
     await server.stop();
-    const during = [];
-    for (let i = 0; i < 12; i += 1) during.push(await a.ledger.hold([U], 10));
+    const fromA = [];
+    const fromB = [];
+    for (let i = 0; i < 60; i += 1) {
+      fromA.push(await a.ledger.hold([U], 10));
+      fromB.push(await b.ledger.hold([U], 10));
+    }
     expect(a.ledger.isDegraded()).toBe(true);
-    // The trust line (100) bounds what one process admits on its own view.
-    expect(during.filter((r) => r.ok)).toHaveLength(10);
-    for (const result of during) if (result.ok) await a.ledger.settle(result.hold, 10);
+    expect(b.ledger.isDegraded()).toBe(true);
+    // a last saw 990 available, b reads the database's 1000: each admits half of what it knows.
+    expect(fromA.filter((r) => r.ok)).toHaveLength(49);
+    expect(fromB.filter((r) => r.ok)).toHaveLength(50);
+    const admitted = 10 + 10 * [...fromA, ...fromB].filter((r) => r.ok).length;
+    expect(admitted).toBeLessThanOrEqual(1000);
+    // Past its share a refusal says the gateway is degraded, not that the balance is empty.
+    for (const refused of [...fromA, ...fromB].filter((r) => !r.ok))
+      expect(refused).toMatchObject({ degraded: true });
+    for (const result of fromA) if (result.ok) await a.ledger.settle(result.hold, 10);
+    for (const result of fromB) if (result.ok) await b.ledger.settle(result.hold, 10);
 
+    const stopped = Date.now();
     await server.start();
-    await until(() => !a.ledger.isDegraded());
-    // Redis came back empty; the process registered what it owes (110 not yet written), so another process
-    // reading the database's 1000 can admit 890 and not one more.
+    await until(() => !a.ledger.isDegraded() && !b.ledger.isDegraded());
+    // Back within a second of Redis answering again.
+    expect(Date.now() - stopped).toBeLessThan(3_000);
+    // Redis came back empty; both registered what they owe (1000, nothing written yet), so a process reading the
+    // database's 1000 can admit nothing more.
+    const c = await process(db, p);
+    expect(await c.ledger.hold([U], 1)).toMatchObject({ ok: false, available: 0 });
+  });
+
+  it('admits nothing on its own view in a process that never reached Redis', async () => {
+    const db = database(1000);
+    const p = prefix();
+    await server.stop();
+    try {
+      const redis = await connectLedgerRedis(server.url);
+      const lonely = createRedisLedger({ redis, keyPrefix: p, loadBases: db.loadBases, renewMs: 100 });
+      await lonely.start();
+      open.push({ ledger: lonely, redis });
+      expect(await lonely.hold([U], 1)).toMatchObject({ ok: false, degraded: true });
+    } finally {
+      await server.start();
+    }
+  });
+
+  it("keeps a dead process's journaled charges outstanding until another process writes them, once", async () => {
+    const db = database(100);
+    const p = prefix();
+    const dying = await process(db, p, { leaseMs: 400, renewMs: 100 });
+    const other = await process(db, p, { leaseMs: 400, renewMs: 100 });
+    for (let seq = 1; seq <= 3; seq += 1) {
+      const held = await dying.ledger.hold([U], 20);
+      if (!held.ok) throw new Error('admitted');
+      await dying.ledger.settle(held.hold, 20);
+      dying.ledger.journal({ seq, payload: `record-${seq}`, charges: [[U, 20]] });
+    }
+    await dying.redis.ping();
+    // Killed before its writer wrote the three calls (the database was away, say).
+    dying.redis.disconnect();
+    await until(async () => (await other.redis.scard(`${p}{ledger}:orphans`)) === 1);
+    // Its lease ran out, but what it charged is still outstanding: no overdraft against the unwritten calls.
+    expect(await other.ledger.hold([U], 41)).toMatchObject({ ok: false, available: 40 });
+    const written: string[] = [];
+    const count = await other.ledger.drainOrphans(async (payloads) => {
+      written.push(...payloads);
+      db.debit(60);
+    });
+    expect(count).toBe(3);
+    expect(written).toEqual(['record-1', 'record-2', 'record-3']);
+    // Written: the charges left the outstanding amount and the base was read again, at 40.
+    expect(await other.ledger.hold([U], 41)).toMatchObject({ ok: false, available: 40 });
+    expect((await other.ledger.hold([U], 40)).ok).toBe(true);
+    expect(await other.ledger.drainOrphans(async () => {})).toBe(0);
+    expect(await other.redis.scard(`${p}{ledger}:orphans`)).toBe(0);
+  });
+
+  it('trims its journal as its writer reports entries written, so a clean stop leaves no orphan', async () => {
+    const db = database(100);
+    const p = prefix();
+    const a = await process(db, p);
+    for (let seq = 1; seq <= 2; seq += 1) {
+      const held = await a.ledger.hold([U], 10);
+      if (!held.ok) throw new Error('admitted');
+      await a.ledger.settle(held.hold, 10);
+      a.ledger.journal({ seq, payload: `record-${seq}`, charges: [[U, 10]] });
+    }
+    await a.redis.ping();
+    const streams = async () => {
+      const keys = await a.redis.keys(`${p}{ledger}:journal:*`);
+      return Promise.all(keys.map((key) => a.redis.xlen(key)));
+    };
+    expect(await streams()).toEqual([2]);
+    a.ledger.written([{ account: U, amount: 20, version: db.debit(20) }], 2);
+    await until(async () => (await streams()).every((n) => n === 0));
+    expect(Number(await a.redis.get(`${p}{ledger}:out:${U}`))).toBe(0);
+    await a.ledger.close();
+    expect(await a.redis.scard(`${p}{ledger}:orphans`)).toBe(0);
+    expect(await a.redis.keys(`${p}{ledger}:jrn:*`)).toEqual([]);
+  });
+
+  it('refuses as degraded an account it cannot read while the database is away, without giving up Redis', async () => {
+    const db = database(100);
+    let reachable = true;
+    const p = prefix();
+    const redis = await connectLedgerRedis(server.url);
+    const ledger = createRedisLedger({
+      redis,
+      keyPrefix: p,
+      loadBases: (accounts) =>
+        reachable ? db.loadBases(accounts) : Promise.reject(new Error('ECONNREFUSED')),
+    });
+    await ledger.start();
+    open.push({ ledger, redis });
+    reachable = false;
+    expect(await ledger.hold([U], 10)).toMatchObject({ ok: false, degraded: true });
+    expect(ledger.isDegraded()).toBe(false);
+    reachable = true;
+    expect((await ledger.hold([U], 10)).ok).toBe(true);
+  });
+
+  it('keeps its view of a recently held account fresh with each renewal, so a degraded share starts from now', async () => {
+    const db = database(100);
+    const p = prefix();
+    const a = await process(db, p);
     const b = await process(db, p);
-    expect((await b.ledger.hold([U], 891)).ok).toBe(false);
-    expect((await b.ledger.hold([U], 890)).ok).toBe(true);
+    expect((await a.ledger.hold([U], 10)).ok).toBe(true);
+    expect(a.ledger.available(U)).toBe(90);
+    expect((await b.ledger.hold([U], 50)).ok).toBe(true);
+    // a never answered a call of b's, yet within a renewal it knows the 50 are taken.
+    await until(() => a.ledger.available(U) === 40);
   });
 });

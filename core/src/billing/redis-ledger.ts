@@ -14,10 +14,10 @@
  * touched are read again. So nothing a dead process held stays taken longer than the lease.
  *
  * **Redis trouble.** Every amount this process owes is also kept here (`localOut`). When a call to Redis fails, the
- * process gives up its id and admits on its own view: at most `min(trust line, last known available) / live
- * relays` per account until Redis answers again (`holdDegraded`). Then it registers under a new id with everything
- * it owes (reaping the old id in the same script), and bases its failed reports may have left too high are read
- * again. A failed call is never retried blindly, so an amount is never applied twice.
+ * process gives up its id and admits on its own view: at most `last known available / live relays` per account
+ * until Redis answers again (`holdDegraded`), trying Redis again every `retryMs`. Then it registers under a new
+ * id with everything it owes (reaping the old id in the same script), and bases its failed reports may have left
+ * too high are read again. A failed call is never retried blindly, so an amount is never applied twice.
  */
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -27,22 +27,38 @@ import {
   chargeOf,
   type Hold,
   type HoldResult,
+  type JournalEntry,
   type Ledger,
+  type OrphanWriter,
   type SettleResult,
   type WrittenDebit,
 } from './ledger.ts';
 
-/** Shared pieces of the scripts: `reap(pid)` returns a dead process's shares and forgets its bases. */
+/**
+ * Shared pieces of the scripts: `reap(pid, keep)` returns a dead process's holds and forgets the bases they touched.
+ * Its journal (settled writes not in the database yet, `jrn:` per account and the `journal:` stream) is kept as an
+ * orphan for any process to write when `keep` is set, so those charges stay outstanding until they are written;
+ * a process re-registering drops its own old journal instead, since it journals what it still owes again.
+ */
 const REAP_FUNCTION = `
-local function reap(p, procs, pid)
-  local proc = p .. 'proc:' .. pid
-  local entries = redis.call('HGETALL', proc)
+local function release(p, hash)
+  local entries = redis.call('HGETALL', hash)
   for i = 1, #entries, 2 do
     local out = p .. 'out:' .. entries[i]
     if redis.call('DECRBY', out, entries[i + 1]) == 0 then redis.call('DEL', out) end
     redis.call('DEL', p .. 'base:' .. entries[i])
   end
-  redis.call('DEL', proc, p .. 'lease:' .. pid)
+end
+local function reap(p, procs, pid, keep)
+  release(p, p .. 'proc:' .. pid)
+  local jrn, stream = p .. 'jrn:' .. pid, p .. 'journal:' .. pid
+  if keep and (redis.call('EXISTS', jrn) == 1 or redis.call('XLEN', stream) > 0) then
+    redis.call('SADD', p .. 'orphans', pid)
+  else
+    release(p, jrn)
+    redis.call('DEL', jrn, stream)
+  end
+  redis.call('DEL', p .. 'proc:' .. pid, p .. 'lease:' .. pid)
   redis.call('SREM', procs, pid)
 end
 `;
@@ -100,20 +116,98 @@ if charged ~= hold then
 end
 return {1, charged}`;
 
-/** KEYS: lease, proc, then base, out, ver per account. ARGV: name, amount, version per account; then ttl ms. */
+/**
+ * KEYS: lease, proc, jrn, stream, then base, out, ver per account. ARGV: journal entries written up to ('' for
+ * none), ttl ms, then name, amount, version, reread ('1' or '0') per account. A written amount leaves the journal's
+ * share of the account first, the process's own share for the rest (a charge settled while Redis was away). A
+ * reread account's base is dropped instead of lowered (its debit was written by another process).
+ */
 const WRITTEN = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local n = (#KEYS - 2) / 3
-local ttl = ARGV[3 * n + 1]
+local n = (#KEYS - 4) / 3
+local ttl = ARGV[2]
 for i = 1, n do
-  local base, out, ver = KEYS[3 * i], KEYS[3 * i + 1], KEYS[3 * i + 2]
-  local name, amount, version = ARGV[3 * i - 2], ARGV[3 * i - 1], tonumber(ARGV[3 * i])
+  local base, out, ver = KEYS[3 * i + 2], KEYS[3 * i + 3], KEYS[3 * i + 4]
+  local name, amount, version, reread = ARGV[4 * i - 1], ARGV[4 * i], tonumber(ARGV[4 * i + 1]), ARGV[4 * i + 2]
   if redis.call('DECRBY', out, amount) == 0 then redis.call('DEL', out) end
-  if redis.call('HINCRBY', KEYS[2], name, '-' .. amount) == 0 then redis.call('HDEL', KEYS[2], name) end
-  local bv = redis.call('HGET', base, 'v')
-  if bv and tonumber(bv) < version then redis.call('HINCRBY', base, 'b', '-' .. amount) end
-  if version > tonumber(redis.call('GET', ver) or '0') then redis.call('SET', ver, ARGV[3 * i], 'PX', ttl) end
+  local left = redis.call('HINCRBY', KEYS[3], name, '-' .. amount)
+  if left <= 0 then
+    redis.call('HDEL', KEYS[3], name)
+    if left < 0 and redis.call('HINCRBY', KEYS[2], name, string.format('%d', left)) == 0 then
+      redis.call('HDEL', KEYS[2], name)
+    end
+  end
+  if reread == '1' then
+    redis.call('DEL', base)
+  else
+    local bv = redis.call('HGET', base, 'v')
+    if bv and tonumber(bv) < version then redis.call('HINCRBY', base, 'b', '-' .. amount) end
+  end
+  if version > tonumber(redis.call('GET', ver) or '0') then redis.call('SET', ver, ARGV[4 * i + 1], 'PX', ttl) end
 end
+if ARGV[1] ~= '' then redis.call('XTRIM', KEYS[4], 'MINID', ARGV[1] .. '-1') end
+return 1`;
+
+/**
+ * KEYS: lease, proc, jrn, stream. ARGV: seq, record, then (account, amount) pairs. Journals a settled write: the
+ * record enters the stream under its sequence number, and its charges move from the process's own share (released
+ * if it dies) to its journal's (kept until written). 0 when the entry was journaled already; -1 when reaped.
+ */
+const JOURNAL = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local added = redis.pcall('XADD', KEYS[4], ARGV[1] .. '-0', 'r', ARGV[2])
+if type(added) == 'table' and added.err then return 0 end
+for i = 3, #ARGV, 2 do
+  if redis.call('HINCRBY', KEYS[2], ARGV[i], '-' .. ARGV[i + 1]) == 0 then redis.call('HDEL', KEYS[2], ARGV[i]) end
+  redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 1])
+end
+return 1`;
+
+/** KEYS: base and out per account. What each account can spend now: pairs (1, available), or (0, 0) unknown. */
+const VIEW = `
+local answer = {}
+for i = 1, #KEYS / 2 do
+  local b = redis.call('HGET', KEYS[2 * i - 1], 'b')
+  if b then
+    answer[2 * i - 1] = 1
+    answer[2 * i] = tonumber(b) - tonumber(redis.call('GET', KEYS[2 * i]) or '0')
+  else
+    answer[2 * i - 1] = 0
+    answer[2 * i] = 0
+  end
+end
+return answer`;
+
+/** KEYS: orphans. ARGV: key prefix, claimer, lock ms. An orphaned journal nobody is writing, or false. */
+const CLAIM_ORPHAN = `
+local p = ARGV[1]
+for _, pid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('XLEN', p .. 'journal:' .. pid) == 0 and redis.call('EXISTS', p .. 'jrn:' .. pid) == 0 then
+    redis.call('SREM', KEYS[1], pid)
+  elseif redis.call('SET', p .. 'orphanlock:' .. pid, ARGV[2], 'NX', 'PX', ARGV[3]) then
+    return pid
+  end
+end
+return false`;
+
+/**
+ * KEYS: orphans. ARGV: key prefix, orphan id, ttl ms, then (account, version) pairs read from the database after
+ * the orphan's entries were written. Its charges leave the outstanding amounts and the bases are read again (no
+ * earlier read may land: the versions go up). 0 while entries remain.
+ */
+const ORPHAN_WRITTEN = `${REAP_FUNCTION}
+local p, pid = ARGV[1], ARGV[2]
+local jrn, stream = p .. 'jrn:' .. pid, p .. 'journal:' .. pid
+if redis.call('XLEN', stream) > 0 then return 0 end
+release(p, jrn)
+for i = 4, #ARGV, 2 do
+  local ver = p .. 'ver:' .. ARGV[i]
+  if tonumber(ARGV[i + 1]) > tonumber(redis.call('GET', ver) or '0') then
+    redis.call('SET', ver, ARGV[i + 1], 'PX', ARGV[3])
+  end
+end
+redis.call('DEL', jrn, stream, p .. 'orphanlock:' .. pid)
+redis.call('SREM', KEYS[1], pid)
 return 1`;
 
 /**
@@ -122,7 +216,7 @@ return 1`;
  */
 const REGISTER = `${REAP_FUNCTION}
 local p = ARGV[1]
-if ARGV[4] ~= '' then reap(p, KEYS[1], ARGV[4]) end
+if ARGV[4] ~= '' then reap(p, KEYS[1], ARGV[4], false) end
 local pid = ARGV[2]
 redis.call('SET', p .. 'lease:' .. pid, '1', 'PX', ARGV[3])
 redis.call('SADD', KEYS[1], pid)
@@ -158,27 +252,40 @@ const RENEW = `${REAP_FUNCTION}
 local p = ARGV[1]
 local alive = redis.call('SET', p .. 'lease:' .. ARGV[2], '1', 'PX', ARGV[3], 'XX')
 for _, pid in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  if redis.call('EXISTS', p .. 'lease:' .. pid) == 0 then reap(p, KEYS[1], pid) end
+  if redis.call('EXISTS', p .. 'lease:' .. pid) == 0 then reap(p, KEYS[1], pid, true) end
 end
 if not alive then return -1 end
 return redis.call('SCARD', KEYS[1])`;
 
-/** KEYS: procs. ARGV: key prefix, own id. Leaves: whatever this process still owes is given back. */
+/**
+ * KEYS: procs. ARGV: key prefix, own id. Leaves: its holds are given back, and a journal it could not write (the
+ * database was away) is left for another process.
+ */
 const RELEASE = `${REAP_FUNCTION}
-reap(ARGV[1], KEYS[1], ARGV[2])
+reap(ARGV[1], KEYS[1], ARGV[2], true)
 return 1`;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
+
+/** How long an account's view is kept fresh after it was last held here. */
+const VIEW_KEPT_MS = 60_000;
+
+/** The database could not be read for a base: not a Redis failure, so the ledger does not degrade for it. */
+class BasesUnreadable extends Error {
+  constructor(cause: unknown) {
+    super('the balances could not be read from the database', { cause });
+  }
+}
 
 export interface RedisLedgerOptions {
   /** A connection of the ledger's own that fails fast while Redis is away (no offline queue, a command timeout). */
   readonly redis: Redis;
   readonly keyPrefix: string;
   readonly loadBases: BaseLoader;
-  /** The most one account may be admitted for, over all relays, while Redis is unreachable. */
-  readonly trustQuota: () => number;
   readonly leaseMs?: number;
   readonly renewMs?: number;
+  /** How often an unreachable Redis is tried again (registering anew), so admission is shared again within it. */
+  readonly retryMs?: number;
   /** How long bases and reported versions are kept without use. */
   readonly baseTtlMs?: number;
   readonly onError?: (error: unknown) => void;
@@ -199,6 +306,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const procsKey = `${tag}procs`;
   const leaseMs = options.leaseMs ?? 10_000;
   const renewMs = options.renewMs ?? 2_000;
+  const retryMs = options.retryMs ?? 250;
   const baseTtlMs = options.baseTtlMs ?? 86_400_000;
   const onError = options.onError ?? (() => {});
   const script = (name: string, lua: string): Script => {
@@ -215,18 +323,31 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const renewScript = script('Renew', RENEW);
   const releaseScript = script('Release', RELEASE);
   const adjustScript = script('Adjust', ADJUST);
+  const journalScript = script('Journal', JOURNAL);
+  const claimOrphanScript = script('ClaimOrphan', CLAIM_ORPHAN);
+  const orphanWrittenScript = script('OrphanWritten', ORPHAN_WRITTEN);
+  const orphansKey = `${tag}orphans`;
+  const viewScript = script('View', VIEW);
+  let unwritten: () => readonly JournalEntry[] = () => [];
 
   const newId = () => randomBytes(8).toString('hex');
   let pid = newId();
   let registered = false;
+  let everRegistered = false;
   let degraded = true;
   let relays = 1;
   let closed = false;
   let registering: Promise<void> | undefined;
   /** Everything this process owes: its holds and its charges the writer has not reported written. */
   const localOut = new Map<Account, number>();
-  /** What each account could spend, as the last script answer said. */
+  /**
+   * What each account could spend, as the last script answer said; refreshed with every lease renewal for the
+   * accounts held in the last `VIEW_KEPT_MS`, so the view a degraded admission starts from is at most one renewal
+   * old (docs/adr/0022).
+   */
   const lastAvailable = new Map<Account, number>();
+  /** When each account was last held here. */
+  const lastHeld = new Map<Account, number>();
   /** Admitted per account while degraded, against the degraded allowance. */
   const degradedUsed = new Map<Account, number>();
   /** Accounts whose written report may not have reached Redis: their bases are read again on re-registering. */
@@ -242,6 +363,28 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     for (const account of accounts) keys.push(`${tag}base:${account}`, `${tag}out:${account}`);
     return keys;
   };
+
+  const journalKeys = () => [
+    `${tag}lease:${pid}`,
+    `${tag}proc:${pid}`,
+    `${tag}jrn:${pid}`,
+    `${tag}journal:${pid}`,
+  ];
+
+  /** Sends one entry to this process's journal; the answer only matters when the process was reaped. */
+  function sendJournal(entry: JournalEntry): void {
+    const args: (string | number)[] = [entry.seq, entry.payload];
+    for (const [account, amount] of entry.charges) if (amount > 0) args.push(account, amount);
+    journalScript(4, ...journalKeys(), ...args)
+      .then((answer) => {
+        if (Number(answer) === -1 && registered) {
+          registered = false;
+          return register();
+        }
+        return undefined;
+      })
+      .catch(fail);
+  }
 
   function setDegraded(value: boolean): void {
     if (degraded === value) return;
@@ -293,7 +436,11 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
               for (const account of stale) dirty.add(account);
               fail(error);
             });
+        // The settled writes not in the database yet go to the new id's journal, in order and before any new one
+        // (this tick, on this connection): a journal the old id left was dropped by the registration.
+        for (const entry of unwritten()) sendJournal(entry);
         registered = true;
+        everRegistered = true;
         setDegraded(false);
       } catch (error) {
         fail(error);
@@ -307,7 +454,11 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   /** Reads an account's base into Redis; false when the account has no row. */
   async function initBase(account: Account): Promise<boolean> {
     for (let attempt = 0; attempt < 5; attempt += 1) {
-      const base = (await loadBases([account])).get(account);
+      const base = (
+        await loadBases([account]).catch((error: unknown) => {
+          throw new BasesUnreadable(error);
+        })
+      ).get(account);
       if (!base) return false;
       const ok = await initScript(
         2,
@@ -322,25 +473,53 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     return false;
   }
 
+  /**
+   * Admission on this process's own view while Redis is unreachable: each account may take at most its share of
+   * what Redis last said it could spend, split across the live relays (`available / relays`), so the relays
+   * together admit at most that (docs/adr/0022). A process that never reached Redis knows neither the other
+   * relays' holds nor their number: it admits nothing on its own and says the gateway is degraded.
+   */
   async function holdDegraded(accounts: readonly Account[], amount: number): Promise<HoldResult> {
-    const allowances: number[] = [];
     for (const account of accounts) {
       let known = lastAvailable.get(account);
-      if (known === undefined) {
-        const base = (await loadBases([account])).get(account);
-        known = base ? base.balance - (localOut.get(account) ?? 0) : 0;
-        lastAvailable.set(account, known);
+      if (known === undefined && everRegistered) {
+        const base = (await loadBases([account]).catch(() => undefined))?.get(account);
+        if (base) {
+          known = base.balance - (localOut.get(account) ?? 0);
+          lastAvailable.set(account, known);
+        }
       }
-      const allowance = Math.floor(Math.min(options.trustQuota(), known) / Math.max(1, relays));
+      const allowance = known === undefined ? 0 : Math.floor(known / Math.max(1, relays));
       const left = allowance - (degradedUsed.get(account) ?? 0);
-      if (left < amount || left <= 0) return { ok: false, account, available: Math.max(left, 0) };
-      allowances.push(left);
+      if (left < amount || left <= 0)
+        return { ok: false, account, available: Math.max(left, 0), degraded: true };
     }
     for (const account of accounts) {
       bump(degradedUsed, account, amount);
       bump(localOut, account, amount);
     }
     return { ok: true, hold: { accounts, amount, degraded: true, settled: false } };
+  }
+
+  /** Reads again what the recently held accounts can spend; forgets the views of accounts idle for long. */
+  async function refreshViews(): Promise<void> {
+    const since = Date.now() - VIEW_KEPT_MS;
+    const recent: Account[] = [];
+    for (const [account, at] of lastHeld) {
+      if (at >= since) recent.push(account);
+      else {
+        lastHeld.delete(account);
+        lastAvailable.delete(account);
+      }
+    }
+    for (let i = 0; i < recent.length; i += 500) {
+      const chunk = recent.slice(i, i + 500);
+      const keys = chunk.flatMap((account) => [`${tag}base:${account}`, `${tag}out:${account}`]);
+      const answer = (await viewScript(keys.length, ...keys)) as number[];
+      chunk.forEach((account, j) => {
+        if (answer[2 * j] === 1) lastAvailable.set(account, answer[2 * j + 1] as number);
+      });
+    }
   }
 
   async function holdShared(accounts: readonly Account[], amount: number): Promise<HoldResult | undefined> {
@@ -374,23 +553,29 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     return { ok: false, account: accounts[0] as Account, available: 0 };
   }
 
-  const timer = setInterval(() => {
-    if (closed) return;
-    if (!registered) {
-      void register();
-      return;
-    }
-    renewScript(1, procsKey, tag, pid, leaseMs)
-      .then((answer) => {
-        if (Number(answer) === -1) {
-          registered = false;
-          return register();
-        }
-        relays = Math.max(1, Number(answer));
-        return undefined;
-      })
-      .catch(fail);
-  }, renewMs);
+  let lastRenewal = Date.now();
+  const timer = setInterval(
+    () => {
+      if (closed) return;
+      if (!registered) {
+        void register();
+        return;
+      }
+      if (Date.now() - lastRenewal < renewMs) return;
+      lastRenewal = Date.now();
+      renewScript(1, procsKey, tag, pid, leaseMs)
+        .then((answer) => {
+          if (Number(answer) === -1) {
+            registered = false;
+            return register();
+          }
+          relays = Math.max(1, Number(answer));
+          return refreshViews();
+        })
+        .catch(fail);
+    },
+    Math.min(renewMs, retryMs),
+  );
   timer.unref();
 
   return {
@@ -398,11 +583,16 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       await register();
     },
     async hold(accounts, amount) {
+      const now = Date.now();
+      for (const account of accounts) lastHeld.set(account, now);
       if (!degraded) {
         try {
           const shared = await holdShared(accounts, amount);
           if (shared) return shared;
         } catch (error) {
+          // The database is away and Redis has no base for the account: refused as degraded; Redis is fine.
+          if (error instanceof BasesUnreadable)
+            return { ok: false, account: accounts[0] as Account, available: 0, degraded: true };
           fail(error);
         }
       }
@@ -452,20 +642,19 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       }
       return local();
     },
-    written(debits: readonly WrittenDebit[]) {
-      if (debits.length === 0) return;
+    written(debits: readonly WrittenDebit[], journaledUpTo?: number) {
       for (const { account, amount } of debits) bump(localOut, account, -amount);
+      if (debits.length === 0 && journaledUpTo === undefined) return;
       if (degraded || !registered) {
         for (const { account } of debits) dirty.add(account);
         return;
       }
-      const keys = [`${tag}lease:${pid}`, `${tag}proc:${pid}`];
-      const args: (string | number)[] = [];
-      for (const { account, amount, version } of debits) {
+      const keys = journalKeys();
+      const args: (string | number)[] = [journaledUpTo ?? '', baseTtlMs];
+      for (const { account, amount, version, reread } of debits) {
         keys.push(`${tag}base:${account}`, `${tag}out:${account}`, `${tag}ver:${account}`);
-        args.push(account, amount, version);
+        args.push(account, amount, version, reread ? '1' : '0');
       }
-      args.push(baseTtlMs);
       writtenScript(keys.length, ...keys, ...args)
         .then((answer) => {
           if (Number(answer) === -1) {
@@ -479,6 +668,33 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
           for (const { account } of debits) dirty.add(account);
           fail(error);
         });
+    },
+    journal(entry) {
+      if (!degraded && registered) sendJournal(entry);
+    },
+    attachJournal(source) {
+      unwritten = source;
+    },
+    async drainOrphans(write: OrphanWriter) {
+      if (degraded || !registered) return 0;
+      const orphan = (await claimOrphanScript(1, orphansKey, tag, pid, leaseMs * 6)) as string | null;
+      if (!orphan) return 0;
+      const stream = `${tag}journal:${orphan}`;
+      let count = 0;
+      for (;;) {
+        const entries = await redis.xrange(stream, '-', '+', 'COUNT', 1000);
+        if (entries.length === 0) break;
+        await write(entries.map(([, fields]) => fields[1] as string));
+        const last = entries[entries.length - 1]?.[0] as string;
+        await redis.xtrim(stream, 'MINID', `${last.split('-')[0]}-1`);
+        count += entries.length;
+      }
+      const accounts = (await redis.hkeys(`${tag}jrn:${orphan}`)) as Account[];
+      const bases = accounts.length > 0 ? await loadBases(accounts) : new Map();
+      const versions: (string | number)[] = [];
+      for (const [account, base] of bases) versions.push(account, base.version);
+      await orphanWrittenScript(1, orphansKey, tag, orphan, baseTtlMs, ...versions);
+      return count;
     },
     invalidate(accounts) {
       if (accounts.length === 0) return;

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { TopUp } from '../db/schema/top-ups.ts';
 
 const amount = z
   .number({ error: 'amount must be a whole number' })
@@ -26,17 +25,3 @@ export type PayRequest = z.infer<typeof payRequestSchema>;
 
 export const TopUpStatus = { Pending: 'pending', Success: 'success', Failed: 'failed' } as const;
 export type TopUpStatus = (typeof TopUpStatus)[keyof typeof TopUpStatus];
-
-export function toTopUpView(row: TopUp) {
-  return {
-    id: row.id,
-    user_id: row.userId,
-    amount: row.amount,
-    money: row.money,
-    trade_no: row.tradeNo,
-    payment_method: row.paymentMethod,
-    create_time: row.createTime,
-    complete_time: row.completeTime,
-    status: row.status,
-  };
-}

@@ -1,4 +1,5 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import bcrypt from 'bcryptjs';
 
 const KEY_LENGTH = 64;
 /** N=2^15, r=8, p=1: about 30 ms on one core, 32 MiB of memory per hash. */
@@ -35,6 +36,7 @@ export async function hashPassword(password: string): Promise<string> {
 
 /** Constant-time check; a malformed stored hash simply fails. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (/^\$2[aby]\$\d\d\$/.test(stored)) return bcrypt.compare(password, stored); // carried from new-api/one-api
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');

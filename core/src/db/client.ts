@@ -1,10 +1,10 @@
-import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { DataDirError, dataDirErrorOf, lockDataDir } from './data-dir.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -32,19 +32,104 @@ export interface CreateDbOptions {
   dataDir?: string | undefined;
   /** Pool size for Postgres. */
   maxConnections?: number;
+  /** Told when an idle pooled connection is lost (a failover, a restart); the pool replaces it. */
+  onConnectionError?: (error: Error) => void;
 }
+
+/**
+ * How long a query waits for a connection (a new one, or a free one of a full pool) before it fails with
+ * "timeout exceeded when trying to connect": without it, a database whose packets are dropped (a failed-over
+ * address, a cut network) leaves every query hanging for the kernel's TCP timeout (minutes).
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function createDb(options: CreateDbOptions): Promise<Database> {
   if (options.url) {
-    const pool = new pg.Pool({ connectionString: options.url, max: options.maxConnections ?? 10 });
-    // An idle client losing its connection must not crash the process; the pool replaces it.
-    pool.on('error', () => {});
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // TCP keep-alive finds a connection to a primary that vanished without a reset (a failover).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
+    // An idle client losing its connection (pg_terminate_backend, a restart) emits 'error' on the pool: without
+    // a listener Node would crash the process. The pool drops that client and opens a new one when needed.
+    pool.on('error', (error) => options.onConnectionError?.(error));
+    keepCheckedOutClientsSafe(pool, options.onConnectionError);
     const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
     return { db, kind: 'postgres', url: options.url, close: () => pool.end() };
   }
-  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
-  const client = options.dataDir ? new PGlite(options.dataDir) : new PGlite();
-  await client.waitReady;
+  if (!options.dataDir) {
+    const client = new PGlite();
+    await client.waitReady;
+    return {
+      db: drizzlePglite({ client, schema }) as unknown as Db,
+      kind: 'pglite',
+      close: () => client.close(),
+    };
+  }
+  const dataDir = options.dataDir;
+  const unlock = await lockDataDir(dataDir);
+  let client: PGlite;
+  try {
+    client = new PGlite(dataDir);
+    await client.waitReady;
+  } catch (error) {
+    unlock();
+    throw (
+      dataDirErrorOf(error, dataDir) ??
+      new DataDirError(
+        `the embedded database in ${dataDir} (DATA_DIR) could not be opened: ${(error as Error).message}`,
+        dataDir,
+        { cause: error },
+      )
+    );
+  }
   const db = drizzlePglite({ client, schema }) as unknown as Db;
-  return { db, kind: 'pglite', close: () => client.close() };
+  return {
+    db,
+    kind: 'pglite',
+    async close() {
+      try {
+        await client.close();
+      } finally {
+        unlock();
+      }
+    },
+  };
+}
+
+/**
+ * A client checked out of the pool (a transaction holds one) has no 'error' listener of the pool's: when its
+ * connection is lost between two queries, or at the end of one (a failover, `pg_terminate_backend`), the client
+ * emits 'error' and Node would crash the process. Each client gets a listener of its own. A checked-out client
+ * whose connection is lost is released with the error, so the pool drops it (a transaction whose `begin` failed
+ * is never released by drizzle, and the pool would lose that slot for good); the holder's own later release is
+ * then a no-op. The query in flight fails with the connection's error, which callers treat as the database being
+ * unreachable: nothing is retried here, so nothing is written twice.
+ */
+function keepCheckedOutClientsSafe(pool: pg.Pool, onError?: (error: Error) => void): void {
+  const checkedOut = new Set<pg.PoolClient>();
+  pool.on('acquire', (client) => checkedOut.add(client));
+  pool.on('release', (_error, client) => checkedOut.delete(client));
+  pool.on('remove', (client) => checkedOut.delete(client as pg.PoolClient));
+  pool.on('connect', (client) => {
+    const lost = (error: Error) => {
+      const held = client as pg.PoolClient;
+      if (!checkedOut.has(held)) return; // idle: the pool's own listener removes it
+      checkedOut.delete(held);
+      onError?.(error);
+      const release = held.release;
+      let released = false;
+      held.release = () => {
+        if (released) return;
+        released = true;
+        release(error);
+      };
+      held.release();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost(new Error('the database connection was lost')));
+  });
 }

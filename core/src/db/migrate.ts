@@ -15,7 +15,10 @@ export async function migrate(database: Database): Promise<void> {
     await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder });
     return;
   }
-  const client = new pg.Client({ connectionString: database.url });
+  const client = new pg.Client({ connectionString: database.url, connectionTimeoutMillis: 10_000 });
+  // A connection lost while migrating fails the query in flight (the caller waits and tries again); the
+  // client's own 'error' event must not crash the process.
+  client.on('error', () => {});
   await client.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);

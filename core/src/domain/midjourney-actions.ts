@@ -30,9 +30,6 @@ export const MjAction = {
 } as const;
 export type MjAction = (typeof MjAction)[keyof typeof MjAction];
 
-/** Every action the relay can store, in declaration order. */
-export const MJ_ACTIONS: readonly MjAction[] = Object.values(MjAction);
-
 /** The priced model of an action: `mj_<action lowercase>`, except face swap, which is `swap_face`. */
 export const mjModelOf = (action: MjAction): string =>
   action === MjAction.SwapFace ? 'swap_face' : `mj_${action.toLowerCase()}`;

@@ -124,12 +124,21 @@ export async function createRedisBus(url: string, keyPrefix = 'turnpike:'): Prom
   const origin = randomUUID();
   const dispatcher = createDispatcher();
   const publisher = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  const subscriber = new Redis(url, { lazyConnect: true });
+  // Subscribed again on every (re)connection below, so no command waits in the offline queue meanwhile.
+  const subscriber = new Redis(url, { lazyConnect: true, autoResubscribe: false });
   // Connection errors are retried by ioredis; the periodic resync of each cache covers the gap.
   publisher.on('error', () => {});
   subscriber.on('error', () => {});
-  await Promise.all([publisher.connect(), subscriber.connect()]);
-  await subscriber.subscribe(channel);
+  let subscribed: Promise<unknown> | undefined;
+  subscriber.on('ready', () => {
+    subscribed = subscriber.subscribe(channel).catch(() => {
+      // The connection dropped again before the subscription: the next 'ready' subscribes.
+    });
+  });
+  // A Redis that is away at start must not stop the process (ioredis keeps trying): publishes are numbered 0
+  // and this process applies its own changes until Redis answers, as during any other Redis outage.
+  await Promise.all([publisher.connect(), subscriber.connect()]).catch(() => {});
+  await subscribed;
   subscriber.on('message', (_channel: string, message: string) => {
     const parsed = parseMessage(message);
     if (!parsed || parsed.origin === origin) return;

@@ -9,9 +9,14 @@ import {
   type OptionValue,
   optionKeys,
   readDefaults,
-  validateOption,
   validateOptions,
 } from './registry.ts';
+
+/** One option as a person typed it, checked as a change of that option alone. */
+function validateOption(key: string, text: string, read?: OptionReader) {
+  const result = validateOptions([[key, text]], read);
+  return result.ok ? { ok: true as const, value: result.options[0]?.text } : result;
+}
 
 /** A reader that answers the defaults except for the values given. */
 function readerWith(values: Partial<{ [K in OptionKey]: OptionValue<K> }>): OptionReader {

@@ -579,14 +579,3 @@ export function validateOptions(
   }
   return { ok: true, options: [...checked.values()] };
 }
-
-/**
- * Validates and normalises one option as a person typed it, against the current values of the others.
- * `value` is the text to store (addresses without trailing slashes, numbers as plain decimals, JSON compact).
- */
-export function validateOption(key: string, text: string, read: OptionReader = readDefaults): OptionCheck {
-  const result = validateOptions([[key, text]], read);
-  if (!result.ok) return result;
-  const [option] = result.options as [CheckedOption];
-  return { ok: true, value: option.text, parsed: option.value };
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MJ_ACTIONS, mjModelOf } from '../domain/midjourney-actions.ts';
-import { defaultModelsByType, findProviderType, knownModelNames, PROVIDER_TYPES } from './catalogue.ts';
+import { MjAction, mjModelOf } from '../domain/midjourney-actions.ts';
+import { defaultModelsByType, findProviderType, knownModelOwners, PROVIDER_TYPES } from './catalogue.ts';
 
 /** Spec 02 section 3: every value the console offers. */
 const SPEC_VALUES = [
@@ -38,11 +38,11 @@ describe('provider catalogue', () => {
     expect(map[1]).toContain('gpt-4o');
     expect(map[43]).toContain('deepseek-chat');
     expect(map[8]).toEqual([]);
-    expect(knownModelNames()).toContain('claude-3-5-sonnet-20241022');
+    expect(knownModelOwners().map((known) => known.model)).toContain('claude-3-5-sonnet-20241022');
   });
   it('offers Midjourney models the relay prices, Plus with video and edits', () => {
     const map = defaultModelsByType();
-    const priced = new Set(['midjourney', ...MJ_ACTIONS.map(mjModelOf)]);
+    const priced = new Set(['midjourney', ...Object.values(MjAction).map(mjModelOf)]);
     expect(map[2]).toEqual([
       'midjourney',
       'mj_imagine',

@@ -569,11 +569,6 @@ export function defaultModelsByType(): Record<number, string[]> {
   return result;
 }
 
-/** Every model name the catalogue knows, de-duplicated and sorted. */
-export function knownModelNames(): string[] {
-  return [...new Set(list.flatMap((p) => p.defaultModels))].sort();
-}
-
 /** Every known model with the label of the first provider type that offers it, sorted by name. */
 export function knownModelOwners(): { model: string; owner: string }[] {
   const owners = new Map<string, string>();

@@ -7,7 +7,6 @@ import type { SourceKindValue } from '@turnpike/core/ownership/source';
 
 export const GROUP = 'turnpike.dev';
 export const VERSION = 'v1alpha1';
-export const API_VERSION = `${GROUP}/${VERSION}`;
 /** Put on every resource the operator reconciles; removed once its rows are gone. */
 export const FINALIZER = 'turnpike.dev/finalizer';
 /** Only Secrets with this label are watched (and may hold channel keys). */

@@ -3,6 +3,7 @@
  * the kind's apply or cleanup, then write the status (only when it says something new) and an Event on
  * failure. A kind only says how its resource becomes rows (`apply`) and how its rows go (`cleanup`).
  */
+import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import type { SourceRef } from '@turnpike/core/ownership/source';
 import type { Logger } from 'pino';
 import { type AnyResource, type CommonStatus, FINALIZER, type KindInfo, splitKey } from '../api/v1alpha1.ts';
@@ -47,6 +48,8 @@ export interface ControllerDeps {
   readonly now?: () => Date;
   /** Whether relays still have to catch up with a config version published at `since`; polled until they do. */
   readonly relaysPending?: (relays: { applied: number; total: number }) => boolean;
+  /** Told when a reconcile failed because the database is unreachable (a metric); it is retried with backoff. */
+  readonly onDatabaseUnavailable?: () => void;
 }
 
 /** How long status keeps following relay propagation after a change before giving up (a relay may be stuck). */
@@ -146,8 +149,36 @@ export function createController<R extends AnyResource>(
     )
       return undefined;
 
+    /**
+     * A database failure: reported in the conditions (`DatabaseUnavailable` while the database is unreachable,
+     * an outage or a failover; `DatabaseError` otherwise) and an Event, then thrown so the work queue retries
+     * the key with backoff.
+     */
+    const failWith = async (current: R, error: unknown, action: string): Promise<never> => {
+      const unreachable = isDatabaseUnreachable(error);
+      if (unreachable) deps.onDatabaseUnavailable?.();
+      const reason = unreachable ? 'DatabaseUnavailable' : 'DatabaseError';
+      const message = unreachable
+        ? 'the database is unreachable; retrying with backoff'
+        : 'the database write failed; retrying';
+      warn(current, reason, message, action);
+      await writeStatus(
+        current,
+        buildStatus(
+          previous,
+          generation,
+          refusedConditions(handlers.conditions, { ok: false, condition: 'Applied', reason, message }),
+          now(),
+          {},
+        ),
+      ).catch(() => {});
+      throw error;
+    };
+
     if (step.step === 'cleanup') {
-      const result = await handlers.cleanup(resource);
+      const result = await handlers
+        .cleanup(resource)
+        .catch((error: unknown) => failWith(resource as R, error, 'Delete'));
       if (!result.ok) {
         warn(resource, result.reason, result.message, 'Delete');
         await writeStatus(
@@ -172,24 +203,7 @@ export function createController<R extends AnyResource>(
     try {
       outcome = await handlers.apply(resource);
     } catch (error) {
-      const message = 'the database write failed; retrying';
-      warn(resource, 'DatabaseError', message, 'Reconcile');
-      await writeStatus(
-        resource,
-        buildStatus(
-          previous,
-          generation,
-          refusedConditions(handlers.conditions, {
-            ok: false,
-            condition: 'Applied',
-            reason: 'DatabaseError',
-            message,
-          }),
-          now(),
-          {},
-        ),
-      ).catch(() => {});
-      throw error;
+      return failWith(resource, error, 'Reconcile');
     }
 
     if (!outcome.ok) {

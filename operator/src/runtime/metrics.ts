@@ -50,6 +50,12 @@ export function createOperatorMetrics() {
     countResourcesWith(count: ResourceCounter) {
       counter.count = count;
     },
+    databaseUnavailable: new Counter({
+      name: 'turnpike_operator_database_unavailable_total',
+      help: 'Reconciles that failed because the database was unreachable, by kind (each retried with backoff)',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
     watchRestarts: new Counter({
       name: 'turnpike_operator_watch_restarts_total',
       help: 'Watches restarted after 410 Gone or an error, by kind (Secret included)',

@@ -39,13 +39,18 @@ export interface RelayProcess {
 export interface Harness {
   readonly api: FakeApiServer;
   readonly database: Database;
+  /** The test database's Postgres URL (undefined on PGlite). */
+  readonly databaseUrl: string | undefined;
   readonly config: ResolvedConfig;
   readonly redis: Redis | undefined;
   readonly prefix: string;
   readonly box: ReturnType<typeof createChannelKeyBox>;
   /** A signed token header for relay calls (unlimited quota). */
   readonly auth: { authorization: string };
-  startOperator(options?: Partial<OperatorOptions> & { identity?: string }): Promise<Operator>;
+  /** `databaseUrl`: the operator's own way to the database (a proxy the test cuts), instead of the test's. */
+  startOperator(
+    options?: Partial<OperatorOptions> & { identity?: string; databaseUrl?: string },
+  ): Promise<Operator>;
   startRelay(): Promise<RelayProcess>;
   /** Sets an option as the console would, from a process of its own. */
   setOption(key: string, value: string): Promise<void>;
@@ -95,15 +100,16 @@ export async function createHarness(): Promise<Harness> {
   const harness: Harness = {
     api,
     database,
+    databaseUrl: owned.url,
     config,
     redis,
     prefix,
     box: createChannelKeyBox(config.cryptoSecret),
     auth: { authorization: `Bearer sk-${token.key}` },
 
-    async startOperator(options = {}) {
+    async startOperator({ databaseUrl, ...options } = {}) {
       operatorCount += 1;
-      const own = await newDb();
+      const own = databaseUrl ? await createDb({ url: databaseUrl, maxConnections: 4 }) : await newDb();
       const bus = await newBus();
       const operator = createOperator(
         {

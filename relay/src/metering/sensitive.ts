@@ -217,14 +217,3 @@ function foldString(text: string, unit: (text: string, index: number) => number)
   for (let i = 0; i < text.length; i += 1) out += String.fromCharCode(unit(text, i));
   return out;
 }
-
-/**
- * Parses the `SensitiveWords` / `AutomaticDisableKeywords` option: one word per line, surrounding blanks trimmed,
- * empty lines skipped.
- */
-export function parseWordList(option: string): string[] {
-  return option
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
-}

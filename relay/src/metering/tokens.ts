@@ -8,7 +8,7 @@
  */
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
-import { imagePartTokens, UNKNOWN_IMAGE_TOKENS } from './image-tokens.ts';
+import { imagePartTokens } from './image-tokens.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
 
@@ -131,11 +131,6 @@ export interface CountableMessage {
   readonly content?: unknown;
 }
 
-/**
- * An image part whose size is unknown (a remote URL: never fetched here) costs this many tokens (the reference's
- * fallback: 3 × 85); `data:` URLs and `detail: "low"` are counted by the tile formula (image-tokens.ts).
- */
-export const IMAGE_PART_TOKENS = UNKNOWN_IMAGE_TOKENS;
 /** Placeholders of the reference for parts it does not count. */
 export const AUDIO_PART_TOKENS = 100;
 export const FILE_PART_TOKENS = 5000;

@@ -139,16 +139,18 @@ describe('gateway metrics the relay runtime feeds', () => {
     expect(readSample(text, 'turnpike_billing_adjustments_total', { reason: 'client_gone' })).toBe(1);
   });
 
-  it('measures config apply time, dropped logs and rate-limit refusals', async () => {
+  it('measures config apply time, the settlement backlog and rate-limit refusals', async () => {
     const metrics = fresh();
     metrics.recordConfigApply(0.3);
     metrics.recordConfigApply(3);
-    metrics.recordDroppedLogs(5);
+    metrics.observeSettlementBacklog(() => ({ records: 120, capacity: 200_000, oldestSeconds: 42.5 }));
     metrics.recordRateLimited();
     const text = await metrics.render();
     expect(readSample(text, 'turnpike_config_apply_seconds_count')).toBe(2);
     expect(readSample(text, 'turnpike_config_apply_seconds_bucket', { le: '2' })).toBe(1);
-    expect(readSample(text, 'turnpike_logs_dropped_total')).toBe(5);
+    expect(readSample(text, 'turnpike_settlement_queue_records')).toBe(120);
+    expect(readSample(text, 'turnpike_settlement_queue_capacity')).toBe(200_000);
+    expect(readSample(text, 'turnpike_settlement_queue_oldest_seconds')).toBe(42.5);
     expect(readSample(text, 'turnpike_relay_rate_limited_total')).toBe(1);
   });
 });

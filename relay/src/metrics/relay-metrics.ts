@@ -115,6 +115,13 @@ interface RouteRequests {
   readonly byStatus: Map<number, { readonly labels: Record<string, string>; value: number }>;
 }
 
+/** What the batching writer has not written yet (docs/adr/0022). */
+export interface SettlementBacklog {
+  readonly records: number;
+  readonly capacity: number;
+  readonly oldestSeconds: number;
+}
+
 export interface RelayMetrics {
   readonly registry: Registry;
   /** Counts one relay call that reached an upstream; call it once per call, when its answer has ended. */
@@ -132,12 +139,15 @@ export interface RelayMetrics {
   observeConfigVersion(version: () => number): void;
   /** `turnpike_log_queue_depth`: consume logs waiting in the batching writer (read on each scrape). */
   observeLogQueueDepth(depth: () => number): void;
+  /**
+   * `turnpike_settlement_queue_records`, `_capacity` and `_oldest_seconds`: settled calls not in the database yet,
+   * how many may wait, and how long the oldest has (read on each scrape; docs/adr/0022).
+   */
+  observeSettlementBacklog(backlog: () => SettlementBacklog): void;
   /** `turnpike_config_apply_seconds`: one configuration change, from its event being published to applied. */
   recordConfigApply(seconds: number): void;
   /** `turnpike_billing_adjustments_total{reason}`: one charge adjusted after the fact. */
   recordBillingAdjustment(reason: BillingAdjustmentReason): void;
-  /** `turnpike_logs_dropped_total`: consume logs given up on (the writer could not store them). */
-  recordDroppedLogs(count: number): void;
   /** `turnpike_relay_rate_limited_total`: one request refused by the relay's own rate limit. */
   recordRateLimited(): void;
   /** Streams being answered right now (stream answers whose socket is still open). */
@@ -193,10 +203,10 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   let redisDegraded: (() => boolean) | undefined;
   let configVersion: (() => number) | undefined;
   let logQueueDepth: (() => number) | undefined;
+  let settlementBacklog: (() => SettlementBacklog) | undefined;
   const billingAdjustments = new Map<BillingAdjustmentReason, number>(
     Object.values(BillingAdjustmentReason).map((reason) => [reason, 0]),
   );
-  let droppedLogs = 0;
   let rateLimited = 0;
   /**
    * Streams whose socket is open. A counter bumped by the stream step, not a set of responses looked at when
@@ -318,6 +328,30 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
       this.set(logQueueDepth?.() ?? 0);
     },
   });
+  new Gauge({
+    name: 'turnpike_settlement_queue_records',
+    help: 'Settled calls not written to the database yet (journaled in Redis or spooled)',
+    registers: [registry],
+    collect() {
+      this.set(settlementBacklog?.().records ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_settlement_queue_capacity',
+    help: 'Settled calls a relay queues before it refuses paid calls (a 503)',
+    registers: [registry],
+    collect() {
+      this.set(settlementBacklog?.().capacity ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_settlement_queue_oldest_seconds',
+    help: 'How long the oldest settled call not written to the database yet has waited',
+    registers: [registry],
+    collect() {
+      this.set(settlementBacklog?.().oldestSeconds ?? 0);
+    },
+  });
   new Counter({
     name: 'turnpike_billing_adjustments_total',
     help: 'Charges adjusted after the fact, by reason: refund, client_gone, missing_usage, upstream_error',
@@ -326,15 +360,6 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     collect() {
       this.reset();
       for (const [reason, count] of billingAdjustments) this.inc({ reason }, count);
-    },
-  });
-  new Counter({
-    name: 'turnpike_logs_dropped_total',
-    help: 'Consume logs the batching writer gave up on',
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(droppedLogs);
     },
   });
   const histogram = (name: string, help: string, buckets: readonly number[]) =>
@@ -515,14 +540,14 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     observeLogQueueDepth(depth) {
       logQueueDepth = depth;
     },
+    observeSettlementBacklog(backlog) {
+      settlementBacklog = backlog;
+    },
     recordConfigApply(seconds) {
       configApplySeconds.observe(configApplySeries, seconds);
     },
     recordBillingAdjustment(reason) {
       billingAdjustments.set(reason, (billingAdjustments.get(reason) ?? 0) + 1);
-    },
-    recordDroppedLogs(count) {
-      droppedLogs += count;
     },
     recordRateLimited() {
       rateLimited += 1;

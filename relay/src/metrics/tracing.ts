@@ -162,24 +162,3 @@ export function traceCall(call: RelayCall, endedAt = Date.now()): void {
   }
   span.end(endedAt);
 }
-
-/**
- * Runs `step` inside a span named `name` (child of the active span), for a pipeline call site that wants a span of
- * its own; while tracing is off it only calls `step`.
- */
-export async function traceStep<T>(name: string, attributes: Attributes, step: () => Promise<T>): Promise<T> {
-  if (tracer === undefined) return step();
-  return tracer.startActiveSpan(name, { attributes }, async (span: Span) => {
-    try {
-      return await step();
-    } catch (error) {
-      span.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: error instanceof Error ? error.message : String(error),
-      });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
-}

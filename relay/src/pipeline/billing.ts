@@ -23,14 +23,38 @@ export function accountsOf(payer: Payer): Account[] {
     : [userAccount(payer.userId), tokenAccount(payer.tokenId)];
 }
 
-/** Holds `amount` for the request, or says (HTTP 403, never retried) which balance cannot cover it. */
+/** A refusal that is the gateway's trouble, not the caller's: a 503 the caller may retry in a second. */
+const degraded = (message: string): RelayError => ({
+  ...localError(503, 'gateway_degraded', message, 'server_error'),
+  retryAfterSeconds: 1,
+});
+
+/**
+ * Holds `amount` for the request, or says (HTTP 403, never retried) which balance cannot cover it; a refusal made
+ * while the ledger is degraded is the gateway's trouble: a 503 with Retry-After, never an empty balance.
+ */
 export async function holdQuota(
   ctx: RelayContext,
   payer: Payer,
   amount: number,
 ): Promise<{ ok: true; hold: Hold } | { ok: false; error: RelayError }> {
+  // Past the cap of settled calls waiting for the database, a paid call is refused rather than served unbilled.
+  if (amount > 0 && ctx.writer.isFull())
+    return {
+      ok: false,
+      error: degraded(
+        'the gateway cannot record usage right now (its database is unreachable); retry shortly',
+      ),
+    };
   const result = await ctx.ledger.hold(accountsOf(payer), amount);
   if (result.ok) return result;
+  if (result.degraded)
+    return {
+      ok: false,
+      error: degraded(
+        'the gateway cannot check balances right now (its shared store is unreachable); retry shortly',
+      ),
+    };
   const isUser = result.account[0] === 'u';
   return {
     ok: false,

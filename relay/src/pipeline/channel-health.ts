@@ -56,8 +56,8 @@ function countFailure(ctx: RelayContext, channel: RelayChannel, error: RelayErro
   if (!policy) return;
   // A provider that says how long to wait (Azure's 429 retry-after) rests the channel that long, at once.
   const until =
-    error.retryAfterSeconds !== undefined && error.retryAfterSeconds > 0
-      ? restFor(ctx, channel, error.retryAfterSeconds)
+    error.upstreamRetryAfterSeconds !== undefined && error.upstreamRetryAfterSeconds > 0
+      ? restFor(ctx, channel, error.upstreamRetryAfterSeconds)
       : ctx.channels.cooldown.recordFailure(channel.id, policy);
   if (until !== undefined) {
     // Every other process rests the channel too (channel-cache.ts applies the event).

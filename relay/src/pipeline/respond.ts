@@ -21,6 +21,7 @@ export const ingressOf = (request: RelayRequest): Ingress => bound.get(request.r
 
 export function sendError(request: RelayRequest, reply: RelayReply, error: RelayError): RelayReply {
   const shown = error.status === 429 && !error.isLocal ? { ...error, message: SATURATED_MESSAGE } : error;
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   return reply
     .code(error.status)
     .header('content-type', 'application/json')

@@ -6,8 +6,13 @@
  */
 
 import type { Hold } from '@turnpike/core/billing/ledger';
-import type { Pricing } from '@turnpike/core/billing/ratios';
-import { settleTokens } from '@turnpike/core/billing/settle';
+import {
+  AUDIO_COMPLETION_RATIO,
+  isAudioModel,
+  lookupAudioRatio,
+  type Pricing,
+} from '@turnpike/core/billing/ratios';
+import { type Settlement, settleAudio, settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
 import { reasoningEffortOf } from '../formats/openai/reasoning.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
@@ -65,6 +70,34 @@ function adjustmentOf(
   return isEmpty ? BillingAdjustmentReason.MissingUsage : undefined;
 }
 
+/** The audio ratios a bill was figured with; undefined when the text formula applied. */
+interface AudioRatios {
+  readonly audioRatio: number;
+  readonly audioCompletionRatio: number;
+}
+
+/**
+ * The bill of a usage report. Audio tokens cost more than text ones, so a per-token request whose model is an audio
+ * model (`gpt-4o-audio*`, as the reference chooses) or whose usage reports audio tokens at all is settled with the
+ * audio formula: audio input at the model's audio ratio, audio output at that times the audio completion ratio, and
+ * only the rest as text. The text formula would bill the audio tokens once, as text.
+ */
+function billUsage(
+  pricing: Pricing,
+  usage: NormalisedUsage,
+  quotaPerUnit: number,
+): Settlement & { readonly audio?: AudioRatios } {
+  const hasAudio = usage.audioInputTokens > 0 || usage.audioOutputTokens > 0;
+  if (pricing.kind === 'per-call' || !(hasAudio || isAudioModel(pricing.model))) {
+    return settleTokens(pricing, usage, quotaPerUnit);
+  }
+  const audio = { audioRatio: lookupAudioRatio(pricing.model), audioCompletionRatio: AUDIO_COMPLETION_RATIO };
+  return {
+    ...settleAudio(pricing, usage, audio.audioRatio, quotaPerUnit, audio.audioCompletionRatio),
+    audio,
+  };
+}
+
 /** The OpenTelemetry `gen_ai.provider.name` of the channel that answered. */
 function providerOf(ctx: RelayContext, channelId: number): string {
   const channel = ctx.channels.get(channelId);
@@ -87,14 +120,14 @@ export async function settle(
   billing.settled = true;
   const { options } = ctx.deps;
   const quotaPerUnit = options.get('QuotaPerUnit');
-  const settlement =
+  const settlement: { readonly quota: number; readonly isEmpty: boolean; readonly audio?: AudioRatios } =
     outcome === undefined
       ? { quota: 0, isEmpty: true }
       : billing.fixedQuota !== undefined
         ? { quota: billing.fixedQuota, isEmpty: false }
         : outcome.usage === undefined
           ? { quota: 0, isEmpty: true }
-          : settleTokens(billing.pricing, outcome.usage, quotaPerUnit);
+          : billUsage(billing.pricing, outcome.usage, quotaPerUnit);
   const { payer } = billing;
   if (outcome) {
     markAttempt(billing.steps, outcome.channelId, outcome.upstreamSentAt, false);
@@ -120,6 +153,16 @@ export async function settle(
   if (usage.cacheWriteTokens > 0 && pricing.kind === 'per-token') {
     other.cache_creation_tokens = usage.cacheWriteTokens;
     other.cache_creation_ratio = pricing.cacheCreationRatio;
+  }
+  if (settlement.audio) {
+    // The reference's audio log fields (the console's log details show them).
+    other.audio = true;
+    other.audio_input = usage.audioInputTokens;
+    other.audio_output = usage.audioOutputTokens;
+    other.text_input = usage.promptTokens - usage.audioInputTokens;
+    other.text_output = usage.completionTokens - usage.audioOutputTokens;
+    other.audio_ratio = settlement.audio.audioRatio;
+    other.audio_completion_ratio = settlement.audio.audioCompletionRatio;
   }
   if (outcome.upstreamModel !== pricing.model) {
     other.is_model_mapped = true;

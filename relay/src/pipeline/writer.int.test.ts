@@ -6,7 +6,6 @@ import { type BalanceChange, crossedThreshold } from '@turnpike/core/notify/noti
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../testing/wait.ts';
 import { createBatchWriter } from './writer.ts';
 
 let t: TestApp;
@@ -86,7 +85,7 @@ describe('dashboard counters (quota_data)', () => {
     const writer = createBatchWriter({
       db,
       intervalMs: 3_600_000,
-      dashboard: () => ({ enabled: true, intervalMs: 60_000 }),
+      dashboard: () => true,
     });
     writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour + 10, quota: 5, tokens: 30 }));
     writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour + 3599, quota: 7, tokens: 20 }));
@@ -113,26 +112,15 @@ describe('dashboard counters (quota_data)', () => {
     expect(rows[0]).toMatchObject({ count: 3, quota: 15, tokenUsed: 60 });
   });
 
-  it('writes the counters every DataExportInterval while logs go out every flush', async () => {
+  it('writes the counters in the same transaction as the logs, so a flush that fails loses neither', async () => {
     const { db } = t.runtime.deps;
     const user = await createUserRepo(db).insert({ username: 'dash-two', password: 'x', quota: 100 });
-    const writer = createBatchWriter({
-      db,
-      intervalMs: 20,
-      dashboard: () => ({ enabled: true, intervalMs: 800 }),
-    });
-    try {
-      await sleep(30);
-      writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour, quota: 5, tokens: 30 }));
-      await sleep(150);
-      expect(await db.select().from(logs).where(eq(logs.userId, user.id))).toHaveLength(1);
-      expect(await bucketsOf(user.id)).toEqual([]);
-      const deadline = Date.now() + 3000;
-      while ((await bucketsOf(user.id)).length === 0 && Date.now() < deadline) await sleep(50);
-      expect(await bucketsOf(user.id)).toMatchObject([{ count: 1, quota: 5 }]);
-    } finally {
-      await writer.close();
-    }
+    const writer = createBatchWriter({ db, intervalMs: 3_600_000, dashboard: () => true });
+    writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour, quota: 5, tokens: 30 }));
+    await writer.flush();
+    expect(await db.select().from(logs).where(eq(logs.userId, user.id))).toHaveLength(1);
+    expect(await bucketsOf(user.id)).toMatchObject([{ count: 1, quota: 5, tokenUsed: 30 }]);
+    await writer.close();
   });
 
   it('counts nothing while DataExportEnabled is off', async () => {
@@ -141,7 +129,7 @@ describe('dashboard counters (quota_data)', () => {
     const writer = createBatchWriter({
       db,
       intervalMs: 3_600_000,
-      dashboard: () => ({ enabled: false, intervalMs: 60_000 }),
+      dashboard: () => false,
     });
     writer.add(consume(user.id, { model: 'gpt-4o', createdAt: hour, quota: 5, tokens: 30 }));
     await writer.close();

@@ -164,6 +164,7 @@ export function createChannelCache(options: {
     );
     byId = loaded;
     cooldown.prune((id) => loaded.has(id));
+    startResync();
   }
 
   /**
@@ -191,9 +192,15 @@ export function createChannelCache(options: {
     if (event.type === 'channels.cooldown') cooldown.rest(event.id, event.until);
     return undefined;
   });
-  const resync =
-    options.resyncMs > 0 ? setInterval(() => load().catch(onError), options.resyncMs) : undefined;
-  resync?.unref();
+  // The periodic reload starts with the first load that succeeds: a cache whose first load failed (a process
+  // starting while the database goes away, which builds its app again) is dropped and must not keep reloading.
+  let resync: NodeJS.Timeout | undefined;
+  let closed = false;
+  const startResync = () => {
+    if (resync || closed || !(options.resyncMs > 0)) return;
+    resync = setInterval(() => load().catch(onError), options.resyncMs);
+    resync.unref();
+  };
 
   return {
     load,
@@ -235,6 +242,7 @@ export function createChannelCache(options: {
       return out;
     },
     close() {
+      closed = true;
       unsubscribe();
       clearInterval(resync);
     },

@@ -37,6 +37,13 @@ export interface FakeBehaviour {
   readonly omitUsage: boolean;
   /** Report cached prompt tokens (`prompt_tokens_details.cached_tokens`) of this many tokens. */
   readonly cachedTokens: number;
+  /**
+   * Chat usage of an audio model (`gpt-4o-audio-preview`): this many audio input tokens on top of the text prompt
+   * and audio output tokens on top of the text reply, reported in `*_tokens_details.audio_tokens` and included in
+   * `prompt_tokens` / `completion_tokens` as OpenAI counts them.
+   */
+  readonly audioInputTokens: number;
+  readonly audioOutputTokens: number;
   /** Close the connection after this many content chunks without finishing the stream. */
   readonly dropAfterChunks: number | undefined;
   /** Answer 200 with no content at all (an "empty reply"). */
@@ -73,6 +80,8 @@ export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
   errorTimes: undefined,
   omitUsage: false,
   cachedTokens: 0,
+  audioInputTokens: 0,
+  audioOutputTokens: 0,
   dropAfterChunks: undefined,
   emptyReply: false,
   apiKey: undefined,
@@ -207,18 +216,25 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     res.end(text);
   };
 
-  const usageOf = (prompt: number, completion: number) => ({
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: Math.min(behaviour.cachedTokens, prompt), audio_tokens: 0 },
-    completion_tokens_details: {
-      reasoning_tokens: 0,
-      audio_tokens: 0,
-      accepted_prediction_tokens: 0,
-      rejected_prediction_tokens: 0,
-    },
-  });
+  const usageOf = (textPrompt: number, textCompletion: number) => {
+    const prompt = textPrompt + behaviour.audioInputTokens;
+    const completion = textCompletion + behaviour.audioOutputTokens;
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      prompt_tokens_details: {
+        cached_tokens: Math.min(behaviour.cachedTokens, prompt),
+        audio_tokens: behaviour.audioInputTokens,
+      },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: behaviour.audioOutputTokens,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
+    };
+  };
 
   /** The loose shape of `looseShape` (see FakeBehaviour). */
   const loosen = (answer: Record<string, unknown>): Record<string, unknown> => {

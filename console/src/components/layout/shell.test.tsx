@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setSessionUser } from '../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../testing/render.tsx';
-import { DataTable, type TableColumn, usePageSize } from '../ui/data-table.tsx';
+import { DataTable, type TableColumn, usePageSize } from '../data-table/data-table.tsx';
 import { ConsoleLayout } from './console-layout.tsx';
 import { Footer } from './footer.tsx';
 import { isNewYearsDay, TopBar } from './top-bar.tsx';

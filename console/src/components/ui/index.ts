@@ -1,12 +1,5 @@
 export { Button, type ButtonProps } from './button.tsx';
 export { cx } from './cx.ts';
-export {
-  DataTable,
-  DEFAULT_PAGE_SIZE,
-  PAGE_SIZE_OPTIONS,
-  type TableColumn,
-  usePageSize,
-} from './data-table.tsx';
 export { EmptyState } from './empty-state.tsx';
 export { Input, Select, type SelectOption, Textarea } from './input.tsx';
 export { ConfirmDialog, DialogFooter, Modal } from './modal.tsx';

@@ -46,7 +46,6 @@ export function validateTransfer(text: string, min: number, available: number): 
 
 /** Warning threshold presets (spec 01 section 9). */
 export const THRESHOLD_PRESETS = [100000, 500000, 1000000, 5000000] as const;
-export const DEFAULT_THRESHOLD = 500000;
 
 export function validateNotification(v: {
   notifyType: 'email' | 'webhook';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { MJ_ACTIONS } from '@turnpike/core/domain/midjourney-actions';
+import { MjAction } from '@turnpike/core/domain/midjourney-actions';
 import { describe, expect, it } from 'vitest';
 import {
   DRAWING_ACTIONS,
@@ -18,6 +18,8 @@ import { validateTaskFilters } from './validation.ts';
 const localesDir = path.resolve(import.meta.dirname, '../../locales');
 const table = (language: string): Record<string, string> =>
   JSON.parse(readFileSync(path.join(localesDir, language, 'tasks.json'), 'utf8'));
+
+const MJ_ACTIONS = Object.values(MjAction);
 
 describe('task log texts built from ids', () => {
   it('exist in Chinese and English for every column, status, submit code, action, platform and error', () => {
@@ -43,7 +45,7 @@ describe('task log texts built from ids', () => {
   });
 
   it('label every drawing action the relay can store, in Chinese and English, each with its colour', () => {
-    // MJ_ACTIONS is the set relay/src/tasks/midjourney/wire.ts plans every submit as.
+    // MjAction is the set relay/src/tasks/midjourney/wire.ts plans every submit as.
     expect(MJ_ACTIONS).toEqual(expect.arrayContaining(['VIDEO', 'EDITS', 'MODAL', 'UPLOAD', 'SWAP_FACE']));
     expect(MJ_ACTIONS.filter((action) => !(action in DRAWING_ACTIONS))).toEqual([]);
     const absent = ['zh', 'en'].flatMap((language) => {

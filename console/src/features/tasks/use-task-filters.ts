@@ -1,34 +1,63 @@
 import { useState } from 'react';
+import { useFilterDraft, useListSearch } from '../../components/data-table/index.ts';
 import type { TaskFilters } from './api/tasks.ts';
+import { taskLogSearch } from './search.ts';
 import { type TaskFilterErrors, type TaskFilterInput, validateTaskFilters } from './validation.ts';
 
 /**
- * The filter form of a task log and the filters last applied. `submit` checks the form and applies it, `reset`
- * goes back to the defaults; both bump `run`, so Query and Reset fetch again even when nothing changed.
+ * The filter form of a task log and the filters applied, which live in the URL (search.ts). `submit` checks the
+ * form and applies it, `reset` goes back to the defaults; when that leaves the URL as it was, `run` is bumped
+ * instead, so Query and Reset fetch again even when nothing changed.
  */
 export function useTaskFilters(
   initialForm: () => TaskFilterInput,
   toFilters: (form: TaskFilterInput) => TaskFilters,
   admin: boolean,
 ) {
-  const [form, setForm] = useState(initialForm);
+  const url = useListSearch(taskLogSearch);
+  // The default range is fixed when the page opens.
+  const [initial] = useState(initialForm);
+  const { taskId, channel, start, end } = url.search;
+  const applied: TaskFilterInput = {
+    taskId,
+    channel,
+    start: start || initial.start,
+    end: end || initial.end,
+  };
+  const filter = useFilterDraft(applied);
   const [errors, setErrors] = useState<TaskFilterErrors>({});
-  const [filters, setFilters] = useState(() => toFilters(form));
   const [run, setRun] = useState(0);
 
+  const applyOrRun = (next: TaskFilterInput) => {
+    const stored = {
+      ...next,
+      start: next.start === initial.start ? '' : next.start,
+      end: next.end === initial.end ? '' : next.end,
+    };
+    const unchanged = (Object.keys(stored) as (keyof TaskFilterInput)[]).every(
+      (k) => stored[k] === url.search[k],
+    );
+    if (unchanged) setRun((n) => n + 1);
+    else url.apply(stored);
+  };
   const submit = () => {
-    const found = validateTaskFilters(form, admin);
+    const found = validateTaskFilters(filter.draft, admin);
     setErrors(found);
     if (Object.keys(found).length > 0) return;
-    setFilters(toFilters(form));
-    setRun((n) => n + 1);
+    applyOrRun(filter.draft);
   };
   const reset = () => {
-    const fresh = initialForm();
-    setForm(fresh);
     setErrors({});
-    setFilters(toFilters(fresh));
-    setRun((n) => n + 1);
+    filter.discard();
+    applyOrRun(initial);
   };
-  return { form, setForm, errors, filters, run, submit, reset };
+  return {
+    form: filter.draft,
+    setForm: (next: TaskFilterInput) => filter.set(next),
+    errors,
+    filters: toFilters(applied),
+    run,
+    submit,
+    reset,
+  };
 }

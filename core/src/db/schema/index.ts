@@ -7,6 +7,7 @@ export * from './option-sources.ts';
 export * from './options.ts';
 export * from './quota-data.ts';
 export * from './redemptions.ts';
+export * from './settlement-marks.ts';
 export * from './setups.ts';
 export * from './tasks.ts';
 export * from './tokens.ts';

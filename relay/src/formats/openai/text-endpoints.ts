@@ -14,7 +14,6 @@ import { EMPTY_USAGE, type NormalisedUsage, normaliseOpenAiUsage } from '../../m
 import type { EndpointSpec, PreparedRequest } from '../../pipeline/endpoints/spec.ts';
 import type { RelayRequest } from '../../pipeline/exchange.ts';
 import { invalidRequest, isRecord, type Json } from '../../pipeline/respond.ts';
-import type { Endpoint } from '../format.ts';
 import { openAiResponsesIngress } from './responses-ingress.ts';
 
 const MAX_TOKENS_LIMIT = 2 ** 30;
@@ -342,13 +341,4 @@ export const responsesSpec: EndpointSpec = {
         if (isRecord(part) && typeof part.text === 'string') part.text = edit(part.text);
     }
   },
-};
-
-export const TEXT_SPECS: Partial<Record<Endpoint, EndpointSpec>> = {
-  chat: chatSpec,
-  completions: completionsSpec,
-  embeddings: embeddingsSpec,
-  moderations: moderationsSpec,
-  rerank: rerankSpec,
-  responses: responsesSpec,
 };

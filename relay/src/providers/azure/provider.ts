@@ -70,7 +70,7 @@ function readAzureError(status: number, body: string, headers: IncomingHttpHeade
     return {
       ...error,
       message: `${error.message} (retry after ${retryAfter} s)`,
-      retryAfterSeconds: retryAfter,
+      upstreamRetryAfterSeconds: retryAfter,
     };
   return error;
 }

@@ -1,16 +1,15 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
-  Button,
-  ConfirmDialog,
-  EmptyState,
-  Input,
-  PAGE_SIZE_OPTIONS,
-  Select,
-  Switch,
-  usePageSize,
-} from '../../../components/ui/index.ts';
+  FilterBar,
+  ListPage,
+  useConfirm,
+  useFilterDraft,
+  useListPage,
+  useSheet,
+} from '../../../components/data-table/index.ts';
+import { Button, EmptyState, Input, Select, Switch } from '../../../components/ui/index.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { readStored, readStoredJson, writeStored } from '../../../lib/storage.ts';
 import { toast } from '../../../lib/toast.ts';
@@ -33,6 +32,7 @@ import {
   updateAllBalances,
   updateBalance,
 } from '../api/channels.ts';
+import { channelsSearch } from '../search.ts';
 import {
   CHANNEL_COLUMNS,
   type ChannelColumn,
@@ -56,12 +56,6 @@ import { ChannelDrawer, type DrawerTarget } from './channel-drawer.tsx';
 import { ChannelTable } from './channel-table.tsx';
 import { TestAllBanner, useTestAll } from './test-all-progress.tsx';
 
-type Pending =
-  | { kind: 'delete'; channel: ChannelView }
-  | { kind: 'deleteSelected' }
-  | { kind: 'deleteDisabled' }
-  | { kind: 'fix' };
-
 function storedColumns(): Record<ChannelColumn, boolean> {
   const saved = readStoredJson<Partial<Record<ChannelColumn, boolean>>>(COLUMNS_STORAGE_KEY) ?? {};
   return Object.fromEntries(CHANNEL_COLUMNS.map((c) => [c, saved[c] !== false])) as Record<
@@ -84,22 +78,18 @@ export function ChannelsPage({
 } = {}) {
   const { t } = useTranslation('channels');
   const queryClient = useQueryClient();
-  const [pageSize, setPageSize] = usePageSize('channels');
-  const [form, setForm] = useState({ keyword: '', group: '', model: '' });
-  const [search, setSearch] = useState<Omit<ChannelSearch, 'pageSize'>>(() => ({
-    keyword: '',
-    group: '',
-    model: '',
-    page: 1,
+  const list = useListPage(channelsSearch, 'channels');
+  const { keyword, group, model } = list.search;
+  const filter = useFilterDraft({ keyword, group, model });
+  const [prefs, setPrefs] = useState(() => ({
     idSort: readStored(ID_SORT_STORAGE_KEY) === 'true',
     tagMode: readStored(TAG_MODE_STORAGE_KEY) === 'true',
   }));
   const [columns, setColumns] = useState(storedColumns);
   const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
   const [busyIds, setBusyIds] = useState<ReadonlySet<string>>(new Set());
-  const [drawer, setDrawer] = useState<DrawerTarget | null>(open ?? null);
-  const [pending, setPending] = useState<Pending | null>(null);
-  const [confirming, setConfirming] = useState(false);
+  const drawer = useSheet<DrawerTarget>(open);
+  const confirm = useConfirm();
   const [dialog, setDialog] = useState<
     | { kind: 'batchTag' }
     | { kind: 'columns' }
@@ -109,7 +99,7 @@ export function ChannelsPage({
     | null
   >(null);
 
-  const query: ChannelSearch = { ...search, pageSize };
+  const query: ChannelSearch = { ...list.search, ...prefs, pageSize: list.pageSize };
   const channels = useQuery({
     queryKey: channelsQueryKey(query),
     queryFn: () => fetchChannels(query),
@@ -128,11 +118,6 @@ export function ChannelsPage({
       else next.delete(key);
       return next;
     });
-
-  const submitSearch = (e: FormEvent) => {
-    e.preventDefault();
-    setSearch((s) => ({ ...s, ...form, page: 1 }));
-  };
 
   const quickEdit = async (
     channel: ChannelView,
@@ -209,144 +194,164 @@ export function ChannelsPage({
     }
   };
 
-  const confirmPending = async () => {
-    if (!pending) return;
-    setConfirming(true);
-    try {
-      if (pending.kind === 'delete') {
-        await deleteChannel(pending.channel.id);
+  const askDelete = (channel: ChannelView) =>
+    confirm.ask({
+      danger: true,
+      title: t('confirm.delete', { name: channel.name }),
+      message: t('confirm.irreversible'),
+      run: async () => {
+        await deleteChannel(channel.id);
         toast.success(t('done.deleted', { count: 1 }));
         setSelected((s) => {
           const next = new Set(s);
-          next.delete(pending.channel.id);
+          next.delete(channel.id);
           return next;
         });
-      } else if (pending.kind === 'deleteSelected') {
+        refresh();
+      },
+    });
+  const askDeleteSelected = () =>
+    confirm.ask({
+      danger: true,
+      title: t('confirm.deleteSelected', { count: selected.size }),
+      message: t('confirm.irreversible'),
+      run: async () => {
         const count = await deleteChannels([...selected]);
         toast.success(t('done.deleted', { count }));
         setSelected(new Set());
-      } else if (pending.kind === 'deleteDisabled') {
+        refresh();
+      },
+    });
+  const askDeleteDisabled = () =>
+    confirm.ask({
+      danger: true,
+      title: t('confirm.deleteDisabled'),
+      message: t('confirm.irreversible'),
+      run: async () => {
         const count = await deleteDisabledChannels();
         toast.success(t('done.deletedDisabled', { count }));
-      } else {
+        refresh();
+      },
+    });
+  const askFix = () =>
+    confirm.ask({
+      title: t('confirm.fix'),
+      message: t('confirm.fixHint'),
+      run: async () => {
         const count = await fixChannels();
         toast.success(t('done.fixed', { count }));
-      }
-      refresh();
-    } catch {
-      // shown by the request client
-    } finally {
-      setConfirming(false);
-      setPending(null);
-    }
-  };
+        refresh();
+      },
+    });
 
   const toggleSetting = (key: 'idSort' | 'tagMode', on: boolean) => {
     writeStored(key === 'idSort' ? ID_SORT_STORAGE_KEY : TAG_MODE_STORAGE_KEY, String(on));
-    setSearch((s) => ({ ...s, [key]: on, page: 1 }));
+    setPrefs((p) => ({ ...p, [key]: on }));
+    list.setPage(1);
   };
 
   const rows = channels.data?.items ?? [];
   const total = channels.data?.total ?? 0;
-  const pages = Math.max(1, Math.ceil(total / pageSize));
-  const hasFilter = Boolean(search.keyword || search.group || search.model);
+  const hasFilter = list.isFiltered;
 
   return (
-    <section>
-      <h1 className="mb-4 text-xl font-semibold">{t('title')}</h1>
-      <form onSubmit={submitSearch} className="mb-3 grid grid-cols-1 gap-2 sm:flex sm:flex-wrap sm:items-end">
-        <Input
-          label={t('search.keyword')}
-          placeholder={t('search.keywordPlaceholder')}
-          value={form.keyword}
-          onChange={(e) => setForm((f) => ({ ...f, keyword: e.target.value }))}
-        />
-        <Select
-          label={t('search.group')}
-          value={form.group}
-          onChange={(e) => setForm((f) => ({ ...f, group: e.target.value }))}
-          options={[
-            { value: '', label: t('search.allGroups') },
-            ...(groups.data ?? []).map((g) => ({ value: g, label: g })),
-          ]}
-        />
-        <Input
-          label={t('search.model')}
-          list="channel-enabled-models"
-          value={form.model}
-          onChange={(e) => setForm((f) => ({ ...f, model: e.target.value }))}
-        />
-        <datalist id="channel-enabled-models">
-          {(models.data ?? []).map((m) => (
-            <option key={m} value={m} />
-          ))}
-        </datalist>
-        <Button type="submit">{t('search.submit')}</Button>
-      </form>
-
-      <div className="mb-3 flex flex-wrap items-center gap-2">
-        <Button onClick={() => setDrawer({ mode: 'create' })}>{t('toolbar.add')}</Button>
-        <Button variant="secondary" onClick={refresh}>
-          {t('toolbar.refresh')}
-        </Button>
-        <Button variant="secondary" loading={testAll.running} onClick={() => void testAll.start()}>
-          {t('toolbar.testAll')}
-        </Button>
-        <Button variant="secondary" onClick={() => void refreshAllBalances()}>
-          {t('toolbar.balanceAll')}
-        </Button>
-        <Button variant="danger" onClick={() => setPending({ kind: 'deleteDisabled' })}>
-          {t('toolbar.deleteDisabled')}
-        </Button>
-        <Button
-          variant="danger"
-          onClick={() =>
-            selected.size === 0
-              ? toast.warning(t('error.selectToDelete'))
-              : setPending({ kind: 'deleteSelected' })
-          }
+    <ListPage
+      title={t('title')}
+      filters={
+        <FilterBar
+          onSubmit={() => list.apply(filter.draft)}
+          submitLabel={t('search.submit')}
+          className="mb-3 grid grid-cols-1 gap-2 sm:flex sm:flex-wrap sm:items-end"
         >
-          {t('toolbar.deleteSelected')}
-        </Button>
-        <Button
-          variant="secondary"
-          onClick={() =>
-            selected.size === 0 ? toast.warning(t('error.selectToTag')) : setDialog({ kind: 'batchTag' })
-          }
-        >
-          {t('toolbar.batchTag')}
-        </Button>
-        <Button variant="secondary" onClick={() => setPending({ kind: 'fix' })}>
-          {t('toolbar.fix')}
-        </Button>
-        <Button variant="secondary" onClick={() => setDialog({ kind: 'columns' })}>
-          {t('toolbar.columns')}
-        </Button>
-        <Switch
-          checked={search.idSort}
-          onChange={(on) => toggleSetting('idSort', on)}
-          label={t('toolbar.idSort')}
-        />
-        <Switch
-          checked={search.tagMode}
-          onChange={(on) => toggleSetting('tagMode', on)}
-          label={t('toolbar.tagMode')}
-        />
-        {selected.size > 0 ? (
-          <span className="text-sm text-gray-500">{t('toolbar.selected', { count: selected.size })}</span>
-        ) : null}
-      </div>
+          <Input
+            label={t('search.keyword')}
+            placeholder={t('search.keywordPlaceholder')}
+            {...filter.field('keyword')}
+          />
+          <Select
+            label={t('search.group')}
+            {...filter.field('group')}
+            options={[
+              { value: '', label: t('search.allGroups') },
+              ...(groups.data ?? []).map((g) => ({ value: g, label: g })),
+            ]}
+          />
+          <Input label={t('search.model')} list="channel-enabled-models" {...filter.field('model')} />
+          <datalist id="channel-enabled-models">
+            {(models.data ?? []).map((m) => (
+              <option key={m} value={m} />
+            ))}
+          </datalist>
+        </FilterBar>
+      }
+      summary={
+        <>
+          <div className="mb-3 flex flex-wrap items-center gap-2">
+            <Button onClick={() => drawer.open({ mode: 'create' })}>{t('toolbar.add')}</Button>
+            <Button variant="secondary" onClick={refresh}>
+              {t('toolbar.refresh')}
+            </Button>
+            <Button variant="secondary" loading={testAll.running} onClick={() => void testAll.start()}>
+              {t('toolbar.testAll')}
+            </Button>
+            <Button variant="secondary" onClick={() => void refreshAllBalances()}>
+              {t('toolbar.balanceAll')}
+            </Button>
+            <Button variant="danger" onClick={askDeleteDisabled}>
+              {t('toolbar.deleteDisabled')}
+            </Button>
+            <Button
+              variant="danger"
+              onClick={() =>
+                selected.size === 0 ? toast.warning(t('error.selectToDelete')) : askDeleteSelected()
+              }
+            >
+              {t('toolbar.deleteSelected')}
+            </Button>
+            <Button
+              variant="secondary"
+              onClick={() =>
+                selected.size === 0 ? toast.warning(t('error.selectToTag')) : setDialog({ kind: 'batchTag' })
+              }
+            >
+              {t('toolbar.batchTag')}
+            </Button>
+            <Button variant="secondary" onClick={askFix}>
+              {t('toolbar.fix')}
+            </Button>
+            <Button variant="secondary" onClick={() => setDialog({ kind: 'columns' })}>
+              {t('toolbar.columns')}
+            </Button>
+            <Switch
+              checked={prefs.idSort}
+              onChange={(on) => toggleSetting('idSort', on)}
+              label={t('toolbar.idSort')}
+            />
+            <Switch
+              checked={prefs.tagMode}
+              onChange={(on) => toggleSetting('tagMode', on)}
+              label={t('toolbar.tagMode')}
+            />
+            {selected.size > 0 ? (
+              <span className="text-sm text-gray-500">{t('toolbar.selected', { count: selected.size })}</span>
+            ) : null}
+          </div>
 
-      <TestAllBanner progress={testAll.progress} />
-
-      {!channels.isFetching && channels.data && rows.length === 0 ? (
-        <EmptyState title={hasFilter ? t('empty.filtered') : t('empty.title')}>
-          <p className="text-sm">{hasFilter ? t('empty.filteredHint') : t('empty.hint')}</p>
-          {hasFilter ? null : (
-            <Button onClick={() => setDrawer({ mode: 'create' })}>{t('toolbar.add')}</Button>
-          )}
-        </EmptyState>
-      ) : (
+          <TestAllBanner progress={testAll.progress} />
+        </>
+      }
+      empty={
+        !channels.isFetching && channels.data && rows.length === 0 ? (
+          <EmptyState title={hasFilter ? t('empty.filtered') : t('empty.title')}>
+            <p className="text-sm">{hasFilter ? t('empty.filteredHint') : t('empty.hint')}</p>
+            {hasFilter ? null : (
+              <Button onClick={() => drawer.open({ mode: 'create' })}>{t('toolbar.add')}</Button>
+            )}
+          </EmptyState>
+        ) : undefined
+      }
+      paging={list.paging(total)}
+      table={
         <ChannelTable
           rows={rows}
           loading={channels.isFetching && !channels.data}
@@ -386,9 +391,9 @@ export function ChannelsPage({
           onRefreshBalance={(c) => void refreshBalance(c)}
           onTest={(c) => void runTest(c, c.test_model || undefined)}
           onPickTestModel={(c) => setDialog({ kind: 'testModel', channel: c })}
-          onEdit={(c) => setDrawer({ mode: 'edit', id: c.id })}
+          onEdit={(c) => drawer.open({ mode: 'edit', id: c.id })}
           onCopy={(c) => setDialog({ kind: 'copy', channel: c })}
-          onDelete={(c) => setPending({ kind: 'delete', channel: c })}
+          onDelete={askDelete}
           onTagStatus={(tag, enabled) =>
             void setTagStatus(tag.tag, enabled)
               .then(() => toast.success(t(enabled ? 'done.enabled' : 'done.disabled')))
@@ -399,55 +404,14 @@ export function ChannelsPage({
           onTagWeight={(tag, text) => tagQuickEdit(tag, 'weight', text)}
           onEditTag={(tag) => setDialog({ kind: 'tagEdit', tag })}
         />
-      )}
-
-      <nav
-        className="mt-3 flex flex-wrap items-center justify-end gap-2 text-sm"
-        aria-label={t('common:table.pagination')}
-      >
-        <span className="text-gray-500">{t('common:table.total', { total })}</span>
-        <Button
-          size="sm"
-          variant="secondary"
-          disabled={search.page <= 1}
-          onClick={() => setSearch((s) => ({ ...s, page: s.page - 1 }))}
-        >
-          {t('common:table.previous')}
-        </Button>
-        <span>
-          {search.page} / {pages}
-        </span>
-        <Button
-          size="sm"
-          variant="secondary"
-          disabled={search.page >= pages}
-          onClick={() => setSearch((s) => ({ ...s, page: s.page + 1 }))}
-        >
-          {t('common:table.next')}
-        </Button>
-        <select
-          aria-label={t('common:table.pageSize')}
-          className="rounded border bg-transparent px-2 py-1 dark:border-gray-600"
-          value={pageSize}
-          onChange={(e) => {
-            setPageSize(Number(e.target.value));
-            setSearch((s) => ({ ...s, page: 1 }));
-          }}
-        >
-          {PAGE_SIZE_OPTIONS.map((size) => (
-            <option key={size} value={size}>
-              {t('common:table.perPage', { size })}
-            </option>
-          ))}
-        </select>
-      </nav>
-
-      {drawer ? (
+      }
+    >
+      {drawer.of ? (
         <ChannelDrawer
-          target={drawer}
+          target={drawer.of}
           groups={groups.data ?? ['default']}
           onClose={() => {
-            setDrawer(null);
+            drawer.close();
             onFormClosed?.();
           }}
           onSaved={refresh}
@@ -493,23 +457,7 @@ export function ChannelsPage({
       {dialog?.kind === 'copy' ? (
         <CopyChannelDialog channel={dialog.channel} onClose={() => setDialog(null)} onDone={refresh} />
       ) : null}
-      <ConfirmDialog
-        open={pending !== null}
-        danger={pending?.kind !== 'fix'}
-        loading={confirming}
-        title={
-          pending?.kind === 'delete'
-            ? t('confirm.delete', { name: pending.channel.name })
-            : pending?.kind === 'deleteSelected'
-              ? t('confirm.deleteSelected', { count: selected.size })
-              : pending?.kind === 'deleteDisabled'
-                ? t('confirm.deleteDisabled')
-                : t('confirm.fix')
-        }
-        message={pending?.kind === 'fix' ? t('confirm.fixHint') : t('confirm.irreversible')}
-        onCancel={() => setPending(null)}
-        onConfirm={() => void confirmPending()}
-      />
-    </section>
+      {confirm.dialog}
+    </ListPage>
   );
 }

@@ -152,6 +152,27 @@ describe('usage logs', () => {
     expect(stat.searchParams.get('token_name')).toBe('ci-token');
   });
 
+  it('opens with the filters of a shared link, range included, and keeps them on the next page', async () => {
+    setSessionUser(member);
+    const server = serve();
+    const user = userEvent.setup();
+    const { router } = await renderScreen(() => <LogsPage />, {
+      search: '?model_name=gpt-4o&type=2&start=2024-01-02T03%3A04',
+    });
+    await screen.findByText('gpt-4o-mini');
+    expect((screen.getByLabelText('Model name') as HTMLInputElement).value).toBe('gpt-4o');
+    expect((screen.getByLabelText('Log type') as HTMLSelectElement).value).toBe('2');
+    expect((screen.getByLabelText('Start time') as HTMLInputElement).value).toBe('2024-01-02T03:04');
+    const first = new URL(server.callsTo('GET', '/api/log/self/')[0]?.url ?? '', 'http://x').searchParams;
+    expect(first.get('model_name')).toBe('gpt-4o');
+    expect(first.get('type')).toBe('2');
+    expect(Number(first.get('start_timestamp'))).toBe(new Date('2024-01-02T03:04').getTime() / 1000);
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await waitFor(() =>
+      expect(router.state.location.search).toMatchObject({ model_name: 'gpt-4o', type: '2', page: 2 }),
+    );
+  });
+
   it('shows the validation message and does not query with an end before the start', async () => {
     setSessionUser(admin);
     const server = serve();

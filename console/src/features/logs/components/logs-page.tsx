@@ -1,9 +1,16 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { type FormEvent, Fragment, type ReactNode, useState } from 'react';
+import { Fragment, type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import {
+  FilterBar,
+  ListPage,
+  type SearchOf,
+  useFilterDraft,
+  useListPage,
+  useSheet,
+} from '../../../components/data-table/index.ts';
 import { EmptyState } from '../../../components/ui/empty-state.tsx';
-import { Button, Input, Modal, Select, Spinner, Tag, usePageSize } from '../../../components/ui/index.ts';
-import { Pager } from '../../../components/ui/pager.tsx';
+import { Button, Input, Modal, Select, Spinner, Tag } from '../../../components/ui/index.ts';
 import { formatNumber, formatQuota, formatTimestamp } from '../../../lib/format.ts';
 import { isAdmin, useSessionUser } from '../../../lib/session.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
@@ -25,31 +32,20 @@ import {
   saveVisibleColumns,
   toLocalInput,
 } from '../rules.ts';
+import { logsSearch } from '../search.ts';
 import { type LogFilterErrors, validateLogFilters } from '../validation.ts';
 import { LogDetails } from './log-details.tsx';
 
-interface FormState {
-  type: string;
-  token_name: string;
-  model_name: string;
-  group: string;
-  start: string;
-  end: string;
-  username: string;
-  channel: string;
-}
+type LogSearch = SearchOf<typeof logsSearch>;
+type FormState = Omit<LogSearch, 'page'>;
 
-function initialForm(): FormState {
-  const range = defaultLogRange();
+/** The filters as the form shows them: an absent start or end is the default range. */
+function formOf(search: LogSearch, range: { start: number; end: number }): FormState {
+  const { page: _page, ...filters } = search;
   return {
-    type: '0',
-    token_name: '',
-    model_name: '',
-    group: '',
-    start: toLocalInput(range.start),
-    end: toLocalInput(range.end),
-    username: '',
-    channel: '',
+    ...filters,
+    start: filters.start || toLocalInput(range.start),
+    end: filters.end || toLocalInput(range.end),
   };
 }
 
@@ -70,15 +66,20 @@ export function LogsPage() {
   const user = useSessionUser();
   const admin = isAdmin(user);
   const display = useQuotaDisplay();
-  const [pageSize, setPageSize] = usePageSize('logs');
-  const [form, setForm] = useState<FormState>(initialForm);
+  const list = useListPage(logsSearch, 'logs');
+  // The default range is fixed when the page opens, so it does not move while the list is read.
+  const [range] = useState(() => defaultLogRange());
+  const applied = formOf(list.search, range);
+  const filter = useFilterDraft(applied);
+  const form = filter.draft;
+  const filters = toFilters(applied);
+  const { page } = list.search;
+  const { pageSize } = list;
   const [errors, setErrors] = useState<LogFilterErrors>({});
-  const [filters, setFilters] = useState<LogFilters>(() => toFilters(form));
-  const [page, setPage] = useState(1);
   const [expanded, setExpanded] = useState<Set<number>>(() => new Set());
   const [columns, setColumns] = useState(() => loadVisibleColumns(admin));
-  const [settingsOpen, setSettingsOpen] = useState(false);
-  const [userInfoId, setUserInfoId] = useState<number | null>(null);
+  const columnSettings = useSheet<true>();
+  const userInfo = useSheet<number>();
 
   const logs = useQuery({
     queryKey: ['logs', admin, filters, page, pageSize],
@@ -90,25 +91,26 @@ export function LogsPage() {
     queryFn: () => fetchLogStat(admin, filters),
   });
 
-  const set = (key: keyof FormState) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [key]: e.target.value }));
+  const set = (key: keyof FormState) => filter.field(key).onChange;
 
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
+  const submit = () => {
     const found = validateLogFilters(form, admin);
     setErrors(found);
     if (Object.keys(found).length > 0) return;
-    setFilters(toFilters(form));
-    setPage(1);
+    const defaults = formOf(logsSearch.defaults, range);
+    // the default range stays out of the URL, so the link keeps meaning "today"
+    list.apply({
+      ...form,
+      start: form.start === defaults.start ? '' : form.start,
+      end: form.end === defaults.end ? '' : form.end,
+    });
     setExpanded(new Set());
   };
 
   const reset = () => {
-    const fresh = initialForm();
-    setForm(fresh);
     setErrors({});
-    setFilters(toFilters(fresh));
-    setPage(1);
+    filter.discard();
+    list.reset();
   };
 
   const toggle = (id: number) =>
@@ -140,7 +142,7 @@ export function LogsPage() {
           <button
             type="button"
             className="text-blue-600 hover:underline"
-            onClick={() => setUserInfoId(log.user_id)}
+            onClick={() => userInfo.open(log.user_id)}
           >
             {log.username}
           </button>
@@ -192,156 +194,146 @@ export function LogsPage() {
   };
 
   return (
-    <section>
-      <h1 className="mb-4 text-xl font-semibold">{t('title')}</h1>
-      <form
-        onSubmit={submit}
-        className="mb-3 grid grid-cols-1 gap-2 sm:grid-cols-2 lg:grid-cols-4"
-        noValidate
-      >
-        <Input type="datetime-local" label={t('filter.start')} value={form.start} onChange={set('start')} />
-        <Input
-          type="datetime-local"
-          label={t('filter.end')}
-          value={form.end}
-          onChange={set('end')}
-          error={errors.end ? t(errors.end) : null}
-        />
-        <Input label={t('filter.token')} value={form.token_name} onChange={set('token_name')} />
-        <Input label={t('filter.model')} value={form.model_name} onChange={set('model_name')} />
-        <Input label={t('filter.group')} value={form.group} onChange={set('group')} />
-        <Select
-          label={t('filter.type')}
-          value={form.type}
-          onChange={set('type')}
-          options={[
-            { value: '0', label: t('type.all') },
-            ...[1, 2, 3, 4].map((v) => ({ value: String(v), label: t(`type.${LOG_TYPE_NAMES[v]}`) })),
-          ]}
-        />
-        {admin ? (
-          <>
-            <Input label={t('filter.username')} value={form.username} onChange={set('username')} />
-            <Input
-              label={t('filter.channel')}
-              value={form.channel}
-              inputMode="numeric"
-              onChange={set('channel')}
-              error={errors.channel ? t(errors.channel) : null}
-            />
-          </>
-        ) : null}
-        <div className="flex items-end gap-2">
-          <Button type="submit" loading={logs.isFetching}>
-            {t('filter.submit')}
-          </Button>
-          <Button variant="secondary" onClick={reset}>
-            {t('filter.reset')}
-          </Button>
-          <Button variant="ghost" onClick={() => setSettingsOpen(true)}>
-            {t('columns.open')}
-          </Button>
-        </div>
-      </form>
-
-      <section className="mb-3 flex flex-wrap gap-2 text-sm" aria-label={t('stat.label')}>
-        <Tag color="blue">
-          {t('stat.quota')}: {stat.data ? formatQuota(stat.data.quota, display) : '…'}
-        </Tag>
-        <Tag color="purple">RPM: {stat.data ? formatNumber(stat.data.rpm) : '…'}</Tag>
-        <Tag color="gray">TPM: {stat.data ? formatNumber(stat.data.tpm) : '…'}</Tag>
-      </section>
-
-      <div className="overflow-x-auto rounded-lg border border-gray-200 dark:border-gray-700">
-        <table className="min-w-full divide-y divide-gray-200 text-sm dark:divide-gray-700">
-          <thead className="bg-gray-50 dark:bg-gray-800">
-            <tr>
-              <th className="w-8 px-2 py-2">
-                <span className="sr-only">{t('details.toggle')}</span>
-              </th>
-              {shown.map((c) => (
-                <th
-                  key={c}
-                  className="whitespace-nowrap px-3 py-2 text-left font-medium text-gray-600 dark:text-gray-300"
-                >
-                  {t(`col.${c}`)}
+    <ListPage
+      title={t('title')}
+      filters={
+        <FilterBar
+          onSubmit={submit}
+          onReset={reset}
+          submitLabel={t('filter.submit')}
+          resetLabel={t('filter.reset')}
+          loading={logs.isFetching}
+          className="mb-3 grid grid-cols-1 gap-2 sm:grid-cols-2 lg:grid-cols-4"
+          actions={
+            <Button variant="ghost" onClick={() => columnSettings.open(true)}>
+              {t('columns.open')}
+            </Button>
+          }
+        >
+          <Input type="datetime-local" label={t('filter.start')} value={form.start} onChange={set('start')} />
+          <Input
+            type="datetime-local"
+            label={t('filter.end')}
+            value={form.end}
+            onChange={set('end')}
+            error={errors.end ? t(errors.end) : null}
+          />
+          <Input label={t('filter.token')} value={form.token_name} onChange={set('token_name')} />
+          <Input label={t('filter.model')} value={form.model_name} onChange={set('model_name')} />
+          <Input label={t('filter.group')} value={form.group} onChange={set('group')} />
+          <Select
+            label={t('filter.type')}
+            value={form.type}
+            onChange={set('type')}
+            options={[
+              { value: '0', label: t('type.all') },
+              ...[1, 2, 3, 4].map((v) => ({ value: String(v), label: t(`type.${LOG_TYPE_NAMES[v]}`) })),
+            ]}
+          />
+          {admin ? (
+            <>
+              <Input label={t('filter.username')} value={form.username} onChange={set('username')} />
+              <Input
+                label={t('filter.channel')}
+                value={form.channel}
+                inputMode="numeric"
+                onChange={set('channel')}
+                error={errors.channel ? t(errors.channel) : null}
+              />
+            </>
+          ) : null}
+        </FilterBar>
+      }
+      summary={
+        <section className="mb-3 flex flex-wrap gap-2 text-sm" aria-label={t('stat.label')}>
+          <Tag color="blue">
+            {t('stat.quota')}: {stat.data ? formatQuota(stat.data.quota, display) : '…'}
+          </Tag>
+          <Tag color="purple">RPM: {stat.data ? formatNumber(stat.data.rpm) : '…'}</Tag>
+          <Tag color="gray">TPM: {stat.data ? formatNumber(stat.data.tpm) : '…'}</Tag>
+        </section>
+      }
+      paging={list.paging(logs.data?.total ?? 0)}
+      table={
+        <div className="overflow-x-auto rounded-lg border border-gray-200 dark:border-gray-700">
+          <table className="min-w-full divide-y divide-gray-200 text-sm dark:divide-gray-700">
+            <thead className="bg-gray-50 dark:bg-gray-800">
+              <tr>
+                <th className="w-8 px-2 py-2">
+                  <span className="sr-only">{t('details.toggle')}</span>
                 </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-gray-100 dark:divide-gray-800">
-            {items.map((log) => (
-              <Fragment key={log.id}>
-                <tr className="hover:bg-gray-50 dark:hover:bg-gray-800/50">
-                  <td className="px-2 py-2">
-                    <button
-                      type="button"
-                      aria-expanded={expanded.has(log.id)}
-                      aria-label={t('details.toggleRow', { id: log.id })}
-                      className="rounded px-1 text-gray-500 hover:bg-gray-100 dark:hover:bg-gray-800"
-                      onClick={() => toggle(log.id)}
-                    >
-                      {expanded.has(log.id) ? '▾' : '▸'}
-                    </button>
-                  </td>
-                  {shown.map((c) => (
-                    <td key={c} className="whitespace-nowrap px-3 py-2">
-                      {cell(c, log)}
+                {shown.map((c) => (
+                  <th
+                    key={c}
+                    className="whitespace-nowrap px-3 py-2 text-left font-medium text-gray-600 dark:text-gray-300"
+                  >
+                    {t(`col.${c}`)}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-gray-100 dark:divide-gray-800">
+              {items.map((log) => (
+                <Fragment key={log.id}>
+                  <tr className="hover:bg-gray-50 dark:hover:bg-gray-800/50">
+                    <td className="px-2 py-2">
+                      <button
+                        type="button"
+                        aria-expanded={expanded.has(log.id)}
+                        aria-label={t('details.toggleRow', { id: log.id })}
+                        className="rounded px-1 text-gray-500 hover:bg-gray-100 dark:hover:bg-gray-800"
+                        onClick={() => toggle(log.id)}
+                      >
+                        {expanded.has(log.id) ? '▾' : '▸'}
+                      </button>
                     </td>
-                  ))}
-                </tr>
-                {expanded.has(log.id) ? (
-                  <tr className="bg-gray-50 dark:bg-gray-800/40">
-                    <td />
-                    <td colSpan={shown.length} className="px-3 py-2">
-                      <LogDetails log={log} admin={admin} />
-                    </td>
+                    {shown.map((c) => (
+                      <td key={c} className="whitespace-nowrap px-3 py-2">
+                        {cell(c, log)}
+                      </td>
+                    ))}
                   </tr>
-                ) : null}
-              </Fragment>
-            ))}
-          </tbody>
-        </table>
-        {logs.isFetching && !logs.data ? (
-          <div className="flex justify-center py-6 text-blue-600">
-            <Spinner />
-          </div>
-        ) : items.length === 0 ? (
-          <EmptyState title={t('empty.title')}>
-            <p className="text-sm">{t('empty.hint')}</p>
-          </EmptyState>
-        ) : null}
-      </div>
-      <div className="mt-3">
-        <Pager
-          page={page}
-          pageSize={pageSize}
-          total={logs.data?.total ?? 0}
-          onPageChange={setPage}
-          onPageSizeChange={(size) => {
-            setPageSize(size);
-            setPage(1);
-          }}
-        />
-      </div>
-
-      {settingsOpen ? (
+                  {expanded.has(log.id) ? (
+                    <tr className="bg-gray-50 dark:bg-gray-800/40">
+                      <td />
+                      <td colSpan={shown.length} className="px-3 py-2">
+                        <LogDetails log={log} admin={admin} />
+                      </td>
+                    </tr>
+                  ) : null}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+          {logs.isFetching && !logs.data ? (
+            <div className="flex justify-center py-6 text-blue-600">
+              <Spinner />
+            </div>
+          ) : items.length === 0 ? (
+            <EmptyState title={t('empty.title')}>
+              <p className="text-sm">{t('empty.hint')}</p>
+            </EmptyState>
+          ) : null}
+        </div>
+      }
+    >
+      {columnSettings.isOpen ? (
         <ColumnSettings
           open
           admin={admin}
           value={columns}
-          onClose={() => setSettingsOpen(false)}
+          onClose={columnSettings.close}
           onSave={(next) => {
             setColumns(next);
             saveVisibleColumns(next);
-            setSettingsOpen(false);
+            columnSettings.close();
           }}
         />
       ) : null}
-      {userInfoId !== null ? (
-        <UserInfoDialog id={userInfoId} display={display} onClose={() => setUserInfoId(null)} />
+      {userInfo.of !== undefined ? (
+        <UserInfoDialog id={userInfo.of} display={display} onClose={userInfo.close} />
       ) : null}
-    </section>
+    </ListPage>
   );
 }
 

@@ -1,17 +1,17 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
-  Button,
-  ConfirmDialog,
-  DataTable,
-  EmptyState,
-  Input,
+  FilterBar,
+  ListPage,
   type TableColumn,
-  Tag,
-  usePageSize,
-} from '../../../components/ui/index.ts';
-import { useRowSelection } from '../../../components/ui/row-selection.tsx';
+  useConfirm,
+  useFilterDraft,
+  useListPage,
+  useRowSelection,
+  useSheet,
+} from '../../../components/data-table/index.ts';
+import { Button, EmptyState, Input, Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatQuota, formatTimestamp } from '../../../lib/format.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
@@ -20,11 +20,11 @@ import {
   deleteRedemption,
   fetchRedemptions,
   type RedemptionRow,
-  type RedemptionSearch,
   redemptionsQueryKey,
   setRedemptionStatus,
 } from '../api/redemptions.ts';
 import { downloadTextFile } from '../download.ts';
+import { redemptionsSearch } from '../search.ts';
 import {
   canEdit,
   codesFile,
@@ -43,15 +43,13 @@ export function RedemptionsPage() {
   const { t } = useTranslation('redemptions');
   const queryClient = useQueryClient();
   const { copy, dialog: copyDialog } = useCopy();
-  const [pageSize, setPageSize] = usePageSize('redemptions');
-  const [keyword, setKeyword] = useState('');
-  const [search, setSearch] = useState<Omit<RedemptionSearch, 'pageSize'>>({ keyword: '', page: 1 });
-  const [sheet, setSheet] = useState<{ id: number | null } | null>(null);
+  const list = useListPage(redemptionsSearch, 'redemptions');
+  const filter = useFilterDraft({ keyword: list.search.keyword });
+  const sheet = useSheet<number | null>();
+  const confirm = useConfirm();
   const [created, setCreated] = useState<{ name: string; keys: string[] } | null>(null);
-  const [deleting, setDeleting] = useState<RedemptionRow | null>(null);
-  const [busy, setBusy] = useState(false);
 
-  const query = { ...search, pageSize };
+  const query = { ...list.search, pageSize: list.pageSize };
   const codes = useQuery({
     queryKey: redemptionsQueryKey(query),
     queryFn: () => fetchRedemptions(query),
@@ -66,10 +64,9 @@ export function RedemptionsPage() {
   const display = useQuotaDisplay();
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['redemptions'] });
 
-  const submitSearch = (e: FormEvent) => {
-    e.preventDefault();
+  const submitSearch = () => {
     selection.clear();
-    setSearch({ keyword, page: 1 });
+    list.apply(filter.draft);
   };
 
   const download = (batch: { name: string; keys: string[] }) => {
@@ -81,7 +78,7 @@ export function RedemptionsPage() {
     const batch = { name, keys };
     download(batch);
     setCreated(batch);
-    setSearch((s) => ({ ...s, page: 1 }));
+    list.setPage(1);
     refresh();
   };
 
@@ -106,23 +103,20 @@ export function RedemptionsPage() {
     }
   };
 
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    setBusy(true);
-    try {
-      await deleteRedemption(deleting.id);
-      toast.success(t('deleted'));
-      selection.remove(deleting.id);
-      // deleting the last row of a page goes back one page
-      if (rows.length === 1 && search.page > 1) setSearch((s) => ({ ...s, page: s.page - 1 }));
-      refresh();
-    } catch {
-      // the request client has shown the message
-    } finally {
-      setBusy(false);
-      setDeleting(null);
-    }
-  };
+  const askDelete = (code: RedemptionRow) =>
+    confirm.ask({
+      danger: true,
+      title: t('confirmDelete', { name: label(code) }),
+      message: t('confirmDeleteMessage'),
+      run: async () => {
+        await deleteRedemption(code.id);
+        toast.success(t('deleted'));
+        selection.remove(code.id);
+        // deleting the last row of a page goes back one page
+        if (rows.length === 1 && list.search.page > 1) list.setPage(list.search.page - 1);
+        refresh();
+      },
+    });
 
   const columns: TableColumn<RedemptionRow>[] = [
     selection.column,
@@ -186,7 +180,7 @@ export function RedemptionsPage() {
               disabled={!canEdit(code.status)}
               title={canEdit(code.status) ? undefined : t('editOnlyUnused')}
               aria-label={`${t('action.edit')} ${label(code)}`}
-              onClick={() => setSheet({ id: code.id })}
+              onClick={() => sheet.open(code.id)}
             >
               {t('action.edit')}
             </Button>
@@ -194,7 +188,7 @@ export function RedemptionsPage() {
               size="sm"
               variant="danger"
               aria-label={`${t('action.delete')} ${label(code)}`}
-              onClick={() => setDeleting(code)}
+              onClick={() => askDelete(code)}
             >
               {t('action.delete')}
             </Button>
@@ -204,58 +198,60 @@ export function RedemptionsPage() {
     },
   ];
 
-  const isEmpty = !codes.isLoading && !codes.isError && rows.length === 0 && !search.keyword;
+  const isEmpty = !codes.isLoading && !codes.isError && rows.length === 0 && !list.isFiltered;
 
   return (
-    <section>
-      <h1 className="mb-4 text-xl font-semibold">{t('title')}</h1>
-      <form onSubmit={submitSearch} className="mb-4 flex flex-wrap items-end gap-2">
-        <div className="w-full sm:w-72">
-          <Input
-            label={t('search.keyword')}
-            placeholder={t('search.placeholder')}
-            value={keyword}
-            onChange={(e) => setKeyword(e.target.value)}
-          />
-        </div>
-        <Button type="submit">{t('search.submit')}</Button>
-        <Button variant="secondary" onClick={() => setSheet({ id: null })}>
-          {t('add')}
-        </Button>
-        <Button variant="secondary" onClick={copySelected}>
-          {t('copySelected')}
-        </Button>
-      </form>
-      {isEmpty ? (
-        <EmptyState title={t('empty.title')}>
-          <p className="text-sm">{t('empty.description')}</p>
-          <Button onClick={() => setSheet({ id: null })}>{t('add')}</Button>
-        </EmptyState>
-      ) : (
-        <DataTable
-          columns={columns}
-          data={rows}
-          loading={codes.isFetching && !codes.data}
-          page={search.page}
-          pageSize={pageSize}
-          total={codes.data?.total ?? 0}
-          onPageChange={(page) => {
-            selection.clear();
-            setSearch((s) => ({ ...s, page }));
-          }}
-          onPageSizeChange={(size) => {
-            setPageSize(size);
-            selection.clear();
-            setSearch((s) => ({ ...s, page: 1 }));
-          }}
-          rowKey={(r) => r.id}
-        />
-      )}
-      {sheet ? (
+    <ListPage
+      title={t('title')}
+      filters={
+        <FilterBar
+          onSubmit={submitSearch}
+          submitLabel={t('search.submit')}
+          actions={
+            <>
+              <Button variant="secondary" onClick={() => sheet.open(null)}>
+                {t('add')}
+              </Button>
+              <Button variant="secondary" onClick={copySelected}>
+                {t('copySelected')}
+              </Button>
+            </>
+          }
+        >
+          <div className="w-full sm:w-72">
+            <Input
+              label={t('search.keyword')}
+              placeholder={t('search.placeholder')}
+              {...filter.field('keyword')}
+            />
+          </div>
+        </FilterBar>
+      }
+      empty={
+        isEmpty ? (
+          <EmptyState title={t('empty.title')}>
+            <p className="text-sm">{t('empty.description')}</p>
+            <Button onClick={() => sheet.open(null)}>{t('add')}</Button>
+          </EmptyState>
+        ) : undefined
+      }
+      columns={columns}
+      rows={rows}
+      rowKey={(r) => r.id}
+      loading={codes.isFetching && !codes.data}
+      paging={{
+        ...list.paging(codes.data?.total ?? 0),
+        onPageChange: (page) => {
+          selection.clear();
+          list.setPage(page);
+        },
+      }}
+    >
+      {sheet.isOpen ? (
         <RedemptionSheet
-          id={sheet.id}
+          id={sheet.of ?? null}
           display={display}
-          onClose={() => setSheet(null)}
+          onClose={sheet.close}
           onSaved={refresh}
           onCreated={onCreated}
         />
@@ -266,16 +262,8 @@ export function RedemptionsPage() {
         onDownload={() => created && download(created)}
         onClose={() => setCreated(null)}
       />
-      <ConfirmDialog
-        open={deleting !== null}
-        danger
-        loading={busy}
-        title={t('confirmDelete', { name: deleting ? label(deleting) : '' })}
-        message={t('confirmDeleteMessage')}
-        onCancel={() => setDeleting(null)}
-        onConfirm={() => void confirmDelete()}
-      />
+      {confirm.dialog}
       {copyDialog}
-    </section>
+    </ListPage>
   );
 }

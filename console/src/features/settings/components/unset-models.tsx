@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { EmptyState, PAGE_SIZE_OPTIONS, Spinner } from '../../../components/ui/index.ts';
+import { PAGE_SIZE_OPTIONS } from '../../../components/data-table/index.ts';
+import { EmptyState, Spinner } from '../../../components/ui/index.ts';
 import { fetchEnabledModels, type OptionValues } from '../api/options.ts';
 import { rowsFromOptions } from '../pricing.ts';
 

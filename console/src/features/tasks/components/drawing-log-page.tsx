@@ -1,7 +1,8 @@
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Tag, usePageSize } from '../../../components/ui/index.ts';
+import { ListPage, usePageSize } from '../../../components/data-table/index.ts';
+import { Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatTimestamp } from '../../../lib/format.ts';
 import { isAdmin, useSessionUser } from '../../../lib/session.ts';
@@ -128,40 +129,47 @@ export function DrawingLogPage() {
   }));
 
   return (
-    <section>
-      <h1 className="mb-4 text-xl font-semibold">{t('drawing.title')}</h1>
-      {admin && !notifyEnabled ? (
-        <div
-          role="note"
-          className="mb-3 rounded-md border border-blue-200 bg-blue-50 px-3 py-2 text-sm text-blue-800 dark:border-blue-900 dark:bg-blue-950/40 dark:text-blue-200"
-        >
-          {t('drawing.callbackOff')}{' '}
-          <Link to="/setting" search={{ tab: 'operation' }} className="font-medium underline">
-            {t('drawing.callbackLink')}
-          </Link>
-        </div>
-      ) : null}
-      <TaskFilterForm
-        value={form}
-        errors={errors}
-        admin={admin}
-        loading={list.isFetching}
-        onChange={setForm}
-        onSubmit={submit}
-        onReset={reset}
-      />
-      <TaskLogTable
-        columns={columns}
-        list={list}
-        rowKey={(row) => row.id}
-        pageSize={pageSize}
-        onPageSizeChange={setPageSize}
-        empty={
-          <TaskLogEmpty title={t('drawing.empty')} hint={t('drawing.emptyHint')} failed={list.isError} />
-        }
-      />
+    <ListPage
+      title={t('drawing.title')}
+      intro={
+        admin && !notifyEnabled ? (
+          <div
+            role="note"
+            className="mb-3 rounded-md border border-blue-200 bg-blue-50 px-3 py-2 text-sm text-blue-800 dark:border-blue-900 dark:bg-blue-950/40 dark:text-blue-200"
+          >
+            {t('drawing.callbackOff')}{' '}
+            <Link to="/setting" search={{ tab: 'operation' }} className="font-medium underline">
+              {t('drawing.callbackLink')}
+            </Link>
+          </div>
+        ) : undefined
+      }
+      filters={
+        <TaskFilterForm
+          value={form}
+          errors={errors}
+          admin={admin}
+          loading={list.isFetching}
+          onChange={setForm}
+          onSubmit={submit}
+          onReset={reset}
+        />
+      }
+      table={
+        <TaskLogTable
+          columns={columns}
+          list={list}
+          rowKey={(row) => row.id}
+          pageSize={pageSize}
+          onPageSizeChange={setPageSize}
+          empty={
+            <TaskLogEmpty title={t('drawing.empty')} hint={t('drawing.emptyHint')} failed={list.isError} />
+          }
+        />
+      }
+    >
       <TextDialog title={text?.title ?? ''} text={text?.body ?? null} onClose={() => setText(null)} />
       {copyDialog}
-    </section>
+    </ListPage>
   );
 }

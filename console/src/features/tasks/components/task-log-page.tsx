@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Tag, usePageSize } from '../../../components/ui/index.ts';
+import { ListPage, usePageSize } from '../../../components/data-table/index.ts';
+import { Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatTimestamp } from '../../../lib/format.ts';
 import { isAdmin, useSessionUser } from '../../../lib/session.ts';
@@ -113,27 +114,32 @@ export function TaskLogPage() {
   }));
 
   return (
-    <section>
-      <h1 className="mb-4 text-xl font-semibold">{t('task.title')}</h1>
-      <TaskFilterForm
-        value={form}
-        errors={errors}
-        admin={admin}
-        loading={list.isFetching}
-        onChange={setForm}
-        onSubmit={submit}
-        onReset={reset}
-      />
-      <TaskLogTable
-        columns={columns}
-        list={list}
-        rowKey={(row) => row.id}
-        pageSize={pageSize}
-        onPageSizeChange={setPageSize}
-        empty={<TaskLogEmpty title={t('task.empty')} hint={t('task.emptyHint')} failed={list.isError} />}
-      />
+    <ListPage
+      title={t('task.title')}
+      filters={
+        <TaskFilterForm
+          value={form}
+          errors={errors}
+          admin={admin}
+          loading={list.isFetching}
+          onChange={setForm}
+          onSubmit={submit}
+          onReset={reset}
+        />
+      }
+      table={
+        <TaskLogTable
+          columns={columns}
+          list={list}
+          rowKey={(row) => row.id}
+          pageSize={pageSize}
+          onPageSizeChange={setPageSize}
+          empty={<TaskLogEmpty title={t('task.empty')} hint={t('task.emptyHint')} failed={list.isError} />}
+        />
+      }
+    >
       <TextDialog title={text?.title ?? ''} text={text?.body ?? null} onClose={() => setText(null)} />
       {copyDialog}
-    </section>
+    </ListPage>
   );
 }

@@ -1,7 +1,7 @@
 import type { FormEvent, ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { Pager } from '../../../components/data-table/pager.tsx';
 import { Button, EmptyState, Input, Spinner } from '../../../components/ui/index.ts';
-import { Pager } from '../../../components/ui/pager.tsx';
 import type { ServerPages } from '../use-server-pages.ts';
 import type { TaskFilterErrors, TaskFilterInput } from '../validation.ts';
 

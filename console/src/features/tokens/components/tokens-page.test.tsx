@@ -149,6 +149,21 @@ describe('tokens page', () => {
     await waitFor(() => expect(screen.queryByText('laptop')).toBeNull());
   });
 
+  it('opens with the name search of a link, and keeps the searched key out of the address', async () => {
+    const server = serve();
+    const user = userEvent.setup();
+    const { router } = await renderScreen(() => <TokensPage />, { search: '?keyword=serv' });
+    await screen.findByText('server');
+    expect((screen.getByLabelText('Search by token name') as HTMLInputElement).value).toBe('serv');
+    const url = new URL(server.callsTo('GET', '/api/token/search')[0]?.url ?? '', 'http://x');
+    expect(url.searchParams.get('keyword')).toBe('serv');
+    await user.type(screen.getByLabelText('Search by key'), 'sk-bbb');
+    await user.click(screen.getByRole('button', { name: 'Search' }));
+    await waitFor(() => expect(server.callsTo('GET', '/api/token/search')).toHaveLength(2));
+    expect(server.callsTo('GET', '/api/token/search')[1]?.url).toContain('token=sk-bbb');
+    expect(JSON.stringify(router.state.location.search)).not.toContain('sk-bbb');
+  });
+
   it('copies one key, and refuses to copy an empty selection', async () => {
     serve();
     const user = userEvent.setup();

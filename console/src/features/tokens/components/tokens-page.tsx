@@ -1,31 +1,25 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
-  Button,
-  ConfirmDialog,
-  DataTable,
-  EmptyState,
-  Input,
+  FilterBar,
+  ListPage,
   type TableColumn,
-  Tag,
-  usePageSize,
-} from '../../../components/ui/index.ts';
-import { useRowSelection } from '../../../components/ui/row-selection.tsx';
+  useConfirm,
+  useFilterDraft,
+  useListPage,
+  useRowSelection,
+  useSheet,
+} from '../../../components/data-table/index.ts';
+import { Button, EmptyState, Input, Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatQuota, formatTimestamp } from '../../../lib/format.ts';
 import { useQuotaDisplay, useStatus } from '../../../lib/status.ts';
 import { readStored, StorageKey } from '../../../lib/storage.ts';
 import { toast } from '../../../lib/toast.ts';
 import { isScriptLink, parseChatLinks } from '../../chat/links.ts';
-import {
-  deleteToken,
-  fetchTokens,
-  setTokenStatus,
-  type TokenRow,
-  type TokenSearch,
-  tokensQueryKey,
-} from '../api/tokens.ts';
+import { deleteToken, fetchTokens, setTokenStatus, type TokenRow, tokensQueryKey } from '../api/tokens.ts';
+import { tokensSearch } from '../search.ts';
 import { NEVER_EXPIRES, TokenStatus, toggleTarget, tokenStatusName } from '../validation.ts';
 import { ChatMenu } from './chat-menu.tsx';
 import { TokenSheet } from './token-sheet.tsx';
@@ -45,15 +39,15 @@ export function TokensPage() {
   const status = useStatus();
   const queryClient = useQueryClient();
   const { copy, dialog: copyDialog } = useCopy();
-  const [pageSize, setPageSize] = usePageSize('tokens');
-  const [keyword, setKeyword] = useState('');
-  const [key, setKey] = useState('');
-  const [search, setSearch] = useState<Omit<TokenSearch, 'pageSize'>>({ keyword: '', token: '', page: 1 });
-  const [sheet, setSheet] = useState<{ id: number | null } | null>(null);
-  const [deleting, setDeleting] = useState<TokenRow | null>(null);
-  const [busy, setBusy] = useState(false);
+  const list = useListPage(tokensSearch, 'tokens');
+  // The key searched for is kept out of the URL (search.ts); it holds with the keyword it was applied with.
+  const [keySearch, setKeySearch] = useState({ keyword: '', token: '' });
+  const token = keySearch.keyword === list.search.keyword ? keySearch.token : '';
+  const filter = useFilterDraft({ keyword: list.search.keyword, token });
+  const sheet = useSheet<number | null>();
+  const confirm = useConfirm();
 
-  const query = { ...search, pageSize };
+  const query = { keyword: list.search.keyword, token, page: list.search.page, pageSize: list.pageSize };
   const tokens = useQuery({
     queryKey: tokensQueryKey(query),
     queryFn: () => fetchTokens(query),
@@ -72,10 +66,10 @@ export function TokensPage() {
     parsedLinks.kind === 'ok' ? parsedLinks.links.filter((link) => !isScriptLink(link.template)) : null;
   const serverAddress = status.data?.server_address ?? '';
 
-  const submitSearch = (e: FormEvent) => {
-    e.preventDefault();
+  const submitSearch = () => {
     selection.clear();
-    setSearch({ keyword, token: key, page: 1 });
+    setKeySearch(filter.draft);
+    list.apply({ keyword: filter.draft.keyword });
   };
 
   const copySelected = () => {
@@ -98,21 +92,18 @@ export function TokensPage() {
     }
   };
 
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    setBusy(true);
-    try {
-      await deleteToken(deleting.id);
-      toast.success(t('deleted'));
-      selection.remove(deleting.id);
-      refresh();
-    } catch {
-      // the request client has shown the message
-    } finally {
-      setBusy(false);
-      setDeleting(null);
-    }
-  };
+  const askDelete = (token: TokenRow) =>
+    confirm.ask({
+      danger: true,
+      title: t('confirmDelete', { name: token.name }),
+      message: t('confirmDeleteMessage'),
+      run: async () => {
+        await deleteToken(token.id);
+        toast.success(t('deleted'));
+        selection.remove(token.id);
+        refresh();
+      },
+    });
 
   const columns: TableColumn<TokenRow>[] = [
     selection.column,
@@ -186,7 +177,7 @@ export function TokensPage() {
               size="sm"
               variant="secondary"
               aria-label={`${t('action.edit')} ${token.name}`}
-              onClick={() => setSheet({ id: token.id })}
+              onClick={() => sheet.open(token.id)}
             >
               {t('action.edit')}
             </Button>
@@ -194,7 +185,7 @@ export function TokensPage() {
               size="sm"
               variant="danger"
               aria-label={`${t('action.delete')} ${token.name}`}
-              onClick={() => setDeleting(token)}
+              onClick={() => askDelete(token)}
             >
               {t('action.delete')}
             </Button>
@@ -204,64 +195,61 @@ export function TokensPage() {
     },
   ];
 
-  const isEmpty = !tokens.isLoading && rows.length === 0 && !search.keyword && !search.token;
+  const isEmpty = !tokens.isLoading && rows.length === 0 && !list.isFiltered && !token;
 
   return (
-    <section>
-      <h1 className="mb-2 text-xl font-semibold">{t('title')}</h1>
-      <p
-        role="note"
-        className="mb-4 rounded bg-yellow-50 p-3 text-sm text-yellow-800 dark:bg-yellow-900/30 dark:text-yellow-200"
-      >
-        {t('ownUseWarning')}
-      </p>
-      <form onSubmit={submitSearch} className="mb-4 flex flex-wrap items-end gap-2">
-        <Input label={t('search.keyword')} value={keyword} onChange={(e) => setKeyword(e.target.value)} />
-        <Input label={t('search.key')} value={key} onChange={(e) => setKey(e.target.value)} />
-        <Button type="submit">{t('search.submit')}</Button>
-        <Button variant="secondary" onClick={() => setSheet({ id: null })}>
-          {t('add')}
-        </Button>
-        <Button variant="secondary" onClick={copySelected}>
-          {t('copySelected')}
-        </Button>
-      </form>
-      {isEmpty ? (
-        <EmptyState title={t('empty.title')}>
-          <p className="text-sm">{t('empty.description')}</p>
-          <Button onClick={() => setSheet({ id: null })}>{t('add')}</Button>
-        </EmptyState>
-      ) : (
-        <DataTable
-          columns={columns}
-          data={rows}
-          loading={tokens.isFetching && !tokens.data}
-          page={search.page}
-          pageSize={pageSize}
-          total={tokens.data?.total ?? 0}
-          onPageChange={(page) => {
-            selection.clear();
-            setSearch((s) => ({ ...s, page }));
-          }}
-          onPageSizeChange={(size) => {
-            setPageSize(size);
-            selection.clear();
-            setSearch((s) => ({ ...s, page: 1 }));
-          }}
-          rowKey={(r) => r.id}
-        />
-      )}
-      {sheet ? <TokenSheet id={sheet.id} onClose={() => setSheet(null)} onSaved={refresh} /> : null}
-      <ConfirmDialog
-        open={deleting !== null}
-        danger
-        loading={busy}
-        title={t('confirmDelete', { name: deleting?.name ?? '' })}
-        message={t('confirmDeleteMessage')}
-        onCancel={() => setDeleting(null)}
-        onConfirm={() => void confirmDelete()}
-      />
+    <ListPage
+      title={t('title')}
+      intro={
+        <p
+          role="note"
+          className="mb-4 rounded bg-yellow-50 p-3 text-sm text-yellow-800 dark:bg-yellow-900/30 dark:text-yellow-200"
+        >
+          {t('ownUseWarning')}
+        </p>
+      }
+      filters={
+        <FilterBar
+          onSubmit={submitSearch}
+          submitLabel={t('search.submit')}
+          actions={
+            <>
+              <Button variant="secondary" onClick={() => sheet.open(null)}>
+                {t('add')}
+              </Button>
+              <Button variant="secondary" onClick={copySelected}>
+                {t('copySelected')}
+              </Button>
+            </>
+          }
+        >
+          <Input label={t('search.keyword')} {...filter.field('keyword')} />
+          <Input label={t('search.key')} {...filter.field('token')} />
+        </FilterBar>
+      }
+      empty={
+        isEmpty ? (
+          <EmptyState title={t('empty.title')}>
+            <p className="text-sm">{t('empty.description')}</p>
+            <Button onClick={() => sheet.open(null)}>{t('add')}</Button>
+          </EmptyState>
+        ) : undefined
+      }
+      columns={columns}
+      rows={rows}
+      rowKey={(r) => r.id}
+      loading={tokens.isFetching && !tokens.data}
+      paging={{
+        ...list.paging(tokens.data?.total ?? 0),
+        onPageChange: (page) => {
+          selection.clear();
+          list.setPage(page);
+        },
+      }}
+    >
+      {sheet.isOpen ? <TokenSheet id={sheet.of ?? null} onClose={sheet.close} onSaved={refresh} /> : null}
+      {confirm.dialog}
       {copyDialog}
-    </section>
+    </ListPage>
   );
 }

@@ -1,16 +1,15 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
-  Button,
-  ConfirmDialog,
-  DataTable,
-  Input,
-  Select,
+  FilterBar,
+  ListPage,
   type TableColumn,
-  Tag,
-  usePageSize,
-} from '../../../components/ui/index.ts';
+  useConfirm,
+  useFilterDraft,
+  useListPage,
+} from '../../../components/data-table/index.ts';
+import { Button, Input, Select, Tag } from '../../../components/ui/index.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { useSessionUser } from '../../../lib/session.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
@@ -21,10 +20,10 @@ import {
   type ManageAction,
   manageUser,
   type UserRow,
-  type UserSearch,
   usersQueryKey,
 } from '../api/users.ts';
 import { allowedActions, roleName, statusName } from '../rules.ts';
+import { usersSearch } from '../search.ts';
 import { AddUserSheet } from './add-user-sheet.tsx';
 import { EditUserSheet } from './edit-user-sheet.tsx';
 
@@ -39,16 +38,13 @@ export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClo
   const { t } = useTranslation('users');
   const actor = useSessionUser();
   const queryClient = useQueryClient();
-  const [pageSize, setPageSize] = usePageSize('users');
-  const [keyword, setKeyword] = useState('');
-  const [group, setGroup] = useState('');
-  const [search, setSearch] = useState<UserSearch>({ keyword: '', group: '', page: 1, pageSize });
+  const list = useListPage(usersSearch, 'users');
+  const filter = useFilterDraft({ keyword: list.search.keyword, group: list.search.group });
   const [adding, setAdding] = useState(false);
   const [editing, setEditing] = useState<number | null>(editId ?? null);
-  const [pending, setPending] = useState<{ user: UserRow; action: ManageAction } | null>(null);
-  const [busy, setBusy] = useState(false);
+  const confirm = useConfirm();
 
-  const query = { ...search, pageSize };
+  const query = { ...list.search, pageSize: list.pageSize };
   const users = useQuery({
     queryKey: usersQueryKey(query),
     queryFn: () => fetchUsers(query),
@@ -57,41 +53,33 @@ export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClo
   const groups = useQuery({ queryKey: ['groups'], queryFn: fetchGroups });
   const display = useQuotaDisplay();
 
-  const submitSearch = (e: FormEvent) => {
-    e.preventDefault();
-    setSearch({ keyword, group, page: 1, pageSize });
+  const runAction = async (pending: { user: UserRow; action: ManageAction }) => {
+    const result = await manageUser(pending.user.id, pending.action);
+    toast.success(t(`done.${pending.action}`));
+    // the row takes the role and status the server answered
+    queryClient.setQueryData(usersQueryKey(query), (old: typeof users.data) =>
+      old
+        ? {
+            ...old,
+            items: old.items.map((u) =>
+              u.id === pending.user.id
+                ? {
+                    ...u,
+                    ...result,
+                    ...(pending.action === 'delete' ? { DeletedAt: new Date().toISOString() } : {}),
+                  }
+                : u,
+            ),
+          }
+        : old,
+    );
   };
-
-  const runAction = async () => {
-    if (!pending) return;
-    setBusy(true);
-    try {
-      const result = await manageUser(pending.user.id, pending.action);
-      toast.success(t(`done.${pending.action}`));
-      // the row takes the role and status the server answered
-      queryClient.setQueryData(usersQueryKey(query), (old: typeof users.data) =>
-        old
-          ? {
-              ...old,
-              items: old.items.map((u) =>
-                u.id === pending.user.id
-                  ? {
-                      ...u,
-                      ...result,
-                      ...(pending.action === 'delete' ? { DeletedAt: new Date().toISOString() } : {}),
-                    }
-                  : u,
-              ),
-            }
-          : old,
-      );
-    } catch {
-      // the request client has shown the message
-    } finally {
-      setBusy(false);
-      setPending(null);
-    }
-  };
+  const askAction = (user: UserRow, action: ManageAction) =>
+    confirm.ask({
+      danger: action === 'delete' || action === 'disable',
+      title: t(`confirm.${action}`, { username: user.username }),
+      run: () => runAction({ user, action }),
+    });
 
   const columns: TableColumn<UserRow>[] = [
     { accessorKey: 'id', header: 'ID' },
@@ -149,7 +137,7 @@ export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClo
                 variant={action === 'delete' ? 'danger' : 'secondary'}
                 aria-label={`${t(`action.${action}`)} ${row.original.username}`}
                 onClick={() =>
-                  action === 'edit' ? setEditing(row.original.id) : setPending({ user: row.original, action })
+                  action === 'edit' ? setEditing(row.original.id) : askAction(row.original, action)
                 }
               >
                 {t(`action.${action}`)}
@@ -162,45 +150,41 @@ export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClo
   ];
 
   return (
-    <section>
-      <h1 className="mb-4 text-xl font-semibold">{t('title')}</h1>
-      <form onSubmit={submitSearch} className="mb-4 flex flex-wrap items-end gap-2">
-        <div className="w-full sm:w-72">
-          <Input
-            label={t('search.keyword')}
-            placeholder={t('search.placeholder')}
-            value={keyword}
-            onChange={(e) => setKeyword(e.target.value)}
+    <ListPage
+      title={t('title')}
+      filters={
+        <FilterBar
+          onSubmit={() => list.apply(filter.draft)}
+          submitLabel={t('search.submit')}
+          actions={
+            <Button variant="secondary" onClick={() => setAdding(true)}>
+              {t('add.open')}
+            </Button>
+          }
+        >
+          <div className="w-full sm:w-72">
+            <Input
+              label={t('search.keyword')}
+              placeholder={t('search.placeholder')}
+              {...filter.field('keyword')}
+            />
+          </div>
+          <Select
+            label={t('search.group')}
+            {...filter.field('group')}
+            options={[
+              { value: '', label: t('search.allGroups') },
+              ...(groups.data ?? []).map((g) => ({ value: g, label: g })),
+            ]}
           />
-        </div>
-        <Select
-          label={t('search.group')}
-          value={group}
-          onChange={(e) => setGroup(e.target.value)}
-          options={[
-            { value: '', label: t('search.allGroups') },
-            ...(groups.data ?? []).map((g) => ({ value: g, label: g })),
-          ]}
-        />
-        <Button type="submit">{t('search.submit')}</Button>
-        <Button variant="secondary" onClick={() => setAdding(true)}>
-          {t('add.open')}
-        </Button>
-      </form>
-      <DataTable
-        columns={columns}
-        data={users.data?.items ?? []}
-        loading={users.isFetching && !users.data}
-        page={search.page}
-        pageSize={pageSize}
-        total={users.data?.total ?? 0}
-        onPageChange={(page) => setSearch((s) => ({ ...s, page }))}
-        onPageSizeChange={(size) => {
-          setPageSize(size);
-          setSearch((s) => ({ ...s, page: 1 }));
-        }}
-        rowKey={(u) => u.id}
-      />
+        </FilterBar>
+      }
+      columns={columns}
+      rows={users.data?.items ?? []}
+      rowKey={(u) => u.id}
+      loading={users.isFetching && !users.data}
+      paging={list.paging(users.data?.total ?? 0)}
+    >
       <AddUserSheet
         open={adding}
         onClose={() => setAdding(false)}
@@ -217,14 +201,7 @@ export function UsersPage({ editId, onEditClosed }: { editId?: number; onEditClo
           onSaved={() => void queryClient.invalidateQueries({ queryKey: ['users'] })}
         />
       ) : null}
-      <ConfirmDialog
-        open={pending !== null}
-        danger={pending?.action === 'delete' || pending?.action === 'disable'}
-        loading={busy}
-        title={pending ? t(`confirm.${pending.action}`, { username: pending.user.username }) : ''}
-        onCancel={() => setPending(null)}
-        onConfirm={() => void runAction()}
-      />
-    </section>
+      {confirm.dialog}
+    </ListPage>
   );
 }

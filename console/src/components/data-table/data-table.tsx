@@ -1,9 +1,9 @@
 import { type ColumnDef, flexRender, type RowData, tableFeatures, useTable } from '@tanstack/react-table';
 import { useState } from 'react';
 import { readStored, writeStored } from '../../lib/storage.ts';
-import { EmptyState } from './empty-state.tsx';
+import { EmptyState } from '../ui/empty-state.tsx';
+import { Spinner } from '../ui/spinner.tsx';
 import { PAGE_SIZE_OPTIONS, Pager } from './pager.tsx';
-import { Spinner } from './spinner.tsx';
 
 export { PAGE_SIZE_OPTIONS };
 export const DEFAULT_PAGE_SIZE = 10;

@@ -1,5 +1,5 @@
 import { useTranslation } from 'react-i18next';
-import { cx } from './cx.ts';
+import { cx } from '../ui/cx.ts';
 
 /** The page sizes every table offers. */
 export const PAGE_SIZE_OPTIONS = [10, 20, 50, 100] as const;

@@ -1,0 +1,21 @@
+export {
+  DataTable,
+  DEFAULT_PAGE_SIZE,
+  PAGE_SIZE_OPTIONS,
+  type TableColumn,
+  usePageSize,
+} from './data-table.tsx';
+export { FilterBar, ListPage, type Paging, useListPage } from './list-page.tsx';
+export {
+  choiceParam,
+  type ListSearch,
+  listSearch,
+  pageParam,
+  type SearchOf,
+  textParam,
+  useFilterDraft,
+  useListSearch,
+} from './list-search.ts';
+export { Pager } from './pager.tsx';
+export { useRowSelection } from './row-selection.tsx';
+export { useConfirm, useSheet } from './use-confirm.tsx';

@@ -1,0 +1,973 @@
+/**
+ * Test sources: the tables of new-api (1.0 line) and one-api (0.6) as GORM's AutoMigrate creates them on SQLite,
+ * MySQL/MariaDB and Postgres (its type per dialect: Go int -> bigint, string -> text/longtext, bool ->
+ * numeric/boolean, gorm.DeletedAt -> datetime/datetime(3)/timestamptz, `type:json` -> json), seeded with
+ * realistic rows. Each MySQL or Postgres source is a database of its own, dropped by `drop()`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import bcrypt from 'bcryptjs';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+
+type Dialect = 'sqlite' | 'mysql' | 'postgres';
+type Kind =
+  | 'id'
+  | 'int'
+  | 'text'
+  | 'bool'
+  | 'float'
+  | 'deleted'
+  | 'json'
+  | `varchar(${number})`
+  | `char(${number})`;
+type Column = readonly [name: string, kind: Kind, defaultValue?: string | number | boolean];
+export type Version = 'new-api' | 'one-api';
+
+function sqlType(kind: Kind, dialect: Dialect): string {
+  if (kind === 'id')
+    return {
+      sqlite: 'integer primary key autoincrement',
+      mysql: 'bigint auto_increment primary key',
+      postgres: 'bigserial primary key',
+    }[dialect];
+  if (kind === 'int') return dialect === 'sqlite' ? 'integer' : 'bigint';
+  if (kind === 'text') return dialect === 'mysql' ? 'longtext' : 'text';
+  if (kind === 'bool') return dialect === 'sqlite' ? 'numeric' : 'boolean';
+  if (kind === 'float') return dialect === 'sqlite' ? 'real' : dialect === 'mysql' ? 'double' : 'decimal';
+  if (kind === 'deleted')
+    return { sqlite: 'datetime', mysql: 'datetime(3) null', postgres: 'timestamptz' }[dialect];
+  if (kind === 'json') return dialect === 'sqlite' ? 'json' : 'json';
+  return kind;
+}
+
+const NEW_API: Record<string, Column[]> = {
+  users: [
+    ['id', 'id'],
+    ['username', 'varchar(191)'],
+    ['password', 'text'],
+    ['display_name', 'varchar(191)'],
+    ['role', 'int', 1],
+    ['status', 'int', 1],
+    ['email', 'varchar(191)'],
+    ['github_id', 'varchar(191)'],
+    ['discord_id', 'varchar(191)'],
+    ['oidc_id', 'varchar(191)'],
+    ['wechat_id', 'varchar(191)'],
+    ['telegram_id', 'varchar(191)'],
+    ['access_token', 'char(32)'],
+    ['quota', 'int', 0],
+    ['used_quota', 'int', 0],
+    ['request_count', 'int', 0],
+    ['group', 'varchar(64)', 'default'],
+    ['aff_code', 'varchar(32)'],
+    ['aff_count', 'int', 0],
+    ['aff_quota', 'int', 0],
+    ['aff_history', 'int', 0],
+    ['inviter_id', 'int'],
+    ['deleted_at', 'deleted'],
+    ['linux_do_id', 'varchar(191)'],
+    ['setting', 'text'],
+    ['remark', 'varchar(255)'],
+    ['stripe_customer', 'varchar(64)'],
+    ['created_at', 'int'],
+    ['last_login_at', 'int', 0],
+    ['auth_version', 'int', 1],
+    ['invite_rebate_eligible', 'bool', false],
+  ],
+  tokens: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['key', 'varchar(128)'],
+    ['status', 'int', 1],
+    ['name', 'varchar(191)'],
+    ['created_time', 'int'],
+    ['accessed_time', 'int'],
+    ['expired_time', 'int', -1],
+    ['remain_quota', 'int', 0],
+    ['unlimited_quota', 'bool', false],
+    ['model_limits_enabled', 'bool', false],
+    ['model_limits', 'text'],
+    ['allow_ips', 'text'],
+    ['used_quota', 'int', 0],
+    ['group', 'varchar(191)'],
+    ['cross_group_retry', 'bool', false],
+    ['billing_type', 'int', 0],
+    ['deleted_at', 'deleted'],
+  ],
+  channels: [
+    ['id', 'id'],
+    ['type', 'int', 0],
+    ['key', 'text'],
+    ['openai_organization', 'text'],
+    ['test_model', 'text'],
+    ['status', 'int', 1],
+    ['name', 'varchar(191)'],
+    ['weight', 'int', 0],
+    ['created_time', 'int'],
+    ['test_time', 'int'],
+    ['response_time', 'int'],
+    ['base_url', 'varchar(191)', ''],
+    ['other', 'text'],
+    ['balance', 'float'],
+    ['balance_updated_time', 'int'],
+    ['models', 'text'],
+    ['group', 'varchar(64)', 'default'],
+    ['used_quota', 'int', 0],
+    ['model_mapping', 'text'],
+    ['status_code_mapping', 'varchar(1024)', ''],
+    ['priority', 'int', 0],
+    ['auto_ban', 'int', 1],
+    ['other_info', 'text'],
+    ['tag', 'varchar(191)'],
+    ['setting', 'text'],
+    ['param_override', 'text'],
+    ['header_override', 'text'],
+    ['remark', 'varchar(255)'],
+    ['channel_info', 'json'],
+    ['settings', 'text'],
+  ],
+  options: [
+    ['key', 'varchar(191)'],
+    ['value', 'text'],
+  ],
+  redemptions: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['key', 'char(32)'],
+    ['status', 'int', 1],
+    ['name', 'varchar(191)'],
+    ['quota', 'int', 100],
+    ['created_time', 'int'],
+    ['redeemed_time', 'int'],
+    ['used_user_id', 'int'],
+    ['deleted_at', 'deleted'],
+    ['expired_time', 'int'],
+  ],
+  top_ups: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['amount', 'int'],
+    ['money', 'float'],
+    ['trade_no', 'varchar(255)'],
+    ['payment_method', 'varchar(50)'],
+    ['create_time', 'int'],
+    ['complete_time', 'int'],
+    ['status', 'text'],
+  ],
+  midjourneys: [
+    ['id', 'id'],
+    ['code', 'int'],
+    ['user_id', 'int'],
+    ['action', 'varchar(40)'],
+    ['mj_id', 'varchar(191)'],
+    ['prompt', 'text'],
+    ['prompt_en', 'text'],
+    ['description', 'text'],
+    ['state', 'text'],
+    ['submit_time', 'int'],
+    ['start_time', 'int'],
+    ['finish_time', 'int'],
+    ['image_url', 'text'],
+    ['video_url', 'text'],
+    ['status', 'varchar(20)'],
+    ['progress', 'varchar(30)'],
+    ['fail_reason', 'text'],
+    ['channel_id', 'int'],
+    ['quota', 'int'],
+    ['buttons', 'text'],
+    ['properties', 'text'],
+  ],
+  tasks: [
+    ['id', 'id'],
+    ['created_at', 'int'],
+    ['updated_at', 'int'],
+    ['task_id', 'varchar(191)'],
+    ['platform', 'varchar(30)'],
+    ['user_id', 'int'],
+    ['group', 'varchar(50)'],
+    ['channel_id', 'int'],
+    ['quota', 'int'],
+    ['action', 'varchar(40)'],
+    ['status', 'varchar(20)'],
+    ['fail_reason', 'text'],
+    ['submit_time', 'int'],
+    ['start_time', 'int'],
+    ['finish_time', 'int'],
+    ['progress', 'varchar(20)'],
+    ['properties', 'json'],
+    ['private_data', 'json'],
+    ['data', 'json'],
+  ],
+  logs: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['created_at', 'int'],
+    ['type', 'int'],
+    ['content', 'text'],
+    ['username', 'varchar(191)', ''],
+    ['token_name', 'varchar(191)', ''],
+    ['model_name', 'varchar(191)', ''],
+    ['quota', 'int', 0],
+    ['prompt_tokens', 'int', 0],
+    ['completion_tokens', 'int', 0],
+    ['use_time', 'int', 0],
+    ['is_stream', 'bool'],
+    ['channel_id', 'int'],
+    ['token_id', 'int', 0],
+    ['group', 'varchar(191)'],
+    ['ip', 'varchar(191)', ''],
+    ['other', 'text'],
+  ],
+  quota_data: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['username', 'varchar(64)', ''],
+    ['model_name', 'varchar(64)', ''],
+    ['created_at', 'int'],
+    ['token_used', 'int', 0],
+    ['count', 'int', 0],
+    ['quota', 'int', 0],
+  ],
+  setups: [
+    ['id', 'id'],
+    ['version', 'varchar(50)'],
+    ['initialized_at', 'int'],
+  ],
+  abilities: [
+    ['group', 'varchar(64)'],
+    ['model', 'varchar(255)'],
+    ['channel_id', 'int'],
+    ['enabled', 'bool'],
+    ['priority', 'int', 0],
+    ['weight', 'int', 0],
+    ['tag', 'varchar(191)'],
+  ],
+  two_fas: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['secret', 'varchar(255)'],
+    ['is_enabled', 'bool'],
+    ['deleted_at', 'deleted'],
+  ],
+};
+
+const ONE_API: Record<string, Column[]> = {
+  users: [
+    ['id', 'id'],
+    ['username', 'varchar(191)'],
+    ['password', 'text'],
+    ['display_name', 'varchar(191)'],
+    ['role', 'int', 1],
+    ['status', 'int', 1],
+    ['email', 'varchar(191)'],
+    ['github_id', 'varchar(191)'],
+    ['wechat_id', 'varchar(191)'],
+    ['lark_id', 'varchar(191)'],
+    ['oidc_id', 'varchar(191)'],
+    ['access_token', 'char(32)'],
+    ['quota', 'int', 0],
+    ['used_quota', 'int', 0],
+    ['request_count', 'int', 0],
+    ['group', 'varchar(32)', 'default'],
+    ['aff_code', 'varchar(32)'],
+    ['inviter_id', 'int'],
+  ],
+  tokens: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['key', 'char(48)'],
+    ['status', 'int', 1],
+    ['name', 'varchar(191)'],
+    ['created_time', 'int'],
+    ['accessed_time', 'int'],
+    ['expired_time', 'int', -1],
+    ['remain_quota', 'int', 0],
+    ['unlimited_quota', 'bool', false],
+    ['used_quota', 'int', 0],
+    ['models', 'text'],
+    ['subnet', 'varchar(191)', ''],
+  ],
+  channels: [
+    ['id', 'id'],
+    ['type', 'int', 0],
+    ['key', 'text'],
+    ['status', 'int', 1],
+    ['name', 'varchar(191)'],
+    ['weight', 'int', 0],
+    ['created_time', 'int'],
+    ['test_time', 'int'],
+    ['response_time', 'int'],
+    ['base_url', 'varchar(191)', ''],
+    ['other', 'text'],
+    ['balance', 'float'],
+    ['balance_updated_time', 'int'],
+    ['models', 'text'],
+    ['group', 'varchar(32)', 'default'],
+    ['used_quota', 'int', 0],
+    ['model_mapping', 'varchar(1024)', ''],
+    ['priority', 'int', 0],
+    ['config', 'text'],
+    ['system_prompt', 'text'],
+  ],
+  options: [
+    ['key', 'varchar(191)'],
+    ['value', 'text'],
+  ],
+  redemptions: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['key', 'char(32)'],
+    ['status', 'int', 1],
+    ['name', 'varchar(191)'],
+    ['quota', 'int', 100],
+    ['created_time', 'int'],
+    ['redeemed_time', 'int'],
+  ],
+  logs: [
+    ['id', 'id'],
+    ['user_id', 'int'],
+    ['created_at', 'int'],
+    ['type', 'int'],
+    ['content', 'text'],
+    ['username', 'varchar(191)', ''],
+    ['token_name', 'varchar(191)', ''],
+    ['model_name', 'varchar(191)', ''],
+    ['quota', 'int', 0],
+    ['prompt_tokens', 'int', 0],
+    ['completion_tokens', 'int', 0],
+    ['channel_id', 'int'],
+    ['request_id', 'varchar(191)', ''],
+    ['elapsed_time', 'int', 0],
+    ['is_stream', 'bool', false],
+    ['system_prompt_reset', 'bool', false],
+  ],
+  abilities: [
+    ['group', 'varchar(32)'],
+    ['model', 'varchar(191)'],
+    ['channel_id', 'int'],
+    ['enabled', 'bool'],
+    ['priority', 'int', 0],
+  ],
+};
+
+export const PASSWORDS = { root: 'root-old-pass-1', alice: 'alice-old-pass-1' } as const;
+/** Alice's API key as new-api and one-api store it: 48 characters, no `sk-`. */
+export const ALICE_KEY = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghijkl';
+export const NOW = 1_760_000_000;
+const HOUR = Math.floor(NOW / 3600) * 3600;
+
+type Row = Record<string, string | number | boolean | null>;
+
+/** The rows of each table of a version; `upstream` is the base URL the imported channel calls. */
+export function referenceRows(version: Version, upstream: string): Record<string, Row[]> {
+  const hash = (password: string) => bcrypt.hashSync(password, 4);
+  if (version === 'one-api') {
+    return {
+      users: [
+        {
+          id: 1,
+          username: 'root',
+          password: hash(PASSWORDS.root),
+          display_name: 'Root User',
+          role: 100,
+          status: 1,
+          access_token: 'aaaabbbbccccddddeeeeffff00001111',
+          quota: 100_000_000,
+          group: 'default',
+          aff_code: 'r00t',
+        },
+        {
+          id: 2,
+          username: 'alice',
+          password: hash(PASSWORDS.alice),
+          display_name: 'Alice',
+          role: 1,
+          status: 1,
+          email: 'alice@example.com',
+          github_id: 'gh-alice',
+          lark_id: 'lark-1',
+          quota: 2_000_000,
+          used_quota: 300,
+          request_count: 7,
+          group: 'vip',
+          aff_code: 'al1c',
+          inviter_id: 1,
+        },
+      ],
+      tokens: [
+        {
+          id: 1,
+          user_id: 2,
+          key: ALICE_KEY,
+          status: 1,
+          name: 'laptop',
+          created_time: NOW - 86_400,
+          accessed_time: NOW - 60,
+          expired_time: -1,
+          remain_quota: 1_000_000,
+          unlimited_quota: false,
+          used_quota: 300,
+          models: 'gpt-4o-mini',
+          subnet: '10.0.0.0/8,127.0.0.1',
+        },
+      ],
+      channels: [
+        {
+          id: 1,
+          type: 1,
+          key: 'sk-upstream',
+          status: 1,
+          name: 'openai main',
+          weight: 10,
+          created_time: NOW - 86_400,
+          base_url: upstream,
+          models: 'gpt-4o-mini',
+          group: 'default,vip',
+          used_quota: 12_345,
+          model_mapping: '',
+          priority: 5,
+          config: '{"region":"","user_id":"org-x"}',
+          system_prompt: 'be brief',
+        },
+        {
+          id: 2,
+          type: 29,
+          key: 'gsk-groq',
+          status: 2,
+          name: 'groq',
+          created_time: NOW - 86_400,
+          base_url: '',
+          models: 'llama3-8b-8192',
+          group: 'default',
+          priority: 0,
+        },
+      ],
+      options: [
+        { key: 'ModelRatio', value: '{"gpt-4o-mini":1.5}' },
+        { key: 'GroupRatio', value: '{"default":1,"vip":2}' },
+        { key: 'SystemName', value: 'Old Gateway' },
+        { key: 'Theme', value: 'default' },
+      ],
+      redemptions: [
+        {
+          id: 1,
+          user_id: 1,
+          key: 'c0de0000000000000000000000000001',
+          status: 1,
+          name: 'welcome',
+          quota: 500_000,
+          created_time: NOW - 3600,
+        },
+      ],
+      logs: [
+        {
+          id: 1,
+          user_id: 2,
+          created_at: NOW - 7200,
+          type: 2,
+          content: 'model ratio 1.5',
+          username: 'alice',
+          token_name: 'laptop',
+          model_name: 'gpt-4o-mini',
+          quota: 150,
+          prompt_tokens: 60,
+          completion_tokens: 40,
+          channel_id: 1,
+          request_id: 'req-one-1',
+          elapsed_time: 2500,
+          is_stream: true,
+        },
+        {
+          id: 2,
+          user_id: 2,
+          created_at: NOW - 3600,
+          type: 2,
+          content: 'model ratio 1.5',
+          username: 'alice',
+          token_name: 'laptop',
+          model_name: 'gpt-4o-mini',
+          quota: 150,
+          prompt_tokens: 60,
+          completion_tokens: 40,
+          channel_id: 1,
+          request_id: '',
+          elapsed_time: 900,
+          is_stream: false,
+        },
+      ],
+    };
+  }
+  return {
+    users: [
+      {
+        id: 1,
+        username: 'root',
+        password: hash(PASSWORDS.root),
+        display_name: 'Root User',
+        role: 100,
+        status: 1,
+        access_token: 'aaaabbbbccccddddeeeeffff00001111',
+        quota: 100_000_000,
+        group: 'default',
+        aff_code: 'r00t',
+        setting: '',
+      },
+      {
+        id: 2,
+        username: 'alice',
+        password: hash(PASSWORDS.alice),
+        display_name: 'Alice',
+        role: 1,
+        status: 1,
+        email: 'alice@example.com',
+        github_id: 'gh-alice',
+        discord_id: 'dc-1',
+        telegram_id: 'tg-1',
+        linux_do_id: 'ld-1',
+        quota: 2_000_000,
+        used_quota: 300,
+        request_count: 7,
+        group: 'vip',
+        aff_code: 'al1c',
+        aff_count: 2,
+        aff_quota: 100,
+        aff_history: 500,
+        created_at: NOW - 1_000_000,
+        inviter_id: 1,
+        setting: '{"notify_type":"webhook","webhook_url":"https://hooks.example/x"}',
+        remark: 'early user',
+      },
+      {
+        id: 3,
+        username: 'bob',
+        password: hash('bob-old-pass-1'),
+        display_name: 'Bob',
+        role: 1,
+        status: 1,
+        quota: 10,
+        group: 'default',
+        aff_code: 'b0b0',
+        deleted_at: '2025-01-02 03:04:05.123+00:00',
+      },
+    ],
+    tokens: [
+      {
+        id: 1,
+        user_id: 2,
+        key: ALICE_KEY,
+        status: 1,
+        name: 'laptop',
+        created_time: NOW - 86_400,
+        accessed_time: NOW - 60,
+        expired_time: -1,
+        remain_quota: 1_000_000,
+        unlimited_quota: false,
+        model_limits_enabled: true,
+        model_limits: 'gpt-4o-mini,gpt-4o',
+        allow_ips: '',
+        used_quota: 300,
+        group: '',
+      },
+      {
+        id: 2,
+        user_id: 2,
+        key: 'ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210zyxwvutsrqpo',
+        status: 3,
+        name: 'old',
+        created_time: NOW - 900_000,
+        expired_time: NOW - 86_400,
+        remain_quota: 0,
+        unlimited_quota: true,
+        model_limits_enabled: false,
+        model_limits: '',
+        allow_ips: '127.0.0.1\n10.0.0.0/8',
+        group: 'default',
+      },
+    ],
+    channels: [
+      {
+        id: 1,
+        type: 1,
+        key: 'sk-upstream',
+        openai_organization: null,
+        test_model: 'gpt-4o-mini',
+        status: 1,
+        name: 'openai main',
+        weight: 10,
+        created_time: NOW - 86_400,
+        test_time: NOW - 600,
+        response_time: 420,
+        base_url: upstream,
+        other: '',
+        balance: 3.5,
+        balance_updated_time: NOW - 600,
+        models: 'gpt-4o-mini',
+        group: 'default,vip',
+        used_quota: 12_345,
+        model_mapping: '{}',
+        status_code_mapping: '{"429":"500"}',
+        priority: 5,
+        auto_ban: 1,
+        other_info: '{"status_reason":"","status_time":0}',
+        tag: 'main',
+        setting: '{"force_format":false}',
+        param_override: '{"temperature":0.5}',
+        header_override: '{"X-Org":"acme"}',
+        remark: 'primary',
+        channel_info:
+          '{"is_multi_key":false,"multi_key_size":0,"multi_key_status_list":null,"multi_key_polling_index":0,"multi_key_mode":""}',
+        settings: '{"azure_responses_version":""}',
+      },
+      {
+        id: 5,
+        type: 1,
+        key: 'sk-k1\nsk-k2\nsk-k3',
+        status: 1,
+        name: 'pool',
+        weight: 0,
+        created_time: NOW - 86_400,
+        base_url: upstream,
+        models: 'gpt-4o',
+        group: 'default',
+        used_quota: 99,
+        priority: 0,
+        auto_ban: 1,
+        channel_info:
+          '{"is_multi_key":true,"multi_key_size":3,"multi_key_status_list":{"1":3},"multi_key_disabled_reason":{"1":"quota exceeded"},"multi_key_polling_index":0,"multi_key_mode":"polling"}',
+      },
+    ],
+    options: [
+      { key: 'ModelRatio', value: '{"gpt-4o-mini":1.5,"gpt-4o":2.5}' },
+      { key: 'CompletionRatio', value: '{"gpt-4o-mini":4}' },
+      { key: 'GroupRatio', value: '{"default":1,"vip":2}' },
+      { key: 'SystemName', value: 'Old Gateway' },
+      { key: 'QuotaForNewUser', value: '5000' },
+      { key: 'SomeForkOnlyOption', value: 'x' },
+    ],
+    redemptions: [
+      {
+        id: 1,
+        user_id: 1,
+        key: 'c0de0000000000000000000000000001',
+        status: 1,
+        name: 'welcome',
+        quota: 500_000,
+        created_time: NOW - 3600,
+        redeemed_time: 0,
+        used_user_id: 0,
+        expired_time: 0,
+      },
+      {
+        id: 2,
+        user_id: 1,
+        key: 'c0de0000000000000000000000000002',
+        status: 3,
+        name: 'welcome',
+        quota: 500_000,
+        created_time: NOW - 3600,
+        redeemed_time: NOW - 1800,
+        used_user_id: 2,
+        expired_time: 0,
+      },
+    ],
+    top_ups: [
+      {
+        id: 1,
+        user_id: 2,
+        amount: 10,
+        money: 73,
+        trade_no: 'USR2NO0001',
+        payment_method: 'alipay',
+        create_time: NOW - 5000,
+        complete_time: NOW - 4990,
+        status: 'success',
+      },
+    ],
+    midjourneys: [
+      {
+        id: 1,
+        code: 1,
+        user_id: 2,
+        action: 'IMAGINE',
+        mj_id: '1712345678901234',
+        prompt: 'a cat',
+        prompt_en: 'a cat',
+        description: 'ok',
+        state: '',
+        submit_time: (NOW - 4000) * 1000,
+        start_time: (NOW - 3990) * 1000,
+        finish_time: (NOW - 3900) * 1000,
+        image_url: 'https://cdn.example/cat.png',
+        video_url: '',
+        status: 'SUCCESS',
+        progress: '100%',
+        fail_reason: '',
+        channel_id: 1,
+        quota: 50_000,
+        buttons: '[]',
+        properties: '{}',
+      },
+    ],
+    tasks: [
+      {
+        id: 1,
+        created_at: NOW - 3000,
+        updated_at: NOW - 2900,
+        task_id: 'suno-task-1',
+        platform: 'suno',
+        user_id: 2,
+        group: 'vip',
+        channel_id: 1,
+        quota: 20_000,
+        action: 'MUSIC',
+        status: 'SUCCESS',
+        fail_reason: '',
+        submit_time: NOW - 3000,
+        start_time: NOW - 2990,
+        finish_time: NOW - 2900,
+        progress: '100%',
+        properties: '{"input":"a song"}',
+        private_data: '{}',
+        data: '[{"id":"clip-1"}]',
+      },
+    ],
+    logs: [
+      {
+        id: 1,
+        user_id: 2,
+        created_at: NOW - 7200,
+        type: 2,
+        content: 'model ratio 1.5',
+        username: 'alice',
+        token_name: 'laptop',
+        model_name: 'gpt-4o-mini',
+        quota: 150,
+        prompt_tokens: 60,
+        completion_tokens: 40,
+        use_time: 2,
+        is_stream: true,
+        channel_id: 1,
+        token_id: 1,
+        group: 'vip',
+        ip: '203.0.113.5',
+        other: '{"model_ratio":1.5,"group_ratio":2}',
+      },
+      {
+        id: 2,
+        user_id: 2,
+        created_at: NOW - 3600,
+        type: 2,
+        content: 'model ratio 1.5',
+        username: 'alice',
+        token_name: 'laptop',
+        model_name: 'gpt-4o-mini',
+        quota: 150,
+        prompt_tokens: 60,
+        completion_tokens: 40,
+        use_time: 1,
+        is_stream: false,
+        channel_id: 1,
+        token_id: 1,
+        group: 'vip',
+        ip: '203.0.113.5',
+        other: '{}',
+      },
+      {
+        id: 3,
+        user_id: 2,
+        created_at: NOW - 4990,
+        type: 1,
+        content: 'top-up $10',
+        username: 'alice',
+        quota: 5_000_000,
+        is_stream: false,
+        channel_id: 0,
+        token_id: 0,
+      },
+    ],
+    quota_data: [
+      {
+        id: 1,
+        user_id: 2,
+        username: 'alice',
+        model_name: 'gpt-4o-mini',
+        created_at: HOUR - 7200,
+        token_used: 100,
+        count: 1,
+        quota: 150,
+      },
+      {
+        id: 2,
+        user_id: 2,
+        username: 'alice',
+        model_name: 'gpt-4o-mini',
+        created_at: HOUR - 3600,
+        token_used: 100,
+        count: 1,
+        quota: 150,
+      },
+    ],
+    setups: [{ id: 1, version: 'v1.0.0', initialized_at: NOW - 900_000 }],
+  };
+}
+
+export interface ReferenceSource {
+  /** The URL to import from. */
+  readonly url: string;
+  drop(): Promise<void>;
+}
+
+function ddl(dialect: Dialect, table: string, columns: Column[]): string {
+  const q = (n: string) => (dialect === 'mysql' ? `\`${n}\`` : `"${n}"`);
+  const defs = columns.map(([name, kind, fallback]) => {
+    let def = `${q(name)} ${sqlType(kind, dialect)}`;
+    if (fallback !== undefined) {
+      const literal =
+        typeof fallback === 'string'
+          ? `'${fallback}'`
+          : typeof fallback === 'boolean'
+            ? dialect === 'postgres'
+              ? String(fallback)
+              : fallback
+                ? '1'
+                : '0'
+            : String(fallback);
+      def += ` default ${literal}`;
+    }
+    return def;
+  });
+  if (table === 'options') defs.push(`primary key (${q('key')})`);
+  return `create table ${q(table)} (${defs.join(', ')})`;
+}
+
+function insertSql(dialect: Dialect, table: string, row: Row): { text: string; values: unknown[] } {
+  const q = (n: string) => (dialect === 'mysql' ? `\`${n}\`` : `"${n}"`);
+  const names = Object.keys(row);
+  const marks = names.map((_, i) => (dialect === 'postgres' ? `$${i + 1}` : '?'));
+  const values = Object.values(row).map((v) => {
+    if (typeof v === 'boolean' && dialect !== 'postgres') return v ? 1 : 0;
+    // MySQL's datetime(3) holds no zone: GORM writes UTC there.
+    if (dialect === 'mysql' && typeof v === 'string' && /^\d{4}-\d\d-\d\d \d\d:.*\+00:00$/.test(v))
+      return v.slice(0, -6);
+    return v;
+  });
+  return {
+    text: `insert into ${q(table)} (${names.map(q).join(', ')}) values (${marks.join(', ')})`,
+    values,
+  };
+}
+
+const tablesOf = (version: Version) => (version === 'new-api' ? NEW_API : ONE_API);
+
+/** A SQLite file of `version`, seeded. */
+export function createSqliteSource(
+  version: Version,
+  upstream: string,
+  only?: readonly string[],
+): ReferenceSource {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'turnpike-import-')), 'one-api.db');
+  const db = new DatabaseSync(file);
+  const wanted = (table: string) => !only || only.includes(table);
+  for (const [table, columns] of Object.entries(tablesOf(version)))
+    if (wanted(table)) db.exec(ddl('sqlite', table, columns));
+  for (const [table, rows] of Object.entries(referenceRows(version, upstream)))
+    for (const row of wanted(table) ? rows : []) {
+      const { text, values } = insertSql('sqlite', table, row);
+      db.prepare(text).run(...(values as (string | number | null)[]));
+    }
+  db.close();
+  return { url: `sqlite://${file}`, drop: async () => {} };
+}
+
+/** A MariaDB/MySQL database of its own on TEST_MYSQL_URL's server, seeded. */
+export async function createMysqlSource(
+  base: string,
+  version: Version,
+  upstream: string,
+): Promise<ReferenceSource> {
+  const name = `turnpike_src_${randomBytes(5).toString('hex')}`;
+  const admin = await mysql.createConnection({ uri: base });
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = await mysql.createConnection({ uri: url.toString() });
+  for (const [table, columns] of Object.entries(tablesOf(version)))
+    await db.query(ddl('mysql', table, columns));
+  for (const [table, rows] of Object.entries(referenceRows(version, upstream)))
+    for (const row of rows) {
+      const { text, values } = insertSql('mysql', table, row);
+      await db.query(text, values);
+    }
+  await db.end();
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = await mysql.createConnection({ uri: base });
+      await c.query(`drop database if exists ${name}`);
+      await c.end();
+    },
+  };
+}
+
+/** A Postgres database of its own on TEST_POSTGRES_URL's server, seeded. */
+export async function createPostgresSource(
+  base: string,
+  version: Version,
+  upstream: string,
+): Promise<ReferenceSource> {
+  const name = `turnpike_src_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+  for (const [table, columns] of Object.entries(tablesOf(version)))
+    await db.query(ddl('postgres', table, columns));
+  for (const [table, rows] of Object.entries(referenceRows(version, upstream)))
+    for (const row of rows) {
+      const { text, values } = insertSql('postgres', table, row);
+      await db.query(text, values);
+    }
+  // GORM's serial ids follow the rows it wrote.
+  for (const [table, columns] of Object.entries(tablesOf(version)))
+    if (columns.some(([, kind]) => kind === 'id'))
+      await db.query(
+        `select setval(pg_get_serial_sequence('"${table}"', 'id'), greatest((select coalesce(max(id), 0) from "${table}"), 1))`,
+      );
+  await db.end();
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** A seeded source of each kind available here: SQLite always, MySQL and Postgres when their URLs are set. */
+export const SOURCE_KINDS = ['sqlite', 'mysql', 'postgres'] as const;
+
+export async function createReferenceSource(
+  kind: (typeof SOURCE_KINDS)[number],
+  version: Version,
+  upstream: string,
+): Promise<ReferenceSource | undefined> {
+  if (kind === 'sqlite') return createSqliteSource(version, upstream);
+  if (kind === 'mysql')
+    return process.env.TEST_MYSQL_URL
+      ? createMysqlSource(process.env.TEST_MYSQL_URL, version, upstream)
+      : undefined;
+  return process.env.TEST_POSTGRES_URL
+    ? createPostgresSource(process.env.TEST_POSTGRES_URL, version, upstream)
+    : undefined;
+}

@@ -33,11 +33,28 @@ import {
   type RelayError,
   toOpenAiErrorBody,
 } from './errors.ts';
+import { countTokensSpec, messagesSpec } from './formats/anthropic/endpoints.ts';
+import { anthropicMessagesIngress } from './formats/anthropic/ingress.ts';
+import { geminiSpecOf, readModelAction } from './formats/gemini/endpoints.ts';
+import { geminiIngress } from './formats/gemini/ingress.ts';
+import { openAiChatIngress } from './formats/openai/chat-ingress.ts';
+import {
+  imageEditSpec,
+  imageGenerationSpec,
+  speechSpec,
+  transcriptionsSpec,
+  translationsSpec,
+} from './formats/openai/media-endpoints.ts';
+import {
+  chatSpec,
+  completionsSpec,
+  embeddingsSpec,
+  moderationsSpec,
+  rerankSpec,
+  responsesSpec,
+} from './formats/openai/text-endpoints.ts';
+import { enterThrough, type RelayHandler, relayHandler } from './formats/route.ts';
 import { createFrontDoor, installFrontDoor } from './front-door.ts';
-import { anthropicMessagesIngress } from './ingress/anthropic-messages.ts';
-import { geminiIngress } from './ingress/gemini.ts';
-import { openAiChatIngress } from './ingress/openai-chat.ts';
-import { enterThrough, type RelayHandler, relayHandler } from './ingress/route.ts';
 import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
 import {
   createRelayMetrics,
@@ -46,24 +63,7 @@ import {
   registerMetricsRoute,
 } from './metrics/relay-metrics.ts';
 import type { RelayContext } from './pipeline/context.ts';
-import { countTokensSpec, messagesSpec } from './pipeline/endpoints/anthropic.ts';
-import { geminiSpecOf, readModelAction } from './pipeline/endpoints/gemini.ts';
-import {
-  imageEditSpec,
-  imageGenerationSpec,
-  speechSpec,
-  transcriptionsSpec,
-  translationsSpec,
-} from './pipeline/endpoints/media.ts';
 import type { EndpointSpec } from './pipeline/endpoints/spec.ts';
-import {
-  chatSpec,
-  completionsSpec,
-  embeddingsSpec,
-  moderationsSpec,
-  rerankSpec,
-  responsesSpec,
-} from './pipeline/endpoints/text.ts';
 import { geminiModels, listModels, retrieveModel } from './pipeline/models.ts';
 import { sweepStaleUploads } from './pipeline/multipart.ts';
 import { notImplemented } from './pipeline/not-implemented.ts';

@@ -243,6 +243,7 @@ describe('per-channel outbound proxy', () => {
         upstream,
         {
           id: 9999,
+          other: '',
           name: 'proxied',
           type: 1,
           key: 'sk-upstream',

@@ -33,6 +33,8 @@ export interface RelayError {
   readonly isLocal: boolean;
   /** Sent as `Retry-After` (seconds) when set: a refusal the caller may retry soon. */
   readonly retryAfterSeconds?: number;
+  /** How long the upstream asked to be left alone (a 429's `retry-after`, where its provider honours one). */
+  readonly upstreamRetryAfterSeconds?: number;
 }
 
 /** Why an attempt failed without an HTTP error from the upstream: these are retryable when the option allows. */

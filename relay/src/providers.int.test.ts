@@ -573,6 +573,7 @@ describe('Gemini clients on /v1beta', () => {
 describe('channel tools for these types', () => {
   const channelOf = (type: number, key: string): RelayChannel => ({
     id: 900 + type,
+    other: '',
     name: `test ${type}`,
     type,
     key,

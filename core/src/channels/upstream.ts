@@ -126,6 +126,16 @@ export function channelBaseUrl(type: number, baseUrl: string): string {
 export const asRecord = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
+/** The distinct non-empty `field` values of a list, or a clear failure when the list is missing. */
+function idsOf(list: unknown, field: 'id' | 'name'): string[] {
+  if (!Array.isArray(list)) throw new AppError('UPSTREAM_FAILED', 'the upstream model list has no models');
+  return [
+    ...new Set(
+      list.map((m) => asRecord(m)[field]).filter((id): id is string => typeof id === 'string' && id !== ''),
+    ),
+  ];
+}
+
 /**
  * The upstream's model ids. OpenAI-style providers list at `{base}/v1/models`; Gemini's OpenAI-compatible list
  * is at `{base}/v1beta/openai/models` and names models as `models/<id>`; Anthropic's at `{base}/v1/models` with
@@ -140,6 +150,24 @@ export async function fetchUpstreamModels(
   const base = channelBaseUrl(type, baseUrl);
   if (!base) throw new AppError('VALIDATION_FAILED', 'this channel type needs a base_url to list models');
   const kind = findProviderType(type)?.modelList;
+  if (kind === 'azure') {
+    // https://learn.microsoft.com/en-us/rest/api/azureopenai/models/list: the models the resource can deploy.
+    const body = asRecord(
+      await getUpstreamJson(
+        `${base}/openai/models?api-version=2024-10-21`,
+        { 'api-key': key },
+        { proxy: route.proxy },
+      ),
+    );
+    return idsOf(body.data, 'id');
+  }
+  if (kind === 'cohere') {
+    // https://docs.cohere.com/reference/list-models: `{ models: [{ name, endpoints }] }`.
+    const body = asRecord(
+      await getUpstreamJson(`${base}/v1/models`, { authorization: `Bearer ${key}` }, { proxy: route.proxy }),
+    );
+    return idsOf(body.models, 'name');
+  }
   const isGemini = kind === 'gemini';
   const url = isGemini ? `${base}/v1beta/openai/models` : `${base}/v1/models`;
   const headers: Record<string, string> =

@@ -7,7 +7,62 @@
 export type BalanceKind = 'openai-billing' | 'siliconflow' | 'deepseek';
 
 /** How the upstream model list is read, or undefined when the provider has none we can call. */
-export type ModelListKind = 'openai' | 'gemini' | 'anthropic';
+export type ModelListKind = 'openai' | 'gemini' | 'anthropic' | 'azure' | 'cohere';
+
+/** The wire formats the relay speaks, on either side: relay/src/formats/<wire>/. */
+export const WIRE_FORMATS = ['openai', 'anthropic', 'gemini'] as const;
+export type WireFormat = (typeof WIRE_FORMATS)[number];
+
+/**
+ * The formats the relay writes to an upstream: the client formats, and those only an upstream speaks (Bedrock's
+ * Converse, Dify's chat messages, Cohere's v2 chat), always reached through the canonical chat shape.
+ */
+export const UPSTREAM_FORMATS = [...WIRE_FORMATS, 'bedrock-converse', 'dify', 'cohere', 'wenxin'] as const;
+export type UpstreamFormat = (typeof UPSTREAM_FORMATS)[number];
+
+/** The upstream providers the relay has: relay/src/providers/<id>/, each over one of the formats. */
+export const RELAY_PROVIDERS = [
+  'openai',
+  'anthropic',
+  'gemini',
+  'azure',
+  'bedrock',
+  'vertex',
+  'zhipu',
+  'dashscope',
+  'ark',
+  'qianfan',
+  'cloudflare',
+  'minimax',
+  'hunyuan',
+  'jina',
+  'm3e',
+  'zhipu-legacy',
+  'fastgpt',
+  'dify',
+  'cohere',
+  'baidu',
+] as const;
+export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
+
+/** The kinds of request a channel can carry, as the console's type list names them. */
+export type Carried = 'chat' | 'embeddings' | 'images' | 'audio' | 'moderations' | 'rerank' | 'tasks';
+
+/**
+ * How the relay serves a channel type: the one declaration the relay's provider registry, the console's "what
+ * this type carries" and the operator's readiness read. `unserved` and `retired` types are refused for new
+ * channels (console API and operator), with the reason.
+ */
+export type Relaying =
+  | {
+      readonly kind: 'relayed';
+      readonly provider: RelayProviderId;
+      readonly format: UpstreamFormat;
+      readonly carries: readonly Carried[];
+    }
+  | { readonly kind: 'tasks'; readonly carries: readonly Carried[] }
+  | { readonly kind: 'unserved'; readonly reason: string }
+  | { readonly kind: 'retired'; readonly reason: string; readonly replacedBy: number };
 
 export interface ProviderType {
   readonly value: number;
@@ -25,6 +80,8 @@ export interface ProviderType {
   readonly modelList?: ModelListKind;
   /** The whole key field is one credential (a JSON document), so a multi-line key is not split. */
   readonly keyIsDocument?: boolean;
+  /** How the relay serves it (the provider and the format), or why it does not. */
+  readonly relay: Relaying;
 }
 
 /** Named values for the types code refers to; everything else is looked up through the catalogue. */
@@ -69,7 +126,27 @@ export const ProviderTypeId = {
 } as const;
 
 const bearer = 'one API key per line';
-const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const };
+
+const OPENAI_CARRIES: readonly Carried[] = ['chat', 'embeddings', 'images', 'audio', 'moderations', 'rerank'];
+const relayed = (
+  provider: RelayProviderId,
+  format: UpstreamFormat,
+  carries: readonly Carried[],
+): Relaying => ({
+  kind: 'relayed',
+  provider,
+  format,
+  carries,
+});
+/** An OpenAI-compatible upstream: OpenAI's paths under its base URL, a bearer key. */
+const compatible = relayed('openai', 'openai', OPENAI_CARRIES);
+const tasks: Relaying = { kind: 'tasks', carries: ['tasks'] };
+const unserved = (label: string): Relaying => ({
+  kind: 'unserved',
+  reason: `the relay does not carry ${label} traffic yet, so a channel of this type would never be used`,
+});
+
+const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const, relay: compatible };
 
 const list: ProviderType[] = [
   {
@@ -94,6 +171,7 @@ const list: ProviderType[] = [
     extraFields: [{ field: 'openai_organization', label: 'OpenAI organization (optional)' }],
     balance: 'openai-billing',
     modelList: 'openai',
+    relay: compatible,
   },
   {
     value: 2,
@@ -111,6 +189,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: 'the mj-api-secret of the proxy',
     extraFields: [],
+    relay: tasks,
   },
   {
     value: 5,
@@ -133,6 +212,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: 'the mj-api-secret of the proxy',
     extraFields: [],
+    relay: tasks,
   },
   {
     value: 36,
@@ -141,6 +221,7 @@ const list: ProviderType[] = [
     defaultModels: ['suno_music', 'suno_lyrics'],
     keyFormat: bearer,
     extraFields: [],
+    relay: tasks,
   },
   {
     value: 4,
@@ -163,6 +244,7 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [],
     modelList: 'anthropic',
+    relay: relayed('anthropic', 'anthropic', ['chat']),
   },
   {
     value: 33,
@@ -174,8 +256,10 @@ const list: ProviderType[] = [
       'claude-3-haiku-20240307',
       'claude-3-opus-20240229',
     ],
-    keyFormat: 'AccessKey|SecretAccessKey|Region',
+    keyFormat: 'AccessKey|SecretAccessKey|Region, or a Bedrock API key (APIKey|Region)',
     extraFields: [],
+    // Claude through InvokeModel in Anthropic's format (relay/src/providers/bedrock).
+    relay: relayed('bedrock', 'anthropic', ['chat']),
   },
   {
     value: 41,
@@ -185,6 +269,8 @@ const list: ProviderType[] = [
     keyFormat: 'the service-account JSON document',
     extraFields: [{ field: 'other', label: 'region, or JSON {"default": region, "<model>": region}' }],
     keyIsDocument: true,
+    // Gemini models in Gemini's format; Claude models in Anthropic's (relay/src/providers/vertex).
+    relay: relayed('vertex', 'gemini', ['chat']),
   },
   {
     value: 3,
@@ -193,6 +279,8 @@ const list: ProviderType[] = [
     defaultModels: ['gpt-4o', 'gpt-4o-mini', 'gpt-4', 'gpt-35-turbo', 'text-embedding-ada-002'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. 2024-12-01-preview' }],
+    modelList: 'azure',
+    relay: relayed('azure', 'openai', ['chat', 'embeddings', 'images', 'audio']),
   },
   {
     value: 34,
@@ -201,6 +289,9 @@ const list: ProviderType[] = [
     defaultModels: ['command-r', 'command-r-plus', 'rerank-english-v3.0', 'rerank-multilingual-v3.0'],
     keyFormat: bearer,
     extraFields: [],
+    // Chat in Cohere's v2 format; embeddings and rerank by model name (relay/src/providers/cohere).
+    modelList: 'cohere',
+    relay: relayed('cohere', 'cohere', ['chat', 'embeddings', 'rerank']),
   },
   {
     value: 39,
@@ -209,6 +300,7 @@ const list: ProviderType[] = [
     defaultModels: ['@cf/meta/llama-3.1-8b-instruct', '@cf/baai/bge-base-en-v1.5'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'account id' }],
+    relay: relayed('cloudflare', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 43,
@@ -225,6 +317,8 @@ const list: ProviderType[] = [
     defaultModels: ['ERNIE-4.0-8K', 'ERNIE-3.5-8K', 'ERNIE-Speed-128K', 'Embedding-V1'],
     keyFormat: 'APIKey|SecretKey',
     extraFields: [],
+    // Wenxin's own shape after a token exchange (relay/src/providers/baidu).
+    relay: relayed('baidu', 'wenxin', ['chat']),
   },
   {
     value: 46,
@@ -233,6 +327,7 @@ const list: ProviderType[] = [
     defaultModels: ['ernie-4.0-8k-latest', 'ernie-3.5-8k', 'ernie-speed-128k'],
     keyFormat: bearer,
     extraFields: [],
+    relay: relayed('qianfan', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 17,
@@ -241,6 +336,7 @@ const list: ProviderType[] = [
     defaultModels: ['qwen-turbo', 'qwen-plus', 'qwen-max', 'qwen-long', 'text-embedding-v1'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'plugin parameter (X-DashScope-Plugin)' }],
+    relay: relayed('dashscope', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 18,
@@ -249,14 +345,16 @@ const list: ProviderType[] = [
     defaultModels: ['SparkDesk-v1.1', 'SparkDesk-v2.1', 'SparkDesk-v3.1', 'SparkDesk-v3.5', 'SparkDesk-v4.0'],
     keyFormat: 'APPID|APISecret|APIKey',
     extraFields: [{ field: 'other', label: 'API version, default v2.1' }],
+    relay: unserved('iFlytek Spark'),
   },
   {
     value: 16,
     label: 'Zhipu',
     defaultBaseUrl: 'https://open.bigmodel.cn',
-    defaultModels: ['chatglm_turbo', 'chatglm_pro', 'chatglm_std', 'chatglm_lite'],
+    defaultModels: ['glm-4-plus', 'glm-4-air', 'glm-4-flash', 'embedding-3'],
     keyFormat: 'id.secret',
     extraFields: [],
+    relay: relayed('zhipu-legacy', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 26,
@@ -265,6 +363,7 @@ const list: ProviderType[] = [
     defaultModels: ['glm-4', 'glm-4v', 'glm-4-flash', 'glm-4-plus', 'embedding-2'],
     keyFormat: 'id.secret',
     extraFields: [],
+    relay: relayed('zhipu', 'openai', ['chat', 'embeddings', 'images']),
   },
   {
     value: 24,
@@ -274,14 +373,20 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. v1beta' }],
     modelList: 'gemini',
+    relay: relayed('gemini', 'gemini', ['chat', 'embeddings']),
   },
   {
     value: 11,
-    label: 'Google PaLM2',
+    label: 'Google PaLM2 (retired)',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     defaultModels: ['PaLM-2'],
     keyFormat: bearer,
     extraFields: [],
+    relay: {
+      kind: 'retired',
+      reason: 'Google retired PaLM 2 and its API no longer answers: use a Google Gemini (24) channel instead',
+      replacedBy: 24,
+    },
   },
   {
     value: 47,
@@ -314,10 +419,11 @@ const list: ProviderType[] = [
   {
     value: 23,
     label: 'Tencent Hunyuan',
-    defaultBaseUrl: 'https://hunyuan.tencentcloudapi.com',
+    defaultBaseUrl: 'https://api.hunyuan.cloud.tencent.com',
     defaultModels: ['hunyuan-lite', 'hunyuan-standard', 'hunyuan-pro'],
-    keyFormat: 'AppId|SecretId|SecretKey',
+    keyFormat: 'the API key of the OpenAI-compatible endpoint',
     extraFields: [],
+    relay: relayed('hunyuan', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 31,
@@ -333,6 +439,7 @@ const list: ProviderType[] = [
     defaultModels: ['abab6.5-chat', 'abab6.5s-chat', 'abab5.5-chat'],
     keyFormat: bearer,
     extraFields: [],
+    relay: relayed('minimax', 'openai', ['chat']),
   },
   {
     value: 37,
@@ -341,6 +448,8 @@ const list: ProviderType[] = [
     defaultModels: ['dify'],
     keyFormat: 'the app API key',
     extraFields: [],
+    // Dify's own wire, reached through the canonical chat shape (relay/src/providers/dify).
+    relay: relayed('dify', 'dify', ['chat']),
   },
   {
     value: 38,
@@ -349,6 +458,7 @@ const list: ProviderType[] = [
     defaultModels: ['jina-embeddings-v3', 'jina-reranker-v2-base-multilingual'],
     keyFormat: bearer,
     extraFields: [],
+    relay: relayed('jina', 'openai', ['embeddings', 'rerank']),
   },
   {
     value: 40,
@@ -374,14 +484,16 @@ const list: ProviderType[] = [
     extraFields: [],
     balance: 'openai-billing',
     modelList: 'openai',
+    relay: compatible,
   },
   {
     value: 22,
     label: 'FastGPT knowledge base',
     defaultBaseUrl: 'https://fastgpt.run/api/openapi',
     defaultModels: [],
-    keyFormat: 'APIKey-AppId',
+    keyFormat: 'the app API key (fastgpt-…)',
     extraFields: [],
+    relay: relayed('fastgpt', 'openai', ['chat']),
   },
   {
     value: 21,
@@ -390,6 +502,7 @@ const list: ProviderType[] = [
     defaultModels: [],
     keyFormat: bearer,
     extraFields: [],
+    relay: unserved('AI Proxy knowledge base'),
   },
   {
     value: 44,
@@ -398,6 +511,7 @@ const list: ProviderType[] = [
     defaultModels: ['m3e-base', 'm3e-large', 'm3e-small'],
     keyFormat: bearer,
     extraFields: [],
+    relay: relayed('m3e', 'openai', ['embeddings']),
   },
   {
     value: 45,
@@ -406,6 +520,7 @@ const list: ProviderType[] = [
     defaultModels: ['doubao-pro-32k', 'doubao-lite-32k', 'doubao-embedding'],
     keyFormat: bearer,
     extraFields: [],
+    relay: relayed('ark', 'openai', ['chat', 'embeddings', 'images']),
   },
   {
     value: 48,
@@ -426,6 +541,26 @@ export function findProviderType(value: number): ProviderType | undefined {
 }
 
 export const isKnownProviderType = (value: number): boolean => byValue.has(value);
+
+/** How the relay serves a type, or undefined for a type the catalogue does not know. */
+export const relayingOf = (value: number): Relaying | undefined => byValue.get(value)?.relay;
+
+/**
+ * Why a new channel of this type is refused (the console API, the operator), or undefined when the relay serves
+ * it (chat and friends, or tasks). Unknown types are refused elsewhere ("unknown channel type").
+ */
+export function refusalOfType(value: number): string | undefined {
+  const relay = relayingOf(value);
+  if (relay === undefined) return undefined;
+  if (relay.kind === 'unserved' || relay.kind === 'retired') return relay.reason;
+  return undefined;
+}
+
+/** What a channel of this type carries (none for a type the relay does not serve). */
+export const carriedBy = (value: number): readonly Carried[] => {
+  const relay = relayingOf(value);
+  return relay && (relay.kind === 'relayed' || relay.kind === 'tasks') ? relay.carries : [];
+};
 
 /** `GET /api/models`: type → default model list. */
 export function defaultModelsByType(): Record<number, string[]> {

@@ -11,6 +11,7 @@ import {
 
 const channel = (fields: Partial<RelayChannel> = {}): RelayChannel => ({
   id: 1,
+  other: '',
   name: 'c',
   type: 1,
   key: 'sk-x',
@@ -79,8 +80,11 @@ describe('untestable channel types', () => {
     expect(untestableReason(2)).toMatch(/Midjourney/);
     expect(untestableReason(5)).toMatch(/Midjourney/);
     expect(untestableReason(36)).toMatch(/Suno/);
-    // Baidu's own API (type 15) has no adapter; Anthropic (14) and Gemini (24) do.
-    expect(untestableReason(15)).toMatch(/cannot be tested yet/);
+    // iFlytek Spark (type 18) has no provider yet, and says why; Anthropic (14), Gemini (24), Baidu (15) do.
+    expect(untestableReason(18)).toMatch(
+      /cannot be tested yet: the relay does not carry iFlytek Spark traffic/,
+    );
+    expect(untestableReason(15)).toBeUndefined();
     expect(untestableReason(1)).toBeUndefined();
     expect(untestableReason(14)).toBeUndefined();
     expect(untestableReason(24)).toBeUndefined();

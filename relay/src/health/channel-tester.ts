@@ -4,9 +4,10 @@
  * the usage to price. What to do with the outcome (store the time, log, disable, re-enable) is the caller's
  * business: the console API's channel-test service.
  */
-import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
-import { type AdapterOptions, adapterFor, type Endpoint } from '../adapters/registry.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ProviderTypeId, refusalOfType } from '@turnpike/core/providers/catalogue';
 import type { RelayError } from '../errors.ts';
+import type { Endpoint, FormatOptions } from '../formats/format.ts';
 import {
   countChatPromptTokens,
   countInputTokens,
@@ -14,6 +15,8 @@ import {
   encodingForModel,
 } from '../metering/tokens.ts';
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
+import { CredentialError } from '../providers/provider.ts';
+import { providerFor } from '../providers/registry.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { toUpstreamFailure, type UpstreamClient } from '../upstream/client.ts';
 import { redactorOf } from '../upstream/redact.ts';
@@ -75,8 +78,8 @@ export function untestableReason(channelType: number): string | undefined {
   }
   if (channelType === ProviderTypeId.Suno)
     return 'Suno channels cannot be tested: they serve music tasks, not chat';
-  if (!adapterFor(channelType))
-    return 'channels of this type cannot be tested yet: the relay has no adapter for it';
+  if (!providerFor(channelType))
+    return `channels of this type cannot be tested yet: ${refusalOfType(channelType) ?? 'the relay has no provider for it'}`;
   return undefined;
 }
 
@@ -138,7 +141,7 @@ export async function runChannelTest(
   upstream: UpstreamClient,
   channel: RelayChannel,
   model: string,
-  options: { timeoutMs?: number; signal?: AbortSignal; settings: AdapterOptions },
+  options: { timeoutMs?: number; signal?: AbortSignal; settings: FormatOptions },
 ): Promise<ChannelTestResult> {
   const untestable = untestableReason(channel.type);
   if (untestable)
@@ -157,9 +160,9 @@ export async function runChannelTest(
       error: failure(400, message, 'unreadable_key', true),
     };
   }
-  const adapter = adapterFor(channel.type);
   const request = buildTestRequest(channel, model);
-  if (!adapter?.supports(request.endpoint)) {
+  const provider = providerFor(channel.type, request.upstreamModel);
+  if (!provider?.supports(request.endpoint)) {
     const message = `channels of this type cannot be tested on ${request.endpoint}`;
     return { ok: false, request, elapsedMs: 0, error: failure(400, message, 'untestable', true) };
   }
@@ -170,9 +173,10 @@ export async function runChannelTest(
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
 
   let status: number;
+  let headers: IncomingHttpHeaders;
   let text: string;
   try {
-    const call = adapter.buildRequest(channel, {
+    const call = await provider.buildRequest(channel, {
       endpoint: request.endpoint,
       payload: { kind: 'json', body: request.body },
       upstreamModel: request.upstreamModel,
@@ -189,8 +193,16 @@ export async function runChannelTest(
       bodyTimeoutMs: timeoutMs,
     });
     status = response.status;
+    headers = response.headers;
     text = await response.readText(ANSWER_LIMIT);
   } catch (error) {
+    if (error instanceof CredentialError)
+      return {
+        ok: false,
+        request,
+        elapsedMs: elapsed(),
+        error: { ...error.error, message: redactorOf(channel).redact(error.message) },
+      };
     const upstreamFailure = toUpstreamFailure(error);
     const timedOut = upstreamFailure.kind === 'timeout' || deadline.aborted;
     const message = timedOut
@@ -206,7 +218,7 @@ export async function runChannelTest(
   const elapsedMs = elapsed();
   const redactor = redactorOf(channel);
   const readError = (code: number): RelayError => {
-    const error = adapter.readError(code, text);
+    const error = provider.readError(code, text, headers);
     return { ...error, message: redactor.redact(error.message) };
   };
   if (status !== 200) return { ok: false, request, elapsedMs, error: readError(status) };
@@ -219,8 +231,11 @@ export async function runChannelTest(
   }
   // An upstream of another format answers in its own; a chat test reads it as a chat answer.
   const answer =
-    isRecord(parsed) && adapter.id !== 'openai' && request.endpoint === 'chat' && parsed.error === undefined
-      ? adapter.answerToChat(parsed, request.upstreamModel).answer
+    isRecord(parsed) &&
+    provider.format.id !== 'openai' &&
+    request.endpoint === 'chat' &&
+    parsed.error === undefined
+      ? provider.format.answerToChat(parsed, request.upstreamModel).answer
       : parsed;
   if (!isRecord(answer))
     return {

@@ -4,18 +4,18 @@
  * so the charged quota can go in the `x-turnpike-quota` header.
  */
 import { Readable } from 'node:stream';
-import type { Adapter } from '../adapters/registry.ts';
 import type { AttemptFailure, RelayError } from '../errors.ts';
-import type { Ingress } from '../ingress/ingress.ts';
+import type { Format } from '../formats/format.ts';
+import type { Ingress } from '../formats/ingress.ts';
+import { transcriptionUsage } from '../formats/openai/media-endpoints.ts';
+import { countedChat, visitChat } from '../formats/openai/text-endpoints.ts';
 import { countTextTokens, encodingForModel } from '../metering/tokens.ts';
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
 import { HOP_BY_HOP_HEADERS, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import type { Redactor } from '../upstream/redact.ts';
 import type { Caller } from './authenticate.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
-import { transcriptionUsage } from './endpoints/media.ts';
 import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
-import { countedChat, visitChat } from './endpoints/text.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
 import { isRecord, type Json, upstreamFault } from './respond.ts';
 import { type CompletionCheck, SENSITIVE_REPLACEMENT, sensitiveCompletionError } from './sensitive-words.ts';
@@ -58,7 +58,7 @@ export async function relayJson(
     retryEmpty: boolean;
     completionCheck: CompletionCheck | undefined;
     /** The upstream speaks another format than the client: its answer goes through the canonical shape. */
-    conversion: { readonly adapter: Adapter; readonly ingress: Ingress } | undefined;
+    conversion: { readonly format: Format; readonly ingress: Ingress } | undefined;
     readonly redactor: Redactor;
   },
 ): Promise<AnswerResult> {
@@ -80,11 +80,11 @@ export async function relayJson(
   // What reads the answer's output: the endpoint's own, or the canonical chat answer's.
   let view: Pick<EndpointSpec, 'visitOutput' | 'countedOutput'> = spec;
   if (conversion) {
-    const { adapter } = conversion;
-    const isEmbeddings = spec.canonical === 'embeddings' && adapter.answerToEmbeddings !== undefined;
+    const { format } = conversion;
+    const isEmbeddings = spec.canonical === 'embeddings' && format.answerToEmbeddings !== undefined;
     const canonical = isEmbeddings
-      ? (adapter.answerToEmbeddings?.(parsed, outcome.upstreamModel) ?? { answer: parsed, usage: undefined })
-      : adapter.answerToChat(parsed, outcome.upstreamModel);
+      ? (format.answerToEmbeddings?.(parsed, outcome.upstreamModel) ?? { answer: parsed, usage: undefined })
+      : format.answerToChat(parsed, outcome.upstreamModel);
     answer = canonical.answer;
     reported = canonical.usage;
     view = isEmbeddings ? {} : { visitOutput: visitChat, countedOutput: countedChat };

@@ -1,25 +1,27 @@
 /**
  * Attempts over channels (reference §4.2): pick a channel (retries walk down the priority tiers and never pick a
- * tried channel again), let its adapter build the upstream request, send it, and on a 200 hand the answer to the
+ * tried channel again), let its provider build the upstream request, send it, and on a 200 hand the answer to the
  * endpoint's relay step. Returns the error to answer with, or undefined when the answer was sent (or the client
  * left). Never settles on failure: the caller refunds whatever is left unsettled.
  *
- * The provider seam (docs/adr/0018): when the channel's adapter speaks the client's format the request goes up as
- * the client sent it and the answer comes back unread; otherwise the request goes through the canonical chat
- * shape (the ingress reads it, the adapter writes it) and the answer back. A channel whose adapter can serve the
- * endpoint neither way is skipped. Upstream error text is shown and logged with the channel's credentials removed.
+ * The seam of formats and providers (docs/adr/0018, 0024): when the channel's format is the client's the request
+ * goes up as the client sent it and the answer comes back unread; otherwise the request goes through the canonical
+ * chat shape (the ingress reads it, the format writes it) and the answer back. A channel whose provider can serve
+ * the endpoint neither way is skipped. Upstream error text is shown and logged with the channel's credentials removed.
  *
  * Optional retry rules (off by default): `FirstTokenTimeoutSeconds` gives up on a stream whose first output has
  * not arrived in time, and `RetryEmptyResponseEnabled` treats a 200 with no output and no usage as a failure;
  * both go on to the next channel with the reservation kept, like an upstream 5xx.
  */
 
-import type { ChatRequest } from '../adapters/canonical.ts';
-import { type Adapter, adapterFor, type Endpoint, type UpstreamCall } from '../adapters/registry.ts';
 import { type AttemptFailure, localError, mapStatusCode, type RelayError, shouldRetry } from '../errors.ts';
-import type { Ingress } from '../ingress/ingress.ts';
-import { openAiChatIngress } from '../ingress/openai-chat.ts';
+import type { ChatRequest } from '../formats/canonical.ts';
+import type { Endpoint, UpstreamCall } from '../formats/format.ts';
+import type { Ingress } from '../formats/ingress.ts';
+import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { markAttempt } from '../metrics/tracing.ts';
+import { CredentialError } from '../providers/provider.ts';
+import { type Provider, providerFor } from '../providers/registry.ts';
 import { pickChannel } from '../routing/pick.ts';
 import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import { redactorOf } from '../upstream/redact.ts';
@@ -39,11 +41,14 @@ interface Route {
   readonly converted: boolean;
 }
 
-/** The route to `adapter` for the spec, or undefined when the adapter can serve the endpoint neither way. */
-function routeOf(spec: EndpointSpec, ingress: Ingress, adapter: Adapter): Route | undefined {
-  if (adapter.id === ingress.format && adapter.supports(spec.endpoint))
+/**
+ * The route to `provider` for the spec, or undefined when it can serve the endpoint neither way. Pass-through is
+ * "client format == channel format"; the provider decides only whether it carries the endpoint.
+ */
+function routeOf(spec: EndpointSpec, ingress: Ingress, provider: Provider): Route | undefined {
+  if (provider.format.id === ingress.format && provider.supports(spec.endpoint))
     return { endpoint: spec.endpoint, converted: false };
-  if (spec.canonical !== undefined && adapter.supports(spec.canonical))
+  if (spec.canonical !== undefined && provider.supports(spec.canonical))
     return { endpoint: spec.canonical, converted: true };
   return undefined;
 }
@@ -134,9 +139,10 @@ export async function runAttempts(
     const channel = ctx.channels.get(channelId);
     if (!channel || channel.key === undefined) break;
     tried.add(channelId);
-    const adapter = adapterFor(channel.type);
-    const route = adapter && routeOf(spec, ingress, adapter);
-    if (adapter && !route && spec.countLocally) {
+    const upstreamModel = channel.modelMapping[model] ?? model;
+    const provider = providerFor(channel.type, upstreamModel);
+    const route = provider && routeOf(spec, ingress, provider);
+    if (provider && !route && spec.countLocally) {
       // Counting tokens needs no upstream: a channel of another format is answered from the relay's own count.
       reply.code(200).header('content-type', 'application/json').send(spec.countLocally(prepared));
       return undefined;
@@ -144,19 +150,18 @@ export async function runAttempts(
     // A request that cannot be converted (ingress.refuseConversion) skips the channels it would need it for.
     const refused = route?.converted ? refusal() : undefined;
     if (refused) lastError = refused;
-    if (!adapter || !route || refused) {
+    if (!provider || !route || refused) {
       // Another channel of the model may speak a format this endpoint can use; this one does not count.
       if (caller.forcedChannelId !== undefined) break;
       attempt -= 1;
       continue;
     }
     used.push(channelId);
-    const upstreamModel = channel.modelMapping[model] ?? model;
     const redactor = redactorOf(channel);
     const retryContext = {
       remaining: retryTimes - attempt,
       isForcedChannel: caller.forcedChannelId !== undefined,
-      isAnthropicChannel: adapter.retriesBadRequest,
+      isAnthropicChannel: provider.retriesBadRequest,
       retryEmptyAndSlow: true,
     };
     const mayRetryEmpty = retryEmptyEnabled && shouldRetry('empty-response', retryContext);
@@ -185,7 +190,7 @@ export async function runAttempts(
     try {
       let response: UpstreamResponse;
       try {
-        call = adapter.buildRequest(channel, {
+        call = await provider.buildRequest(channel, {
           endpoint: route.endpoint,
           payload: route.converted ? { kind: 'json', body: canonical() } : prepared.payload,
           upstreamModel,
@@ -207,6 +212,14 @@ export async function runAttempts(
           return next;
         }
         const failure = toUpstreamFailure(error);
+        if (error instanceof CredentialError) {
+          // No credential to send (a refused token exchange, a key that does not parse): as if answered so.
+          lastError = { ...error.error, message: redactor.redact(error.error.message) };
+          checkChannelHealth(ctx, channel, lastError);
+          request.log.warn({ channelId, code: lastError.code }, 'upstream credential failed');
+          if (shouldRetry(lastError, retryContext)) continue;
+          break;
+        }
         if (failure.kind === 'aborted') return undefined; // the client left; the caller refunds
         lastError = {
           status: failure.kind === 'timeout' ? 504 : 502,
@@ -224,7 +237,7 @@ export async function runAttempts(
 
       if (response.status !== 200) {
         const text = await response.readText().catch(() => '');
-        const read = adapter.readError(response.status, text);
+        const read = provider.readError(response.status, text, response.headers);
         const parsed = { ...read, message: redactor.redact(read.message) };
         checkChannelHealth(ctx, channel, parsed);
         lastError = {
@@ -248,14 +261,15 @@ export async function runAttempts(
         upstreamMsBefore,
       };
       const answerInput = { caller, prepared, billing: input.billing };
-      const conversion = route.converted ? { adapter, ingress } : undefined;
+      const { format } = provider;
+      const conversion = route.converted ? { format, ingress } : undefined;
       if (isStream && spec.stream) {
         const reading: StreamReading =
-          adapter.id === 'openai' && !route.converted
+          format.id === 'openai' && !route.converted
             ? { kind: spec.stream === 'responses' ? 'responses' : 'chat' }
             : {
                 kind: 'decoded',
-                decoder: adapter.streamToChat(upstreamModel),
+                decoder: format.streamToChat(upstreamModel),
                 // A sensitive-word check rewrites text: the stream then goes through the canonical shape.
                 passUnread: !route.converted && completionCheck === undefined,
               };
@@ -274,7 +288,7 @@ export async function runAttempts(
             billing: input.billing,
             clientGone: input.clientGone.signal,
           },
-          response,
+          provider.reframeStream ? { ...response, body: provider.reframeStream(response.body) } : response,
           outcome,
           {
             reading,

@@ -9,6 +9,7 @@ import type { RelayContext } from './context.ts';
 
 const channel: RelayChannel = {
   id: 9,
+  other: '',
   name: 'flaky',
   type: 1,
   key: 'sk-x',

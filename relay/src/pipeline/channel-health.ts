@@ -54,7 +54,11 @@ function countFailure(ctx: RelayContext, channel: RelayChannel, error: RelayErro
   if (!countsTowardCooldown(error)) return;
   const policy = cooldownPolicyOf(ctx.deps.options);
   if (!policy) return;
-  const until = ctx.channels.cooldown.recordFailure(channel.id, policy);
+  // A provider that says how long to wait (Azure's 429 retry-after) rests the channel that long, at once.
+  const until =
+    error.upstreamRetryAfterSeconds !== undefined && error.upstreamRetryAfterSeconds > 0
+      ? restFor(ctx, channel, error.upstreamRetryAfterSeconds)
+      : ctx.channels.cooldown.recordFailure(channel.id, policy);
   if (until !== undefined) {
     // Every other process rests the channel too (channel-cache.ts applies the event).
     void ctx.deps.bus.publish({ type: 'channels.cooldown', id: channel.id, until }).catch(() => 0);
@@ -63,6 +67,13 @@ function countFailure(ctx: RelayContext, channel: RelayChannel, error: RelayErro
       'channel cooling down after repeated failures',
     );
   }
+}
+
+function restFor(ctx: RelayContext, channel: RelayChannel, seconds: number): number | undefined {
+  if (ctx.channels.cooldown.isCoolingDown(channel.id)) return undefined;
+  const until = Date.now() + Math.min(seconds, 3600) * 1000;
+  ctx.channels.cooldown.rest(channel.id, until);
+  return until;
 }
 
 export async function disableInDatabase(ctx: RelayContext, channelId: number, reason: string): Promise<void> {

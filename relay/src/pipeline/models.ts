@@ -6,9 +6,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
-import { anthropicMessagesIngress } from '../ingress/anthropic-messages.ts';
-import { geminiIngress } from '../ingress/gemini.ts';
-import { enterThrough } from '../ingress/route.ts';
+import { anthropicMessagesIngress } from '../formats/anthropic/ingress.ts';
+import { geminiIngress } from '../formats/gemini/ingress.ts';
+import { enterThrough } from '../formats/route.ts';
 import { modelsOfGroup } from '../routing/pick.ts';
 import type { Caller } from './authenticate.ts';
 import { authenticateRequest } from './authenticate-request.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { MultipartBody } from '../adapters/registry.ts';
+import type { MultipartBody } from '../formats/format.ts';
 
 /** Text fields longer than this are cut (their bytes still go upstream untouched). */
 export const MAX_FIELD_BYTES = 64 * 1024;

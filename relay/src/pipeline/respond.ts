@@ -4,8 +4,8 @@
  * 429 gets the neutral "saturated" text (§4.2).
  */
 import { localError, type RelayError, SATURATED_MESSAGE } from '../errors.ts';
-import type { Ingress } from '../ingress/ingress.ts';
-import { openAiChatIngress } from '../ingress/openai-chat.ts';
+import type { Ingress } from '../formats/ingress.ts';
+import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
 
 /** The ingress of each request whose client is not an OpenAI one (keyed by the Node request both entrances share). */

@@ -14,11 +14,11 @@ import {
 } from '@turnpike/core/billing/ratios';
 import { type Settlement, settleAudio, settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
-import { reasoningEffortOf } from '../adapters/openai/reasoning.ts';
-import { adapterFor } from '../adapters/registry.ts';
+import { reasoningEffortOf } from '../formats/openai/reasoning.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
 import { markAttempt, markStep, type StepMarks } from '../metrics/tracing.ts';
+import { providerFor } from '../providers/registry.ts';
 import type { Caller } from './authenticate.ts';
 import type { Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
@@ -101,8 +101,7 @@ function billUsage(
 /** The OpenTelemetry `gen_ai.provider.name` of the channel that answered. */
 function providerOf(ctx: RelayContext, channelId: number): string {
   const channel = ctx.channels.get(channelId);
-  const id = channel ? adapterFor(channel.type)?.id : undefined;
-  return id === 'gemini' ? 'gcp.gemini' : (id ?? 'openai');
+  return (channel && providerFor(channel.type)?.genAiName) || 'openai';
 }
 
 /**

@@ -20,10 +20,11 @@
  *   was produced is billed and the client gets an error event before the end.
  * - The charged quota goes out as the comment `: x-turnpike-quota: <n>` just before the end (see context.ts).
  */
-import { streamErrorOf } from '../adapters/openai/stream.ts';
-import type { StreamDecoder } from '../adapters/registry.ts';
+
 import type { AttemptFailure, RelayError } from '../errors.ts';
-import type { StreamEncoder } from '../ingress/ingress.ts';
+import type { StreamDecoder } from '../formats/format.ts';
+import type { StreamEncoder } from '../formats/ingress.ts';
+import { streamErrorOf } from '../formats/openai/stream.ts';
 import { createTokenCounter } from '../metering/tokens.ts';
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
 import { createSseParser, DONE, type SseEvent } from '../sse.ts';

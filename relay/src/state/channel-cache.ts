@@ -21,8 +21,8 @@ import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
 import { type Channel, channels } from '@turnpike/core/db/schema/index';
 import type { EventBus } from '@turnpike/core/events/bus';
-import { adapterFor } from '../adapters/registry.ts';
 import { type CooldownTracker, createCooldownTracker } from '../health/cooldown.ts';
+import { providerFor } from '../providers/registry.ts';
 import { buildRoutingTable, type RoutingTable } from '../routing/pick.ts';
 
 /** Channel statuses (reference: 1 enabled, 2 disabled by hand, 3 disabled automatically). */
@@ -36,6 +36,8 @@ export interface RelayChannel {
   /** Opened key; undefined when it could not be opened. */
   readonly key: string | undefined;
   readonly baseUrl: string;
+  /** The type's extra field (Azure's API version, Vertex's region, Cloudflare's account id). */
+  readonly other: string;
   status: number;
   readonly autoBan: boolean;
   readonly modelMapping: Readonly<Record<string, string>>;
@@ -114,6 +116,7 @@ export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
     type: row.type,
     key: box.open(row.key),
     baseUrl: row.baseUrl,
+    other: row.other,
     status: row.status,
     autoBan: row.autoBan === 1,
     modelMapping: stringEntries(parseObject(row.modelMapping)),
@@ -211,7 +214,7 @@ export function createChannelCache(options: {
         channel !== undefined &&
         channel.status === ChannelStatus.Enabled &&
         channel.key !== undefined &&
-        adapterFor(channel.type) !== undefined &&
+        providerFor(channel.type) !== undefined &&
         !cooldown.isCoolingDown(id)
       );
     },

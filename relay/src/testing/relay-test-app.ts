@@ -51,6 +51,8 @@ export interface RelayTestApp extends TestApp {
     name?: string;
     /** The channel's `setting` JSON (`proxy`, `force_format`, `thinking_to_content`, `headers`). */
     setting?: Record<string, unknown>;
+    /** The type's extra field (Azure's API version, Vertex's region). */
+    other?: string;
   }): Promise<Channel>;
 }
 
@@ -130,6 +132,7 @@ export async function createRelayTestApp(): Promise<RelayTestApp> {
           modelMapping: fields.modelMapping ? JSON.stringify(fields.modelMapping) : null,
           statusCodeMapping: fields.statusCodeMapping ? JSON.stringify(fields.statusCodeMapping) : null,
           setting: fields.setting ? JSON.stringify(fields.setting) : null,
+          other: fields.other ?? '',
         },
       ]);
       await createAbilityRepo(db).rebuild([channel!]);

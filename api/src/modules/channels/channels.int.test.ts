@@ -227,14 +227,40 @@ describe('channels admin API', () => {
     });
   });
 
-  it('answers 404 for an unknown channel and 400 for a bad id, and defaults iFlytek Spark to v2.1', async () => {
+  it('answers 404 for an unknown channel and 400 for a bad id', async () => {
     expect((await get('/api/channel/424242')).statusCode).toBe(404);
     expect((await get('/api/channel/abc')).json()).toMatchObject({
       success: false,
       message: 'id must be a positive integer',
     });
-    const [spark] = await create({ type: 18, key: 'app|secret|key', models: 'SparkDesk-v2.1' });
-    expect((await get(`/api/channel/${spark!.id}`)).json().data.other).toBe('v2.1');
+  });
+
+  it('refuses a channel of a type the relay cannot serve, PaLM 2 naming Gemini (24), and keeps existing rows editable', async () => {
+    const before = await channelCount();
+    const spark = await post('/api/channel/', {
+      name: 's',
+      type: 18,
+      key: 'app|secret|key',
+      models: 'SparkDesk-v2.1',
+    });
+    expect(spark.statusCode).toBe(400);
+    expect(spark.json().message).toMatch(
+      /channel type 18 is refused: the relay does not carry iFlytek Spark traffic/,
+    );
+    const palm = await post('/api/channel/', { name: 'p', type: 11, key: 'k', models: 'PaLM-2' });
+    expect(palm.statusCode).toBe(400);
+    expect(palm.json().message).toMatch(/retired.*Google Gemini \(24\)/);
+    expect(await channelCount()).toBe(before);
+    // A row stored before (or by an older version) stays editable, but no channel moves to such a type.
+    const [openai] = await create({ type: 1, key: 'sk-1', models: 'gpt-4o' });
+    const moved = await put('/api/channel/', { id: openai!.id, type: 11 });
+    expect(moved.statusCode).toBe(400);
+    expect(moved.json().message).toMatch(/retired/);
+    await db().update(channels).set({ type: 11 }).where(eq(channels.id, openai!.id));
+    const renamed = await put('/api/channel/', { id: openai!.id, name: 'old palm', status: 2 });
+    expect(renamed.json()).toMatchObject({ success: true, data: { type: 11, name: 'old palm' } });
+    const copied = await post(`/api/channel/copy/${openai!.id}`);
+    expect(copied.json()).toMatchObject({ success: false });
   });
 
   it('keeps a multi-line service-account key as one Vertex AI channel', async () => {

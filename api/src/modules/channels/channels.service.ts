@@ -24,7 +24,7 @@ import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
 import { channels as channelsTable } from '@turnpike/core/db/schema/channels';
 import { AppError } from '@turnpike/core/errors';
 import { managedByKubernetes, sourceOfRow } from '@turnpike/core/ownership/source';
-import { findProviderType, knownModelOwners } from '@turnpike/core/providers/catalogue';
+import { findProviderType, knownModelOwners, refusalOfType } from '@turnpike/core/providers/catalogue';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { nowSeconds } from '@turnpike/core/repos/log.repo';
@@ -75,6 +75,12 @@ export function createChannelService(deps: AppDeps) {
     const channel = await repo.find(id);
     if (!channel) throw new AppError('NOT_FOUND', NOT_FOUND);
     return channel;
+  }
+
+  /** A new channel (or a channel moved to another type) of a type the relay cannot serve is refused, with why. */
+  function refuseUnserved(type: number): void {
+    const reason = refusalOfType(type);
+    if (reason) throw new AppError('VALIDATION_FAILED', `channel type ${type} is refused: ${reason}`);
   }
 
   function checkOther(type: number, other: string): void {
@@ -169,6 +175,7 @@ export function createChannelService(deps: AppDeps) {
 
     /** One channel per key line (one for a service-account document), all with the same settings. */
     async create(input: CreateChannel): Promise<ChannelView[]> {
+      refuseUnserved(input.type);
       const keys = splitChannelKeys(input.type, input.key);
       if (keys.length === 0)
         throw new AppError('VALIDATION_FAILED', 'please fill in channel name and channel key');
@@ -190,6 +197,8 @@ export function createChannelService(deps: AppDeps) {
       const current = await mustFind(id);
       refuseManaged([current]);
       const patch = toColumns(fields);
+      // A row of a type the relay no longer serves may still be edited (disabled, renamed); none is moved to one.
+      if (patch.type !== undefined && patch.type !== current.type) refuseUnserved(patch.type);
       if (key !== undefined && key.trim() !== '') {
         const keys = splitChannelKeys(patch.type ?? current.type, key);
         if (keys.length !== 1)
@@ -212,6 +221,7 @@ export function createChannelService(deps: AppDeps) {
      */
     async copy(id: number, options: { suffix: string; resetBalance: boolean }): Promise<ChannelView> {
       const { id: _sourceId, ...source } = await mustFind(id);
+      refuseUnserved(source.type);
       const copy: NewChannel = {
         ...source,
         // The copy is the administrator's own: Git does not know it.

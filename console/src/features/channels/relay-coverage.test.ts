@@ -1,7 +1,8 @@
-import { PROVIDER_TYPES, ProviderTypeId } from '@turnpike/core/providers/catalogue';
+import { carriedBy, PROVIDER_TYPES, ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { describe, expect, it } from 'vitest';
-// The relay is what the warning describes: the table here must say what its adapters really serve.
-import { adapterFor, adapters, type Endpoint } from '../../../../relay/src/adapters/registry.ts';
+// The relay is what the warning describes: the table here must say what its providers really serve.
+import type { Endpoint } from '../../../../relay/src/formats/format.ts';
+import { providerFor } from '../../../../relay/src/providers/registry.ts';
 import {
   coverageWarning,
   type ModelNeed,
@@ -12,25 +13,30 @@ import {
 } from './relay-coverage.ts';
 
 describe('relay coverage of channel types', () => {
-  it('matches the relay: each type reaches the adapter the relay picks for it, task types only their tasks', () => {
+  it('matches the relay: each type reaches the format of the provider the relay picks for it, task types only their tasks', () => {
     const taskTypes = [
       ProviderTypeId.MidjourneyProxy,
       ProviderTypeId.MidjourneyProxyPlus,
       ProviderTypeId.Suno,
     ];
     for (const { value } of PROVIDER_TYPES) {
-      const expected = adapterFor(value)?.id ?? ((taskTypes as number[]).includes(value) ? 'tasks' : 'none');
+      const expected =
+        providerFor(value)?.format.id ?? ((taskTypes as number[]).includes(value) ? 'tasks' : 'none');
       expect(relayReachOf(value), `type ${value}`).toBe(expected);
     }
   });
 
-  it("carries exactly the needs whose endpoints the relay's adapters support", () => {
-    for (const id of ['openai', 'anthropic', 'gemini'] as const) {
+  it("declares for each type exactly the needs whose endpoints the relay's provider supports", () => {
+    for (const { value } of PROVIDER_TYPES) {
+      const provider = providerFor(value);
+      if (!provider) continue;
       for (const need of Object.keys(NEED_ENDPOINTS) as ModelNeed[]) {
         if (need === 'tasks') continue;
         const endpoints = NEED_ENDPOINTS[need] as readonly Endpoint[];
-        const supported = endpoints.every((e) => adapters[id].supports(e));
-        expect(REACH_CARRIES[id].has(need), `${id} ${need}`).toBe(supported);
+        const supported = endpoints.every((e) => provider.supports(e));
+        expect(carriedBy(value).includes(need), `type ${value} ${need}`).toBe(supported);
+        if (supported)
+          expect(REACH_CARRIES[provider.format.id].has(need), `type ${value} ${need}`).toBe(true);
       }
     }
   });
@@ -69,6 +75,12 @@ describe('relay coverage of channel types', () => {
     expect(coverageWarning(2, ['mj_imagine', 'gpt-4o'])).toEqual({ kind: 'tasksOnly', models: ['gpt-4o'] });
     expect(coverageWarning(36, ['suno_music'])).toBeNull();
     expect(coverageWarning(1, ['mj_imagine'])).toMatchObject({ kind: 'cannotCarry', models: ['mj_imagine'] });
-    expect(coverageWarning(3, [])).toEqual({ kind: 'notRelayed' });
+    expect(coverageWarning(18, [])).toEqual({ kind: 'notRelayed' });
+    expect(coverageWarning(3, ['gpt-4o', 'text-embedding-ada-002', 'text-moderation-latest'])).toEqual({
+      kind: 'cannotCarry',
+      reach: 'openai',
+      models: ['text-moderation-latest'],
+    });
+    expect(coverageWarning(41, ['gemini-2.0-flash', 'claude-3-5-sonnet-20241022'])).toBeNull();
   });
 });

@@ -1,18 +1,18 @@
-import { findProviderType, ProviderTypeId } from '@turnpike/core/providers/catalogue';
+import { carriedBy, relayingOf, type UpstreamFormat } from '@turnpike/core/providers/catalogue';
 
 /**
  * What the relay can carry on a channel of each type, so the channel form can warn before an admin lists models
- * the channel will never be asked for. It follows `adapterFor` and each adapter's `supports` in
- * relay/src/adapters/registry.ts (checked against them by relay-coverage.test.ts) and the task relay's channel
- * types (relay/src/tasks): OpenAI-compatible types carry every OpenAI endpoint, Anthropic chat, Gemini chat and
- * embeddings, Midjourney and Suno only their tasks, every other type nothing yet.
+ * the channel will never be asked for. It reads the catalogue's one declaration (`relay`: the provider, the
+ * format and what the type carries), the same the relay's provider registry reads (relay/src/providers/registry.ts,
+ * checked against it by relay-coverage.test.ts): Midjourney and Suno carry only their tasks, and a type the relay
+ * does not serve carries nothing (the console API refuses new channels of it).
  */
-export type RelayReach = 'openai' | 'anthropic' | 'gemini' | 'tasks' | 'none';
+export type RelayReach = UpstreamFormat | 'tasks' | 'none';
 
 /** The kind of request a model is asked with, read from its name. */
 export type ModelNeed = 'chat' | 'embeddings' | 'images' | 'audio' | 'moderations' | 'rerank' | 'tasks';
 
-/** The relay endpoints (relay/src/adapters/registry.ts `Endpoint`) each need takes; tasks are not adapter calls. */
+/** The relay endpoints (relay/src/formats/format.ts `Endpoint`) each need takes; tasks are not provider calls. */
 export const NEED_ENDPOINTS = {
   chat: ['chat'],
   embeddings: ['embeddings'],
@@ -23,25 +23,22 @@ export const NEED_ENDPOINTS = {
   tasks: [],
 } as const satisfies Record<ModelNeed, readonly string[]>;
 
-const TASK_TYPES: ReadonlySet<number> = new Set([
-  ProviderTypeId.MidjourneyProxy,
-  ProviderTypeId.MidjourneyProxyPlus,
-  ProviderTypeId.Suno,
-]);
-
-/** What the relay reaches on a channel of this type (the same rule as the relay's `adapterFor`). */
+/** What the relay reaches on a channel of this type: the format of its provider, its tasks, or nothing. */
 export function relayReachOf(type: number): RelayReach {
-  if (type === ProviderTypeId.Anthropic) return 'anthropic';
-  if (type === ProviderTypeId.Gemini) return 'gemini';
-  if (TASK_TYPES.has(type)) return 'tasks';
-  return findProviderType(type)?.modelList === 'openai' ? 'openai' : 'none';
+  const relay = relayingOf(type);
+  if (relay?.kind === 'relayed') return relay.format;
+  return relay?.kind === 'tasks' ? 'tasks' : 'none';
 }
 
-/** The needs each reach can serve. */
+/** The needs each reach can serve at most (a type declares what it carries of them in the catalogue). */
 export const REACH_CARRIES: Record<RelayReach, ReadonlySet<ModelNeed>> = {
   openai: new Set(['chat', 'embeddings', 'images', 'audio', 'moderations', 'rerank']),
   anthropic: new Set(['chat']),
   gemini: new Set(['chat', 'embeddings']),
+  'bedrock-converse': new Set(['chat']),
+  dify: new Set(['chat']),
+  cohere: new Set(['chat', 'embeddings', 'rerank']),
+  wenxin: new Set(['chat']),
   tasks: new Set(['tasks']),
   none: new Set(),
 };
@@ -67,7 +64,7 @@ export type CoverageWarning =
 export function coverageWarning(type: number, models: readonly string[]): CoverageWarning | null {
   const reach = relayReachOf(type);
   if (reach === 'none') return { kind: 'notRelayed' };
-  const carries = REACH_CARRIES[reach];
+  const carries: ReadonlySet<ModelNeed> = new Set(carriedBy(type));
   const unserved = models.filter((m) => !carries.has(modelNeedOf(m)));
   if (unserved.length === 0) return null;
   return reach === 'tasks'

@@ -130,6 +130,15 @@ describe('desired channel rows', () => {
     if (!result.ok) expect(result.message).not.toContain('sk-');
   });
 
+  it('refuses a type the relay cannot serve, Ready=False with the reason, and PaLM 2 naming Gemini (24)', () => {
+    const palm = desiredChannels(resource({ type: 'palm2' }), secret({ apiKey: 'k' }));
+    expect(palm).toMatchObject({ ok: false, condition: 'Valid', reason: 'RetiredProvider' });
+    if (!palm.ok) expect(palm.message).toMatch(/retired.*Gemini \(24\)/);
+    const spark = desiredChannels(resource({ type: 'xunfei' }), secret({ apiKey: 'k' }));
+    expect(spark).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
+    if (!spark.ok) expect(spark.message).toMatch(/does not carry iFlytek Spark traffic/);
+  });
+
   it('reads the key named in keySecretRef.key', () => {
     const result = desiredChannels(
       resource({ keySecretRef: { name: 'openai-key', key: 'token' } }),

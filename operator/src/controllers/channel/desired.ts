@@ -12,7 +12,7 @@ import {
   splitChannelKeys,
 } from '@turnpike/core/channels/channel-rules';
 import type { DesiredChannel } from '@turnpike/core/channels/channel-writes';
-import { isKnownProviderType, ProviderTypeId } from '@turnpike/core/providers/catalogue';
+import { isKnownProviderType, ProviderTypeId, relayingOf } from '@turnpike/core/providers/catalogue';
 import type { ChannelResource, SecretObject } from '../../api/v1alpha1.ts';
 import { type Refusal, refuse } from '../outcome.ts';
 
@@ -74,6 +74,10 @@ export function desiredChannels(
     return refuse('Valid', 'UnknownProvider', `provider type ${String(spec.type)} is not one Turnpike knows`);
   const otherProblem = checkChannelOther(type, spec.other ?? '');
   if (otherProblem) return refuse('Valid', 'InvalidSpec', otherProblem);
+  // A type the relay cannot serve is never applied: the channel would be accepted and never carry a request.
+  const relay = relayingOf(type);
+  if (relay?.kind === 'retired') return refuse('Valid', 'RetiredProvider', relay.reason);
+  if (relay?.kind === 'unserved') return refuse('Valid', 'UnservedProvider', relay.reason);
 
   const setting: Record<string, unknown> = {};
   if (spec.headers && Object.keys(spec.headers).length > 0) setting.headers = spec.headers;

@@ -4,9 +4,9 @@
  * reservation, attempts over channels, settlement, the log — is the same for every endpoint.
  */
 import type { ImageRequest } from '@turnpike/core/billing/settle';
-import type { Endpoint, RequestPayload } from '../../adapters/registry.ts';
 import type { RelayError } from '../../errors.ts';
-import type { Ingress } from '../../ingress/ingress.ts';
+import type { Endpoint, RequestPayload } from '../../formats/format.ts';
+import type { Ingress } from '../../formats/ingress.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
 import type { RelayRequest } from '../exchange.ts';
 import type { Json } from '../respond.ts';

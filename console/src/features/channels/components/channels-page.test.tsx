@@ -744,7 +744,7 @@ describe('channel drawer', () => {
       /^Midjourney Proxy channels only carry drawing and music tasks .*here: claude-.*, text-embedding-3-small$/,
     );
     // a type the relay does not reach yet
-    await user.selectOptions(sheet.getByLabelText('Type'), '15');
+    await user.selectOptions(sheet.getByLabelText('Type'), '18');
     expect(note()?.textContent).toMatch(/does not relay requests to .* channels yet/);
 
     await i18next.changeLanguage('zh');

@@ -1,0 +1,566 @@
+/**
+ * OpenAI Responses clients (https://platform.openai.com/docs/api-reference/responses), Codex among them: the key
+ * in `Authorization: Bearer`, errors in OpenAI's shape, streams as named `response.*` events. An OpenAI channel
+ * gets the request as it came; for any other channel it is read as a chat request:
+ * `instructions` → a system message, `input` (a string, or message items with `input_text` / `input_image` /
+ * `output_text` parts, `function_call` and `function_call_output` items) → messages, function tools,
+ * `tool_choice`, `max_output_tokens`, `reasoning.effort`, `temperature`, `top_p`. The chat answer becomes a
+ * `response` with `reasoning`, `message` and `function_call` output items, and a stream the event sequence
+ * `response.created` … `response.completed`.
+ *
+ * Codex's tools: a `custom` tool (freeform input, e.g. `apply_patch` with a grammar) becomes a function taking one
+ * string argument `input` (its grammar told in the description), and its calls come back as `custom_tool_call`
+ * items with `input`; `local_shell` becomes a function taking the exec action's fields, its calls come back as
+ * `local_shell_call` items. Both go back into history (`custom_tool_call(_output)`, `local_shell_call(_output)`).
+ * Anthropic's signed thinking (canonical.ts) goes to a client that asked for `reasoning.encrypted_content` in its
+ * reasoning item's `encrypted_content`, and back from its history to the assistant turn after it, so thinking
+ * survives Codex's tool loops on a Claude channel; an OpenAI channel never sees such an item (adapters/openai).
+ * Built-in tools only OpenAI runs (web search, file search, code interpreter, computer use, image generation, MCP,
+ * shell, apply_patch) and stored state (`previous_response_id`, `conversation`) cannot be converted: such a
+ * request is refused with a 400 naming them unless an OpenAI channel serves the model (docs/adr/0018).
+ */
+
+import { localError, type RelayError, toOpenAiErrorBody } from '../../errors.ts';
+import type { NormalisedUsage } from '../../metering/usage.ts';
+import {
+  asNumber,
+  asString,
+  contentText,
+  decodeThinkingContent,
+  encodeThinkingContent,
+  isRecord,
+  type Json,
+  parseArguments,
+  randomId,
+  type ThinkingBlock,
+  thinkingBlocksOf,
+} from '../canonical.ts';
+import { bearerKey, type Ingress, type StreamEncoder } from '../ingress.ts';
+
+function chatParts(content: unknown): unknown {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const parts: Json[] = [];
+  for (const part of content) {
+    if (!isRecord(part)) continue;
+    if (typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+    else if (part.type === 'input_image') {
+      const url =
+        asString(part.image_url) ?? (isRecord(part.image_url) ? asString(part.image_url.url) : undefined);
+      if (url) parts.push({ type: 'image_url', image_url: { url } });
+    }
+  }
+  return parts.length === 1 && parts[0]?.type === 'text' ? parts[0].text : parts;
+}
+
+/** How a tool the client declared is offered to a chat upstream, and its calls read back. */
+type ToolKind = 'function' | 'custom' | 'local_shell';
+
+/** The name `local_shell` calls are offered under (the tool itself has no name). */
+export const LOCAL_SHELL_NAME = 'local_shell';
+
+/** The client's tools by the name a chat upstream calls them (function tools are not listed). */
+export function toolKindsOf(body: Readonly<Json>): ReadonlyMap<string, ToolKind> {
+  const kinds = new Map<string, ToolKind>();
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isRecord(tool)) continue;
+    if (tool.type === 'custom' && typeof tool.name === 'string') kinds.set(tool.name, 'custom');
+    else if (tool.type === 'local_shell') kinds.set(LOCAL_SHELL_NAME, 'local_shell');
+  }
+  return kinds;
+}
+
+/** A `custom` tool as a chat function with one string argument; its format's grammar goes in the description. */
+function customFunction(tool: Json): Json {
+  const format = isRecord(tool.format) ? tool.format : undefined;
+  const notes = [typeof tool.description === 'string' ? tool.description : ''];
+  if (format?.type === 'grammar' && typeof format.definition === 'string')
+    notes.push(
+      `The input must follow this ${typeof format.syntax === 'string' ? `${format.syntax} ` : ''}grammar:\n${format.definition}`,
+    );
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      description: notes.filter((note) => note !== '').join('\n\n'),
+      parameters: {
+        type: 'object',
+        properties: { input: { type: 'string', description: 'The raw input of the tool, as free text.' } },
+        required: ['input'],
+      },
+    },
+  };
+}
+
+const LOCAL_SHELL_FUNCTION: Json = {
+  type: 'function',
+  function: {
+    name: LOCAL_SHELL_NAME,
+    description: 'Runs a command on the local machine and returns its output.',
+    parameters: {
+      type: 'object',
+      properties: {
+        command: { type: 'array', items: { type: 'string' }, description: 'The command and its arguments.' },
+        working_directory: { type: 'string' },
+        timeout_ms: { type: 'integer' },
+        env: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+      required: ['command'],
+    },
+  },
+};
+
+/** Tool types a chat upstream can be offered (the rest are built-ins only OpenAI runs). */
+const CONVERTIBLE_TOOLS = new Set(['function', 'custom', 'local_shell']);
+
+/** The text of a tool output: a string, or content parts (their text). */
+const outputText = (output: unknown): string =>
+  typeof output === 'string'
+    ? output
+    : Array.isArray(output)
+      ? contentText(output)
+      : JSON.stringify(output ?? '');
+
+/**
+ * Why a Responses request cannot go to a channel of another format: stored state the gateway does not keep, or a
+ * built-in tool only OpenAI runs. A 400 in OpenAI's shape naming it.
+ */
+export function refuseResponsesConversion(body: Readonly<Json>): RelayError | undefined {
+  const refuse = (message: string, param: string) => ({
+    ...localError(400, 'unsupported_parameter', message, 'invalid_request_error'),
+    param,
+  });
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '')
+    return refuse(
+      "previous_response_id is not supported for this model: the gateway stores no responses and the model's channel is not OpenAI's; send the full input with store=false",
+      'previous_response_id',
+    );
+  if (body.conversation !== undefined && body.conversation !== null)
+    return refuse(
+      "conversation is not supported for this model: the gateway stores no conversations and the model's channel is not OpenAI's; send the full input with store=false",
+      'conversation',
+    );
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const [index, tool] of tools.entries()) {
+    const type = isRecord(tool) ? asString(tool.type) : undefined;
+    if (type !== undefined && !CONVERTIBLE_TOOLS.has(type))
+      return refuse(
+        `the built-in tool ${type} is not supported for this model: only an OpenAI channel runs it, and the model's channel is of another provider; leave the tool out or use a model an OpenAI channel serves`,
+        `tools[${index}]`,
+      );
+  }
+  return undefined;
+}
+
+export function responsesToChatRequest(body: Readonly<Json>, model: string, isStream: boolean): Json {
+  const messages: Json[] = [];
+  if (typeof body.instructions === 'string' && body.instructions !== '')
+    messages.push({ role: 'system', content: body.instructions });
+  const input = body.input;
+  if (typeof input === 'string') messages.push({ role: 'user', content: input });
+  /** Signed thinking of a reasoning item the relay wrote, for the assistant turn that follows it. */
+  let pending: ThinkingBlock[] = [];
+  const withThinking = (message: Json): Json => {
+    if (pending.length > 0) message.thinking_blocks = pending;
+    pending = [];
+    return message;
+  };
+  const pushCall = (id: unknown, name: unknown, args: string) => {
+    const call = { id, type: 'function', function: { name, arguments: args } };
+    const last = messages.at(-1);
+    if (last?.role === 'assistant' && Array.isArray(last.tool_calls) && pending.length === 0)
+      (last.tool_calls as Json[]).push(call);
+    else messages.push(withThinking({ role: 'assistant', content: '', tool_calls: [call] }));
+  };
+  for (const item of Array.isArray(input) ? input : []) {
+    if (!isRecord(item)) continue;
+    if (item.type === 'reasoning') pending.push(...decodeThinkingContent(item.encrypted_content));
+    else if (item.type === 'function_call')
+      pushCall(item.call_id, item.name, asString(item.arguments) ?? '{}');
+    else if (item.type === 'custom_tool_call')
+      pushCall(item.call_id, item.name, JSON.stringify({ input: asString(item.input) ?? '' }));
+    else if (item.type === 'local_shell_call') {
+      const { type: _exec, ...action } = isRecord(item.action) ? item.action : {};
+      pushCall(item.call_id ?? item.id, LOCAL_SHELL_NAME, JSON.stringify(action));
+    } else if (
+      item.type === 'function_call_output' ||
+      item.type === 'custom_tool_call_output' ||
+      item.type === 'local_shell_call_output'
+    ) {
+      messages.push({
+        role: 'tool',
+        tool_call_id: item.call_id ?? item.id,
+        content: outputText(item.output),
+      });
+    } else if (item.type === 'message' || item.role !== undefined) {
+      const role = item.role === 'developer' ? 'system' : (asString(item.role) ?? 'user');
+      if (role === 'assistant') messages.push(withThinking({ role, content: contentText(item.content) }));
+      else messages.push({ role, content: chatParts(item.content) });
+    }
+  }
+  const chat: Json = { model, messages, stream: isStream };
+  const maxTokens = asNumber(body.max_output_tokens);
+  if (maxTokens !== undefined) chat.max_tokens = maxTokens;
+  for (const field of ['temperature', 'top_p'] as const)
+    if (asNumber(body[field]) !== undefined) chat[field] = body[field];
+  if (isRecord(body.reasoning) && typeof body.reasoning.effort === 'string')
+    chat.reasoning_effort = body.reasoning.effort;
+  const tools: Json[] = [];
+  for (const tool of Array.isArray(body.tools) ? body.tools : []) {
+    if (!isRecord(tool)) continue;
+    if (tool.type === 'custom') tools.push(customFunction(tool));
+    else if (tool.type === 'local_shell') tools.push(LOCAL_SHELL_FUNCTION);
+    else if (tool.type === 'function')
+      tools.push({
+        type: 'function',
+        function: {
+          name: tool.name,
+          ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+          parameters: isRecord(tool.parameters) ? tool.parameters : { type: 'object', properties: {} },
+        },
+      });
+  }
+  if (tools.length > 0) chat.tools = tools;
+  const choice = body.tool_choice;
+  if (choice === 'auto' || choice === 'required' || choice === 'none') chat.tool_choice = choice;
+  else if (isRecord(choice) && (choice.type === 'function' || choice.type === 'custom'))
+    chat.tool_choice = { type: 'function', function: { name: choice.name } };
+  else if (isRecord(choice) && choice.type === 'local_shell')
+    chat.tool_choice = { type: 'function', function: { name: LOCAL_SHELL_NAME } };
+  if (body.parallel_tool_calls === false) chat.parallel_tool_calls = false;
+  if (typeof body.user === 'string') chat.user = body.user;
+  return chat;
+}
+
+export function toResponsesUsage(usage: NormalisedUsage): Json {
+  return {
+    input_tokens: usage.promptTokens,
+    input_tokens_details: { cached_tokens: usage.cachedTokens },
+    output_tokens: usage.completionTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}
+
+const messageItem = (id: string, text: string): Json => ({
+  type: 'message',
+  id,
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text, annotations: [] }],
+});
+
+const reasoningItem = (id: string, text: string, signed: readonly ThinkingBlock[], keep: boolean): Json => ({
+  type: 'reasoning',
+  id,
+  summary: text === '' ? [] : [{ type: 'summary_text', text }],
+  ...(keep && signed.length > 0 ? { encrypted_content: encodeThinkingContent(signed) } : {}),
+});
+
+/**
+ * Whether the client asked for reasoning it can send back (`include: ["reasoning.encrypted_content"]`, as Codex
+ * does with store=false): Anthropic's signed thinking then goes in the reasoning item's `encrypted_content`.
+ */
+const keepsReasoning = (body: Readonly<Json>): boolean =>
+  Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
+
+/**
+ * A finished tool call as the output item of the tool the client declared: `function_call` with its arguments,
+ * `custom_tool_call` with the `input` string, or `local_shell_call` with an exec action.
+ */
+export function callItem(
+  kinds: ReadonlyMap<string, ToolKind>,
+  callId: string,
+  name: string,
+  args: string,
+  id?: string,
+): Json {
+  const kind = kinds.get(name) ?? 'function';
+  if (kind === 'custom') {
+    const parsed = parseArguments(args);
+    const input = typeof parsed.input === 'string' ? parsed.input : args;
+    return {
+      type: 'custom_tool_call',
+      id: id ?? `ctc_${randomId()}`,
+      call_id: callId,
+      name,
+      input,
+      status: 'completed',
+    };
+  }
+  if (kind === 'local_shell') {
+    const action = parseArguments(args);
+    return {
+      type: 'local_shell_call',
+      id: id ?? `lsh_${randomId()}`,
+      call_id: callId,
+      action: {
+        type: 'exec',
+        command: Array.isArray(action.command) ? action.command.map(String) : [],
+        env: isRecord(action.env) ? action.env : {},
+        ...(asNumber(action.timeout_ms) !== undefined ? { timeout_ms: action.timeout_ms } : {}),
+        ...(typeof action.working_directory === 'string'
+          ? { working_directory: action.working_directory }
+          : {}),
+      },
+      status: 'completed',
+    };
+  }
+  return {
+    type: 'function_call',
+    id: id ?? `fc_${randomId()}`,
+    call_id: callId,
+    name,
+    arguments: args,
+    status: 'completed',
+  };
+}
+
+function responseObject(id: string, model: string, status: string, output: Json[], usage: Json | null): Json {
+  return {
+    id,
+    object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
+    status,
+    model,
+    output,
+    usage,
+  };
+}
+
+export function chatToResponse(
+  answer: Json,
+  usage: NormalisedUsage,
+  model: string,
+  body: Readonly<Json> = {},
+): Json {
+  const kinds = toolKindsOf(body);
+  const choice = Array.isArray(answer.choices) && isRecord(answer.choices[0]) ? answer.choices[0] : {};
+  const message = isRecord(choice.message) ? choice.message : {};
+  const output: Json[] = [];
+  const reasoning = asString(message.reasoning_content) ?? '';
+  const signed = thinkingBlocksOf(message.thinking_blocks);
+  if (reasoning !== '' || (signed.length > 0 && keepsReasoning(body)))
+    output.push(reasoningItem(`rs_${randomId()}`, reasoning, signed, keepsReasoning(body)));
+  const text = contentText(message.content);
+  if (text !== '') output.push(messageItem(`msg_${randomId()}`, text));
+  for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+    if (!isRecord(call) || !isRecord(call.function)) continue;
+    output.push(
+      callItem(
+        kinds,
+        asString(call.id) ?? `call_${randomId()}`,
+        asString(call.function.name) ?? '',
+        asString(call.function.arguments) ?? '{}',
+      ),
+    );
+  }
+  const status = choice.finish_reason === 'length' ? 'incomplete' : 'completed';
+  return responseObject(`resp_${randomId()}`, model, status, output, toResponsesUsage(usage));
+}
+
+/** Canonical chunks as Responses events: an output item per kind of output, opened and closed in order. */
+export function createResponsesEncoder(
+  body: Readonly<Json>,
+  model: string,
+  requestId: string,
+): StreamEncoder {
+  const kinds = toolKindsOf(body);
+  const id = `resp_${requestId.replace(/[^A-Za-z0-9]/g, '').slice(0, 24) || randomId()}`;
+  let sequence = 0;
+  let out = '';
+  const emit = (type: string, data: Json) => {
+    out += `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence, ...data })}\n\n`;
+    sequence += 1;
+  };
+  const items: Json[] = [];
+  let open:
+    | {
+        kind: 'text' | 'reasoning' | 'call';
+        item: Json;
+        text: string;
+        callIndex?: number;
+        signed?: ThinkingBlock[];
+      }
+    | undefined;
+  const keep = keepsReasoning(body);
+  let finish: string | undefined;
+  const close = () => {
+    if (!open) return;
+    const index = items.length;
+    const { item, text } = open;
+    if (open.kind === 'text') {
+      emit('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text });
+      const part = { type: 'output_text', text, annotations: [] };
+      emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
+      Object.assign(item, { status: 'completed', content: [part] });
+    } else if (open.kind === 'reasoning') {
+      Object.assign(item, reasoningItem(String(item.id), text, open.signed ?? [], keep));
+    } else if (item.type === 'function_call') {
+      emit('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: index,
+        arguments: text,
+      });
+      Object.assign(item, { status: 'completed', arguments: text });
+    } else {
+      // A custom or local shell call: its input is known once the arguments are whole.
+      const name = item.type === 'local_shell_call' ? LOCAL_SHELL_NAME : String(item.name);
+      const done = callItem(kinds, String(item.call_id), name, text, String(item.id));
+      if (done.type === 'custom_tool_call') {
+        const input = String(done.input);
+        if (input !== '')
+          emit('response.custom_tool_call_input.delta', {
+            item_id: item.id,
+            output_index: index,
+            delta: input,
+          });
+        emit('response.custom_tool_call_input.done', { item_id: item.id, output_index: index, input });
+      }
+      for (const key of Object.keys(item)) delete item[key];
+      Object.assign(item, done);
+    }
+    emit('response.output_item.done', { output_index: index, item });
+    items.push(item);
+    open = undefined;
+  };
+  const begin = (kind: 'text' | 'reasoning' | 'call', item: Json, callIndex?: number) => {
+    close();
+    open = { kind, item, text: '', ...(callIndex === undefined ? {} : { callIndex }) };
+    const index = items.length;
+    emit('response.output_item.added', { output_index: index, item });
+    if (kind === 'text')
+      emit('response.content_part.added', {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
+  };
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    const response = responseObject(id, model, 'in_progress', [], null);
+    emit('response.created', { response });
+    emit('response.in_progress', { response });
+  };
+  const take = () => {
+    const text = out;
+    out = '';
+    return text;
+  };
+  return {
+    quotaComment: true,
+    chunk(chunk) {
+      start();
+      const choice =
+        Array.isArray(chunk.choices) && isRecord(chunk.choices[0]) ? chunk.choices[0] : undefined;
+      const delta = choice && isRecord(choice.delta) ? choice.delta : {};
+      if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
+        if (open?.kind !== 'reasoning')
+          begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });
+        (open as unknown as { text: string }).text += delta.reasoning_content;
+      }
+      const signed =
+        keep && delta.thinking_blocks !== undefined ? thinkingBlocksOf(delta.thinking_blocks) : [];
+      if (signed.length > 0) {
+        if (open?.kind !== 'reasoning')
+          begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });
+        const current = open as unknown as { signed?: ThinkingBlock[] };
+        current.signed = [...(current.signed ?? []), ...signed];
+      }
+      if (typeof delta.content === 'string' && delta.content !== '') {
+        if (open?.kind !== 'text')
+          begin('text', {
+            type: 'message',
+            id: `msg_${randomId()}`,
+            status: 'in_progress',
+            role: 'assistant',
+            content: [],
+          });
+        const current = open as unknown as { item: Json; text: string };
+        current.text += delta.content;
+        emit('response.output_text.delta', {
+          item_id: current.item.id,
+          output_index: items.length,
+          content_index: 0,
+          delta: delta.content,
+        });
+      }
+      for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        if (!isRecord(call)) continue;
+        const index = typeof call.index === 'number' ? call.index : 0;
+        const fn = isRecord(call.function) ? call.function : {};
+        if (open?.kind !== 'call' || open.callIndex !== index) {
+          const name = asString(fn.name) ?? '';
+          const callId = asString(call.id) ?? `call_${randomId()}`;
+          const kind = kinds.get(name);
+          begin(
+            'call',
+            kind === 'custom'
+              ? {
+                  type: 'custom_tool_call',
+                  id: `ctc_${randomId()}`,
+                  call_id: callId,
+                  name,
+                  input: '',
+                  status: 'in_progress',
+                }
+              : kind === 'local_shell'
+                ? {
+                    type: 'local_shell_call',
+                    id: `lsh_${randomId()}`,
+                    call_id: callId,
+                    action: { type: 'exec', command: [], env: {} },
+                    status: 'in_progress',
+                  }
+                : {
+                    type: 'function_call',
+                    id: `fc_${randomId()}`,
+                    call_id: callId,
+                    name,
+                    arguments: '',
+                    status: 'in_progress',
+                  },
+            index,
+          );
+        }
+        const current = open as unknown as { item: Json; text: string };
+        if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+          current.text += fn.arguments;
+          if (current.item.type === 'function_call')
+            emit('response.function_call_arguments.delta', {
+              item_id: current.item.id,
+              output_index: items.length,
+              delta: fn.arguments,
+            });
+        }
+      }
+      if (choice && typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+      return take();
+    },
+    end(usage) {
+      start();
+      close();
+      const status = finish === 'length' ? 'incomplete' : 'completed';
+      emit(`response.${status}`, {
+        response: responseObject(id, model, status, items, toResponsesUsage(usage)),
+      });
+      return take();
+    },
+    error: (error) =>
+      `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: sequence, code: error.code, message: error.message, param: null })}\n\n`,
+    done: '',
+  };
+}
+
+export const openAiResponsesIngress: Ingress = {
+  format: 'openai',
+  keyOf: (request) => bearerKey(request.headers.authorization),
+  errorBody: (error, requestId) => toOpenAiErrorBody(error, requestId),
+  toChat: responsesToChatRequest,
+  refuseConversion: refuseResponsesConversion,
+  fromChat: chatToResponse,
+  streamEncoder: createResponsesEncoder,
+};

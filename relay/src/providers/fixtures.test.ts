@@ -1,0 +1,153 @@
+/**
+ * The providers' recorded fixtures (`<provider>/__fixtures__/*.json`), written from each provider's API reference
+ * (none checked against a real capture; each says so): the request a provider builds (URL, credential header,
+ * body), its answer read back into the canonical shape with its usage, its stream in its real framing (AWS's binary
+ * event stream, encoded with AWS's codec) decoded into canonical chunks, and its errors classified.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { defaultOptionValue } from '@turnpike/core/options/registry';
+import { describe, expect, it } from 'vitest';
+import { anthropicFormat } from '../formats/anthropic/format.ts';
+import type { Json } from '../formats/canonical.ts';
+import type { ChannelView, FormatOptions } from '../formats/format.ts';
+import { createSseParser } from '../sse.ts';
+import { bedrockChunk, converseEvent } from '../testing/fake-clouds.ts';
+import type { UpstreamBody } from '../upstream/client.ts';
+import { converseFormat } from './bedrock/converse.ts';
+import { eventStreamToSse } from './bedrock/event-stream.ts';
+import { providerFor } from './registry.ts';
+
+const options: FormatOptions = { get: (key) => defaultOptionValue(key) };
+
+interface Fixture {
+  readonly checkedAgainstRealCapture: boolean;
+  readonly format?: 'anthropic' | 'converse';
+  readonly channel?: { type: number; key: string; baseUrl: string; other: string };
+  readonly upstreamModel?: string;
+  readonly isStream?: boolean;
+  readonly chatRequest?: Json;
+  readonly upstreamUrl?: string;
+  readonly upstreamHeaders?: Record<string, string>;
+  readonly upstreamRequest?: Json;
+  readonly upstreamAnswer?: Json;
+  readonly chatAnswer?: Json;
+  readonly usage?: Json;
+  readonly upstreamEvents?: { type: string; payload: Json }[];
+  readonly expected?: {
+    content: string;
+    toolCalls: { id: string; name: string; arguments: string }[];
+    finishReason: string;
+    finished: boolean;
+    usage: Json;
+  };
+  readonly upstreamError?: { status: number; headers: Record<string, string>; body: Json };
+  readonly expectedError?: Json;
+  readonly expectedErrorMessage?: string;
+}
+
+const viewOf = (channel: NonNullable<Fixture['channel']>): ChannelView => ({
+  id: 1,
+  ...channel,
+  headers: {},
+  organization: undefined,
+  paramOverride: undefined,
+});
+
+const bodyOf = (pieces: Uint8Array[]): UpstreamBody => ({
+  async *[Symbol.asyncIterator]() {
+    for (const piece of pieces) yield piece;
+  },
+  ended: true,
+});
+
+for (const provider of ['azure', 'bedrock']) {
+  const dir = path.join(import.meta.dirname, provider, '__fixtures__');
+  describe(`${provider} fixtures`, () => {
+    for (const file of readdirSync(dir).filter((name) => name.endsWith('.json'))) {
+      const fixture = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Fixture;
+      it(`${file}: says whether it was checked against a real capture`, () => {
+        expect(fixture.checkedAgainstRealCapture).toBe(false);
+      });
+      const { channel, chatRequest, upstreamModel } = fixture;
+      const selected = channel && upstreamModel ? providerFor(channel.type, upstreamModel) : undefined;
+      if (channel && chatRequest && selected) {
+        it(`${file}: builds the provider's request`, async () => {
+          const call = await selected.buildRequest(viewOf(channel), {
+            endpoint: 'chat',
+            payload: { kind: 'json', body: chatRequest },
+            upstreamModel: upstreamModel ?? '',
+            isStream: fixture.isStream ?? false,
+            options,
+          });
+          expect(call.url).toBe(fixture.upstreamUrl);
+          expect(call.headers).toMatchObject(fixture.upstreamHeaders ?? {});
+          if (fixture.upstreamRequest)
+            expect(JSON.parse(call.body as string)).toEqual(fixture.upstreamRequest);
+        });
+      }
+      if (selected && fixture.upstreamAnswer && fixture.chatAnswer) {
+        it(`${file}: reads the provider's answer as a chat answer with its usage`, () => {
+          const { answer, usage } = selected.format.answerToChat(fixture.upstreamAnswer as Json, 'model');
+          expect(answer).toMatchObject(fixture.chatAnswer as Json);
+          expect(usage).toMatchObject(fixture.usage as Json);
+        });
+      }
+      if (selected && fixture.upstreamError) {
+        it(`${file}: classifies the provider's error`, () => {
+          const { status, headers, body } = fixture.upstreamError!;
+          const error = selected.readError(status, JSON.stringify(body), headers);
+          expect(error).toMatchObject(fixture.expectedError as Json);
+          expect(error.message).toContain(fixture.expectedErrorMessage);
+        });
+      }
+      if (fixture.upstreamEvents && fixture.expected) {
+        it(`${file}: decodes the binary event stream into canonical chunks with the usage`, async () => {
+          const frames = fixture.upstreamEvents!.map((event) =>
+            event.type === 'chunk' ? bedrockChunk(event.payload) : converseEvent(event.type, event.payload),
+          );
+          // One piece per three bytes: messages arrive cut anywhere.
+          const joined = Buffer.concat(frames);
+          const pieces: Uint8Array[] = [];
+          for (let at = 0; at < joined.length; at += 3) pieces.push(joined.subarray(at, at + 3));
+          const decoder = (fixture.format === 'converse' ? converseFormat : anthropicFormat).streamToChat(
+            'model',
+          );
+          const parser = createSseParser();
+          let content = '';
+          let finishReason: unknown;
+          let finished = false;
+          const calls = new Map<number, { id: string; name: string; arguments: string }>();
+          for await (const piece of eventStreamToSse(bodyOf(pieces))) {
+            for (const event of parser.push(piece)) {
+              const decoded = decoder.push(event);
+              if (decoded.finished) finished = true;
+              for (const chunk of decoded.chunks) {
+                const choice = (chunk.choices as Json[])[0] as Json;
+                const delta = choice.delta as Json;
+                if (typeof delta.content === 'string') content += delta.content;
+                for (const call of (delta.tool_calls as Json[] | undefined) ?? []) {
+                  const fn = call.function as Json;
+                  const seen = calls.get(call.index as number) ?? { id: '', name: '', arguments: '' };
+                  calls.set(call.index as number, {
+                    id: (call.id as string | undefined) ?? seen.id,
+                    name: (fn.name as string | undefined) || seen.name,
+                    arguments: seen.arguments + ((fn.arguments as string | undefined) ?? ''),
+                  });
+                }
+                if (choice.finish_reason) finishReason = choice.finish_reason;
+              }
+            }
+          }
+          expect({ content, toolCalls: [...calls.values()], finishReason, finished }).toEqual({
+            content: fixture.expected!.content,
+            toolCalls: fixture.expected!.toolCalls,
+            finishReason: fixture.expected!.finishReason,
+            finished: fixture.expected!.finished,
+          });
+          expect(decoder.usage()).toMatchObject(fixture.expected!.usage);
+        });
+      }
+    }
+  });
+}

@@ -1,0 +1,111 @@
+/**
+ * What one upstream provider adds on top of a wire format (docs/adr/0024): where a request goes (base URL and
+ * paths), the credential (a header, a token exchange, a request signature), the stream framing when it is not
+ * SSE, and how its errors are classified (which retry, cool the channel down, or disable it). The body, the
+ * answer, the stream events and the usage are the format's (../formats/<wire>/).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { findProviderType, type RelayProviderId } from '@turnpike/core/providers/catalogue';
+import type { RelayError } from '../errors.ts';
+import type {
+  BuildRequestInput,
+  ChannelView,
+  Endpoint,
+  Format,
+  FormatRequest,
+  UpstreamCall,
+} from '../formats/format.ts';
+import { serialiseBody } from '../formats/format.ts';
+import type { UpstreamBody } from '../upstream/client.ts';
+
+export interface Provider {
+  readonly id: RelayProviderId;
+  /** The wire format its bodies, answers and streams are in. */
+  readonly format: Format;
+  /** OpenTelemetry's `gen_ai.provider.name`. */
+  readonly genAiName: string;
+  /** Whether this provider can carry the endpoint (usually: whether its format can). */
+  supports(endpoint: Endpoint): boolean;
+  /** The upstream request of one attempt on `channel`: the format writes the body, the provider addresses and signs it. */
+  buildRequest(channel: ChannelView, input: BuildRequestInput): UpstreamCall | Promise<UpstreamCall>;
+  /** An error answer (status ≠ 200) as a RelayError, classified the provider's way (its headers at hand). */
+  readError(status: number, body: string, headers: IncomingHttpHeaders): RelayError;
+  /** Whether a 400 from this provider may be a passing overload, so another channel is tried. */
+  readonly retriesBadRequest: boolean;
+  /** The provider serving one model, where it depends on the model (Vertex: Gemini or Claude publisher). */
+  forModel?(model: string): Provider;
+  /** The stream as SSE bytes, for a provider whose stream framing is another (AWS's event stream). */
+  reframeStream?(body: UpstreamBody): UpstreamBody;
+}
+
+/** The channel's base URL, or its type's default, without a trailing slash. */
+export function baseUrlOf(channel: ChannelView, fallback = ''): string {
+  const base = channel.baseUrl || findProviderType(channel.type)?.defaultBaseUrl || fallback;
+  return base.replace(/\/+$/, '');
+}
+
+/** The upstream call of a format request: the URL, the channel's extra headers, the format's, the credential's. */
+export function callOf(
+  written: FormatRequest,
+  url: string,
+  credential: Readonly<Record<string, string>>,
+  channel: ChannelView,
+): UpstreamCall {
+  const { body, headers } = serialiseBody(written);
+  return {
+    url,
+    headers: { ...channel.headers, ...written.headers, ...credential, ...headers },
+    body,
+    ...(written.rewrite ? { rewrite: written.rewrite } : {}),
+  };
+}
+
+/** A provider that adds only a base URL and a credential header to a format. */
+export function plainProvider(spec: {
+  readonly id: RelayProviderId;
+  readonly format: Format;
+  readonly genAiName: string;
+  readonly url: (channel: ChannelView, written: FormatRequest, input: BuildRequestInput) => string;
+  readonly credential: (channel: ChannelView) => Record<string, string>;
+}): Provider {
+  const { format } = spec;
+  return {
+    id: spec.id,
+    format,
+    genAiName: spec.genAiName,
+    supports: (endpoint) => format.supports(endpoint),
+    buildRequest(channel, input) {
+      const written = format.writeRequest(channel, input);
+      return callOf(written, spec.url(channel, written, input), spec.credential(channel), channel);
+    },
+    readError: (status, body) => format.readError(status, body),
+    retriesBadRequest: format.retriesBadRequest,
+  };
+}
+
+/**
+ * The channel's credential could not be made (a key that does not parse, a token exchange the provider refused):
+ * the attempt fails with `error` as if the upstream had answered it, so it is retried or disables the channel
+ * by the same rules.
+ */
+export class CredentialError extends Error {
+  readonly error: RelayError;
+  constructor(error: RelayError) {
+    super(error.message);
+    this.name = 'CredentialError';
+    this.error = error;
+  }
+}
+
+/** A credential failure: 401 `authentication_error` (the key is unusable), or the exchange's 5xx (retried). */
+export function credentialFailure(message: string, status = 401): CredentialError {
+  const isKeyProblem = status < 500;
+  return new CredentialError({
+    status: isKeyProblem ? 401 : 502,
+    message,
+    type: isKeyProblem ? 'authentication_error' : 'upstream_error',
+    code: isKeyProblem ? 'invalid_credential' : 'credential_exchange_failed',
+    param: null,
+    isLocal: false,
+  });
+}

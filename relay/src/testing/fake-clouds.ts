@@ -1,0 +1,800 @@
+/**
+ * Fake cloud front doors for tests: Azure OpenAI, Vertex AI and AWS Bedrock as their API references describe their
+ * URLs, credentials and framing, in front of the fake model upstreams (fake-openai.ts, fake-providers.ts) that speak
+ * the wire formats. Each checks the credential the way the provider does:
+ * - Azure (https://learn.microsoft.com/en-us/azure/ai-services/openai/reference): `api-key`, `api-version`, the
+ *   deployment in the path; a prompt with `FILTER-ME` is refused by the content filter (400 `content_filter`).
+ * - Vertex AI (https://cloud.google.com/vertex-ai/docs/reference/rest): `POST /token` takes the service account's
+ *   RS256 JWT (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`), checks its signature with the account's
+ *   public key, its `iss`, `aud`, `scope` and times, and issues an access token; the model calls want it as a bearer.
+ * - Bedrock (https://docs.aws.amazon.com/bedrock/latest/APIReference/): SigV4 (recomputed with AWS's own signer
+ *   from the secret key it knows) or a Bedrock API key as a bearer; InvokeModel and
+ *   invoke-with-response-stream (the `application/vnd.amazon.eventstream` binary framing), errors with
+ *   `x-amzn-ErrorType`.
+ * Every request is recorded.
+ */
+import { createHmac, createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+
+export interface CloudRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Record<string, unknown>;
+}
+
+export interface FakeCloudOptions {
+  /** The OpenAI-format upstream behind Azure. */
+  readonly openAiUrl: string;
+  /** The Anthropic and Gemini upstream behind Vertex and Bedrock. */
+  readonly providersUrl: string;
+  readonly azureKey: string;
+  /** The Vertex service account: its email and its public key. */
+  readonly vertexAccount?: { readonly email: string; readonly publicKeyPem: string };
+  /**
+   * OpenAI-compatible hosts with paths of their own: a request under `prefix` with `Bearer <key>` goes to the
+   * OpenAI-format upstream's `/v1/<rest>` (`text/chatcompletion_v2`, MiniMax's chat, to `chat/completions`).
+   */
+  readonly compatible?: readonly { readonly prefix: string; readonly key: string }[];
+  /**
+   * Zhipu's v4 API with a legacy `id.secret` key: `/zhipu-jwt/api/paas/v4/...` wants the HS256 JWT of that key
+   * (header `sign_type: SIGN`, `api_key` = the id, `exp` in milliseconds, not past), checked with the secret.
+   */
+  readonly zhipuKey?: string;
+  /** Baidu's `APIKey|SecretKey`: `/baidu/oauth/2.0/token` exchanges it, Wenxin's chat wants the token. */
+  readonly baiduKey?: string;
+  /** Cohere's API key: `/cohere/v2/chat`, `/cohere/compatibility/v1/embeddings`, `/cohere/v1/rerank`. */
+  readonly cohereKey?: string;
+  /** A Dify app's API key: `/dify/v1/chat-messages` answers as the reference shows, blocking or streaming. */
+  readonly difyKey?: string;
+  /** Bedrock's credentials: the access key pair and the region, and a Bedrock API key. */
+  readonly aws?: {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly region: string;
+    readonly apiKey: string;
+  };
+}
+
+export interface FakeClouds {
+  readonly url: string;
+  readonly requests: CloudRequest[];
+  /** Access tokens issued by the Vertex token endpoint. */
+  readonly tokensIssued: () => number;
+  /** Access tokens issued by Baidu's token endpoint. */
+  readonly baiduTokensIssued: () => number;
+  /** Answer the next model calls with this error (status, Azure's/AWS's error type), until cleared. */
+  setFault(fault: { status: number; awsType?: string; retryAfter?: string } | undefined): void;
+  close(): Promise<void>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(text);
+};
+
+/** Sends `body` to the model upstream and streams its answer back unchanged. */
+async function forward(res: ServerResponse, url: string, headers: Record<string, string>, body: unknown) {
+  const answer = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+  res.end(Buffer.from(await answer.arrayBuffer()));
+}
+
+const base64url = (text: string) => Buffer.from(text, 'base64url').toString('utf8');
+
+/** Verifies a service account's RS256 JWT the way Google's token endpoint does; the problem, or undefined. */
+function jwtProblem(assertion: string, key: KeyObject, email: string, audience: string): string | undefined {
+  const [head, claims, signature] = assertion.split('.');
+  if (!head || !claims || !signature) return 'malformed JWT';
+  const header = JSON.parse(base64url(head)) as Record<string, unknown>;
+  if (header.alg !== 'RS256') return 'alg must be RS256';
+  const verify = createVerify('RSA-SHA256');
+  verify.update(`${head}.${claims}`);
+  if (!verify.verify(key, Buffer.from(signature, 'base64url'))) return 'invalid JWT signature';
+  const c = JSON.parse(base64url(claims)) as Record<string, unknown>;
+  const now = Math.floor(Date.now() / 1000);
+  if (c.iss !== email) return 'wrong issuer';
+  if (c.aud !== audience) return 'wrong audience';
+  if (typeof c.scope !== 'string' || !c.scope.includes('https://www.googleapis.com/auth/cloud-platform'))
+    return 'missing scope';
+  if (typeof c.iat !== 'number' || typeof c.exp !== 'number' || c.iat > now + 60 || c.exp < now)
+    return 'JWT expired or not yet valid';
+  if (c.exp - c.iat > 3600) return 'JWT lifetime over one hour';
+  return undefined;
+}
+
+export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeClouds> {
+  const requests: CloudRequest[] = [];
+  const sockets = new Set<Socket>();
+  const accessTokens = new Set<string>();
+  let fault: { status: number; awsType?: string; retryAfter?: string } | undefined;
+  let url = '';
+  const vertexKey = options.vertexAccount ? createPublicKey(options.vertexAccount.publicKeyPem) : undefined;
+
+  async function azure(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ) {
+    if (req.headers['api-key'] !== options.azureKey)
+      return json(res, 401, {
+        error: {
+          code: '401',
+          message:
+            'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+        },
+      });
+    if (!query.get('api-version'))
+      return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+    if (req.method === 'GET' && path === '/openai/models')
+      return json(res, 200, {
+        data: [
+          { id: 'gpt-4o', status: 'succeeded', capabilities: { chat_completion: true }, object: 'model' },
+          {
+            id: 'text-embedding-3-small',
+            status: 'succeeded',
+            capabilities: { embeddings: true },
+            object: 'model',
+          },
+        ],
+        object: 'list',
+      });
+    if (fault)
+      return json(
+        res,
+        fault.status,
+        {
+          error: {
+            code: String(fault.status),
+            message:
+              'Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded token rate limit of your current tier.',
+          },
+        },
+        fault.retryAfter ? { 'retry-after': fault.retryAfter } : {},
+      );
+    if (JSON.stringify(body).includes('FILTER-ME'))
+      return json(res, 400, {
+        error: {
+          message:
+            "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
+          type: null,
+          param: 'prompt',
+          code: 'content_filter',
+          status: 400,
+          innererror: {
+            code: 'ResponsibleAIPolicyViolation',
+            content_filter_result: {
+              hate: { filtered: false, severity: 'safe' },
+              self_harm: { filtered: false, severity: 'safe' },
+              sexual: { filtered: false, severity: 'safe' },
+              violence: { filtered: true, severity: 'high' },
+            },
+          },
+        },
+      });
+    const deployment = /^\/openai\/deployments\/([^/]+)\/(.+)$/.exec(path);
+    if (!deployment) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
+    const [, name, rest] = deployment;
+    return forward(
+      res,
+      `${options.openAiUrl}/v1/${rest}`,
+      { 'content-type': 'application/json', authorization: 'Bearer sk-azure-inner' },
+      { ...body, model: decodeURIComponent(name ?? '') },
+    );
+  }
+
+  async function compatible(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+    key: string,
+    body: Record<string, unknown>,
+  ) {
+    if (req.headers.authorization !== `Bearer ${key}`)
+      return json(res, 401, {
+        error: { message: 'invalid api key', type: 'invalid_request_error', code: 'invalid_api_key' },
+      });
+    const tail = rest.endsWith('chatcompletion_v2') ? 'chat/completions' : rest;
+    if (!['chat/completions', 'embeddings', 'images/generations'].includes(tail))
+      return json(res, 404, { error: { message: `no such path ${rest}` } });
+    return forward(
+      res,
+      `${options.openAiUrl}/v1/${tail}`,
+      { 'content-type': 'application/json', authorization: 'Bearer sk-inner' },
+      body,
+    );
+  }
+
+  async function zhipuJwt(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+    body: Record<string, unknown>,
+  ) {
+    const refuse = (message: string) => json(res, 401, { error: { code: '1000', message } });
+    const [id, secret] = (options.zhipuKey ?? '.').split('.') as [string, string];
+    const token = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+    const [head, claims, signature] = token.split('.');
+    if (!head || !claims || !signature) return refuse('身份验证失败。');
+    const header = JSON.parse(base64url(head)) as Record<string, unknown>;
+    if (header.alg !== 'HS256' || header.sign_type !== 'SIGN')
+      return refuse('Authorization Token非法，请确认Authorization Token正确传递。');
+    const expected = createHmac('sha256', secret).update(`${head}.${claims}`).digest('base64url');
+    if (expected !== signature) return refuse('Authorization Token非法，请确认Authorization Token正确传递。');
+    const c = JSON.parse(base64url(claims)) as Record<string, unknown>;
+    if (c.api_key !== id || typeof c.exp !== 'number' || c.exp < Date.now())
+      return refuse('Authorization Token已过期。');
+    return forward(
+      res,
+      `${options.openAiUrl}/v1/${rest}`,
+      { 'content-type': 'application/json', authorization: 'Bearer sk-inner' },
+      body,
+    );
+  }
+
+  const baiduTokens = new Set<string>();
+  async function baidu(
+    res: ServerResponse,
+    rest: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ) {
+    const [apiKey, secretKey] = (options.baiduKey ?? '|').split('|');
+    if (rest === '/oauth/2.0/token') {
+      if (
+        query.get('grant_type') !== 'client_credentials' ||
+        query.get('client_id') !== apiKey ||
+        query.get('client_secret') !== secretKey
+      )
+        return json(res, 401, { error: 'invalid_client', error_description: 'unknown client id' });
+      const token = `24.${randomBytes(16).toString('hex')}.2592000.1700000000.282335-12345678`;
+      baiduTokens.add(token);
+      return json(res, 200, {
+        refresh_token: '25.x',
+        expires_in: 2592000,
+        scope: 'public wenxinworkshop_corp_api',
+        access_token: token,
+      });
+    }
+    const chat = /^\/rpc\/2\.0\/ai_custom\/v1\/wenxinworkshop\/chat\/([\w.-]+)$/.exec(rest);
+    if (!chat) return json(res, 404, { error_code: 3, error_msg: 'Unsupported openapi method' });
+    if (!baiduTokens.has(query.get('access_token') ?? ''))
+      return json(res, 200, { error_code: 110, error_msg: 'Access token invalid or no longer valid' });
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    if (
+      messages.length === 0 ||
+      messages.some((m) => !isRecord(m) || (m.role !== 'user' && m.role !== 'assistant'))
+    )
+      return json(res, 200, {
+        error_code: 336003,
+        error_msg: 'the role of messages must be user or assistant',
+      });
+    const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 };
+    const base = {
+      id: 'as-fg2xp9wnmm',
+      object: 'chat.completion',
+      created: 1693811110,
+      is_truncated: false,
+      need_clear_history: false,
+    };
+    if (body.stream !== true)
+      return json(res, 200, { ...base, result: WENXIN_REPLY, finish_reason: 'normal', usage });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const pieces = WENXIN_REPLY.split(/(?<= )/);
+    pieces.forEach((piece, index) => {
+      const end = index === pieces.length - 1;
+      res.write(
+        `data: ${JSON.stringify({ ...base, object: 'chat.completion', sentence_id: index, is_end: end, result: piece, ...(end ? { finish_reason: 'normal' } : {}), usage })}\n\n`,
+      );
+    });
+    res.end();
+  }
+
+  async function cohere(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rest: string,
+    body: Record<string, unknown>,
+  ) {
+    if (req.headers.authorization !== `Bearer ${options.cohereKey}`)
+      return json(res, 401, { id: 'e1', message: 'invalid api token' });
+    if (req.method === 'GET' && rest === '/v1/models')
+      return json(res, 200, {
+        models: [
+          { name: 'command-r-plus', endpoints: ['generate', 'chat', 'summarize'], context_length: 128000 },
+          { name: 'embed-english-v3.0', endpoints: ['embed'], context_length: 512 },
+        ],
+      });
+    if (rest === '/compatibility/v1/embeddings' || rest === '/v1/rerank')
+      return forward(
+        res,
+        `${options.openAiUrl}/v1/${rest.endsWith('rerank') ? 'rerank' : 'embeddings'}`,
+        { 'content-type': 'application/json', authorization: 'Bearer sk-inner' },
+        body,
+      );
+    if (rest !== '/v2/chat') return json(res, 404, { message: 'not found' });
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    if (typeof body.model !== 'string' || messages.length === 0 || 'top_p' in body || 'stop' in body)
+      return json(res, 400, {
+        id: 'e2',
+        message: 'invalid request: model and messages are required; p and stop_sequences, not top_p and stop',
+      });
+    const input = Math.max(1, Math.ceil(JSON.stringify(messages).length / 4));
+    const usage = {
+      billed_units: { input_tokens: input, output_tokens: 5 },
+      tokens: { input_tokens: input + 2, output_tokens: 5 },
+    };
+    const tools = Array.isArray(body.tools) ? body.tools : [];
+    const answered = messages.some((m) => isRecord(m) && m.role === 'tool');
+    const tool =
+      tools.length > 0 && !answered && isRecord(tools[0]) && isRecord(tools[0].function)
+        ? String(tools[0].function.name)
+        : undefined;
+    const call = tool && {
+      id: 'get_weather_k5ebpzt8g3mr',
+      type: 'function',
+      function: { name: tool, arguments: '{"city":"Paris"}' },
+    };
+    if (body.stream !== true)
+      return json(res, 200, {
+        id: 'c14c80c3-18eb-4519-9460-6c92edd8cfb4',
+        finish_reason: call ? 'TOOL_CALL' : 'COMPLETE',
+        message: call
+          ? { role: 'assistant', tool_plan: 'I will look up the weather.', tool_calls: [call] }
+          : { role: 'assistant', content: [{ type: 'text', text: COHERE_REPLY }] },
+        usage,
+      });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (type: string, event: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...event })}\n\n`);
+    send('message-start', {
+      id: 'c14c80c3',
+      delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } },
+    });
+    if (call) {
+      send('tool-plan-delta', { delta: { message: { tool_plan: 'I will look up the weather.' } } });
+      send('tool-call-start', {
+        index: 0,
+        delta: { message: { tool_calls: { ...call, function: { name: tool, arguments: '' } } } },
+      });
+      send('tool-call-delta', {
+        index: 0,
+        delta: { message: { tool_calls: { function: { arguments: '{"city":' } } } },
+      });
+      send('tool-call-delta', {
+        index: 0,
+        delta: { message: { tool_calls: { function: { arguments: '"Paris"}' } } } },
+      });
+      send('tool-call-end', { index: 0 });
+    } else {
+      send('content-start', { index: 0, delta: { message: { content: { type: 'text', text: '' } } } });
+      for (const word of COHERE_REPLY.split(/(?<= )/))
+        send('content-delta', { index: 0, delta: { message: { content: { text: word } } } });
+      send('content-end', { index: 0 });
+    }
+    send('message-end', { delta: { finish_reason: call ? 'TOOL_CALL' : 'COMPLETE', usage } });
+    res.end();
+  }
+
+  async function dify(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) {
+    if (req.headers.authorization !== `Bearer ${options.difyKey}`)
+      return json(res, 401, { code: 'unauthorized', message: 'Access token is invalid', status: 401 });
+    if (
+      typeof body.query !== 'string' ||
+      body.query === '' ||
+      typeof body.user !== 'string' ||
+      !isRecord(body.inputs)
+    )
+      return json(res, 400, {
+        code: 'invalid_param',
+        message: 'query, inputs and user are required',
+        status: 400,
+      });
+    const usage = {
+      prompt_tokens: Math.max(1, Math.ceil(body.query.length / 4)),
+      completion_tokens: 6,
+      total_tokens: Math.max(1, Math.ceil(body.query.length / 4)) + 6,
+      total_price: '0.0000240',
+      currency: 'USD',
+      latency: 0.61,
+    };
+    const ids = {
+      message_id: '9da23599-e713-473b-982c-4328d4f5c78a',
+      conversation_id: '45701982-8118-4bc5-8e9b-64562b4555f2',
+    };
+    if (body.response_mode === 'blocking')
+      return json(res, 200, {
+        event: 'message',
+        task_id: 'c3800678-a077-43df-a102-53f23ed20b88',
+        id: ids.message_id,
+        ...ids,
+        mode: 'chat',
+        answer: DIFY_REPLY,
+        metadata: { usage, retriever_resources: [] },
+        created_at: 1705407629,
+      });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (event: Record<string, unknown>) => res.write(`data: ${JSON.stringify(event)}\n\n`);
+    send({ event: 'workflow_started', task_id: 't', workflow_run_id: 'w', data: {} });
+    send({ event: 'agent_thought', ...ids, thought: 'Answering directly.', position: 1 });
+    for (const word of DIFY_REPLY.split(/(?<= )/))
+      send({ event: 'message', ...ids, answer: word, created_at: 1705407629 });
+    res.write('event: ping\n\n');
+    send({ event: 'message_end', ...ids, metadata: { usage, retriever_resources: [] } });
+    res.end();
+  }
+
+  async function vertexToken(res: ServerResponse, raw: string) {
+    const form = new URLSearchParams(raw);
+    if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer')
+      return json(res, 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type' });
+    const problem =
+      vertexKey && options.vertexAccount
+        ? jwtProblem(form.get('assertion') ?? '', vertexKey, options.vertexAccount.email, `${url}/token`)
+        : 'no service account';
+    if (problem) return json(res, 400, { error: 'invalid_grant', error_description: problem });
+    const token = `ya29.${randomBytes(24).toString('base64url')}`;
+    accessTokens.add(token);
+    return json(res, 200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
+  }
+
+  async function vertex(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ) {
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (!accessTokens.has(token))
+      return json(res, 401, {
+        error: {
+          code: 401,
+          message: 'Request had invalid authentication credentials. Expected OAuth 2 access token.',
+          status: 'UNAUTHENTICATED',
+        },
+      });
+    if (fault)
+      return json(res, fault.status, {
+        error: {
+          code: fault.status,
+          message: 'Resource exhausted, please try again later.',
+          status: 'RESOURCE_EXHAUSTED',
+        },
+      });
+    const call =
+      /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(google|anthropic)\/models\/([^:]+):(\w+)$/.exec(
+        path,
+      );
+    if (!call) return json(res, 404, { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } });
+    const [, , , publisher, model, action] = call;
+    if (publisher === 'google') {
+      const search = query.toString();
+      return forward(
+        res,
+        `${options.providersUrl}/v1beta/models/${model}:${action}${search ? `?${search}` : ''}`,
+        { 'content-type': 'application/json' },
+        body,
+      );
+    }
+    if (body.anthropic_version !== 'vertex-2023-10-16' || 'model' in body)
+      return json(res, 400, {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: 'anthropic_version must be vertex-2023-10-16 and the model is in the path',
+        },
+      });
+    const stream = action === 'streamRawPredict';
+    const { anthropic_version: _version, ...rest } = body;
+    return forward(
+      res,
+      `${options.providersUrl}/v1/messages`,
+      { 'content-type': 'application/json', 'x-api-key': 'inner', 'anthropic-version': '2023-06-01' },
+      { ...rest, model, ...(stream ? { stream: true } : {}) },
+    );
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: Record<string, unknown> = {};
+      try {
+        const parsed: unknown = raw === '' ? {} : JSON.parse(raw);
+        if (isRecord(parsed)) body = parsed;
+      } catch {
+        body = {};
+      }
+      const parsedUrl = new URL(req.url ?? '/', 'http://fake');
+      const path = parsedUrl.pathname;
+      const query = parsedUrl.searchParams;
+      requests.push({ method: req.method ?? 'GET', path, query, headers: req.headers, body });
+      // The longest prefix wins; Vertex's project paths are never a compatible host's.
+      const host = path.startsWith('/v1/projects/')
+        ? undefined
+        : [...(options.compatible ?? [])]
+            .sort((a, b) => b.prefix.length - a.prefix.length)
+            .find((entry) => path.startsWith(`${entry.prefix}/`));
+      const handled = path.startsWith('/baidu/')
+        ? baidu(res, path.slice('/baidu'.length), query, body)
+        : path.startsWith('/cohere/')
+          ? cohere(req, res, path.slice('/cohere'.length), body)
+          : path === '/dify/v1/chat-messages'
+            ? dify(req, res, body)
+            : path.startsWith('/zhipu-jwt/')
+              ? zhipuJwt(req, res, path.slice('/zhipu-jwt/api/paas/v4/'.length), body)
+              : host
+                ? compatible(req, res, path.slice(host.prefix.length + 1), host.key, body)
+                : path.startsWith('/openai/')
+                  ? azure(req, res, path, query, body)
+                  : path === '/token'
+                    ? vertexToken(res, raw)
+                    : path.startsWith('/v1/projects/')
+                      ? vertex(req, res, path, query, body)
+                      : path.startsWith('/model/')
+                        ? bedrock(req, res, path, raw, body)
+                        : json(res, 404, { error: 'not found' });
+      void Promise.resolve(handled).catch(() => res.destroy());
+    });
+  });
+
+  async function bedrock(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    raw: string,
+    body: Record<string, unknown>,
+  ) {
+    return bedrockCall({ req, res, path, raw, body, options, fault, providersUrl: options.providersUrl });
+  }
+
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    requests,
+    tokensIssued: () => accessTokens.size,
+    baiduTokensIssued: () => baiduTokens.size,
+    setFault(next) {
+      fault = next;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The SigV4 problem of a request (recomputed with AWS's signer from the secret key the fake knows), or undefined. */
+async function sigV4Problem(
+  req: IncomingMessage,
+  path: string,
+  raw: string,
+  aws: NonNullable<FakeCloudOptions['aws']>,
+): Promise<string | undefined> {
+  const authorization = String(req.headers.authorization ?? '');
+  const parsed =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
+      authorization,
+    );
+  if (!parsed) return 'Authorization header requires Credential, SignedHeaders and Signature';
+  const [, accessKeyId, , region, service, signedHeaderList, signature] = parsed;
+  if (accessKeyId !== aws.accessKeyId) return 'The security token included in the request is invalid.';
+  if (region !== aws.region || service !== 'bedrock')
+    return `Credential should be scoped to a valid region (${region}/${service})`;
+  const amzDate = String(req.headers['x-amz-date'] ?? '');
+  const date = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+  if (!date) return 'missing x-amz-date';
+  const signingDate = new Date(`${date[1]}-${date[2]}-${date[3]}T${date[4]}:${date[5]}:${date[6]}Z`);
+  if (Math.abs(Date.now() - signingDate.getTime()) > 5 * 60_000) return 'Signature expired';
+  const headers: Record<string, string> = {};
+  for (const name of (signedHeaderList ?? '').split(';')) headers[name] = String(req.headers[name] ?? '');
+  const signer = new SignatureV4({
+    service: 'bedrock',
+    region: aws.region,
+    credentials: { accessKeyId: aws.accessKeyId, secretAccessKey: aws.secretAccessKey },
+    sha256: Sha256,
+  });
+  const host = headers.host ?? '';
+  const [hostname, port] = host.split(':');
+  const expected = await signer.sign(
+    {
+      method: req.method ?? 'POST',
+      protocol: 'http:',
+      hostname: hostname ?? '',
+      ...(port ? { port: Number(port) } : {}),
+      path,
+      query: {},
+      headers,
+      body: raw,
+    },
+    { signingDate },
+  );
+  const recomputed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization))?.[1];
+  return recomputed === signature
+    ? undefined
+    : 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.';
+}
+
+const awsError = (res: ServerResponse, status: number, type: string, message: string) => {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+    'x-amzn-requestid': randomBytes(8).toString('hex'),
+  });
+  res.end(JSON.stringify({ message }));
+};
+
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+/** One Bedrock stream message: a `chunk` event carrying the model's event as base64 `bytes`. */
+export function bedrockChunk(event: unknown): Uint8Array {
+  return codec.encode({
+    headers: {
+      ':event-type': { type: 'string', value: 'chunk' },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+    },
+    body: fromUtf8(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') })),
+  });
+}
+
+/** The reply of the fake Wenxin models. */
+export const WENXIN_REPLY = 'Hello from Wenxin.';
+
+/** The reply of the fake Cohere chat models. */
+export const COHERE_REPLY = 'Hello from Cohere.';
+
+/** The reply of the fake Dify app. */
+export const DIFY_REPLY = 'Hello from the Dify app.';
+
+/** The reply of the fake Converse models. */
+export const CONVERSE_REPLY = 'Hello from Bedrock Converse.';
+
+/** One ConverseStream message: the event's type as `:event-type`, its JSON as the payload. */
+export function converseEvent(type: string, payload: unknown): Uint8Array {
+  return codec.encode({
+    headers: {
+      ':event-type': { type: 'string', value: type },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+    },
+    body: fromUtf8(JSON.stringify(payload)),
+  });
+}
+
+/** Converse and ConverseStream as the reference shows them: text blocks, stop reason, usage last. */
+function converseCall(res: ServerResponse, modelId: string, stream: boolean, body: Record<string, unknown>) {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const wellFormed =
+    messages.length > 0 &&
+    messages.every(
+      (m) => isRecord(m) && (m.role === 'user' || m.role === 'assistant') && Array.isArray(m.content),
+    ) &&
+    !('model' in body);
+  if (!wellFormed)
+    return awsError(res, 400, 'ValidationException', 'Malformed input request: messages of content blocks');
+  const inputTokens = Math.max(1, Math.ceil(JSON.stringify(body).length / 4));
+  const usage = { inputTokens, outputTokens: 7, totalTokens: inputTokens + 7 };
+  if (!stream)
+    return json(res, 200, {
+      output: { message: { role: 'assistant', content: [{ text: CONVERSE_REPLY }] } },
+      stopReason: 'end_turn',
+      usage,
+      metrics: { latencyMs: 12 },
+    });
+  res.writeHead(200, {
+    'content-type': 'application/vnd.amazon.eventstream',
+    'x-amzn-requestid': `r-${modelId}`,
+  });
+  res.write(converseEvent('messageStart', { role: 'assistant' }));
+  for (const word of CONVERSE_REPLY.split(/(?<= )/))
+    res.write(converseEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { text: word } }));
+  res.write(converseEvent('contentBlockStop', { contentBlockIndex: 0 }));
+  res.write(converseEvent('messageStop', { stopReason: 'end_turn' }));
+  res.end(converseEvent('metadata', { usage, metrics: { latencyMs: 12 } }));
+}
+
+/** Bedrock's front door: the credential checked, InvokeModel in Claude's shape, its stream in AWS's framing. */
+async function bedrockCall(input: {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  raw: string;
+  body: Record<string, unknown>;
+  options: FakeCloudOptions;
+  fault: { status: number; awsType?: string } | undefined;
+  providersUrl: string;
+}): Promise<void> {
+  const { req, res, path, raw, body, options } = input;
+  const aws = options.aws;
+  if (!aws) return awsError(res, 500, 'InternalServerException', 'no AWS account configured');
+  const authorization = String(req.headers.authorization ?? '');
+  if (authorization.startsWith('Bearer ')) {
+    if (authorization.slice(7) !== aws.apiKey)
+      return awsError(
+        res,
+        403,
+        'UnrecognizedClientException',
+        'The security token included in the request is invalid.',
+      );
+  } else {
+    const problem = await sigV4Problem(req, path, raw, aws);
+    if (problem)
+      return awsError(
+        res,
+        403,
+        problem.startsWith('The request signature')
+          ? 'InvalidSignatureException'
+          : 'UnrecognizedClientException',
+        problem,
+      );
+  }
+  if (input.fault)
+    return awsError(
+      res,
+      input.fault.status,
+      input.fault.awsType ?? 'ThrottlingException',
+      'Too many requests, please wait before trying again.',
+    );
+  const converse = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(path);
+  if (converse)
+    return converseCall(res, decodeURIComponent(converse[1] ?? ''), converse[2] === 'converse-stream', body);
+  const call = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/.exec(path);
+  if (!call) return awsError(res, 404, 'UnknownOperationException', 'unknown operation');
+  const modelId = decodeURIComponent(call[1] ?? '');
+  if (!/^((us|eu|apac)\.)?anthropic\.claude/.test(modelId))
+    return awsError(res, 400, 'ValidationException', 'The provided model identifier is invalid.');
+  if (body.anthropic_version !== 'bedrock-2023-05-31' || 'model' in body || 'stream' in body)
+    return awsError(
+      res,
+      400,
+      'ValidationException',
+      'Malformed input request: anthropic_version must be bedrock-2023-05-31; model and stream are not allowed',
+    );
+  const stream = call[2] === 'invoke-with-response-stream';
+  const { anthropic_version: _version, anthropic_beta: _beta, ...rest } = body;
+  const answer = await fetch(`${input.providersUrl}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': 'inner', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ ...rest, model: modelId, ...(stream ? { stream: true } : {}) }),
+  });
+  const text = await answer.text();
+  if (!stream || answer.status !== 200) {
+    res.writeHead(answer.status, {
+      'content-type': 'application/json',
+      'x-amzn-bedrock-input-token-count': '0',
+    });
+    return void res.end(text);
+  }
+  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'r1' });
+  for (const block of text.split('\n\n')) {
+    const data = block.split('\n').find((line) => line.startsWith('data: '));
+    if (!data) continue;
+    const event = JSON.parse(data.slice(6)) as Record<string, unknown>;
+    if (event.type === 'ping') continue;
+    const frame = bedrockChunk(event);
+    // Split a message across writes, as TCP may: the relay must join the pieces.
+    res.write(frame.subarray(0, 7));
+    res.write(frame.subarray(7));
+  }
+  res.end();
+}

@@ -30,19 +30,6 @@ export function relayReachOf(type: number): RelayReach {
   return relay?.kind === 'tasks' ? 'tasks' : 'none';
 }
 
-/** The needs each reach can serve at most (a type declares what it carries of them in the catalogue). */
-export const REACH_CARRIES: Record<RelayReach, ReadonlySet<ModelNeed>> = {
-  openai: new Set(['chat', 'embeddings', 'images', 'audio', 'moderations', 'rerank']),
-  anthropic: new Set(['chat']),
-  gemini: new Set(['chat', 'embeddings']),
-  'bedrock-converse': new Set(['chat']),
-  dify: new Set(['chat']),
-  cohere: new Set(['chat', 'embeddings', 'rerank']),
-  wenxin: new Set(['chat']),
-  tasks: new Set(['tasks']),
-  none: new Set(),
-};
-
 /** The kind of request a model needs, by its name (the families the catalogue and the price table list). */
 export function modelNeedOf(model: string): ModelNeed {
   const name = model.toLowerCase();

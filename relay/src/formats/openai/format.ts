@@ -54,10 +54,6 @@ const isRelayReasoning = (item: unknown): boolean =>
   typeof item.encrypted_content === 'string' &&
   item.encrypted_content.startsWith(THINKING_CONTENT_PREFIX);
 
-/** The path of an OpenAI endpoint (`/v1/chat/completions`), or undefined for another format's endpoint. */
-export const openAiPath = (endpoint: Endpoint): string | undefined =>
-  isOpenAiEndpoint(endpoint) ? PATHS[endpoint] : undefined;
-
 export const openAiFormat: Format = {
   id: 'openai',
   supports: isOpenAiEndpoint,

@@ -22,6 +22,18 @@ export const DONE = '[DONE]';
 
 export const isDoneEvent = (event: SseEvent): boolean => event.data === DONE;
 
+/** An event's data as a JSON object, or undefined when it is not one (a keep-alive comment, `[DONE]`, a cut line). */
+export function eventRecord(event: SseEvent): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(event.data);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface SseParserOptions {
   /** Largest line or event accepted, in UTF-16 code units (about bytes for ASCII); default 64 MiB. */
   readonly maxEventBytes?: number;

@@ -7,7 +7,7 @@
  * stop reason and the cumulative output usage; `message_stop` ends it; `ping` is skipped; `error` (e.g.
  * `overloaded_error` after the 200) ends the stream with that error.
  */
-import type { SseEvent } from '../../sse.ts';
+import { eventRecord, type SseEvent } from '../../sse.ts';
 import { asString, chatChunk, isRecord, type Json, nowSeconds } from '../canonical.ts';
 import type { DecodedEvent, StreamDecoder } from '../format.ts';
 import { FINISH_OF_STOP } from './chat.ts';
@@ -31,13 +31,8 @@ export function createAnthropicDecoder(model: string): StreamDecoder {
   return {
     usage: usage.current,
     push(event: SseEvent): DecodedEvent {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(event.data);
-      } catch {
-        return NONE;
-      }
-      if (!isRecord(payload)) return NONE;
+      const payload = eventRecord(event);
+      if (!payload) return NONE;
       const type = asString(payload.type) ?? event.event;
       switch (type) {
         case 'message_start': {

@@ -5,7 +5,7 @@
  * There is no end marker: the stream is complete once a finish reason came.
  */
 import type { NormalisedUsage } from '../../metering/usage.ts';
-import type { SseEvent } from '../../sse.ts';
+import { eventRecord, type SseEvent } from '../../sse.ts';
 import { asString, chatChunk, isRecord, type Json, nowSeconds } from '../canonical.ts';
 import type { DecodedEvent, StreamDecoder } from '../format.ts';
 import { finishOf, readParts } from './chat.ts';
@@ -24,13 +24,8 @@ export function createGeminiDecoder(model: string): StreamDecoder {
   return {
     usage: () => usage,
     push(event: SseEvent): DecodedEvent {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(event.data);
-      } catch {
-        return NONE;
-      }
-      if (!isRecord(payload)) return NONE;
+      const payload = eventRecord(event);
+      if (!payload) return NONE;
       if (isRecord(payload.error)) return { chunks: [], error: { ...readGeminiError(502, event.data) } };
       id = asString(payload.responseId) ?? id;
       answerModel = asString(payload.modelVersion) ?? answerModel;

@@ -21,7 +21,7 @@ import {
 import type { ChannelView, DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
-import type { SseEvent } from '../../sse.ts';
+import { eventRecord, type SseEvent } from '../../sse.ts';
 import { baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';
 
 const ENDPOINTS: Readonly<Record<string, string>> = {
@@ -90,13 +90,8 @@ export function createWenxinDecoder(model: string): StreamDecoder {
   return {
     usage: () => usage,
     push(event: SseEvent): DecodedEvent {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(event.data);
-      } catch {
-        return { chunks: [] };
-      }
-      if (!isRecord(payload)) return { chunks: [] };
+      const payload = eventRecord(event);
+      if (!payload) return { chunks: [] };
       const failed = wenxinError(payload);
       if (failed)
         return {

@@ -22,7 +22,7 @@ import {
 } from '../../formats/canonical.ts';
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../../metering/usage.ts';
-import type { SseEvent } from '../../sse.ts';
+import { eventRecord, type SseEvent } from '../../sse.ts';
 import { readBedrockError } from './errors.ts';
 
 const FINISH_OF_STOP: Readonly<Record<string, string>> = {
@@ -206,13 +206,8 @@ export function createConverseDecoder(model: string): StreamDecoder {
   return {
     usage: () => usage,
     push(event: SseEvent): DecodedEvent {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(event.data);
-      } catch {
-        return { chunks: [] };
-      }
-      if (!isRecord(payload)) return { chunks: [] };
+      const payload = eventRecord(event);
+      if (!payload) return { chunks: [] };
       switch (event.event) {
         case 'messageStart':
           return { chunks: [chunk({ role: 'assistant', content: '' })] };

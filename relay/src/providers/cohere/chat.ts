@@ -21,7 +21,7 @@ import {
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../../metering/usage.ts';
-import type { SseEvent } from '../../sse.ts';
+import { eventRecord, type SseEvent } from '../../sse.ts';
 
 const FINISH: Readonly<Record<string, string>> = {
   COMPLETE: 'stop',
@@ -121,13 +121,8 @@ export function createCohereDecoder(model: string): StreamDecoder {
   return {
     usage: () => usage,
     push(event: SseEvent): DecodedEvent {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(event.data);
-      } catch {
-        return { chunks: [] };
-      }
-      if (!isRecord(payload)) return { chunks: [] };
+      const payload = eventRecord(event);
+      if (!payload) return { chunks: [] };
       const delta = isRecord(payload.delta) ? payload.delta : {};
       const message = isRecord(delta.message) ? delta.message : {};
       switch (payload.type ?? event.event) {

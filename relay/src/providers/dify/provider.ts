@@ -21,7 +21,7 @@ import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.t
 import { openAiFormat } from '../../formats/openai/format.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
-import type { SseEvent } from '../../sse.ts';
+import { eventRecord, type SseEvent } from '../../sse.ts';
 import { baseUrlOf, callOf, type Provider } from '../provider.ts';
 
 const ROLE_NAMES: Readonly<Record<string, string>> = {
@@ -91,13 +91,8 @@ export function createDifyDecoder(model: string): StreamDecoder {
   return {
     usage: () => usage,
     push(event: SseEvent): DecodedEvent {
-      let payload: unknown;
-      try {
-        payload = JSON.parse(event.data);
-      } catch {
-        return { chunks: [] };
-      }
-      if (!isRecord(payload)) return { chunks: [] };
+      const payload = eventRecord(event);
+      if (!payload) return { chunks: [] };
       id = asString(payload.message_id) ?? id;
       const chunk = (delta: Json, finish: string | null = null) =>
         chatChunk(id, model, created, delta, finish);

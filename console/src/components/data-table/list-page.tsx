@@ -19,11 +19,15 @@ export function useListPage<S extends { page: number }>(list: ListSearch<S>, tab
   return {
     ...url,
     pageSize,
-    paging: (total: number): Paging => ({
+    /** The pager's props; `beforePageChange` runs first (a selection that belongs to one page is cleared). */
+    paging: (total: number, beforePageChange?: () => void): Paging => ({
       page: url.search.page,
       pageSize,
       total,
-      onPageChange: url.setPage,
+      onPageChange: (page) => {
+        beforePageChange?.();
+        url.setPage(page);
+      },
       onPageSizeChange: (size) => {
         setPageSize(size);
         url.setPage(1);

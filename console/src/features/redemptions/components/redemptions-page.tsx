@@ -239,13 +239,7 @@ export function RedemptionsPage() {
       rows={rows}
       rowKey={(r) => r.id}
       loading={codes.isFetching && !codes.data}
-      paging={{
-        ...list.paging(codes.data?.total ?? 0),
-        onPageChange: (page) => {
-          selection.clear();
-          list.setPage(page);
-        },
-      }}
+      paging={list.paging(codes.data?.total ?? 0, selection.clear)}
     >
       {sheet.isOpen ? (
         <RedemptionSheet

@@ -239,13 +239,7 @@ export function TokensPage() {
       rows={rows}
       rowKey={(r) => r.id}
       loading={tokens.isFetching && !tokens.data}
-      paging={{
-        ...list.paging(tokens.data?.total ?? 0),
-        onPageChange: (page) => {
-          selection.clear();
-          list.setPage(page);
-        },
-      }}
+      paging={list.paging(tokens.data?.total ?? 0, selection.clear)}
     >
       {sheet.isOpen ? <TokenSheet id={sheet.of ?? null} onClose={sheet.close} onSaved={refresh} /> : null}
       {confirm.dialog}

@@ -132,29 +132,7 @@ async function openMysql(url: string): Promise<SourceReader> {
   const quote = backQuote;
   const select = async (sqlText: string, params: unknown[] = []) =>
     (await connection.query(sqlText, params))[0] as SourceRow[];
-  return {
-    kind: 'mysql',
-    async schema() {
-      const rows = await select(
-        'select table_name as t, column_name as c from information_schema.columns where table_schema = database()',
-      );
-      return groupColumns(rows);
-    },
-    async count(table, createdSince) {
-      const [row] = await select(
-        countSql(quote, table, createdSince),
-        createdSince === undefined ? [] : [createdSince],
-      );
-      return Number(row?.n ?? 0);
-    },
-    async maxId(table) {
-      const [row] = await select(maxIdSql(quote, table));
-      return Number(row?.m ?? 0);
-    },
-    all: (table, columns) => select(`select ${columns.map(quote).join(', ')} from ${quote(table)}`),
-    page: (table, columns, query) => select(pageSql(quote, table, columns, query), pageParams(query)),
-    close: () => connection.end(),
-  };
+  return sqlReader('mysql', quote, select, 'database()', () => connection.end());
 }
 
 async function openPostgres(url: string): Promise<SourceReader> {
@@ -168,11 +146,22 @@ async function openPostgres(url: string): Promise<SourceReader> {
   };
   const select = async (sqlText: string, params: unknown[] = []) =>
     (await client.query(numbered(sqlText), params)).rows as SourceRow[];
+  return sqlReader('postgres', quote, select, 'current_schema()', () => client.end());
+}
+
+/** A reader over a SQL server's `select`, with its identifier quoting and the function naming its schema. */
+function sqlReader(
+  kind: 'mysql' | 'postgres',
+  quote: (name: string) => string,
+  select: (sqlText: string, params?: unknown[]) => Promise<SourceRow[]>,
+  currentSchema: string,
+  close: () => Promise<void>,
+): SourceReader {
   return {
-    kind: 'postgres',
+    kind,
     async schema() {
       const rows = await select(
-        'select table_name as t, column_name as c from information_schema.columns where table_schema = current_schema()',
+        `select table_name as t, column_name as c from information_schema.columns where table_schema = ${currentSchema}`,
       );
       return groupColumns(rows);
     },
@@ -189,7 +178,7 @@ async function openPostgres(url: string): Promise<SourceReader> {
     },
     all: (table, columns) => select(`select ${columns.map(quote).join(', ')} from ${quote(table)}`),
     page: (table, columns, query) => select(pageSql(quote, table, columns, query), pageParams(query)),
-    close: () => client.end(),
+    close,
   };
 }
 

@@ -77,6 +77,29 @@ describe('request client', () => {
     }
   });
 
+  it("says a database outage in the reader's language, with the server's words after it", async () => {
+    await i18next.changeLanguage('zh');
+    try {
+      fakeServer({
+        'GET /api/channel/': () => ({
+          status: 503,
+          body: {
+            success: false,
+            code: 'DATABASE_UNAVAILABLE',
+            message: 'the database is unreachable; try again shortly',
+          },
+        }),
+      });
+      const error = await api.get('/api/channel/').catch((e: unknown) => e);
+      expect((error as ApiError).status).toBe(503);
+      expect((error as ApiError).message).toBe(
+        '数据库暂时无法访问，请稍后重试：the database is unreachable; try again shortly',
+      );
+    } finally {
+      await i18next.changeLanguage('en');
+    }
+  });
+
   it('keeps quiet when asked to be silent', async () => {
     fakeServer({
       'POST /api/quiet': () => ({ status: 400, body: { success: false, message: 'quiet failure' } }),

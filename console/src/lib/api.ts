@@ -75,6 +75,7 @@ export const TRANSLATED_ERROR_CODES = [
   'FEATURE_DISABLED',
   'USER_DISABLED',
   'INVALID_CREDENTIALS',
+  'DATABASE_UNAVAILABLE',
 ] as const;
 
 /** The message the error catalogue gives for a refusal's code, or null for a code it does not know. */

@@ -237,6 +237,26 @@ describe.skipIf(!postgres)('the database away, through a proxy of the test', () 
       expect(answer.headers.get('retry-after')).toBeTruthy();
       expect(JSON.parse(text)).toMatchObject({ error: { code: 'database_unavailable' } });
     }
+    // The task routes answer it in the shapes of the APIs they stand in for.
+    const tasks = [
+      {
+        route: '/mj/submit/imagine',
+        body: { prompt: 'a road' },
+        shape: { code: 503, type: 'turnpike_error' },
+      },
+      { route: '/suno/submit/music', body: { prompt: 'a road' }, shape: { code: 'database_unavailable' } },
+    ];
+    for (const { route, body, shape } of tasks) {
+      const answer = await fetch(`${relay.url}${route}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk-never-seen-before', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const text = await answer.text();
+      expect({ route, status: answer.status, text }).toMatchObject({ route, status: 503 });
+      expect(answer.headers.get('retry-after')).toBeTruthy();
+      expect(JSON.parse(text)).toMatchObject(shape);
+    }
     await proxy.restore();
     await until('ready again', async () => (await readyz(relay)).body.status === 'ready', relay, 15_000);
     expect(relay.exitCode()).toBeUndefined();

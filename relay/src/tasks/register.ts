@@ -2,7 +2,9 @@
  * `registerTaskRoutes(app, ctx)`: the task providers' routes (Midjourney `/mj/*`, Suno `/suno/*`) in their own
  * scope, and the poller, started when the app is ready and stopped (lease given up) when it closes.
  */
+import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../errors.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { createDatabaseLease, createRedisLease } from './lease.ts';
 import { taskMetricsOf } from './metrics.ts';
@@ -28,14 +30,24 @@ export async function registerTaskRoutes(app: FastifyInstance, ctx: RelayContext
   await app.register(async (scope) => {
     // Fastify's own refusals (unreadable JSON, a body too large) and bugs, in the shape of the API each route
     // stands in for: Suno-API's envelope on /suno, Midjourney-Proxy's answer elsewhere.
+    // A database that cannot be reached (storing a task, reading a drawing) is a 503 to try again shortly.
     scope.setErrorHandler((error: FastifyError, request, reply) => {
-      const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+      const unreachable = isDatabaseUnreachable(error);
+      const status = unreachable ? 503 : error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
       if (status === 500) request.log.error({ err: error }, 'task request failed');
-      const message = status === 500 ? 'internal error' : error.message;
+      if (unreachable) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      const message = unreachable
+        ? 'the database is unreachable; try again shortly'
+        : status === 500
+          ? 'internal error'
+          : error.message;
+      const sunoCode = unreachable
+        ? 'database_unavailable'
+        : status === 500
+          ? 'internal_error'
+          : 'invalid_request';
       if (request.url.startsWith('/suno/'))
-        return reply
-          .code(status)
-          .send({ code: status === 500 ? 'internal_error' : 'invalid_request', message, data: null });
+        return reply.code(status).send({ code: sunoCode, message, data: null });
       return reply.code(status).send({ code: status, description: message, type: 'turnpike_error' });
     });
     for (const provider of TASK_PROVIDERS) provider.register(scope, ctx);

@@ -72,6 +72,18 @@ export function chatChunk(
   };
 }
 
+/** A chat completion with one choice (created now); `usage` is added when the upstream reported one. */
+export function chatCompletion(id: string, model: string, message: Json, finish: string, usage?: Json) {
+  return {
+    id,
+    object: 'chat.completion',
+    created: nowSeconds(),
+    model,
+    choices: [{ index: 0, message, finish_reason: finish }],
+    ...(usage ? { usage } : {}),
+  };
+}
+
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 /** A short random id suffix (`msg_…`, `call_…`): unique enough for one answer's items. */

@@ -102,6 +102,13 @@ export function mergeAnthropicUsage(earlier: unknown, later: unknown): Record<st
 export const hasUsage = (usage: NormalisedUsage | undefined): usage is NormalisedUsage =>
   usage !== undefined && usage.promptTokens + usage.completionTokens > 0;
 
+/** OpenAI's three usage counts, for an upstream that reports no more than them. */
+export const toOpenAiUsageCounts = (usage: NormalisedUsage): Record<string, number> => ({
+  prompt_tokens: usage.promptTokens,
+  completion_tokens: usage.completionTokens,
+  total_tokens: usage.promptTokens + usage.completionTokens,
+});
+
 /** The OpenAI `usage` object for a client (a synthesised final stream chunk, or a counted non-stream answer). */
 export function toOpenAiUsage(usage: NormalisedUsage): Record<string, unknown> {
   return {

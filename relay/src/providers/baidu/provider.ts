@@ -13,6 +13,7 @@ import {
   asString,
   type ChatAnswer,
   chatChunk,
+  chatCompletion,
   contentText,
   isRecord,
   type Json,
@@ -65,18 +66,14 @@ export function wenxinToChat(answer: Readonly<Json>, model: string): ChatAnswer 
   const usage = normaliseOpenAiUsage(answer.usage);
   return {
     answer: {
-      id: asString(answer.id) ?? `chatcmpl-wenxin-${nowSeconds()}`,
-      object: 'chat.completion',
+      ...chatCompletion(
+        asString(answer.id) ?? `chatcmpl-wenxin-${nowSeconds()}`,
+        model,
+        { role: 'assistant', content: asString(answer.result) ?? '' },
+        answer.finish_reason === 'length' ? 'length' : 'stop',
+        isRecord(answer.usage) ? answer.usage : undefined,
+      ),
       created: asNumber(answer.created) ?? nowSeconds(),
-      model,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: asString(answer.result) ?? '' },
-          finish_reason: answer.finish_reason === 'length' ? 'length' : 'stop',
-        },
-      ],
-      ...(isRecord(answer.usage) ? { usage: answer.usage } : {}),
     },
     usage,
   };

@@ -13,6 +13,7 @@ import {
   asString,
   type ChatAnswer,
   chatChunk,
+  chatCompletion,
   contentText,
   isRecord,
   type Json,
@@ -21,7 +22,7 @@ import {
   parseDataUrl,
 } from '../../formats/canonical.ts';
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
-import { EMPTY_USAGE, type NormalisedUsage } from '../../metering/usage.ts';
+import { EMPTY_USAGE, type NormalisedUsage, toOpenAiUsageCounts } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 import { readBedrockError } from './errors.ts';
 
@@ -143,13 +144,6 @@ export function converseUsageOf(usage: unknown): NormalisedUsage | undefined {
   };
 }
 
-const openAiUsage = (usage: NormalisedUsage | undefined) =>
-  usage && {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-  };
-
 /** A Converse answer as a `chat.completion`. */
 export function converseToChat(answer: Readonly<Json>, model: string): ChatAnswer {
   const message = isRecord(answer.output) && isRecord(answer.output.message) ? answer.output.message : {};
@@ -176,20 +170,13 @@ export function converseToChat(answer: Readonly<Json>, model: string): ChatAnswe
   if (reasoning) chatMessage.reasoning_content = reasoning;
   if (calls.length > 0) chatMessage.tool_calls = calls;
   return {
-    answer: {
-      id: `chatcmpl-bedrock-${nowSeconds()}`,
-      object: 'chat.completion',
-      created: nowSeconds(),
+    answer: chatCompletion(
+      `chatcmpl-bedrock-${nowSeconds()}`,
       model,
-      choices: [
-        {
-          index: 0,
-          message: chatMessage,
-          finish_reason: FINISH_OF_STOP[asString(answer.stopReason) ?? ''] ?? 'stop',
-        },
-      ],
-      ...(usage ? { usage: openAiUsage(usage) } : {}),
-    },
+      chatMessage,
+      FINISH_OF_STOP[asString(answer.stopReason) ?? ''] ?? 'stop',
+      usage && toOpenAiUsageCounts(usage),
+    ),
     usage,
   };
 }

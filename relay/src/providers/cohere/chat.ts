@@ -13,6 +13,7 @@ import {
   asString,
   type ChatAnswer,
   chatChunk,
+  chatCompletion,
   contentText,
   isRecord,
   type Json,
@@ -20,7 +21,7 @@ import {
 } from '../../formats/canonical.ts';
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
-import { EMPTY_USAGE, type NormalisedUsage } from '../../metering/usage.ts';
+import { EMPTY_USAGE, type NormalisedUsage, toOpenAiUsageCounts } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 
 const FINISH: Readonly<Record<string, string>> = {
@@ -86,28 +87,13 @@ export function cohereToChat(answer: Readonly<Json>, model: string): ChatAnswer 
     chatMessage.reasoning_content = message.tool_plan;
   if (calls.length > 0) chatMessage.tool_calls = calls;
   return {
-    answer: {
-      id: asString(answer.id) ?? `chatcmpl-cohere-${nowSeconds()}`,
-      object: 'chat.completion',
-      created: nowSeconds(),
+    answer: chatCompletion(
+      asString(answer.id) ?? `chatcmpl-cohere-${nowSeconds()}`,
       model,
-      choices: [
-        {
-          index: 0,
-          message: chatMessage,
-          finish_reason: FINISH[asString(answer.finish_reason) ?? ''] ?? 'stop',
-        },
-      ],
-      ...(usage
-        ? {
-            usage: {
-              prompt_tokens: usage.promptTokens,
-              completion_tokens: usage.completionTokens,
-              total_tokens: usage.promptTokens + usage.completionTokens,
-            },
-          }
-        : {}),
-    },
+      chatMessage,
+      FINISH[asString(answer.finish_reason) ?? ''] ?? 'stop',
+      usage && toOpenAiUsageCounts(usage),
+    ),
     usage,
   };
 }

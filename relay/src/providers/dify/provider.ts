@@ -12,6 +12,7 @@ import {
   asString,
   type ChatAnswer,
   chatChunk,
+  chatCompletion,
   contentText,
   isRecord,
   type Json,
@@ -20,7 +21,7 @@ import {
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
-import { normaliseOpenAiUsage } from '../../metering/usage.ts';
+import { normaliseOpenAiUsage, toOpenAiUsageCounts } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 import { baseUrlOf, callOf, type Provider } from '../provider.ts';
 
@@ -57,28 +58,13 @@ const usageOfMetadata = (metadata: unknown): NormalisedUsage | undefined =>
 export function difyToChat(answer: Readonly<Json>, model: string): ChatAnswer {
   const usage = usageOfMetadata(answer.metadata);
   return {
-    answer: {
-      id: asString(answer.message_id) ?? `chatcmpl-dify-${nowSeconds()}`,
-      object: 'chat.completion',
-      created: nowSeconds(),
+    answer: chatCompletion(
+      asString(answer.message_id) ?? `chatcmpl-dify-${nowSeconds()}`,
       model,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: asString(answer.answer) ?? '' },
-          finish_reason: 'stop',
-        },
-      ],
-      ...(usage
-        ? {
-            usage: {
-              prompt_tokens: usage.promptTokens,
-              completion_tokens: usage.completionTokens,
-              total_tokens: usage.promptTokens + usage.completionTokens,
-            },
-          }
-        : {}),
-    },
+      { role: 'assistant', content: asString(answer.answer) ?? '' },
+      'stop',
+      usage && toOpenAiUsageCounts(usage),
+    ),
     usage,
   };
 }

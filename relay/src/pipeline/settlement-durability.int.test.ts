@@ -109,6 +109,28 @@ describe('settlement records', () => {
   });
 });
 
+describe('a backlog', () => {
+  it('is written in transactions of bounded size, all of it, each reported as it commits', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'backlog', password: 'x', quota: 1_000_000 });
+    const reported: { upTo: number; amount: number }[] = [];
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 3_600_000,
+      onDebitsWritten: (debits, upTo) => reported.push({ upTo, amount: debits[0]?.amount ?? 0 }),
+    });
+    for (let i = 0; i < 12_000; i += 1) writer.add(paid(user.id, 1, `backlog-${i}`));
+    await writer.close();
+    expect(reported).toEqual([
+      { upTo: 5_000, amount: 5_000 },
+      { upTo: 10_000, amount: 5_000 },
+      { upTo: 12_000, amount: 2_000 },
+    ]);
+    expect(writer.backlog().records).toBe(0);
+    expect(await books(user.id)).toMatchObject({ quota: 988_000, logs: 12_000, distinctRequests: 12_000 });
+  }, 60_000);
+});
+
 describe('the local spool', () => {
   it('leaves what a killed process had not written for the next start, which writes it once', async () => {
     const { db } = t.runtime.deps;

@@ -28,6 +28,9 @@ import { type SettlementRecord, type UsageWrite, writeRecords } from './write-re
 
 export type { UsageWrite } from './write-records.ts';
 
+/** The most records one transaction writes. */
+const BATCH_RECORDS = 5_000;
+
 /** Where queued records are kept durably until written: the ledger's journal, and/or a local spool. */
 export interface SettlementDurability {
   journal(entry: JournalEntry): void;
@@ -79,15 +82,16 @@ export function createBatchWriter(options: {
   const journal = options.journal ?? newJournalId();
   const durability = options.durability;
   let seq = 0;
-  /** Queued records in sequence order, and the journal entries beside them (for journaling again). */
-  let pending: SettlementRecord[] = [];
-  let pendingEntries: JournalEntry[] = [];
-  /** Records of the flush running now: still unwritten until it commits. */
-  let inFlight: { records: SettlementRecord[]; entries: JournalEntry[] } | undefined;
+  /**
+   * Records not committed yet (those of a flush running now included), in sequence order, and the journal entries
+   * beside them (for journaling again).
+   */
+  const pending: SettlementRecord[] = [];
+  const pendingEntries: JournalEntry[] = [];
   let queuedLogCount = 0;
   let flushing: Promise<void> | undefined;
 
-  durability?.attach(() => [...(inFlight?.entries ?? []), ...pendingEntries]);
+  durability?.attach(() => pendingEntries);
 
   const chargesOf = (write: UsageWrite): [Account, number][] => {
     const quota = write.debit?.quota ?? 0;
@@ -97,28 +101,23 @@ export function createBatchWriter(options: {
     return charges;
   };
 
+  /**
+   * Writes the queue from its head, `BATCH_RECORDS` a transaction, until it is empty. A record leaves the queue
+   * only once committed, so a failure leaves everything where it was (and a backlog after an outage is written in
+   * transactions of bounded size, not one).
+   */
   async function flushNow(): Promise<void> {
-    if (pending.length === 0) return;
-    const batch = { records: pending, entries: pendingEntries };
-    pending = [];
-    pendingEntries = [];
-    inFlight = batch;
-    let result: Awaited<ReturnType<typeof writeRecords>>;
-    try {
-      result = await writeRecords(options.db, batch.records);
-    } catch (error) {
-      // Kept, in order, in front of what arrived meanwhile.
-      pending = [...batch.records, ...pending];
-      pendingEntries = [...batch.entries, ...pendingEntries];
-      throw error;
-    } finally {
-      inFlight = undefined;
+    while (pending.length > 0) {
+      const count = Math.min(pending.length, BATCH_RECORDS);
+      const records = pending.slice(0, count);
+      const result = await writeRecords(options.db, records);
+      pending.splice(0, count);
+      pendingEntries.splice(0, count);
+      for (const record of records) if (record.write.log) queuedLogCount -= 1;
+      options.onDebitsWritten?.(result.debits, (records[count - 1] as SettlementRecord).seq);
+      if (result.balances.length > 0) options.onUserBalances?.(result.balances);
     }
-    for (const record of batch.records) if (record.write.log) queuedLogCount -= 1;
-    const last = batch.records[batch.records.length - 1] as SettlementRecord;
-    options.onDebitsWritten?.(result.debits, last.seq);
-    if (result.balances.length > 0) options.onUserBalances?.(result.balances);
-    if (pending.length === 0) durability?.spool?.allWritten();
+    durability?.spool?.allWritten();
   }
 
   /** One flush at a time; a failure is reported and leaves the records for the next. */
@@ -153,14 +152,14 @@ export function createBatchWriter(options: {
     flush,
     queuedLogs: () => queuedLogCount,
     backlog() {
-      const oldest = inFlight?.records[0] ?? pending[0];
+      const oldest = pending[0];
       return {
-        records: pending.length + (inFlight?.records.length ?? 0),
+        records: pending.length,
         capacity: maxQueued,
         oldestSeconds: oldest ? Math.max(0, (now() - oldest.at) / 1000) : 0,
       };
     },
-    isFull: () => pending.length + (inFlight?.records.length ?? 0) >= maxQueued,
+    isFull: () => pending.length >= maxQueued,
     async close() {
       clearInterval(timer);
       let allWritten = true;

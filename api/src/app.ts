@@ -1,5 +1,6 @@
 import fastifyCookie from '@fastify/cookie';
 import { answerClientError } from '@turnpike/core/http/edge-errors';
+import { loggerOptions } from '@turnpike/core/http/log-redaction';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv, createRedisKv } from '@turnpike/core/kv/kv';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -36,16 +37,6 @@ export interface BuildAppOptions {
   consoleRoot?: string;
 }
 
-/** Values never written to logs. */
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  '*.password',
-  '*.key',
-];
-
 /** The console API: every /api route, registered explicitly. */
 /**
  * Many scripts send `Content-Type: application/json` on every request; a GET, HEAD, DELETE or OPTIONS request
@@ -64,9 +55,7 @@ const BODILESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const logger =
-    options.logger === undefined || options.logger === false
-      ? false
-      : { redact: REDACTED_PATHS, ...(options.logger === true ? {} : options.logger) };
+    options.logger === undefined || options.logger === false ? false : loggerOptions(options.logger);
   const app = Fastify({
     logger,
     trustProxy: deps.config.trustProxy,

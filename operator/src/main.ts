@@ -11,6 +11,7 @@ import { isDataDirError } from '@turnpike/core/db/data-dir';
 import { migrate } from '@turnpike/core/db/migrate';
 import { waitForDatabase } from '@turnpike/core/db/wait-for-database';
 import { createEventBus } from '@turnpike/core/events/bus';
+import { LOG_REDACT_PATHS } from '@turnpike/core/http/log-redaction';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -19,7 +20,8 @@ import { createOperator } from './operator.ts';
 import { startHealthServer } from './runtime/health.ts';
 
 const config = loadConfig();
-const logger = pino({ level: config.logLevel, redact: ['*.key', '*.password', '*.authorization', '*.data'] });
+// A Secret's `data` is the operator's own addition to the list every role shares.
+const logger = pino({ level: config.logLevel, redact: [...LOG_REDACT_PATHS, '*.data'] });
 if (!config.cryptoSecret) {
   logger.fatal(
     'CRYPTO_SECRET (or SESSION_SECRET) is required: the operator seals channel keys the relays open',

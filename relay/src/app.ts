@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Ledger } from '@turnpike/core/billing/ledger';
 import { openLedger } from '@turnpike/core/billing/open-ledger';
 import { edgeErrorBody } from '@turnpike/core/http/edge-errors';
+import { loggerOptions } from '@turnpike/core/http/log-redaction';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv } from '@turnpike/core/kv/kv';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
@@ -458,13 +459,7 @@ export async function buildRelayApp(
   options: RelayOptions & { logger?: boolean | Record<string, unknown> } = {},
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    logger:
-      options.logger === undefined || options.logger === false
-        ? false
-        : {
-            redact: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.key', '*.password'],
-            ...(options.logger === true ? {} : options.logger),
-          },
+    logger: options.logger === undefined || options.logger === false ? false : loggerOptions(options.logger),
     // Every relayed call is recorded by the consume log and the metrics; a log line per request would cost the
     // relay about a tenth of its CPU (make bench). Failures are still logged by the pipeline.
     logController: new LogController({ disableRequestLogging: true }),

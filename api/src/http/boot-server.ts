@@ -6,6 +6,7 @@
  * change, not once per try. Closed just before the app listens on the same port.
  */
 import type { WaitState } from '@turnpike/core/db/wait-for-database';
+import { loggerOptions } from '@turnpike/core/http/log-redaction';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE_BODY } from './error-handler.ts';
 import { drainingBody } from './health.ts';
@@ -26,7 +27,7 @@ export async function startBootServer(options: {
 }): Promise<BootServer> {
   // Probes every few seconds are not worth a log line each.
   const app = Fastify({
-    logger: options.logger,
+    logger: loggerOptions(options.logger),
     forceCloseConnections: true,
     logController: new LogController({ disableRequestLogging: true }),
   });

@@ -55,7 +55,7 @@ describe('route guards', () => {
 
   it('sends a visitor on a guarded page to /login and a normal user away from admin pages', async () => {
     expect(await redirectOf(() => requireUser())).toBe('/login');
-    setSessionUser({ ...user, role: Role.Common });
+    setSessionUser({ ...user, role: Role.User });
     expect(await redirectOf(() => requireUser())).toBeNull();
     expect(await redirectOf(() => requireUser(Role.Admin))).toBe('/');
     setSessionUser({ ...user, role: Role.Admin });

@@ -1,8 +1,8 @@
+import { Role } from '@turnpike/core/domain/closed-sets';
 import { useSyncExternalStore } from 'react';
 import { readStoredJson, StorageKey, writeStored } from './storage.ts';
 
-/** Roles as numbers on the wire (common/user 1, admin 10, root 100). */
-export const Role = { Common: 1, Admin: 10, Root: 100 } as const;
+export { Role };
 
 /** The short user the login answer returns and the console keeps in local storage under `user`. */
 export interface SessionUser {

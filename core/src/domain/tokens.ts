@@ -1,9 +1,7 @@
 import { isIP } from 'node:net';
 import { ALPHANUMERIC, randomString } from '../crypto/random.ts';
 
-/** Token statuses; expired and exhausted are set by the system when a limit is reached. */
-export const TokenStatus = { Enabled: 1, Disabled: 2, Expired: 3, Exhausted: 4 } as const;
-export type TokenStatus = (typeof TokenStatus)[keyof typeof TokenStatus];
+export { TokenStatus } from './closed-sets.ts';
 
 export const TOKEN_KEY_LENGTH = 48;
 export const TOKEN_KEY_PREFIX = 'sk-';

@@ -1,9 +1,6 @@
-/** User roles; anything at or above Admin counts as an admin, Root is the one super administrator. */
-export const Role = { Guest: 0, User: 1, Admin: 10, Root: 100 } as const;
-export type Role = (typeof Role)[keyof typeof Role];
+import { Role, UserStatus } from './closed-sets.ts';
 
-export const UserStatus = { Enabled: 1, Disabled: 2 } as const;
-export type UserStatus = (typeof UserStatus)[keyof typeof UserStatus];
+export { Role, UserStatus } from './closed-sets.ts';
 
 export const isAdmin = (role: number): boolean => role >= Role.Admin;
 export const isRoot = (role: number): boolean => role >= Role.Root;

@@ -1,16 +1,25 @@
+import { LogType } from '@turnpike/core/domain/closed-sets';
 import type { TagColor } from '../../lib/format.ts';
 import { readStoredJson, writeStored } from '../../lib/storage.ts';
 
-/** Log types (spec 02 section 4). */
-export const LogType = { Unknown: 0, TopUp: 1, Consume: 2, Manage: 3, System: 4 } as const;
+export { LogType };
+
+/** Log types (spec 02 section 4), and the error rows the relay writes for failed calls. */
 export const LOG_TYPE_NAMES: Record<number, string> = {
-  0: 'unknown',
-  1: 'topup',
-  2: 'consume',
-  3: 'manage',
-  4: 'system',
+  [LogType.Unknown]: 'unknown',
+  [LogType.TopUp]: 'topup',
+  [LogType.Consume]: 'consume',
+  [LogType.Manage]: 'manage',
+  [LogType.System]: 'system',
+  [LogType.Error]: 'error',
 };
-const LOG_TYPE_COLORS: Record<number, TagColor> = { 1: 'blue', 2: 'green', 3: 'orange', 4: 'purple' };
+const LOG_TYPE_COLORS: Record<number, TagColor> = {
+  [LogType.TopUp]: 'blue',
+  [LogType.Consume]: 'green',
+  [LogType.Manage]: 'orange',
+  [LogType.System]: 'purple',
+  [LogType.Error]: 'red',
+};
 export const logTypeColor = (type: number): TagColor => LOG_TYPE_COLORS[type] ?? 'gray';
 
 /** Consumption and unknown rows carry channel, token, group and model details. */

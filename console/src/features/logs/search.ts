@@ -1,3 +1,4 @@
+import { LogType } from '@turnpike/core/domain/closed-sets';
 import { choiceParam, listSearch, textParam } from '../../components/data-table/index.ts';
 
 /**
@@ -5,7 +6,7 @@ import { choiceParam, listSearch, textParam } from '../../components/data-table/
  * default range (today so far, see rules.ts `defaultLogRange`), so a bare link always shows today.
  */
 export const logsSearch = listSearch({
-  type: choiceParam(['0', '1', '2', '3', '4'], '0'),
+  type: choiceParam(Object.values(LogType).map(String) as [string, ...string[]], String(LogType.Unknown)),
   token_name: textParam,
   model_name: textParam,
   group: textParam,

@@ -1,8 +1,9 @@
 /** Redemption code rules (spec 02 sections 4, 5 and 9); error answers are keys of the `redemptions` namespace. */
+
+import { RedemptionStatus } from '@turnpike/core/domain/closed-sets';
 import { formatQuota, type QuotaDisplay } from '../../lib/format.ts';
 
-/** Mirrors core's RedemptionStatus (kept local so the bundle does not pull server code; a test compares). */
-export const RedemptionStatus = { Unused: 1, Disabled: 2, Used: 3 } as const;
+export { RedemptionStatus };
 /** Mirror core's REDEMPTION_NAME_MAX and REDEMPTION_COUNT_MAX (checked by a test). */
 export const REDEMPTION_NAME_MAX = 20;
 export const REDEMPTION_COUNT_MAX = 100;

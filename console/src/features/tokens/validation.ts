@@ -1,6 +1,8 @@
 /** Token form rules (spec 02 sections 4, 5 and 9). */
 
-export const TokenStatus = { Enabled: 1, Disabled: 2, Expired: 3, Exhausted: 4 } as const;
+import { TokenStatus } from '@turnpike/core/domain/closed-sets';
+
+export { TokenStatus };
 export const NEVER_EXPIRES = -1;
 export const DEFAULT_TOKEN_QUOTA = 500_000;
 /** Expiry presets in seconds from now; `never` is -1. */

@@ -1,8 +1,5 @@
-import { Role } from '../../lib/session.ts';
+import { Role, UserStatus } from '@turnpike/core/domain/closed-sets';
 import type { ManageAction, UserRow } from './api/users.ts';
-
-/** User status on the wire. */
-export const UserStatus = { Active: 1, Banned: 2, Disabled3: 3 } as const;
 
 export type UserAction = ManageAction | 'edit';
 
@@ -19,8 +16,8 @@ export function allowedActions(
   const out: UserAction[] = ['edit'];
   if (actorRole >= Role.Root && target.role < Role.Admin) out.push('promote');
   if (actorRole >= Role.Root && target.role >= Role.Admin && target.role < Role.Root) out.push('demote');
-  if (target.status === UserStatus.Active) out.push('disable');
-  if (target.status === UserStatus.Banned) out.push('enable');
+  if (target.status === UserStatus.Enabled) out.push('disable');
+  if (target.status === UserStatus.Disabled) out.push('enable');
   out.push('delete');
   return out;
 }
@@ -28,7 +25,7 @@ export function allowedActions(
 export type RoleName = 'common' | 'admin' | 'root' | 'unknown';
 
 export function roleName(role: number): RoleName {
-  if (role === Role.Common) return 'common';
+  if (role === Role.User) return 'common';
   if (role === Role.Admin) return 'admin';
   if (role === Role.Root) return 'root';
   return 'unknown';
@@ -37,8 +34,8 @@ export function roleName(role: number): RoleName {
 export type StatusName = 'active' | 'banned' | 'other' | 'unknown';
 
 export function statusName(status: number): StatusName {
-  if (status === 1) return 'active';
-  if (status === 2) return 'banned';
+  if (status === UserStatus.Enabled) return 'active';
+  if (status === UserStatus.Disabled) return 'banned';
   if (status === 3) return 'other';
   return 'unknown';
 }

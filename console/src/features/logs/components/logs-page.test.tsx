@@ -152,6 +152,22 @@ describe('usage logs', () => {
     expect(stat.searchParams.get('token_name')).toBe('ci-token');
   });
 
+  it('offers every log type the server writes, error rows included', async () => {
+    setSessionUser(member);
+    const server = serve();
+    const user = userEvent.setup();
+    await renderScreen(() => <LogsPage />);
+    await screen.findByText('gpt-4o-mini');
+    const options = [...(screen.getByLabelText('Log type') as HTMLSelectElement).options].map((o) => o.text);
+    expect(options).toEqual(['All', 'Top-up', 'Consumption', 'Management', 'System', 'Error']);
+    await user.selectOptions(screen.getByLabelText('Log type'), 'Error');
+    await user.click(screen.getByRole('button', { name: 'Query' }));
+    await waitFor(() => {
+      const last = server.callsTo('GET', '/api/log/self/').at(-1)?.url ?? '';
+      expect(new URL(last, 'http://x').searchParams.get('type')).toBe('5');
+    });
+  });
+
   it('opens with the filters of a shared link, range included, and keeps them on the next page', async () => {
     setSessionUser(member);
     const server = serve();

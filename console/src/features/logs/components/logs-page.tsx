@@ -24,6 +24,7 @@ import {
   LOG_COLUMNS,
   LOG_TYPE_NAMES,
   type LogColumn,
+  LogType,
   latencyColor,
   loadVisibleColumns,
   logTypeColor,
@@ -227,7 +228,10 @@ export function LogsPage() {
             onChange={set('type')}
             options={[
               { value: '0', label: t('type.all') },
-              ...[1, 2, 3, 4].map((v) => ({ value: String(v), label: t(`type.${LOG_TYPE_NAMES[v]}`) })),
+              ...[LogType.TopUp, LogType.Consume, LogType.Manage, LogType.System, LogType.Error].map((v) => ({
+                value: String(v),
+                label: t(`type.${LOG_TYPE_NAMES[v]}`),
+              })),
             ]}
           />
           {admin ? (

@@ -1,0 +1,25 @@
+/**
+ * The closed sets every layer shares, the console included: each declared once, here, as plain values with no
+ * imports, so the console's bundle can take this file without pulling server code. The modules that give these
+ * values behaviour (users, tokens, logs, redemptions, channels) re-export them.
+ */
+
+/** User roles; anything at or above Admin counts as an admin, Root is the one super administrator. */
+export const Role = { Guest: 0, User: 1, Admin: 10, Root: 100 } as const;
+export type Role = (typeof Role)[keyof typeof Role];
+
+/** User statuses as stored and on the wire (spec 01: a 3 exists in the reference, shown but never set here). */
+export const UserStatus = { Enabled: 1, Disabled: 2 } as const;
+export type UserStatus = (typeof UserStatus)[keyof typeof UserStatus];
+
+/** Kinds of log rows; the console filters by these numbers. */
+export const LogType = { Unknown: 0, TopUp: 1, Consume: 2, Manage: 3, System: 4, Error: 5 } as const;
+export type LogType = (typeof LogType)[keyof typeof LogType];
+
+/** Token statuses; expired and exhausted are set by the system when a limit is reached. */
+export const TokenStatus = { Enabled: 1, Disabled: 2, Expired: 3, Exhausted: 4 } as const;
+export type TokenStatus = (typeof TokenStatus)[keyof typeof TokenStatus];
+
+/** Redemption code statuses: a used code never changes again. */
+export const RedemptionStatus = { Unused: 1, Disabled: 2, Used: 3 } as const;
+export type RedemptionStatus = (typeof RedemptionStatus)[keyof typeof RedemptionStatus];

@@ -79,6 +79,7 @@ import type { SensitiveWords } from './pipeline/sensitive-words.ts';
 import { openSettlementSpool, recoverSettlementSpools } from './pipeline/settlement-spool.ts';
 import { type SettlementRecord, writeRecords } from './pipeline/write-records.ts';
 import { createBatchWriter, newJournalId } from './pipeline/writer.ts';
+import { registerRealtime } from './realtime/route.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
@@ -346,6 +347,7 @@ export async function registerRelay(
   registerMetricsRoute(app, ctx.metrics, deps.config.metricsToken);
   await registerBillingCompat(app, ctx);
   await registerTaskRoutes(app, ctx);
+  registerRealtime(app, ctx);
 
   // Upload spools a crashed process left behind (pipeline/multipart.ts); in the background, at start.
   app.addHook('onReady', async () => {

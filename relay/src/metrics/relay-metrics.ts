@@ -154,6 +154,8 @@ export interface RelayMetrics {
   readonly activeStreams: number;
   /** Counts `response` among the active streams until it closes; called once, when a stream's head is written. */
   streamStarted(response: ServerResponse): void;
+  /** Counts a realtime session among the active streams until the function it answers is called. */
+  realtimeSessionStarted(): () => void;
   /** The label a model is counted under (itself when known, else `other`). */
   modelLabel(model: string): string;
   /** The registry in the Prometheus text format. */
@@ -216,6 +218,8 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   const streamClosed = () => {
     activeStreams -= 1;
   };
+  /** Realtime WebSocket sessions open now (counted among the active streams too). */
+  let realtimeSessions = 0;
 
   new Counter({
     name: 'turnpike_relay_http_requests_total',
@@ -293,6 +297,14 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     registers: [registry],
     collect() {
       this.set(activeStreams);
+    },
+  });
+  new Gauge({
+    name: 'turnpike_relay_realtime_sessions',
+    help: 'Realtime WebSocket sessions open right now (also counted in turnpike_relay_active_streams)',
+    registers: [registry],
+    collect() {
+      this.set(realtimeSessions);
     },
   });
   new Counter({
@@ -505,6 +517,18 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     streamStarted(response) {
       activeStreams += 1;
       response.once('close', streamClosed);
+    },
+
+    realtimeSessionStarted() {
+      activeStreams += 1;
+      realtimeSessions += 1;
+      let ended = false;
+      return () => {
+        if (ended) return;
+        ended = true;
+        activeStreams -= 1;
+        realtimeSessions -= 1;
+      };
     },
 
     requestStarted(routePattern) {

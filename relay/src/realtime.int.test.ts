@@ -1,0 +1,434 @@
+/**
+ * `/v1/realtime` over WebSocket (issue 31, docs/adr/0032): the official `openai` SDK's realtime clients (beta and
+ * GA, over TLS as the SDK insists on `wss:`) and a browser-style client (the key in a subprotocol), through a
+ * listening relay to a fake upstream that speaks OpenAI's and Azure's realtime protocol and checks their
+ * credentials. Checked as an operator would: each response is one consume log whose quota is the audio formula's
+ * figure, the balance drops by exactly the logged sum, a response the balance cannot cover is never sent upstream,
+ * and a draining relay closes its sessions with 1001.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { connect, type Server as NetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
+import { AUDIO_COMPLETION_RATIO, lookupAudioRatio } from '@turnpike/core/billing/ratios';
+import { logs, users } from '@turnpike/core/db/schema/index';
+import { LogType } from '@turnpike/core/domain/logs';
+import { and, eq } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { buildRelayApp } from './app.ts';
+import { RESPONSE_OUTPUT_CAP } from './realtime/events.ts';
+import { type FakeRealtime, startFakeRealtime } from './testing/fake-realtime.ts';
+import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { waitFor } from './testing/wait.ts';
+
+const MODEL = 'gpt-4o-realtime-preview';
+const AZURE_MODEL = 'gpt-4o-mini-realtime-preview';
+const MODEL_RATIO = 2.5;
+const COMPLETION_RATIO = 4;
+
+let t: RelayTestApp;
+let fake: FakeRealtime;
+let relayUrl: string;
+let tlsPort: number;
+let tlsServer: NetServer;
+let certificate: string;
+
+const db = () => t.runtime.deps.db;
+const quotaOf = async (userId: number) =>
+  (await db().select({ quota: users.quota }).from(users).where(eq(users.id, userId)))[0]!.quota;
+const consumeLogs = (userId: number) =>
+  db()
+    .select()
+    .from(logs)
+    .where(and(eq(logs.userId, userId), eq(logs.type, LogType.Consume)));
+
+interface RealtimeUsage {
+  input_tokens: number;
+  output_tokens: number;
+  input_token_details: { text_tokens: number; audio_tokens: number; cached_tokens: number };
+  output_token_details: { text_tokens: number; audio_tokens: number };
+}
+
+/** The audio formula, written out apart from the code under test. */
+const bill = (u: RealtimeUsage, model: string, modelRatio: number) => {
+  const audioRatio = lookupAudioRatio(model);
+  const weighted =
+    u.input_token_details.text_tokens +
+    u.input_token_details.audio_tokens * audioRatio +
+    u.output_token_details.text_tokens * COMPLETION_RATIO +
+    u.output_token_details.audio_tokens * audioRatio * AUDIO_COMPLETION_RATIO;
+  return Math.round(weighted * modelRatio);
+};
+
+async function newCaller(quota: number): Promise<{ userId: number; key: string }> {
+  const user = await t.seedUser({ quota });
+  const token = await t.seedToken(user.id);
+  return { userId: user.id, key: `sk-${token.key}` };
+}
+
+/** A WebSocket client that records every event and can wait for one. */
+function recorder(socket: WebSocket) {
+  const events: Record<string, unknown>[] = [];
+  socket.on('message', (data) => events.push(JSON.parse(data.toString()) as Record<string, unknown>));
+  return {
+    events,
+    next: (type: string, after = 0) =>
+      waitFor(() => events.slice(after).find((event) => event.type === type), 10_000),
+    count: (type: string) => events.filter((event) => event.type === type).length,
+  };
+}
+
+const opened = (socket: WebSocket) =>
+  new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+
+/** The HTTP status a refused upgrade answered, and its body. */
+const refusal = (url: string, options: WebSocket.ClientOptions & { protocols?: string[] } = {}) =>
+  new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const socket = new WebSocket(url, options.protocols ?? [], options);
+    socket.once('open', () => reject(new Error('the upgrade was accepted')));
+    socket.once('unexpected-response', (_request, response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      response.once('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    socket.once('error', () => {});
+  });
+
+beforeAll(async () => {
+  fake = await startFakeRealtime({ openAiKey: 'sk-upstream-rt', azureKey: 'azure-rt-key' });
+  t = await createRelayTestApp();
+  await t.runtime.deps.options.set(
+    'ModelRatio',
+    JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3 }),
+  );
+  await t.seedChannel({ key: 'sk-upstream-rt', baseUrl: fake.url, models: MODEL, name: 'openai realtime' });
+  await t.seedChannel({
+    type: 3,
+    key: 'azure-rt-key',
+    baseUrl: fake.url,
+    models: AZURE_MODEL,
+    name: 'azure realtime',
+    other: '2025-04-01-preview',
+  });
+  const relay = await t.startRelay();
+  const address = await relay.listen({ port: 0, host: '127.0.0.1' });
+  relayUrl = address.replace(/^http/, 'ws');
+  const relayPort = Number(new URL(address).port);
+
+  // The SDK opens only wss: URLs; a TLS terminator in front of the relay stands in for the ingress.
+  const dir = mkdtempSync(path.join(tmpdir(), 'turnpike-rt-tls-'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  certificate = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
+  tlsServer = createTlsServer(
+    { key: readFileSync(path.join(dir, 'key.pem')), cert: certificate },
+    (secure) => {
+      const plain = connect(relayPort, '127.0.0.1');
+      secure.pipe(plain).pipe(secure);
+      secure.on('error', () => plain.destroy());
+      plain.on('error', () => secure.destroy());
+    },
+  );
+  await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+  const tlsAddress = tlsServer.address();
+  tlsPort = typeof tlsAddress === 'object' && tlsAddress ? tlsAddress.port : 0;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => tlsServer?.close(() => resolve()));
+  await t?.close();
+  await fake?.close();
+});
+
+describe('realtime sessions through the relay', () => {
+  it("the SDK's beta client talks to an OpenAI channel: the channel's key upstream, each response billed at audio prices", async () => {
+    const caller = await newCaller(2_000_000);
+    const { OpenAIRealtimeWS } = await import('openai/beta/realtime/ws');
+    const client = new OpenAI({
+      apiKey: caller.key,
+      baseURL: `https://127.0.0.1:${tlsPort}/v1`,
+      maxRetries: 0,
+    });
+    const rt = new OpenAIRealtimeWS({ model: MODEL, options: { ca: certificate } }, client);
+    const events: { type: string; [key: string]: unknown }[] = [];
+    rt.on('event', (event) => events.push(event as { type: string }));
+    const failures: unknown[] = [];
+    rt.on('error', (error) => failures.push(error));
+    await waitFor(() => events.find((event) => event.type === 'session.created'));
+    const turn = async (text: string) => {
+      const before = events.filter((event) => event.type === 'response.done').length;
+      rt.send({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] },
+      });
+      rt.send({ type: 'response.create' });
+      await waitFor(() => events.filter((event) => event.type === 'response.done')[before]);
+    };
+    await turn('Hello, tell me about the weather today.');
+    await turn('And tomorrow?');
+    expect(events.filter((event) => event.type === 'response.audio.delta').length).toBe(8);
+    rt.close();
+    expect(failures).toEqual([]);
+
+    const upstream = fake.sessions.at(-1)!;
+    expect(upstream.headers.authorization).toBe('Bearer sk-upstream-rt');
+    expect(upstream.headers['openai-beta']).toBe('realtime=v1');
+    expect(upstream.url).toBe(`/v1/realtime?model=${MODEL}`);
+    // Every response the upstream was asked for carried the output limit the relay held it at.
+    const asked = upstream.received.filter((event) => event.type === 'response.create');
+    expect(asked.map((event) => (event.response as { max_output_tokens: number }).max_output_tokens)).toEqual(
+      [RESPONSE_OUTPUT_CAP, RESPONSE_OUTPUT_CAP],
+    );
+
+    const done = events.filter((event) => event.type === 'response.done') as unknown as {
+      response: { id: string; usage: RealtimeUsage };
+    }[];
+    const expected = done.map((event) => bill(event.response.usage, MODEL, MODEL_RATIO));
+    const rows = await waitFor(async () => {
+      const found = await consumeLogs(caller.userId);
+      return found.length === 2 ? found : undefined;
+    });
+    expect(rows.map((row) => row.quota).sort()).toEqual([...expected].sort());
+    for (const row of rows) {
+      expect(row.modelName).toBe(MODEL);
+      expect(row.isStream).toBe(true);
+      expect(JSON.parse(row.other ?? '{}')).toMatchObject({ realtime: true, audio: true });
+    }
+    // logs = deductions: the balance dropped by exactly what the logs say.
+    const charged = expected.reduce((sum, quota) => sum + quota, 0);
+    await waitFor(async () => ((await quotaOf(caller.userId)) === 2_000_000 - charged ? true : undefined));
+  });
+
+  it("the SDK's GA client opens a session, and the GA event names pass through", async () => {
+    const caller = await newCaller(2_000_000);
+    const { OpenAIRealtimeWS } = await import('openai/realtime/ws');
+    const client = new OpenAI({
+      apiKey: caller.key,
+      baseURL: `https://127.0.0.1:${tlsPort}/v1`,
+      maxRetries: 0,
+    });
+    const rt = await OpenAIRealtimeWS.create(client, { model: MODEL, options: { ca: certificate } });
+    const events: { type: string }[] = [];
+    rt.on('event', (event) => events.push(event as { type: string }));
+    await waitFor(() => events.find((event) => event.type === 'session.created'));
+    rt.send({ type: 'response.create' });
+    await waitFor(() => events.find((event) => event.type === 'response.done'));
+    expect(events.some((event) => event.type === 'response.output_audio.delta')).toBe(true);
+    rt.close();
+    expect(fake.sessions.at(-1)!.headers['openai-beta']).toBeUndefined();
+    await waitFor(async () => ((await consumeLogs(caller.userId)).length === 1 ? true : undefined));
+  });
+
+  it('a browser-style client (key in the subprotocol) reaches an Azure channel by deployment and api-key', async () => {
+    const caller = await newCaller(1_000_000);
+    const socket = new WebSocket(`${relayUrl}/v1/realtime?model=${AZURE_MODEL}`, [
+      'realtime',
+      `openai-insecure-api-key.${caller.key}`,
+    ]);
+    const client = recorder(socket);
+    await opened(socket);
+    // The key's own subprotocol is never echoed back.
+    expect(socket.protocol).toBe('realtime');
+    await client.next('session.created');
+    socket.send(JSON.stringify({ type: 'response.create', response: { max_output_tokens: 2 } }));
+    const done = (await client.next('response.done')) as { response: { usage: RealtimeUsage } };
+    socket.close();
+    const upstream = fake.sessions.at(-1)!;
+    expect(upstream.headers['api-key']).toBe('azure-rt-key');
+    expect(upstream.headers.authorization).toBeUndefined();
+    const url = new URL(upstream.url, 'http://x');
+    expect(url.pathname).toBe('/openai/realtime');
+    expect(url.searchParams.get('deployment')).toBe('gpt-4o-mini-realtime-preview');
+    expect(url.searchParams.get('api-version')).toBe('2025-04-01-preview');
+    // The client's lower limit is kept.
+    const asked = upstream.received.find((event) => event.type === 'response.create') as {
+      response: { max_output_tokens: number };
+    };
+    expect(asked.response.max_output_tokens).toBe(2);
+    expect(done.response.usage.output_token_details.audio_tokens).toBe(2);
+    const rows = await waitFor(async () => {
+      const found = await consumeLogs(caller.userId);
+      return found.length === 1 ? found : undefined;
+    });
+    expect(rows[0]!.quota).toBe(bill(done.response.usage, AZURE_MODEL, 0.3));
+  });
+
+  it('refuses before the upgrade, in OpenAI error shape: no key, a bad key, no model, an unknown model, too little quota', async () => {
+    const caller = await newCaller(1_000_000);
+    const poor = await newCaller(10);
+    const url = `${relayUrl}/v1/realtime?model=${MODEL}`;
+    const none = await refusal(url);
+    expect(none.status).toBe(401);
+    expect(none.body).toMatchObject({ error: { code: 'invalid_api_key' } });
+    const bad = await refusal(url, { headers: { authorization: 'Bearer sk-not-a-token' } });
+    expect(bad.status).toBe(401);
+    const noModel = await refusal(`${relayUrl}/v1/realtime`, {
+      headers: { authorization: `Bearer ${caller.key}` },
+    });
+    expect(noModel.status).toBe(400);
+    expect(noModel.body).toMatchObject({ error: { code: 'missing_model' } });
+    const unknown = await refusal(`${relayUrl}/v1/realtime?model=gpt-nothing`, {
+      headers: { authorization: `Bearer ${caller.key}` },
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: { code: 'model_not_found' } });
+    const broke = await refusal(url, { headers: { authorization: `Bearer ${poor.key}` } });
+    expect(broke.status).toBe(403);
+    expect(broke.body).toMatchObject({ error: { code: 'insufficient_user_quota' } });
+    const otherPath = await refusal(`${relayUrl}/v1/chat/completions`, {
+      headers: { authorization: `Bearer ${caller.key}` },
+    });
+    expect(otherPath.status).toBe(404);
+    expect(await consumeLogs(poor.userId)).toEqual([]);
+    expect(await quotaOf(poor.userId)).toBe(10);
+  });
+
+  it('a response the balance cannot cover is refused inside the session and never sent upstream; served <= balance', async () => {
+    const start = 20_000;
+    const caller = await newCaller(start);
+    const socket = new WebSocket(`${relayUrl}/v1/realtime?model=${MODEL}`, {
+      headers: { authorization: `Bearer ${caller.key}`, 'openai-beta': 'realtime=v1' },
+    });
+    const client = recorder(socket);
+    await opened(socket);
+    await client.next('session.created');
+    socket.send(JSON.stringify({ type: 'session.update', session: { max_response_output_tokens: 100 } }));
+    await client.next('session.updated');
+    socket.send(JSON.stringify({ type: 'response.create', event_id: 'first' }));
+    const first = (await client.next('response.done')) as { response: { usage: RealtimeUsage } };
+    // A long input makes the next response's hold larger than what is left.
+    socket.send(
+      JSON.stringify({
+        type: 'conversation.item.create',
+        item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'x'.repeat(30_000) }] },
+      }),
+    );
+    socket.send(JSON.stringify({ type: 'response.create', event_id: 'second' }));
+    const refused = (await client.next('error')) as { error: { code: string; event_id: string } };
+    expect(refused.error).toMatchObject({ code: 'insufficient_quota', event_id: 'second' });
+    socket.close();
+    const upstream = fake.sessions.at(-1)!;
+    expect(
+      upstream.received.filter((event) => event.type === 'response.create').map((event) => event.event_id),
+    ).toEqual(['first']);
+    // The session's own limit was capped too (server-started responses are held at it).
+    expect(
+      upstream.received
+        .filter((event) => event.type === 'session.update')
+        .map((event) => (event.session as { max_response_output_tokens: number }).max_response_output_tokens),
+    ).toEqual([RESPONSE_OUTPUT_CAP, 100]);
+    const charged = bill(first.response.usage, MODEL, MODEL_RATIO);
+    const rows = await waitFor(async () => {
+      const found = await consumeLogs(caller.userId);
+      return found.length === 1 ? found : undefined;
+    });
+    expect(rows[0]!.quota).toBe(charged);
+    await waitFor(async () => ((await quotaOf(caller.userId)) === start - charged ? true : undefined));
+  });
+
+  it('a response the upstream starts on its own (voice activity) is held and billed like any other', async () => {
+    const caller = await newCaller(1_000_000);
+    const socket = new WebSocket(`${relayUrl}/v1/realtime?model=${MODEL}`, {
+      headers: { authorization: `Bearer ${caller.key}` },
+    });
+    const client = recorder(socket);
+    await opened(socket);
+    await client.next('session.created');
+    await client.next('session.updated');
+    fake.startResponse();
+    const done = (await client.next('response.done')) as { response: { usage: RealtimeUsage } };
+    socket.close();
+    const rows = await waitFor(async () => {
+      const found = await consumeLogs(caller.userId);
+      return found.length === 1 ? found : undefined;
+    });
+    expect(rows[0]!.quota).toBe(bill(done.response.usage, MODEL, MODEL_RATIO));
+    await waitFor(async () =>
+      (await quotaOf(caller.userId)) === 1_000_000 - rows[0]!.quota ? true : undefined,
+    );
+  });
+});
+
+describe('a draining relay', () => {
+  let slow: FakeRealtime;
+  let draining: FastifyInstance;
+
+  beforeAll(async () => {
+    slow = await startFakeRealtime({ openAiKey: 'sk-upstream-rt', audioDeltas: 200, deltaIntervalMs: 20 });
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  it('closes open sessions with 1001 and bills what a cut response produced, counted from its deltas', async () => {
+    const caller = await newCaller(2_000_000);
+    await t.seedChannel({
+      key: 'sk-upstream-rt',
+      baseUrl: slow.url,
+      models: 'gpt-4o-realtime-slow',
+      name: 'slow',
+    });
+    await t.runtime.deps.options.set(
+      'ModelRatio',
+      JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3, 'gpt-4o-realtime-slow': MODEL_RATIO }),
+    );
+    const deps = t.runtime.deps;
+    draining = await buildRelayApp({ ...deps, config: { ...deps.config, shutdownGraceSeconds: 1 } });
+    const address = await draining.listen({ port: 0, host: '127.0.0.1' });
+    const socket = new WebSocket(`${address.replace(/^http/, 'ws')}/v1/realtime?model=gpt-4o-realtime-slow`, {
+      headers: { authorization: `Bearer ${caller.key}` },
+    });
+    const client = recorder(socket);
+    await opened(socket);
+    await client.next('session.created');
+    socket.send(JSON.stringify({ type: 'response.create' }));
+    await client.next('response.output_audio.delta');
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    await draining.close();
+    expect(await closed).toBe(1001);
+    expect(client.count('response.done')).toBe(0);
+    const deltas = client.count('response.output_audio.delta');
+    expect(deltas).toBeGreaterThan(0);
+    const rows = await waitFor(async () => {
+      const found = await consumeLogs(caller.userId);
+      return found.length === 1 ? found : undefined;
+    });
+    // Counted: each delta is one output audio token (3,200 base64 characters); the relay saw at least those sent.
+    expect(rows[0]!.completionTokens).toBeGreaterThanOrEqual(deltas);
+    expect(JSON.parse(rows[0]!.other ?? '{}')).toMatchObject({ realtime: true, usage_counted: true });
+    await waitFor(async () =>
+      (await quotaOf(caller.userId)) === 2_000_000 - rows[0]!.quota ? true : undefined,
+    );
+  });
+});

@@ -15,6 +15,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { AUDIO_COMPLETION_RATIO, lookupAudioRatio } from '@turnpike/core/billing/ratios';
 import { logs, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
+import { startHttpProxy, startSocks5Proxy } from '@turnpike/core/testing/fake-proxies';
 import { and, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
@@ -377,6 +378,55 @@ describe('realtime sessions through the relay', () => {
     await waitFor(async () =>
       (await quotaOf(caller.userId)) === 1_000_000 - rows[0]!.quota ? true : undefined,
     );
+  });
+});
+
+describe("a channel's outbound proxy", () => {
+  it('carries the upstream session through the HTTP proxy and the SOCKS5 proxy the channel names', async () => {
+    const http = await startHttpProxy({ username: 'rt', password: 'proxy-secret' });
+    const socks = await startSocks5Proxy({ username: 'rt', password: 'proxy-secret' });
+    try {
+      const withCredentials = (url: string) => url.replace('://', '://rt:proxy-secret@');
+      await t.runtime.deps.options.set(
+        'ModelRatio',
+        JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3, 'rt-via-http': 1, 'rt-via-socks': 1 }),
+      );
+      await t.seedChannel({
+        key: 'sk-upstream-rt',
+        baseUrl: fake.url,
+        models: 'rt-via-http',
+        setting: { proxy: withCredentials(http.url) },
+      });
+      await t.seedChannel({
+        key: 'sk-upstream-rt',
+        baseUrl: fake.url,
+        models: 'rt-via-socks',
+        setting: { proxy: withCredentials(socks.url) },
+      });
+      const deps = t.runtime.deps;
+      const relay = await buildRelayApp(deps);
+      const address = await relay.listen({ port: 0, host: '127.0.0.1' });
+      try {
+        const caller = await newCaller(1_000_000);
+        for (const model of ['rt-via-http', 'rt-via-socks']) {
+          const socket = new WebSocket(`${address.replace(/^http/, 'ws')}/v1/realtime?model=${model}`, {
+            headers: { authorization: `Bearer ${caller.key}` },
+          });
+          const client = recorder(socket);
+          await opened(socket);
+          await client.next('session.created');
+          socket.close();
+        }
+      } finally {
+        await relay.close();
+      }
+      const upstream = new URL(fake.url).host;
+      expect(http.targets).toEqual([upstream]);
+      expect(socks.targets).toEqual([upstream]);
+    } finally {
+      await http.close();
+      await socks.close();
+    }
   });
 });
 

@@ -32,6 +32,7 @@ import { providerFor } from '../providers/registry.ts';
 import { pickChannel, tiersFor } from '../routing/pick.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { estimateResponse } from './estimate.ts';
+import { proxyAgentOf } from './proxy-agent.ts';
 import { type EarlyFrame, type RealtimeSession, startRealtimeSession } from './session.ts';
 
 const REALTIME_PATH = '/v1/realtime';
@@ -73,6 +74,7 @@ type Opened = { ok: true; socket: WebSocket; early: EarlyFrame[] } | { ok: false
 /** Opens the upstream session; an HTTP refusal is read the channel's provider's way. */
 function openUpstream(
   address: RealtimeUpstream,
+  proxy: string | undefined,
   isBeta: boolean,
   readError: (status: number, body: string, headers: IncomingMessage['headers']) => RelayError,
 ): Promise<Opened> {
@@ -82,6 +84,7 @@ function openUpstream(
       perMessageDeflate: false,
       handshakeTimeout: UPSTREAM_HANDSHAKE_MS,
       maxPayload: MAX_FRAME_BYTES,
+      agent: proxyAgentOf(proxy),
     });
     // The upstream speaks first (`session.created`): what it says before the client's upgrade is kept for it.
     const early: EarlyFrame[] = [];
@@ -102,7 +105,8 @@ function openUpstream(
         ok: false,
         error: {
           status: 502,
-          message: `could not open the upstream realtime session: ${err.message}`,
+          // The code only: a proxy's message may name its address and credentials.
+          message: `could not open the upstream realtime session (${(err as NodeJS.ErrnoException).code ?? 'connection failed'})`,
           type: 'upstream_error',
           code: 'do_request_failed',
           param: null,
@@ -158,7 +162,12 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
       const upstreamModel = channel.modelMapping[model] ?? model;
       const provider = providerFor(channel.type, upstreamModel);
       if (!provider) break;
-      const opened = await openUpstream(address(channel, upstreamModel), isBeta, provider.readError);
+      const opened = await openUpstream(
+        address(channel, upstreamModel),
+        channel.proxy,
+        isBeta,
+        provider.readError,
+      );
       if (opened.ok) return { channel, upstreamModel, socket: opened.socket, early: opened.early };
       lastError = opened.error;
       checkChannelHealth(ctx, channel, opened.error);

@@ -48,6 +48,7 @@ typecheck: install
 lint: install
 	npx biome check .
 	node scripts/unused-exports.ts
+	node scripts/check-imports.ts
 
 format: install
 	npx biome format --write .

@@ -41,7 +41,6 @@ const PENDING: Readonly<Record<string, string>> = {
  * moving the state out would only add an indirection. A seam that product code starts using leaves this list.
  */
 const TEST_SEAMS: Readonly<Record<string, string>> = {
-  'core/src/mail/smtp-test-server.ts: startSmtpTestServer': 'the SMTP stand-in the mail tests talk to',
   'relay/src/metrics/prometheus-text.ts: readSample': 'reads one sample of a /metrics scrape',
   'relay/src/metrics/tracing.ts: disableRelayTracing': 'tracing is process-wide; a test turns it back off',
   'relay/src/tasks/register.ts: taskPollerOf':

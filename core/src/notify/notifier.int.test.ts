@@ -10,7 +10,7 @@ import { LogType } from '../domain/logs.ts';
 import { Role } from '../domain/users.ts';
 import { createMemoryKv } from '../kv/kv.ts';
 import { createSmtpMailer } from '../mail/mailer.ts';
-import { type SmtpTestServer, startSmtpTestServer } from '../mail/smtp-test-server.ts';
+import { type SmtpTestServer, startSmtpTestServer } from '../testing/smtp-test-server.ts';
 import { defaultOptionValue, type OptionKey, type OptionReader } from '../options/registry.ts';
 import { createUserRepo } from '../repos/user.repo.ts';
 import { createNotifier, type Notifier } from './notifier.ts';

@@ -1,4 +1,4 @@
-import { type SmtpTestServer, startSmtpTestServer } from '@turnpike/core/mail/smtp-test-server';
+import { type SmtpTestServer, startSmtpTestServer } from '@turnpike/core/testing/smtp-test-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConsoleClient,

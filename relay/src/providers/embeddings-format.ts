@@ -78,7 +78,10 @@ export function embeddingsFormat(spec: EmbeddingsSpec): Format {
     usageOf: (answer) => toOpenAi(spec, answer, '').usage,
     answerToEmbeddings: (answer, model) => toOpenAi(spec, answer, model),
     // Never asked for chat (it supports embeddings only): an empty answer and a silent stream.
-    answerToChat: (_answer, model) => ({ answer: { object: 'chat.completion', model, choices: [] }, usage: undefined }),
+    answerToChat: (_answer, model) => ({
+      answer: { object: 'chat.completion', model, choices: [] },
+      usage: undefined,
+    }),
     streamToChat: () => ({ push: () => ({ chunks: [] }), usage: () => undefined }),
   };
 }

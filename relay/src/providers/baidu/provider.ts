@@ -79,7 +79,10 @@ const TYPE_OF_STATUS: Readonly<Record<number, string>> = {
 function wenxinError(payload: Json): { status: number; message: string } | undefined {
   if (payload.error_code === undefined) return undefined;
   const code = asNumber(payload.error_code) ?? 0;
-  return { status: wenxinStatusOf(code), message: `${code}: ${asString(payload.error_msg) ?? 'Wenxin error'}` };
+  return {
+    status: wenxinStatusOf(code),
+    message: `${code}: ${asString(payload.error_msg) ?? 'Wenxin error'}`,
+  };
 }
 
 export function wenxinToChat(answer: Readonly<Json>, model: string): ChatAnswer {

@@ -9,6 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { ChannelStatus } from '@turnpike/core/channels/channel-rules';
+import { fetchUpstreamModels } from '@turnpike/core/channels/upstream';
 import { channels, logs, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
@@ -82,7 +83,12 @@ async function billed(requestId: string | null) {
 beforeAll(async () => {
   openAiHost = await startFakeOpenAi();
   aiProxyHost = await startFakeOpenAi({ apiKey: AIPROXY_KEY });
-  hosts = await startFakeHosts({ sparkPassword: SPARK_PASSWORD, xinferenceKey: XINFERENCE_KEY });
+  hosts = await startFakeHosts({
+    sparkPassword: SPARK_PASSWORD,
+    xinferenceKey: XINFERENCE_KEY,
+    dashscopeKey: 'sk-dashscope-models',
+    cloudflare: { token: 'cf-token-models', account: 'acct-7' },
+  });
   clouds = await startFakeClouds({
     openAiUrl: openAiHost.url,
     providersUrl: openAiHost.url,
@@ -434,6 +440,28 @@ describe("Wenxin's errors inside a 200 answer (15)", () => {
     expect(failed).toBeInstanceOf(OpenAI.APIError);
     await waitFor(async () =>
       (await statusOf(deniedWenxinId)) === ChannelStatus.AutoDisabled ? true : undefined,
+    );
+  });
+});
+
+describe('model lists of the console', () => {
+  it("fetches Qwen's compatible-mode list, Cloudflare's account list and AI Proxy's, each with its bearer", async () => {
+    expect(await fetchUpstreamModels(17, `${hosts.url}/dashscope`, 'sk-dashscope-models')).toEqual([
+      'qwen-plus',
+      'qwen-max',
+      'text-embedding-v3',
+    ]);
+    expect(
+      await fetchUpstreamModels(39, `${hosts.url}/cloudflare`, 'cf-token-models', { other: 'acct-7' }),
+    ).toEqual(['@cf/meta/llama-3.1-8b-instruct', '@cf/baai/bge-base-en-v1.5']);
+    await expect(fetchUpstreamModels(39, `${hosts.url}/cloudflare`, 'cf-token-models')).rejects.toThrow(
+      /account id/,
+    );
+    await expect(
+      fetchUpstreamModels(39, `${hosts.url}/cloudflare`, 'wrong', { other: 'acct-7' }),
+    ).rejects.toThrow(/403/);
+    expect(await fetchUpstreamModels(21, aiProxyHost.url, AIPROXY_KEY)).toEqual(
+      expect.arrayContaining(['gpt-3.5-turbo']),
     );
   });
 });

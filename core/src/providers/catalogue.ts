@@ -7,7 +7,14 @@
 export type BalanceKind = 'openai-billing' | 'siliconflow' | 'deepseek';
 
 /** How the upstream model list is read, or undefined when the provider has none we can call. */
-export type ModelListKind = 'openai' | 'gemini' | 'anthropic' | 'azure' | 'cohere';
+export type ModelListKind =
+  | 'openai'
+  | 'gemini'
+  | 'anthropic'
+  | 'azure'
+  | 'cohere'
+  | 'dashscope'
+  | 'cloudflare';
 
 /** The wire formats the relay speaks, on either side: relay/src/formats/<wire>/. */
 export const WIRE_FORMATS = ['openai', 'anthropic', 'gemini'] as const;
@@ -151,10 +158,6 @@ const relayed = (
 /** An OpenAI-compatible upstream: OpenAI's paths under its base URL, a bearer key. */
 const compatible = relayed('openai', 'openai', OPENAI_CARRIES);
 const tasks: Relaying = { kind: 'tasks', carries: ['tasks'] };
-const unserved = (label: string): Relaying => ({
-  kind: 'unserved',
-  reason: `the relay does not carry ${label} traffic yet, so a channel of this type would never be used`,
-});
 
 const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const, relay: compatible };
 
@@ -319,6 +322,7 @@ const list: ProviderType[] = [
     defaultModels: ['@cf/meta/llama-3.1-8b-instruct', '@cf/baai/bge-base-en-v1.5'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'account id' }],
+    modelList: 'cloudflare',
     relay: relayed('cloudflare', 'openai', ['chat', 'embeddings']),
   },
   {
@@ -355,6 +359,7 @@ const list: ProviderType[] = [
     defaultModels: ['qwen-turbo', 'qwen-plus', 'qwen-max', 'qwen-long', 'text-embedding-v1'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'plugin parameter (X-DashScope-Plugin)' }],
+    modelList: 'dashscope',
     relay: relayed('dashscope', 'openai', ['chat', 'embeddings']),
   },
   {
@@ -522,6 +527,7 @@ const list: ProviderType[] = [
     defaultModels: [],
     keyFormat: bearer,
     extraFields: [],
+    modelList: 'openai',
     // AI Proxy's OpenAI-compatible API (relay/src/providers/aiproxy); its knowledge-base ask API is not carried.
     relay: relayed('aiproxy', 'openai', ['chat', 'embeddings']),
   },

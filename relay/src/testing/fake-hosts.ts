@@ -6,6 +6,8 @@
  *   stream lines are `data:{…}` (no space) ending `data: [DONE]`, the usage in the last chunk.
  * - Xinference's rerank (https://inference.readthedocs.io/en/latest/reference/): `/v1/rerank` answers `results`
  *   and `meta.tokens.{input_tokens,output_tokens}`.
+ * - Model lists: DashScope's `/compatible-mode/v1/models` (OpenAI's list) and Cloudflare's
+ *   `/client/v4/accounts/<account>/ai/models/search` (`{ success, result: [{ name, task }] }`), each with its bearer.
  * Every request is recorded.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -38,6 +40,8 @@ const send = (res: ServerResponse, status: number, body: unknown) => {
 export async function startFakeHosts(options: {
   readonly sparkPassword: string;
   readonly xinferenceKey: string;
+  readonly dashscopeKey: string;
+  readonly cloudflare: { readonly token: string; readonly account: string };
 }): Promise<FakeHosts> {
   const requests: HostRequest[] = [];
   const sockets = new Set<Socket>();
@@ -122,6 +126,37 @@ export async function startFakeHosts(options: {
       requests.push({ path, headers: req.headers, body });
       if (path.startsWith('/spark/')) return spark(req, res, path.slice('/spark'.length), body);
       if (path === '/xinference/v1/rerank') return xinferenceRerank(req, res, body);
+      if (path === '/dashscope/compatible-mode/v1/models') {
+        if (req.headers.authorization !== `Bearer ${options.dashscopeKey}`)
+          return send(res, 401, {
+            error: { message: 'Incorrect API key provided.', code: 'invalid_api_key' },
+          });
+        return send(res, 200, {
+          object: 'list',
+          data: ['qwen-plus', 'qwen-max', 'text-embedding-v3'].map((id) => ({
+            id,
+            object: 'model',
+            owned_by: 'system',
+          })),
+        });
+      }
+      if (path === `/cloudflare/client/v4/accounts/${options.cloudflare.account}/ai/models/search`) {
+        if (req.headers.authorization !== `Bearer ${options.cloudflare.token}`)
+          return send(res, 403, {
+            success: false,
+            errors: [{ code: 10000, message: 'Authentication error' }],
+            result: null,
+          });
+        return send(res, 200, {
+          success: true,
+          errors: [],
+          messages: [],
+          result: [
+            { id: 'f4e4...', name: '@cf/meta/llama-3.1-8b-instruct', task: { name: 'Text Generation' } },
+            { id: '429b...', name: '@cf/baai/bge-base-en-v1.5', task: { name: 'Text Embeddings' } },
+          ],
+        });
+      }
       return send(res, 404, { error: { message: 'not found' } });
     });
   });

@@ -345,16 +345,17 @@ export function createChannelService(deps: AppDeps) {
 
     enabledModels: () => abilityRepo.enabledModels(),
 
-    async fetchModels(type: number, baseUrl: string, key: string): Promise<string[]> {
+    async fetchModels(type: number, baseUrl: string, key: string, other = ''): Promise<string[]> {
       const first = splitChannelKeys(type, key)[0];
       if (!first) throw new AppError('VALIDATION_FAILED', 'please fill in the key');
-      return fetchUpstreamModels(type, baseUrl, first);
+      return fetchUpstreamModels(type, baseUrl, first, { other });
     },
 
     async fetchModelsOf(id: number): Promise<string[]> {
       const channel = await mustFind(id);
       return fetchUpstreamModels(channel.type, channel.baseUrl, openKey(channel), {
         proxy: channelProxy(channel.setting),
+        other: channel.other,
       });
     },
 

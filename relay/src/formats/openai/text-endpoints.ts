@@ -254,7 +254,11 @@ export function rerankUsage(answer: Json): NormalisedUsage | undefined {
     if (typeof tokens === 'number' && tokens > 0) return { ...EMPTY_USAGE, promptTokens: Math.floor(tokens) };
   }
   const meta = isRecord(answer.meta) ? answer.meta : undefined;
-  const billed = isRecord(meta?.billed_units) ? meta.billed_units : isRecord(meta?.tokens) ? meta.tokens : undefined;
+  const billed = isRecord(meta?.billed_units)
+    ? meta.billed_units
+    : isRecord(meta?.tokens)
+      ? meta.tokens
+      : undefined;
   const input = billed?.input_tokens;
   if (typeof input === 'number' && input > 0) {
     const output = typeof billed?.output_tokens === 'number' ? Math.floor(billed.output_tokens) : 0;

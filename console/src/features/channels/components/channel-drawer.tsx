@@ -312,6 +312,7 @@ function ChannelForm({
             type: form.type,
             base_url: normalizeBaseUrl(form.base_url),
             key: form.key,
+            other: form.other,
           });
       set('models', [...new Set([...form.models, ...names])]);
       toast.success(t('done.fetched', { count: names.length }));

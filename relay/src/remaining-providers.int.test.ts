@@ -5,6 +5,8 @@
  * testing/fake-clouds.ts); usage billed; errors answered in the caller's protocol and classified per provider.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
@@ -34,6 +36,26 @@ const AWS = {
 const REGION = 'us-east-1';
 const BAIDU_KEY = 'Q9mE2rS7tV4wX1yZ6aB3cD8e|F5gH0iJ2kL7mN4oP9qR1sT6uV3wX8y';
 const VERTEX_EMAIL = 'embed@turnpike-test.iam.gserviceaccount.com';
+const AZURE_KEY = '7d1c0e9a4b3f4e2a9c8d6b5a4f3e2d1c';
+/** The Vertex golden fixture: a client's request, Vertex's answer and stream in its framing, what clients get. */
+const golden = JSON.parse(
+  readFileSync(path.join(import.meta.dirname, 'providers/vertex/__fixtures__/gemini-chat.json'), 'utf8'),
+) as {
+  channel: { other: string; project: string };
+  model: string;
+  clientRequest: {
+    max_tokens: number;
+    temperature: number;
+    messages: { role: 'system' | 'user'; content: string }[];
+  };
+  upstreamPath: string;
+  upstreamRequest: Record<string, unknown>;
+  upstreamAnswer: { candidates: unknown[]; usageMetadata: Record<string, unknown> };
+  upstreamStream: unknown[];
+  upstreamStreamSeparator: string;
+  expectedOpenAi: { content: string; finishReason: string; usage: Record<string, number> };
+  expectedAnthropic: Record<string, unknown>;
+};
 const vertexKeys = generateKeyPairSync('rsa', {
   modulusLength: 2048,
   publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -92,8 +114,14 @@ beforeAll(async () => {
   clouds = await startFakeClouds({
     openAiUrl: openAiHost.url,
     providersUrl: openAiHost.url,
-    azureKey: 'unused',
+    azureKey: AZURE_KEY,
     vertexAccount: { email: VERTEX_EMAIL, publicKeyPem: vertexKeys.publicKey },
+    vertexReplay: {
+      model: golden.model,
+      answer: golden.upstreamAnswer,
+      stream: golden.upstreamStream,
+      separator: golden.upstreamStreamSeparator,
+    },
     aws: { ...AWS, region: REGION, apiKey: 'unused-api-key' },
     baiduKey: BAIDU_KEY,
   });
@@ -114,6 +142,8 @@ beforeAll(async () => {
       'ernie-busy': 1,
       'ernie-denied': 1,
       'ernie-bad': 1,
+      [golden.model]: 1,
+      'gpt-4o-mini': 1,
     }),
   );
   sparkId = (
@@ -159,6 +189,21 @@ beforeAll(async () => {
     other: 'us-central1',
     models: 'text-embedding-005',
   });
+  await t.seedChannel({
+    type: 41,
+    key: JSON.stringify({
+      type: 'service_account',
+      project_id: golden.channel.project,
+      private_key_id: 'k1',
+      private_key: vertexKeys.privateKey,
+      client_email: VERTEX_EMAIL,
+      token_uri: `${clouds.url}/token`,
+    }),
+    baseUrl: clouds.url,
+    other: golden.channel.other,
+    models: golden.model,
+  });
+  await t.seedChannel({ type: 3, key: AZURE_KEY, baseUrl: clouds.url, models: 'gpt-4o-mini' });
   await t.seedChannel({
     type: 33,
     key: `${AWS.accessKeyId}|${AWS.secretAccessKey}|${REGION}`,
@@ -463,5 +508,97 @@ describe('model lists of the console', () => {
     expect(await fetchUpstreamModels(21, aiProxyHost.url, AIPROXY_KEY)).toEqual(
       expect.arrayContaining(['gpt-3.5-turbo']),
     );
+  });
+});
+
+describe('Vertex AI golden fixture (providers/vertex/__fixtures__/gemini-chat.json), replayed by the fake', () => {
+  const request = () => ({ model: golden.model, ...golden.clientRequest });
+
+  it("sends the fixture's Gemini request and answers an OpenAI client with the fixture's output, billed", async () => {
+    const { data, response } = await openAiClient().chat.completions.create(request()).withResponse();
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe(`${golden.upstreamPath}:generateContent`);
+    expect(sent.body).toEqual(golden.upstreamRequest);
+    expect(data.choices[0]?.message.content).toBe(golden.expectedOpenAi.content);
+    expect(data.choices[0]?.finish_reason).toBe(golden.expectedOpenAi.finishReason);
+    expect(data.usage).toMatchObject(golden.expectedOpenAi.usage);
+    const log = await billed(response.headers.get('x-request-id'));
+    expect([log.promptTokens, log.completionTokens]).toEqual([11, 9]);
+  });
+
+  it("decodes the fixture's CRLF-framed stream for an OpenAI client, with the usage of its last event", async () => {
+    let content = '';
+    let finish: string | null | undefined;
+    let usage: unknown;
+    for await (const chunk of await openAiClient().chat.completions.create({
+      ...request(),
+      stream: true,
+      stream_options: { include_usage: true },
+    })) {
+      content += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage ??= chunk.usage ?? undefined;
+    }
+    const sent = clouds.requests.at(-1)!;
+    expect(`${sent.path}?${sent.query}`).toBe(`${golden.upstreamPath}:streamGenerateContent?alt=sse`);
+    expect(sent.body).toEqual(golden.upstreamRequest);
+    expect({ content, finish, usage }).toEqual({
+      content: golden.expectedOpenAi.content,
+      finish: golden.expectedOpenAi.finishReason,
+      usage: expect.objectContaining(golden.expectedOpenAi.usage),
+    });
+  });
+
+  it("answers an Anthropic client with the fixture's output, and passes a Gemini client's answer unread", async () => {
+    const { messages } = golden.clientRequest;
+    const message = await anthropicClient().messages.create({
+      model: golden.model,
+      max_tokens: golden.clientRequest.max_tokens,
+      system: messages[0]!.content,
+      messages: [{ role: 'user', content: messages[1]!.content }],
+    });
+    expect(message).toMatchObject(golden.expectedAnthropic);
+    const answer = await geminiClient().models.generateContent({
+      model: golden.model,
+      contents: messages[1]!.content,
+    });
+    expect(answer.candidates?.[0]?.content?.parts?.[0]?.text).toBe(golden.expectedOpenAi.content);
+    expect(answer.usageMetadata).toMatchObject(golden.upstreamAnswer.usageMetadata);
+  });
+});
+
+describe('Azure OpenAI Responses (3)', () => {
+  it('serves the Responses API at /openai/responses with the deployment as the model and a version that has it', async () => {
+    const { data, response } = await openAiClient()
+      .responses.create({ model: 'gpt-4o-mini', input: 'Say hello.' })
+      .withResponse();
+    expect(data.output_text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    const sent = clouds.requests.at(-1)!;
+    expect(sent.path).toBe('/openai/responses');
+    expect(sent.query.get('api-version')).toBe('2025-04-01-preview');
+    expect(sent.headers['api-key']).toBe(AZURE_KEY);
+    expect(sent.body.model).toBe('gpt-4o-mini');
+    const log = await billed(response.headers.get('x-request-id'));
+    expect(log.completionTokens).toBeGreaterThan(0);
+  });
+
+  it('streams Responses events to an OpenAI client, ending with response.completed and its usage', async () => {
+    const types: string[] = [];
+    let text = '';
+    let usage: unknown;
+    const stream = await openAiClient().responses.create({
+      model: 'gpt-4o-mini',
+      input: 'Say hello.',
+      stream: true,
+    });
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') usage = event.response.usage;
+    }
+    expect(text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
+    expect(types.at(-1)).toBe('response.completed');
+    expect(usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    expect(clouds.requests.at(-1)?.body.stream).toBe(true);
   });
 });

@@ -38,6 +38,16 @@ export interface FakeCloudOptions {
   /** The Vertex service account: its email and its public key. */
   readonly vertexAccount?: { readonly email: string; readonly publicKeyPem: string };
   /**
+   * A recorded Vertex exchange (providers/vertex/__fixtures__): calls of its model are answered with its answer, or
+   * its stream events in Vertex's SSE framing, instead of the model upstream's.
+   */
+  readonly vertexReplay?: {
+    readonly model: string;
+    readonly answer: unknown;
+    readonly stream: readonly unknown[];
+    readonly separator: string;
+  };
+  /**
    * OpenAI-compatible hosts with paths of their own: a request under `prefix` with `Bearer <key>` goes to the
    * OpenAI-format upstream's `/v1/<rest>` (`text/chatcompletion_v2`, MiniMax's chat, to `chat/completions`).
    */
@@ -184,6 +194,20 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
           },
         },
       });
+    // The Responses API: no deployment in the path (it is the body's model), a preview version from 2025-03-01 on.
+    if (path === '/openai/responses') {
+      const version = query.get('api-version') ?? '';
+      if (!/^20\d\d-\d\d-\d\d-preview$/.test(version) || version < '2025-03-01-preview')
+        return json(res, 400, {
+          error: { code: 'BadRequest', message: `API version ${version} does not support the Responses API` },
+        });
+      return forward(
+        res,
+        `${options.openAiUrl}/v1/responses`,
+        { 'content-type': 'application/json', authorization: 'Bearer sk-azure-inner' },
+        body,
+      );
+    }
     const deployment = /^\/openai\/deployments\/([^/]+)\/(.+)$/.exec(path);
     if (!deployment) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
     const [, name, rest] = deployment;
@@ -483,6 +507,15 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
       );
     if (!call) return json(res, 404, { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } });
     const [, , , publisher, model, action] = call;
+    const replay = options.vertexReplay;
+    if (publisher === 'google' && replay && model === replay.model) {
+      if (action === 'generateContent') return json(res, 200, replay.answer);
+      if (action === 'streamGenerateContent' && query.get('alt') === 'sse') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const event of replay.stream) res.write(`data: ${JSON.stringify(event)}${replay.separator}`);
+        return void res.end();
+      }
+    }
     if (publisher === 'google' && action === 'predict') {
       const instances = Array.isArray(body.instances) ? body.instances : [];
       if (instances.length === 0 || !instances.every((i) => isRecord(i) && typeof i.content === 'string'))

@@ -318,6 +318,20 @@ describe('iFlytek Spark (18), its HTTP API', () => {
     expect(hosts.requests.length).toBe(before);
   });
 
+  it("reads Spark's errors inside a 200: moderation is the caller's 400, a daily limit a 429, neither disables", async () => {
+    const refused = await openAiClient()
+      .chat.completions.create({ model: '4.0Ultra', messages: [{ role: 'user', content: 'MODERATE-ME' }] })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('10013');
+    const limited = await openAiClient()
+      .chat.completions.create({ model: '4.0Ultra', messages: [{ role: 'user', content: 'DAILY-LIMIT' }] })
+      .catch((error: unknown) => error);
+    expect(limited).toBeInstanceOf(OpenAI.APIError);
+    expect((limited as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
+    expect(await statusOf(sparkId)).toBe(ChannelStatus.Enabled);
+  });
+
   it('tests a Spark channel from the console', async () => {
     const upstream = createUpstreamClient();
     try {

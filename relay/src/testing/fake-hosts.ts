@@ -62,6 +62,16 @@ export async function startFakeHosts(options: {
         },
       });
     const messages = Array.isArray(body.messages) ? body.messages : [];
+    // Spark answers its own errors inside a 200: a moderation refusal, a daily limit reached.
+    const asked = JSON.stringify(messages);
+    if (asked.includes('MODERATE-ME'))
+      return send(res, 200, { code: 10013, message: 'input content audit failed', sid: 'cha000b0001@dx1' });
+    if (asked.includes('DAILY-LIMIT'))
+      return send(res, 200, {
+        code: 11201,
+        message: 'licc limit: daily limit exceeded',
+        sid: 'cha000b0002@dx1',
+      });
     const prompt = Math.max(1, Math.ceil(JSON.stringify(messages).length / 4));
     const usage = { prompt_tokens: prompt, completion_tokens: 5, total_tokens: prompt + 5 };
     const sid = 'cha000b000c@dx1905cf38fc8b86d552';

@@ -4,11 +4,13 @@
  * the X1 reasoning models), the APIPassword (or `APIKey:APISecret`) as a bearer token; models `lite`,
  * `generalv3`, `pro-128k`, `generalv3.5`, `max-32k`, `4.0Ultra`, `x1`. The WebSocket API's `APPID|APISecret|APIKey`
  * key is refused with the catalogue's reason (`refusalOfKey`), which the console API and the operator give too.
- * The model names the WebSocket era used (`SparkDesk-v3.5`) are sent as their HTTP names.
+ * The model names the WebSocket era used (`SparkDesk-v3.5`) are sent as their HTTP names. Spark reports some
+ * errors as `{ code, message, sid }`, inside a 200 as well: read by their code (see {@link sparkStatusOf}).
  */
 import { refusalOfKey } from '@turnpike/core/providers/catalogue';
+import type { RelayError } from '../../errors.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
-import { baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';
+import { answerWithStatus, baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';
 
 /** The WebSocket era's model names (new-api's `SparkDesk-v…`) → the HTTP API's. */
 const HTTP_MODEL_OF: Readonly<Record<string, string>> = {
@@ -22,6 +24,53 @@ const HTTP_MODEL_OF: Readonly<Record<string, string>> = {
 
 /** The HTTP API's name of a model. */
 export const sparkModelOf = (model: string): string => HTTP_MODEL_OF[model] ?? model;
+
+/**
+ * Spark's error codes (the HTTP document's error table) as the status they stand for: the app without the service
+ * or its key refused (11200, 10007) the channel's credential; daily, per-second and concurrency limits (11201-11203)
+ * a busy channel; moderation and parameter errors (10013, 10014, 10019, 10163, 10907) the caller's; the rest the
+ * upstream's.
+ */
+export function sparkStatusOf(code: number): number {
+  if (code === 11200 || code === 10007) return 401;
+  if (code === 11201 || code === 11202 || code === 11203) return 429;
+  if ([10013, 10014, 10019, 10163, 10907].includes(code)) return 400;
+  return 502;
+}
+
+const TYPE_OF_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  429: 'rate_limit_error',
+};
+
+/** Spark's own `{ code, message }`, when the answer is one with a code that is not 0. */
+function sparkFailure(answer: unknown): { code: number; message: string } | undefined {
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  const { code, message } = answer as Record<string, unknown>;
+  if (typeof code !== 'number' || code === 0) return undefined;
+  return { code, message: typeof message === 'string' ? message : 'Spark error' };
+}
+
+function readSparkError(status: number, body: string): RelayError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  const failure = sparkFailure(parsed);
+  if (!failure) return openAiFormat.readError(status, body);
+  const mapped = sparkStatusOf(failure.code);
+  return {
+    status: mapped,
+    message: `${failure.code}: ${failure.message}`,
+    type: TYPE_OF_STATUS[mapped] ?? 'upstream_error',
+    code: String(failure.code),
+    param: null,
+    isLocal: false,
+  };
+}
 
 export const sparkProvider: Provider = {
   id: 'spark',
@@ -43,5 +92,10 @@ export const sparkProvider: Provider = {
       channel,
     );
   },
-  readError: (status, body) => openAiFormat.readError(status, body),
+  readError: readSparkError,
+  checkAnswer: (response) =>
+    answerWithStatus(response, (answer) => {
+      const failure = sparkFailure(answer);
+      return failure && sparkStatusOf(failure.code);
+    }),
 };

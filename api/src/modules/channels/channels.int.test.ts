@@ -250,6 +250,10 @@ describe('channels admin API', () => {
     expect(palm.statusCode).toBe(400);
     expect(palm.json().message).toMatch(/retired.*Google Gemini \(24\)/);
     expect(await channelCount()).toBe(before);
+    const [sparkRow] = await create({ type: 18, key: 'AbCdEf:0123456789', models: 'generalv3.5' });
+    const rekeyed = await put('/api/channel/', { id: sparkRow!.id, key: 'app|secret|key' });
+    expect(rekeyed.statusCode).toBe(400);
+    expect(rekeyed.json().message).toMatch(/APIPassword/);
     // A row stored before (or by an older version) stays editable, but no channel moves to such a type.
     const [openai] = await create({ type: 1, key: 'sk-1', models: 'gpt-4o' });
     const moved = await put('/api/channel/', { id: openai!.id, type: 11 });

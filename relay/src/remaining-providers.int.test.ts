@@ -330,6 +330,19 @@ describe('iFlytek Spark (18), its HTTP API', () => {
     expect(limited).toBeInstanceOf(OpenAI.APIError);
     expect((limited as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
     expect(await statusOf(sparkId)).toBe(ChannelStatus.Enabled);
+    // in a stream, Spark's error event ends it with that error, in the client's protocol
+    const streamed = await (async () => {
+      let text = '';
+      for await (const chunk of await openAiClient().chat.completions.create({
+        model: '4.0Ultra',
+        stream: true,
+        messages: [{ role: 'user', content: 'MODERATE-OUTPUT' }],
+      }))
+        text += chunk.choices[0]?.delta.content ?? '';
+      return text;
+    })().catch((error: unknown) => error);
+    expect(streamed).toBeInstanceOf(OpenAI.APIError);
+    expect(String((streamed as Error).message)).toContain('10014');
   });
 
   it('tests a Spark channel from the console', async () => {

@@ -84,6 +84,15 @@ export async function startFakeHosts(options: {
         usage,
       });
     res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // A stream refused after its start (output moderation): Spark's own error event, then the end.
+    if (asked.includes('MODERATE-OUTPUT')) {
+      res.write(
+        `data:${JSON.stringify({ code: 0, message: 'Success', sid, choices: [{ delta: { role: 'assistant', content: 'Well' }, index: 0 }] })}\n\n`,
+      );
+      return void res.end(
+        `data:${JSON.stringify({ code: 10014, message: 'output content audit failed', sid })}\n\n`,
+      );
+    }
     const created = 1719546385;
     const pieces = SPARK_REPLY.split(/(?<= )/);
     pieces.forEach((piece, index) => {

@@ -5,11 +5,13 @@
  * `generalv3`, `pro-128k`, `generalv3.5`, `max-32k`, `4.0Ultra`, `x1`. The WebSocket API's `APPID|APISecret|APIKey`
  * key is refused with the catalogue's reason (`refusalOfKey`), which the console API and the operator give too.
  * The model names the WebSocket era used (`SparkDesk-v3.5`) are sent as their HTTP names. Spark reports some
- * errors as `{ code, message, sid }`, inside a 200 as well: read by their code (see {@link sparkStatusOf}).
+ * errors as `{ code, message, sid }`, inside a 200 as well: read by their code (see {@link sparkStatusOf}); in a
+ * stream such an event becomes OpenAI's in-band `{ error }` chunk, which ends the stream with that error.
  */
 import { refusalOfKey } from '@turnpike/core/providers/catalogue';
 import type { RelayError } from '../../errors.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
+import type { UpstreamBody } from '../../upstream/client.ts';
 import { answerWithStatus, baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';
 
 /** The WebSocket era's model names (new-api's `SparkDesk-v…`) → the HTTP API's. */
@@ -72,6 +74,61 @@ function readSparkError(status: number, body: string): RelayError {
   };
 }
 
+/** One `data:` line of Spark's stream, or its in-band error rewritten as OpenAI's `{ error }` chunk. */
+function sparkLine(line: string): string {
+  // Every answer chunk says `"code":0`; only another code is read.
+  if (!line.startsWith('data:') || !line.includes('"code"') || /"code":\s*0\s*[,}]/.test(line)) return line;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line.slice(5));
+  } catch {
+    return line;
+  }
+  const failure = sparkFailure(parsed);
+  if (!failure) return line;
+  const status = sparkStatusOf(failure.code);
+  const error = {
+    message: `${failure.code}: ${failure.message}`,
+    type: TYPE_OF_STATUS[status] ?? 'upstream_error',
+    code: String(failure.code),
+  };
+  return `data: ${JSON.stringify({ error })}`;
+}
+
+/** Spark's SSE with its in-band errors in OpenAI's shape; every other byte as it came, line by line. */
+function sparkStream(body: UpstreamBody): UpstreamBody {
+  let partial = '';
+  const decoder = new TextDecoder();
+  async function* reframe(): AsyncGenerator<Uint8Array> {
+    for await (const piece of body) {
+      const text = partial + decoder.decode(piece, { stream: true });
+      const cut = text.lastIndexOf('\n');
+      if (cut < 0) {
+        partial = text;
+        continue;
+      }
+      partial = text.slice(cut + 1);
+      yield Buffer.from(
+        text
+          .slice(0, cut + 1)
+          .split('\n')
+          .map(sparkLine)
+          .join('\n'),
+      );
+    }
+    const rest = partial + decoder.decode();
+    partial = '';
+    if (rest !== '') yield Buffer.from(sparkLine(rest));
+  }
+  const iterator = reframe();
+  return {
+    [Symbol.asyncIterator]: () => iterator,
+    get ended() {
+      return body.ended && partial === '';
+    },
+  };
+}
+
 export const sparkProvider: Provider = {
   id: 'spark',
   format: openAiFormat,
@@ -93,6 +150,7 @@ export const sparkProvider: Provider = {
     );
   },
   readError: readSparkError,
+  reframeStream: sparkStream,
   checkAnswer: (response) =>
     answerWithStatus(response, (answer) => {
       const failure = sparkFailure(answer);

@@ -112,9 +112,11 @@ export const getUpstreamJson = (
   { timeoutMs = UPSTREAM_TIMEOUT_MS, proxy }: { timeoutMs?: number; proxy?: string | undefined } = {},
 ): Promise<unknown> => callUpstreamJson(url, { headers }, { timeoutMs, proxy });
 
-/** How a channel's upstream is reached: its outbound proxy, if any. */
+/** How a channel's upstream is reached: its outbound proxy, if any; its `other` where it names an account. */
 export interface ChannelRoute {
   readonly proxy?: string | undefined;
+  /** The type's extra field (Cloudflare's account id). */
+  readonly other?: string | undefined;
 }
 
 /** Where a channel's requests go: its own base URL or its type's default. */
@@ -161,6 +163,23 @@ export async function fetchUpstreamModels(
     );
     return idsOf(body.data, 'id');
   }
+  if (kind === 'cloudflare') {
+    // https://developers.cloudflare.com/api/resources/ai/subresources/models/methods/list/: `{ result: [{ name }] }`.
+    const account = route.other?.trim();
+    if (!account)
+      throw new AppError(
+        'VALIDATION_FAILED',
+        'Cloudflare lists models of an account: fill in the account id',
+      );
+    const body = asRecord(
+      await getUpstreamJson(
+        `${base}/client/v4/accounts/${encodeURIComponent(account)}/ai/models/search?per_page=1000`,
+        { authorization: `Bearer ${key}` },
+        { proxy: route.proxy },
+      ),
+    );
+    return idsOf(body.result, 'name');
+  }
   if (kind === 'cohere') {
     // https://docs.cohere.com/reference/list-models: `{ models: [{ name, endpoints }] }`.
     const body = asRecord(
@@ -169,7 +188,12 @@ export async function fetchUpstreamModels(
     return idsOf(body.models, 'name');
   }
   const isGemini = kind === 'gemini';
-  const url = isGemini ? `${base}/v1beta/openai/models` : `${base}/v1/models`;
+  // DashScope lists its OpenAI-compatible models under its compatible mode.
+  const url = isGemini
+    ? `${base}/v1beta/openai/models`
+    : kind === 'dashscope'
+      ? `${base}/compatible-mode/v1/models`
+      : `${base}/v1/models`;
   const headers: Record<string, string> =
     kind === 'anthropic'
       ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }

@@ -225,6 +225,8 @@ export const fetchModelsSchema = z.object({
   type: channelType.default(1),
   base_url: channelFields.base_url.default(''),
   key: z.string({ error: 'please fill in the key' }).refine((k) => k.trim() !== '', 'please fill in the key'),
+  /** The type's extra field, where listing needs it (Cloudflare's account id). */
+  other: z.string().max(1024).default(''),
 });
 
 /** A channel as every endpoint shows it: the key is always blank. */

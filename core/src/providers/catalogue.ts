@@ -7,7 +7,14 @@
 export type BalanceKind = 'openai-billing' | 'siliconflow' | 'deepseek';
 
 /** How the upstream model list is read, or undefined when the provider has none we can call. */
-export type ModelListKind = 'openai' | 'gemini' | 'anthropic' | 'azure' | 'cohere';
+export type ModelListKind =
+  | 'openai'
+  | 'gemini'
+  | 'anthropic'
+  | 'azure'
+  | 'cohere'
+  | 'dashscope'
+  | 'cloudflare';
 
 /** The wire formats the relay speaks, on either side: relay/src/formats/<wire>/. */
 export const WIRE_FORMATS = ['openai', 'anthropic', 'gemini'] as const;
@@ -17,7 +24,15 @@ export type WireFormat = (typeof WIRE_FORMATS)[number];
  * The formats the relay writes to an upstream: the client formats, and those only an upstream speaks (Bedrock's
  * Converse, Dify's chat messages, Cohere's v2 chat), always reached through the canonical chat shape.
  */
-export const UPSTREAM_FORMATS = [...WIRE_FORMATS, 'bedrock-converse', 'dify', 'cohere', 'wenxin'] as const;
+export const UPSTREAM_FORMATS = [
+  ...WIRE_FORMATS,
+  'bedrock-converse',
+  'dify',
+  'cohere',
+  'wenxin',
+  'vertex-embeddings',
+  'bedrock-embeddings',
+] as const;
 export type UpstreamFormat = (typeof UPSTREAM_FORMATS)[number];
 
 /** The upstream providers the relay has: relay/src/providers/<id>/, each over one of the formats. */
@@ -42,6 +57,8 @@ export const RELAY_PROVIDERS = [
   'dify',
   'cohere',
   'baidu',
+  'spark',
+  'aiproxy',
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
@@ -141,10 +158,6 @@ const relayed = (
 /** An OpenAI-compatible upstream: OpenAI's paths under its base URL, a bearer key. */
 const compatible = relayed('openai', 'openai', OPENAI_CARRIES);
 const tasks: Relaying = { kind: 'tasks', carries: ['tasks'] };
-const unserved = (label: string): Relaying => ({
-  kind: 'unserved',
-  reason: `the relay does not carry ${label} traffic yet, so a channel of this type would never be used`,
-});
 
 const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const, relay: compatible };
 
@@ -255,22 +268,31 @@ const list: ProviderType[] = [
       'claude-3-5-haiku-20241022',
       'claude-3-haiku-20240307',
       'claude-3-opus-20240229',
+      'amazon.titan-embed-text-v2:0',
     ],
     keyFormat: 'AccessKey|SecretAccessKey|Region, or a Bedrock API key (APIKey|Region)',
     extraFields: [],
-    // Claude through InvokeModel in Anthropic's format (relay/src/providers/bedrock).
-    relay: relayed('bedrock', 'anthropic', ['chat']),
+    // Claude through InvokeModel in Anthropic's format, other chat models through Converse, Titan and Cohere
+    // embeddings through InvokeModel (relay/src/providers/bedrock).
+    relay: relayed('bedrock', 'anthropic', ['chat', 'embeddings']),
   },
   {
     value: 41,
     label: 'Vertex AI',
     defaultBaseUrl: '',
-    defaultModels: ['gemini-1.5-pro', 'gemini-1.5-flash', 'gemini-2.0-flash', 'claude-3-5-sonnet-20241022'],
+    defaultModels: [
+      'gemini-1.5-pro',
+      'gemini-1.5-flash',
+      'gemini-2.0-flash',
+      'claude-3-5-sonnet-20241022',
+      'text-embedding-005',
+    ],
     keyFormat: 'the service-account JSON document',
     extraFields: [{ field: 'other', label: 'region, or JSON {"default": region, "<model>": region}' }],
     keyIsDocument: true,
-    // Gemini models in Gemini's format; Claude models in Anthropic's (relay/src/providers/vertex).
-    relay: relayed('vertex', 'gemini', ['chat']),
+    // Gemini models in Gemini's format; Claude models in Anthropic's; embedding models through `:predict`
+    // (relay/src/providers/vertex).
+    relay: relayed('vertex', 'gemini', ['chat', 'embeddings']),
   },
   {
     value: 3,
@@ -300,6 +322,7 @@ const list: ProviderType[] = [
     defaultModels: ['@cf/meta/llama-3.1-8b-instruct', '@cf/baai/bge-base-en-v1.5'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'account id' }],
+    modelList: 'cloudflare',
     relay: relayed('cloudflare', 'openai', ['chat', 'embeddings']),
   },
   {
@@ -336,16 +359,18 @@ const list: ProviderType[] = [
     defaultModels: ['qwen-turbo', 'qwen-plus', 'qwen-max', 'qwen-long', 'text-embedding-v1'],
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'plugin parameter (X-DashScope-Plugin)' }],
+    modelList: 'dashscope',
     relay: relayed('dashscope', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 18,
     label: 'iFlytek Spark',
-    defaultBaseUrl: '',
-    defaultModels: ['SparkDesk-v1.1', 'SparkDesk-v2.1', 'SparkDesk-v3.1', 'SparkDesk-v3.5', 'SparkDesk-v4.0'],
-    keyFormat: 'APPID|APISecret|APIKey',
-    extraFields: [{ field: 'other', label: 'API version, default v2.1' }],
-    relay: unserved('iFlytek Spark'),
+    defaultBaseUrl: 'https://spark-api-open.xf-yun.com',
+    defaultModels: ['lite', 'generalv3', 'pro-128k', 'generalv3.5', 'max-32k', '4.0Ultra', 'x1'],
+    keyFormat: 'the APIPassword of the HTTP API (or APIKey:APISecret)',
+    extraFields: [],
+    // Spark's OpenAI-compatible HTTP API (relay/src/providers/spark); the WebSocket API's key is refused.
+    relay: relayed('spark', 'openai', ['chat']),
   },
   {
     value: 16,
@@ -392,7 +417,7 @@ const list: ProviderType[] = [
     value: 47,
     label: 'Xinference',
     defaultBaseUrl: '',
-    defaultModels: ['qwen2.5-instruct', 'bge-m3'],
+    defaultModels: ['qwen2.5-instruct', 'bge-m3', 'bge-reranker-v2-m3'],
     ...openaiLike,
   },
   {
@@ -497,12 +522,14 @@ const list: ProviderType[] = [
   },
   {
     value: 21,
-    label: 'AI Proxy knowledge base',
+    label: 'AI Proxy',
     defaultBaseUrl: 'https://api.aiproxy.io',
     defaultModels: [],
     keyFormat: bearer,
     extraFields: [],
-    relay: unserved('AI Proxy knowledge base'),
+    modelList: 'openai',
+    // AI Proxy's OpenAI-compatible API (relay/src/providers/aiproxy); its knowledge-base ask API is not carried.
+    relay: relayed('aiproxy', 'openai', ['chat', 'embeddings']),
   },
   {
     value: 44,
@@ -553,6 +580,17 @@ export function refusalOfType(value: number): string | undefined {
   const relay = relayingOf(value);
   if (relay === undefined) return undefined;
   if (relay.kind === 'unserved' || relay.kind === 'retired') return relay.reason;
+  return undefined;
+}
+
+/**
+ * Why a credential of this type cannot work, or undefined when its shape is one the relay can use. iFlytek Spark's
+ * WebSocket API took `APPID|APISecret|APIKey`; the relay speaks its HTTP API, which wants the APIPassword shown
+ * beside them in Spark's console (or `APIKey:APISecret`), so the old triple is refused rather than sent and failed.
+ */
+export function refusalOfKey(type: number, key: string): string | undefined {
+  if (type === ProviderTypeId.Xunfei && key.includes('|'))
+    return "iFlytek Spark's APPID|APISecret|APIKey is the WebSocket API's credential; the relay uses Spark's HTTP API: enter the APIPassword shown in the Spark console (or APIKey:APISecret)";
   return undefined;
 }
 

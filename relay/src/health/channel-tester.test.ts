@@ -80,10 +80,9 @@ describe('untestable channel types', () => {
     expect(untestableReason(2)).toMatch(/Midjourney/);
     expect(untestableReason(5)).toMatch(/Midjourney/);
     expect(untestableReason(36)).toMatch(/Suno/);
-    // iFlytek Spark (type 18) has no provider yet, and says why; Anthropic (14), Gemini (24), Baidu (15) do.
-    expect(untestableReason(18)).toMatch(
-      /cannot be tested yet: the relay does not carry iFlytek Spark traffic/,
-    );
+    // PaLM 2 (type 11) is retired, and says why; Spark (18), Anthropic (14), Gemini (24), Baidu (15) have providers.
+    expect(untestableReason(11)).toMatch(/cannot be tested yet: Google retired PaLM 2.*Gemini \(24\)/);
+    expect(untestableReason(18)).toBeUndefined();
     expect(untestableReason(15)).toBeUndefined();
     expect(untestableReason(1)).toBeUndefined();
     expect(untestableReason(14)).toBeUndefined();

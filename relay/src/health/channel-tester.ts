@@ -183,7 +183,7 @@ export async function runChannelTest(
       isStream: false,
       options: options.settings,
     });
-    const response = await upstream.request({
+    const answered = await upstream.request({
       url: call.url,
       headers: call.headers,
       body: call.body,
@@ -192,6 +192,9 @@ export async function runChannelTest(
       headersTimeoutMs: timeoutMs,
       bodyTimeoutMs: timeoutMs,
     });
+    // A provider that reports errors inside a 200 (Wenxin) says which status the answer stands for.
+    const response =
+      answered.status === 200 && provider.checkAnswer ? await provider.checkAnswer(answered) : answered;
     status = response.status;
     headers = response.headers;
     text = await response.readText(ANSWER_LIMIT);

@@ -235,6 +235,9 @@ export async function runAttempts(
         break;
       }
 
+      // A provider that reports errors inside a 200 (Wenxin) says which status the answer stands for.
+      if (response.status === 200 && !isStream && provider.checkAnswer)
+        response = await provider.checkAnswer(response);
       if (response.status !== 200) {
         const text = await response.readText().catch(() => '');
         const read = provider.readError(response.status, text, response.headers);

@@ -16,7 +16,7 @@ import type {
   UpstreamCall,
 } from '../formats/format.ts';
 import { serialiseBody } from '../formats/format.ts';
-import type { UpstreamBody } from '../upstream/client.ts';
+import type { UpstreamBody, UpstreamResponse } from '../upstream/client.ts';
 
 export interface Provider {
   readonly id: RelayProviderId;
@@ -36,6 +36,52 @@ export interface Provider {
   forModel?(model: string): Provider;
   /** The stream as SSE bytes, for a provider whose stream framing is another (AWS's event stream). */
   reframeStream?(body: UpstreamBody): UpstreamBody;
+  /**
+   * A non-stream 200 answer of a provider that reports errors inside it (Wenxin's `error_code`), given the status
+   * the error stands for, so it is classified like any error answer (retried, cooling or disabling the channel).
+   */
+  checkAnswer?(response: UpstreamResponse): Promise<UpstreamResponse>;
+}
+
+/** The most of a 200 answer read to look for an error in it (what the relay reads of any JSON answer). */
+const ANSWER_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * The 200 answer, read whole, with the status `statusOf` finds in its JSON (undefined: it stays a 200). The text is
+ * kept, so whoever reads the answer next reads the same bytes.
+ */
+export async function answerWithStatus(
+  response: UpstreamResponse,
+  statusOf: (answer: unknown) => number | undefined,
+): Promise<UpstreamResponse> {
+  let text: string;
+  try {
+    text = await response.readText(ANSWER_LIMIT);
+  } catch (error) {
+    // The caller's reading of the answer meets the same failure.
+    return { ...response, readText: () => Promise.reject(error), discard: async () => {} };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const status = statusOf(parsed) ?? response.status;
+  const bytes = Buffer.from(text);
+  const body: UpstreamBody = {
+    ended: true,
+    async *[Symbol.asyncIterator]() {
+      yield bytes;
+    },
+  };
+  return {
+    status,
+    headers: response.headers,
+    body,
+    readText: async (limit) => (limit === undefined ? text : bytes.subarray(0, limit).toString('utf8')),
+    discard: async () => {},
+  };
 }
 
 /** The channel's base URL, or its type's default, without a trailing slash. */

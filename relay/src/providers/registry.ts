@@ -4,6 +4,7 @@
  * console API and the operator refuse new ones.
  */
 import { type RelayProviderId, relayingOf } from '@turnpike/core/providers/catalogue';
+import { aiProxyProvider } from './aiproxy/provider.ts';
 import { anthropicProvider } from './anthropic/provider.ts';
 import { arkProvider } from './ark/provider.ts';
 import { azureProvider } from './azure/provider.ts';
@@ -22,6 +23,7 @@ import { minimaxProvider } from './minimax/provider.ts';
 import { openAiProvider } from './openai/provider.ts';
 import type { Provider } from './provider.ts';
 import { qianfanProvider } from './qianfan/provider.ts';
+import { sparkProvider } from './spark/provider.ts';
 import { vertexProvider } from './vertex/provider.ts';
 import { zhipuProvider } from './zhipu/provider.ts';
 import { zhipuLegacyProvider } from './zhipu-legacy/provider.ts';
@@ -47,6 +49,8 @@ export const providers: Record<RelayProviderId, Provider> = {
   dify: difyProvider,
   cohere: cohereProvider,
   baidu: baiduProvider,
+  spark: sparkProvider,
+  aiproxy: aiProxyProvider,
 };
 
 /**

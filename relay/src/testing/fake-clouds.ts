@@ -38,6 +38,16 @@ export interface FakeCloudOptions {
   /** The Vertex service account: its email and its public key. */
   readonly vertexAccount?: { readonly email: string; readonly publicKeyPem: string };
   /**
+   * A recorded Vertex exchange (providers/vertex/__fixtures__): calls of its model are answered with its answer, or
+   * its stream events in Vertex's SSE framing, instead of the model upstream's.
+   */
+  readonly vertexReplay?: {
+    readonly model: string;
+    readonly answer: unknown;
+    readonly stream: readonly unknown[];
+    readonly separator: string;
+  };
+  /**
    * OpenAI-compatible hosts with paths of their own: a request under `prefix` with `Bearer <key>` goes to the
    * OpenAI-format upstream's `/v1/<rest>` (`text/chatcompletion_v2`, MiniMax's chat, to `chat/completions`).
    */
@@ -184,6 +194,20 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
           },
         },
       });
+    // The Responses API: no deployment in the path (it is the body's model), a preview version from 2025-03-01 on.
+    if (path === '/openai/responses') {
+      const version = query.get('api-version') ?? '';
+      if (!/^20\d\d-\d\d-\d\d-preview$/.test(version) || version < '2025-03-01-preview')
+        return json(res, 400, {
+          error: { code: 'BadRequest', message: `API version ${version} does not support the Responses API` },
+        });
+      return forward(
+        res,
+        `${options.openAiUrl}/v1/responses`,
+        { 'content-type': 'application/json', authorization: 'Bearer sk-azure-inner' },
+        body,
+      );
+    }
     const deployment = /^\/openai\/deployments\/([^/]+)\/(.+)$/.exec(path);
     if (!deployment) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
     const [, name, rest] = deployment;
@@ -272,6 +296,9 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
     if (!chat) return json(res, 404, { error_code: 3, error_msg: 'Unsupported openapi method' });
     if (!baiduTokens.has(query.get('access_token') ?? ''))
       return json(res, 200, { error_code: 110, error_msg: 'Access token invalid or no longer valid' });
+    // Errors Wenxin answers inside a 200 (its error codes), asked for by the endpoint's name.
+    const inBody = WENXIN_ERRORS[chat[1] ?? ''];
+    if (inBody) return json(res, 200, { ...inBody, id: 'as-err' });
     const messages = Array.isArray(body.messages) ? body.messages : [];
     if (
       messages.length === 0 ||
@@ -480,6 +507,37 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
       );
     if (!call) return json(res, 404, { error: { code: 404, message: 'not found', status: 'NOT_FOUND' } });
     const [, , , publisher, model, action] = call;
+    const replay = options.vertexReplay;
+    if (publisher === 'google' && replay && model === replay.model) {
+      if (action === 'generateContent') return json(res, 200, replay.answer);
+      if (action === 'streamGenerateContent' && query.get('alt') === 'sse') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const event of replay.stream) res.write(`data: ${JSON.stringify(event)}${replay.separator}`);
+        return void res.end();
+      }
+    }
+    if (publisher === 'google' && action === 'predict') {
+      const instances = Array.isArray(body.instances) ? body.instances : [];
+      if (instances.length === 0 || !instances.every((i) => isRecord(i) && typeof i.content === 'string'))
+        return json(res, 400, {
+          error: { code: 400, message: 'instances[].content is required', status: 'INVALID_ARGUMENT' },
+        });
+      const parameters = isRecord(body.parameters) ? body.parameters : {};
+      const dimensions =
+        typeof parameters.outputDimensionality === 'number' ? parameters.outputDimensionality : 768;
+      return json(res, 200, {
+        predictions: instances.map((instance) => {
+          const content = String((instance as Record<string, unknown>).content);
+          return {
+            embeddings: {
+              statistics: { truncated: false, token_count: Math.max(1, Math.ceil(content.length / 4)) },
+              values: fakeVector(content, dimensions),
+            },
+          };
+        }),
+        metadata: { billableCharacterCount: instances.length },
+      });
+    }
     if (publisher === 'google') {
       const search = query.toString();
       return forward(
@@ -660,6 +718,13 @@ export function bedrockChunk(event: unknown): Uint8Array {
 /** The reply of the fake Wenxin models. */
 export const WENXIN_REPLY = 'Hello from Wenxin.';
 
+/** Wenxin endpoints of the fake that answer a 200 holding an error: rate limited, no permission, a bad request. */
+const WENXIN_ERRORS: Readonly<Record<string, { error_code: number; error_msg: string }>> = {
+  'ernie-qps-limit': { error_code: 18, error_msg: 'Open api qps request limit reached' },
+  'ernie-no-permission': { error_code: 6, error_msg: 'No permission to access data' },
+  'ernie-bad-request': { error_code: 336003, error_msg: 'the role of messages must be user or assistant' },
+};
+
 /** The reply of the fake Cohere chat models. */
 export const COHERE_REPLY = 'Hello from Cohere.';
 
@@ -713,6 +778,52 @@ function converseCall(res: ServerResponse, modelId: string, stream: boolean, bod
   res.end(converseEvent('metadata', { usage, metrics: { latencyMs: 12 } }));
 }
 
+/** A fake embedding of a text: `dimensions` numbers read from its characters, so each text has its own. */
+export function fakeVector(text: string, dimensions: number): number[] {
+  return Array.from(
+    { length: dimensions },
+    (_, i) => ((text.charCodeAt(i % Math.max(1, text.length)) || 1) % 97) / 97,
+  );
+}
+
+/** Titan Text Embeddings and Cohere Embed through InvokeModel, in their bodies (the header counts the tokens). */
+function bedrockEmbeddings(res: ServerResponse, modelId: string, body: Record<string, unknown>) {
+  if (modelId.startsWith('amazon.')) {
+    const keys = Object.keys(body).filter(
+      (k) => !['inputText', 'dimensions', 'normalize', 'embeddingTypes'].includes(k),
+    );
+    if (typeof body.inputText !== 'string' || body.inputText === '' || keys.length > 0)
+      return awsError(
+        res,
+        400,
+        'ValidationException',
+        `Malformed input request: extraneous key [${keys[0] ?? 'inputText'}] is not permitted`,
+      );
+    const tokens = Math.max(1, Math.ceil(body.inputText.length / 4));
+    const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 1024;
+    return json(
+      res,
+      200,
+      { embedding: fakeVector(body.inputText, dimensions), inputTextTokenCount: tokens },
+      { 'x-amzn-bedrock-input-token-count': String(tokens) },
+    );
+  }
+  const texts = Array.isArray(body.texts) ? body.texts.filter((t) => typeof t === 'string') : [];
+  if (texts.length === 0 || typeof body.input_type !== 'string')
+    return awsError(
+      res,
+      400,
+      'ValidationException',
+      'Malformed input request: texts and input_type are required',
+    );
+  return json(res, 200, {
+    id: 'emb-fake-1',
+    embeddings: texts.map((text) => fakeVector(text, 1024)),
+    response_type: 'embeddings_floats',
+    texts,
+  });
+}
+
 /** Bedrock's front door: the credential checked, InvokeModel in Claude's shape, its stream in AWS's framing. */
 async function bedrockCall(input: {
   req: IncomingMessage;
@@ -761,6 +872,8 @@ async function bedrockCall(input: {
   const call = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/.exec(path);
   if (!call) return awsError(res, 404, 'UnknownOperationException', 'unknown operation');
   const modelId = decodeURIComponent(call[1] ?? '');
+  if (/^(amazon\.titan-embed|cohere\.embed)/.test(modelId) && call[2] === 'invoke')
+    return bedrockEmbeddings(res, modelId, body);
   if (!/^((us|eu|apac)\.)?anthropic\.claude/.test(modelId))
     return awsError(res, 400, 'ValidationException', 'The provided model identifier is invalid.');
   if (body.anthropic_version !== 'bedrock-2023-05-31' || 'model' in body || 'stream' in body)

@@ -235,22 +235,25 @@ describe('channels admin API', () => {
     });
   });
 
-  it('refuses a channel of a type the relay cannot serve, PaLM 2 naming Gemini (24), and keeps existing rows editable', async () => {
+  it('refuses a channel of a type the relay cannot serve, PaLM 2 naming Gemini (24), or a key that cannot work, and keeps existing rows editable', async () => {
     const before = await channelCount();
+    // Spark's WebSocket key cannot work on its HTTP API: refused, naming what to enter.
     const spark = await post('/api/channel/', {
       name: 's',
       type: 18,
       key: 'app|secret|key',
-      models: 'SparkDesk-v2.1',
+      models: 'generalv3.5',
     });
     expect(spark.statusCode).toBe(400);
-    expect(spark.json().message).toMatch(
-      /channel type 18 is refused: the relay does not carry iFlytek Spark traffic/,
-    );
+    expect(spark.json().message).toMatch(/WebSocket API's credential.*enter the APIPassword/);
     const palm = await post('/api/channel/', { name: 'p', type: 11, key: 'k', models: 'PaLM-2' });
     expect(palm.statusCode).toBe(400);
     expect(palm.json().message).toMatch(/retired.*Google Gemini \(24\)/);
     expect(await channelCount()).toBe(before);
+    const [sparkRow] = await create({ type: 18, key: 'AbCdEf:0123456789', models: 'generalv3.5' });
+    const rekeyed = await put('/api/channel/', { id: sparkRow!.id, key: 'app|secret|key' });
+    expect(rekeyed.statusCode).toBe(400);
+    expect(rekeyed.json().message).toMatch(/APIPassword/);
     // A row stored before (or by an older version) stays editable, but no channel moves to such a type.
     const [openai] = await create({ type: 1, key: 'sk-1', models: 'gpt-4o' });
     const moved = await put('/api/channel/', { id: openai!.id, type: 11 });

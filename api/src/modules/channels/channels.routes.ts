@@ -50,7 +50,7 @@ export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): 
   );
   app.post('/channel/fetch_models', admin, async (request) => {
     const input = parseInput(fetchModelsSchema, request.body);
-    return ok(await channels.fetchModels(input.type, input.base_url, input.key));
+    return ok(await channels.fetchModels(input.type, input.base_url, input.key, input.other));
   });
 
   app.get<IdParams>('/channel/:id', admin, async (request) =>

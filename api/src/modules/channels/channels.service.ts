@@ -24,7 +24,12 @@ import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
 import { channels as channelsTable } from '@turnpike/core/db/schema/channels';
 import { AppError } from '@turnpike/core/errors';
 import { managedByKubernetes, sourceOfRow } from '@turnpike/core/ownership/source';
-import { findProviderType, knownModelOwners, refusalOfType } from '@turnpike/core/providers/catalogue';
+import {
+  findProviderType,
+  knownModelOwners,
+  refusalOfKey,
+  refusalOfType,
+} from '@turnpike/core/providers/catalogue';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { nowSeconds } from '@turnpike/core/repos/log.repo';
@@ -81,6 +86,14 @@ export function createChannelService(deps: AppDeps) {
   function refuseUnserved(type: number): void {
     const reason = refusalOfType(type);
     if (reason) throw new AppError('VALIDATION_FAILED', `channel type ${type} is refused: ${reason}`);
+  }
+
+  /** A key whose shape cannot work for its type (Spark's WebSocket triple) is refused, with what to enter instead. */
+  function refuseKeys(type: number, keys: readonly string[]): void {
+    for (const key of keys) {
+      const reason = refusalOfKey(type, key);
+      if (reason) throw new AppError('VALIDATION_FAILED', reason);
+    }
   }
 
   function checkOther(type: number, other: string): void {
@@ -179,8 +192,9 @@ export function createChannelService(deps: AppDeps) {
       const keys = splitChannelKeys(input.type, input.key);
       if (keys.length === 0)
         throw new AppError('VALIDATION_FAILED', 'please fill in channel name and channel key');
+      refuseKeys(input.type, keys);
       const base = toColumns(input);
-      const other = input.type === 18 && !input.other ? 'v2.1' : (input.other ?? '');
+      const other = input.other ?? '';
       checkOther(input.type, other);
       const created = nowSeconds();
       const rows = await write((tx) =>
@@ -203,6 +217,7 @@ export function createChannelService(deps: AppDeps) {
         const keys = splitChannelKeys(patch.type ?? current.type, key);
         if (keys.length !== 1)
           throw new AppError('VALIDATION_FAILED', 'an existing channel takes exactly one key');
+        refuseKeys(patch.type ?? current.type, keys);
         patch.key = box.seal(keys[0]!);
       }
       if (patch.type !== undefined || patch.other !== undefined)
@@ -220,8 +235,11 @@ export function createChannelService(deps: AppDeps) {
      * with no usage history: used quota, test results and (when `resetBalance`) the balance are zero.
      */
     async copy(id: number, options: { suffix: string; resetBalance: boolean }): Promise<ChannelView> {
-      const { id: _sourceId, ...source } = await mustFind(id);
+      const found = await mustFind(id);
+      const { id: _sourceId, ...source } = found;
       refuseUnserved(source.type);
+      const storedKey = box.open(found.key);
+      if (storedKey !== undefined) refuseKeys(source.type, [storedKey]);
       const copy: NewChannel = {
         ...source,
         // The copy is the administrator's own: Git does not know it.
@@ -327,16 +345,17 @@ export function createChannelService(deps: AppDeps) {
 
     enabledModels: () => abilityRepo.enabledModels(),
 
-    async fetchModels(type: number, baseUrl: string, key: string): Promise<string[]> {
+    async fetchModels(type: number, baseUrl: string, key: string, other = ''): Promise<string[]> {
       const first = splitChannelKeys(type, key)[0];
       if (!first) throw new AppError('VALIDATION_FAILED', 'please fill in the key');
-      return fetchUpstreamModels(type, baseUrl, first);
+      return fetchUpstreamModels(type, baseUrl, first, { other });
     },
 
     async fetchModelsOf(id: number): Promise<string[]> {
       const channel = await mustFind(id);
       return fetchUpstreamModels(channel.type, channel.baseUrl, openKey(channel), {
         proxy: channelProxy(channel.setting),
+        other: channel.other,
       });
     },
 

@@ -72,7 +72,7 @@ describe('relay coverage of channel types', () => {
     expect(coverageWarning(2, ['mj_imagine', 'gpt-4o'])).toEqual({ kind: 'tasksOnly', models: ['gpt-4o'] });
     expect(coverageWarning(36, ['suno_music'])).toBeNull();
     expect(coverageWarning(1, ['mj_imagine'])).toMatchObject({ kind: 'cannotCarry', models: ['mj_imagine'] });
-    expect(coverageWarning(18, [])).toEqual({ kind: 'notRelayed' });
+    expect(coverageWarning(11, [])).toEqual({ kind: 'notRelayed' });
     expect(coverageWarning(3, ['gpt-4o', 'text-embedding-ada-002', 'text-moderation-latest'])).toEqual({
       kind: 'cannotCarry',
       reach: 'openai',

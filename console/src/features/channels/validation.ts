@@ -103,8 +103,6 @@ export const TYPE_FORM_HINTS: Readonly<Record<number, TypeFormHints>> = {
   },
   8: { baseUrlLabel: 'extra.customUrl', baseUrlHint: 'extra.customUrlHint', baseUrlRequired: true },
   17: { otherLabel: 'extra.aliPlugin' },
-  18: { otherLabel: 'extra.sparkVersion', otherHint: 'extra.sparkVersionHint' },
-  21: { otherLabel: 'extra.knowledgeBase', otherHint: 'extra.knowledgeBaseHint' },
   22: { baseUrlHint: 'extra.fastGptHint' },
   24: { otherLabel: 'extra.geminiVersion' },
   36: { baseUrlHint: 'extra.sunoHint', baseUrlRequired: true },

@@ -130,13 +130,18 @@ describe('desired channel rows', () => {
     if (!result.ok) expect(result.message).not.toContain('sk-');
   });
 
-  it('refuses a type the relay cannot serve, Ready=False with the reason, and PaLM 2 naming Gemini (24)', () => {
+  it('refuses a type the relay cannot serve, Ready=False with the reason: PaLM 2 naming Gemini (24)', () => {
     const palm = desiredChannels(resource({ type: 'palm2' }), secret({ apiKey: 'k' }));
     expect(palm).toMatchObject({ ok: false, condition: 'Valid', reason: 'RetiredProvider' });
     if (!palm.ok) expect(palm.message).toMatch(/retired.*Gemini \(24\)/);
-    const spark = desiredChannels(resource({ type: 'xunfei' }), secret({ apiKey: 'k' }));
-    expect(spark).toMatchObject({ ok: false, condition: 'Valid', reason: 'UnservedProvider' });
-    if (!spark.ok) expect(spark.message).toMatch(/does not carry iFlytek Spark traffic/);
+  });
+
+  it("refuses iFlytek Spark's WebSocket key, naming the HTTP APIPassword, and takes the APIPassword", () => {
+    const old = desiredChannels(resource({ type: 'xunfei' }), secret({ apiKey: 'appid|secret|key' }));
+    expect(old).toMatchObject({ ok: false, condition: 'KeyResolved', reason: 'UnusableKey' });
+    if (!old.ok) expect(old.message).toMatch(/APIPassword/);
+    if (!old.ok) expect(old.message).not.toContain('appid|secret|key');
+    expect(desiredChannels(resource({ type: 'xunfei' }), secret({ apiKey: 'pass:word' })).ok).toBe(true);
   });
 
   it('reads the key named in keySecretRef.key', () => {

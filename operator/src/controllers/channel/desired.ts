@@ -12,7 +12,12 @@ import {
   splitChannelKeys,
 } from '@turnpike/core/channels/channel-rules';
 import type { DesiredChannel } from '@turnpike/core/channels/channel-writes';
-import { isKnownProviderType, ProviderTypeId, relayingOf } from '@turnpike/core/providers/catalogue';
+import {
+  isKnownProviderType,
+  ProviderTypeId,
+  refusalOfKey,
+  relayingOf,
+} from '@turnpike/core/providers/catalogue';
 import type { ChannelResource, SecretObject } from '../../api/v1alpha1.ts';
 import { type Refusal, refuse } from '../outcome.ts';
 
@@ -105,6 +110,11 @@ export function desiredChannels(
   const key = readChannelKey(resource, secret);
   if (!key.ok) return key;
   const keys = splitChannelKeys(type, key.text);
+  // A key whose shape cannot work for its type (Spark's WebSocket triple) is refused with what to use instead.
+  for (const credential of keys) {
+    const refusal = refusalOfKey(type, credential);
+    if (refusal) return refuse('KeyResolved', 'UnusableKey', refusal);
+  }
 
   const baseName = (spec.displayName ?? `${metadata.namespace}/${metadata.name}`).slice(0, 240);
   const rows = keys.map(

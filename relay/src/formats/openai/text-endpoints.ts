@@ -245,7 +245,7 @@ const documentText = (doc: unknown): string =>
 
 /**
  * Rerank usage: Jina `usage.{prompt_tokens,total_tokens}`, Cohere `meta.billed_units.input_tokens` (its
- * `search_units` are not tokens and are not used); none → counted.
+ * `search_units` are not tokens and are not used), Xinference `meta.tokens.input_tokens`; none → counted.
  */
 export function rerankUsage(answer: Json): NormalisedUsage | undefined {
   if (isRecord(answer.usage)) {
@@ -253,8 +253,12 @@ export function rerankUsage(answer: Json): NormalisedUsage | undefined {
     const tokens = typeof prompt === 'number' && prompt > 0 ? prompt : total;
     if (typeof tokens === 'number' && tokens > 0) return { ...EMPTY_USAGE, promptTokens: Math.floor(tokens) };
   }
-  const billed =
-    isRecord(answer.meta) && isRecord(answer.meta.billed_units) ? answer.meta.billed_units : undefined;
+  const meta = isRecord(answer.meta) ? answer.meta : undefined;
+  const billed = isRecord(meta?.billed_units)
+    ? meta.billed_units
+    : isRecord(meta?.tokens)
+      ? meta.tokens
+      : undefined;
   const input = billed?.input_tokens;
   if (typeof input === 'number' && input > 0) {
     const output = typeof billed?.output_tokens === 'number' ? Math.floor(billed.output_tokens) : 0;

@@ -4,7 +4,7 @@
  * the upstream model (after the channel's model mapping) with its dots removed (`gpt-3.5-turbo` →
  * `gpt-35-turbo`, Azure's own names); the version is the channel's `other`, or {@link AZURE_DEFAULT_API_VERSION}.
  * The Responses API has no deployment in its path: `<base>/openai/responses?api-version=`, the deployment as the
- * body's model. A content-filter refusal (400, `content_filter`) is the caller's error: its filter result is
+ * body's model, and a version of its own when the channel names none (the GA default does not serve it). A content-filter refusal (400, `content_filter`) is the caller's error: its filter result is
  * named in the message, it is never retried and never counts against the channel. A 429's `retry-after` rests the
  * channel that long when cool-downs are on (ADR 0008), instead of counting toward one.
  */
@@ -16,6 +16,9 @@ import { baseUrlOf, callOf, type Provider } from '../provider.ts';
 
 /** The current GA data-plane version. */
 export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
+
+/** The Responses API came with the preview versions (2025-03-01-preview on): a channel naming none gets this one. */
+const AZURE_RESPONSES_API_VERSION = '2025-04-01-preview';
 
 /** What Azure serves of OpenAI's endpoints (no moderations, no rerank). */
 const AZURE_ENDPOINTS: ReadonlySet<Endpoint> = new Set<Endpoint>([
@@ -89,7 +92,8 @@ export const azureProvider: Provider = {
     const deployment = deploymentOf(typeof named === 'string' ? named : written.model);
     if (input.endpoint === 'responses' && written.body.kind === 'json') {
       const body = { ...written.body, json: { ...written.body.json, model: deployment } };
-      const url = `${base}/openai/responses?api-version=${version}`;
+      const responsesVersion = channel.other.trim() ? version : AZURE_RESPONSES_API_VERSION;
+      const url = `${base}/openai/responses?api-version=${responsesVersion}`;
       return callOf({ ...written, body }, url, { 'api-key': channel.key ?? '' }, channel);
     }
     const path = written.path.replace(/^\/v1\//, '');

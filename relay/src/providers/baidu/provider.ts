@@ -23,7 +23,7 @@ import type { ChannelView, DecodedEvent, Format, StreamDecoder } from '../../for
 import type { NormalisedUsage } from '../../metering/usage.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
-import { baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';
+import { answerWithStatus, baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';
 
 const ENDPOINTS: Readonly<Record<string, string>> = {
   'ERNIE-4.0-8K': 'completions_pro',
@@ -54,12 +54,35 @@ export function chatToWenxin(chat: Readonly<Json>, isStream: boolean): Json {
   return body;
 }
 
+/**
+ * Wenxin's error codes (https://cloud.baidu.com/doc/WENXINWORKSHOP/s/tlmyncueh) as the HTTP status they stand for:
+ * an access token that is invalid or expired (110, 111) or a key without the service (6, 13-15) is the channel's
+ * credential; quota and rate limits (4, 17-19, 336501, 336502) a busy channel; a request Wenxin cannot take
+ * (3, 336001-336007 and the other 336xxx) the caller's; an internal error (1, 2, 336000, 336100) the upstream's.
+ */
+function wenxinStatusOf(code: number): number {
+  if (code === 110 || code === 111 || code === 13 || code === 14 || code === 15) return 401;
+  if (code === 6) return 403;
+  if ([4, 17, 18, 19, 336501, 336502].includes(code)) return 429;
+  if (code === 1 || code === 336000 || code === 336100) return 500;
+  if (code === 2) return 503;
+  return 400;
+}
+
+const TYPE_OF_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  429: 'rate_limit_error',
+};
+
 function wenxinError(payload: Json): { status: number; message: string } | undefined {
   if (payload.error_code === undefined) return undefined;
   const code = asNumber(payload.error_code) ?? 0;
-  // 110/111: invalid or expired access token; 17/18/19: quota and rate limits; 336xxx: the request.
-  const status = code === 110 || code === 111 ? 401 : code === 17 || code === 18 || code === 19 ? 429 : 400;
-  return { status, message: `${code}: ${asString(payload.error_msg) ?? 'Wenxin error'}` };
+  return {
+    status: wenxinStatusOf(code),
+    message: `${code}: ${asString(payload.error_msg) ?? 'Wenxin error'}`,
+  };
 }
 
 export function wenxinToChat(answer: Readonly<Json>, model: string): ChatAnswer {
@@ -93,7 +116,13 @@ export function createWenxinDecoder(model: string): StreamDecoder {
       if (failed)
         return {
           chunks: [],
-          error: { ...failed, type: 'upstream_error', code: null, param: null, isLocal: false },
+          error: {
+            ...failed,
+            type: TYPE_OF_STATUS[failed.status] ?? 'upstream_error',
+            code: null,
+            param: null,
+            isLocal: false,
+          },
         };
       id = asString(payload.id) ?? id;
       usage = normaliseOpenAiUsage(payload.usage) ?? usage;
@@ -132,10 +161,11 @@ export const wenxinFormat: Format = {
       parsed = undefined;
     }
     const failed = isRecord(parsed) ? wenxinError(parsed) : undefined;
+    const errorStatus = failed?.status ?? status;
     return {
-      status: failed?.status ?? status,
+      status: errorStatus,
       message: failed?.message ?? `upstream answered ${status}`,
-      type: failed?.status === 401 ? 'authentication_error' : 'upstream_error',
+      type: TYPE_OF_STATUS[errorStatus] ?? 'upstream_error',
       code: null,
       param: null,
       isLocal: false,
@@ -207,4 +237,7 @@ export const baiduProvider: Provider = {
     return callOf(written, `${base}${written.path}?access_token=${encodeURIComponent(token)}`, {}, channel);
   },
   readError: (status, body) => wenxinFormat.readError(status, body),
+  // Wenxin answers most errors with a 200 whose body holds `error_code`: read as the status it stands for.
+  checkAnswer: (response) =>
+    answerWithStatus(response, (answer) => (isRecord(answer) ? wenxinError(answer)?.status : undefined)),
 };

@@ -10,7 +10,8 @@
  * in the body. Anthropic's model names become Bedrock's ids (`claude-3-5-haiku-20241022` →
  * `anthropic.claude-3-5-haiku-20241022-v1:0`); an id already given as Bedrock's (`anthropic.…`) or as a
  * cross-region inference profile (`us.`, `eu.`, `apac.` …) goes as it is. Errors are read by their
- * `x-amzn-ErrorType` (errors.ts).
+ * `x-amzn-ErrorType` (errors.ts). Titan and Cohere embedding models through InvokeModel in their own bodies
+ * (embeddings.ts), for OpenAI's `/v1/embeddings`.
  */
 
 import { anthropicFormat } from '../../formats/anthropic/format.ts';
@@ -18,6 +19,7 @@ import type { BuildRequestInput, ChannelView, FormatRequest, UpstreamCall } from
 import { callOf, credentialFailure, type Provider } from '../provider.ts';
 import { converseFormat } from './converse.ts';
 import { readBedrockKey, signedHeaders } from './credentials.ts';
+import { bedrockEmbeddingsFormat, isBedrockEmbeddingModel } from './embeddings.ts';
 import { readBedrockError } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
 
@@ -120,10 +122,31 @@ export const bedrockConverseProvider: Provider = {
   reframeStream: eventStreamToSse,
 };
 
+/** Titan and Cohere embeddings through InvokeModel (embeddings.ts). */
+const bedrockEmbeddingsProvider: Provider = {
+  id: 'bedrock',
+  format: bedrockEmbeddingsFormat,
+  genAiName: 'aws.bedrock',
+  supports: (endpoint) => endpoint === 'embeddings',
+  retriesBadRequest: false,
+  buildRequest(channel, input) {
+    const written = bedrockEmbeddingsFormat.writeRequest(channel, input);
+    const json = written.body.kind === 'json' ? written.body.json : {};
+    return bedrockCall(channel, { ...input, isStream: false }, 'invoke', written, json, {});
+  },
+  readError: readBedrockError,
+};
+
 /** Claude models (by name, by Bedrock id or by inference profile) go through InvokeModel, the rest through Converse. */
 export const isBedrockClaude = (model: string): boolean => /(^|\.)(anthropic\.)?claude/i.test(model);
 
 export const bedrockProvider: Provider = {
   ...bedrockClaudeProvider,
-  forModel: (model) => (isBedrockClaude(model) ? bedrockClaudeProvider : bedrockConverseProvider),
+  supports: (endpoint) => bedrockClaudeProvider.supports(endpoint) || endpoint === 'embeddings',
+  forModel: (model) =>
+    isBedrockEmbeddingModel(model)
+      ? bedrockEmbeddingsProvider
+      : isBedrockClaude(model)
+        ? bedrockClaudeProvider
+        : bedrockConverseProvider,
 };

@@ -10,12 +10,15 @@
  *   `:streamRawPredict`, the model in the path, not the body, and `anthropic_version: vertex-2023-10-16` in the
  *   body (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/use-claude). Anthropic's
  *   dated names become Vertex's (`claude-3-5-haiku-20241022` → `claude-3-5-haiku@20241022`).
+ * - Embedding models (`text-embedding-005`, `gemini-embedding-001`) through `…/publishers/google/models/<m>:predict`
+ *   (embeddings.ts), for OpenAI's `/v1/embeddings` and Gemini's embedContent, converted.
  */
 
 import { anthropicFormat } from '../../formats/anthropic/format.ts';
 import type { ChannelView, Endpoint, FormatRequest } from '../../formats/format.ts';
 import { geminiFormat } from '../../formats/gemini/format.ts';
 import { callOf, credentialFailure, type Provider } from '../provider.ts';
+import { isVertexEmbeddingModel, vertexEmbeddingsFormat } from './embeddings.ts';
 import { createTokenCache, readServiceAccount, type ServiceAccount, TokenExchangeError } from './token.ts';
 
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
@@ -113,8 +116,31 @@ export const vertexClaudeProvider: Provider = {
   readError: (status, body) => anthropicFormat.readError(status, body),
 };
 
-/** Claude models go to the Anthropic publisher, every other model to Google's. */
-export const vertexProviderFor = (model: string): Provider =>
-  /^claude/i.test(model) ? vertexClaudeProvider : vertexGeminiProvider;
+const vertexEmbeddingsProvider: Provider = {
+  id: 'vertex',
+  format: vertexEmbeddingsFormat,
+  genAiName: 'gcp.vertex_ai',
+  supports: (endpoint) => endpoint === 'embeddings',
+  retriesBadRequest: false,
+  async buildRequest(channel, input) {
+    const written = vertexEmbeddingsFormat.writeRequest(channel, input);
+    const { base, token } = await prepare(channel, written.model);
+    const url = `${base}/publishers/google/models/${encodeURIComponent(written.model)}:predict`;
+    return callOf(written, url, { authorization: `Bearer ${token}` }, channel);
+  },
+  readError: (status, body) => vertexEmbeddingsFormat.readError(status, body),
+};
 
-export const vertexProvider: Provider = { ...vertexGeminiProvider, forModel: vertexProviderFor };
+/** Claude models go to the Anthropic publisher, embedding models to `:predict`, every other model to Gemini's. */
+export const vertexProviderFor = (model: string): Provider =>
+  /^claude/i.test(model)
+    ? vertexClaudeProvider
+    : isVertexEmbeddingModel(model)
+      ? vertexEmbeddingsProvider
+      : vertexGeminiProvider;
+
+export const vertexProvider: Provider = {
+  ...vertexGeminiProvider,
+  supports: (endpoint) => vertexGeminiProvider.supports(endpoint) || endpoint === 'embeddings',
+  forModel: vertexProviderFor,
+};

@@ -111,7 +111,7 @@ export const updateAllBalances = () => api.get<unknown>('/api/channel/update_bal
 
 /** Model names the upstream offers: by saved channel (edit) or by type, base URL and key (create). */
 export const fetchUpstreamModelsOf = (id: number) => api.get<string[]>(`/api/channel/fetch_models/${id}`);
-export const fetchUpstreamModels = (body: { type: number; base_url: string; key: string }) =>
+export const fetchUpstreamModels = (body: { type: number; base_url: string; key: string; other: string }) =>
   api.post<string[]>('/api/channel/fetch_models', body);
 
 /** What a channel test answers; `unavailable` when the server does not offer the test (404). */

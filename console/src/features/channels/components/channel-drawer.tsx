@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ResourceSource } from '@turnpike/core/ownership/source';
-import { findProviderType, PROVIDER_TYPES } from '@turnpike/core/providers/catalogue';
+import { carriedBy, findProviderType, PROVIDER_TYPES, relayingOf } from '@turnpike/core/providers/catalogue';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
@@ -77,8 +77,16 @@ interface FormState {
   max_input_tokens: string;
 }
 
-/** iFlytek Spark (type 18) with an empty `other` means this version (spec 02 section 5). */
-const SPARK_DEFAULT_VERSION = 'v2.1';
+/**
+ * The types a channel can be given: those the relay serves (and the task types), and the type the edited row
+ * already has even when the relay no longer serves it (PaLM 2), which is shown as retired.
+ */
+function offeredTypes(storedType: number | undefined) {
+  return PROVIDER_TYPES.filter((p) => {
+    const kind = relayingOf(p.value)?.kind;
+    return kind === 'relayed' || kind === 'tasks' || p.value === storedType;
+  });
+}
 
 /** A new channel: type 1 with its default models (changing the type of an empty list fills the new type's). */
 const EMPTY: FormState = {
@@ -197,6 +205,15 @@ function ChannelForm({
   const { t } = useTranslation('channels');
   const isEdit = editId !== null;
   const [form, setForm] = useState<FormState>(initial);
+  const [storedType] = useState(isEdit ? initial.type : undefined);
+  /** What a type carries, from the catalogue's declaration, or that it is retired. */
+  const typeOption = (value: number, label: string) => {
+    const kind = relayingOf(value)?.kind;
+    const carries = carriedBy(value).map((c) => t(`carries.${c}`));
+    const tail =
+      kind === 'relayed' || kind === 'tasks' ? carries.join(t('carries.separator')) : t('type.retired');
+    return { value: String(value), label: `${label} (${value}) · ${tail}` };
+  };
   const [customModels, setCustomModels] = useState('');
   const [modelFilter, setModelFilter] = useState('');
   const [jsonErrors, setJsonErrors] = useState<Record<string, string>>({});
@@ -261,14 +278,11 @@ function ChannelForm({
       const untouched =
         f.models.length === 0 ||
         (f.models.length === before.length && f.models.every((m, i) => m === before[i]));
-      // values the form filled in itself follow the type; what the admin typed stays
-      const other = f.type === 18 && f.other === SPARK_DEFAULT_VERSION ? '' : f.other;
       return {
         ...f,
         type: value,
         // a new channel starts with the type's default models; an edited one keeps its own
         models: !isEdit && untouched && next ? [...next.defaultModels] : f.models,
-        other: value === 18 && !other ? SPARK_DEFAULT_VERSION : other,
       };
     });
   };
@@ -298,6 +312,7 @@ function ChannelForm({
             type: form.type,
             base_url: normalizeBaseUrl(form.base_url),
             key: form.key,
+            other: form.other,
           });
       set('models', [...new Set([...form.models, ...names])]);
       toast.success(t('done.fetched', { count: names.length }));
@@ -330,7 +345,7 @@ function ChannelForm({
       name: form.name.trim(),
       type: form.type,
       base_url: normalizeBaseUrl(form.base_url),
-      other: form.type === 18 && !form.other.trim() ? SPARK_DEFAULT_VERSION : form.other,
+      other: form.other,
       openai_organization: form.openai_organization,
       models: form.models,
       groups: form.groups.length ? form.groups : ['default'],
@@ -404,10 +419,7 @@ function ChannelForm({
             label={t('field.type')}
             value={String(form.type)}
             onChange={(e) => changeType(Number(e.target.value))}
-            options={PROVIDER_TYPES.map((p) => ({
-              value: String(p.value),
-              label: `${p.label} (${p.value})`,
-            }))}
+            options={offeredTypes(storedType).map((p) => typeOption(p.value, p.label))}
           />
           {coverage ? (
             <p

@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { PROVIDER_TYPES } from '@turnpike/core/providers/catalogue';
+import { PROVIDER_TYPES, refusalOfType } from '@turnpike/core/providers/catalogue';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
@@ -687,7 +687,7 @@ describe('channel drawer', () => {
     expect(await screen.findByText('Created 3 channels')).toBeTruthy();
   });
 
-  it('shows the type-specific key format and fields, defaults iFlytek Spark to v2.1 and needs an Azure endpoint', async () => {
+  it("shows the type-specific key format and fields, Spark's HTTP APIPassword, and needs an Azure endpoint", async () => {
     const server = serve();
     const user = userEvent.setup();
     await renderScreen(() => <ChannelsPage />);
@@ -695,11 +695,12 @@ describe('channel drawer', () => {
     const sheet = await openCreate(user);
     expect(sheet.getByLabelText('OpenAI organization')).toBeTruthy();
     await user.selectOptions(sheet.getByLabelText('Type'), '18');
-    expect(sheet.getByText('Format: APPID|APISecret|APIKey')).toBeTruthy();
-    expect((sheet.getByLabelText('Model version') as HTMLInputElement).value).toBe('v2.1');
+    expect(sheet.getByText(/^Format: The APIPassword of the HTTP API/)).toBeTruthy();
+    // the WebSocket API's version field went with it
+    expect(sheet.queryByLabelText('Model version')).toBeNull();
     expect(sheet.queryByLabelText('OpenAI organization')).toBeNull();
     await user.selectOptions(sheet.getByLabelText('Type'), '21');
-    expect(sheet.getByLabelText('Knowledge base ID')).toBeTruthy();
+    expect(sheet.queryByLabelText('Knowledge base ID')).toBeNull();
     await user.selectOptions(sheet.getByLabelText('Type'), '3');
     expect(sheet.getByLabelText('API version')).toBeTruthy();
     await user.type(sheet.getByLabelText('Name'), 'azure');
@@ -712,7 +713,6 @@ describe('channel drawer', () => {
     expect(server.callsTo('POST', '/api/channel/')[0]?.body).toMatchObject({
       type: 3,
       base_url: 'https://r.openai.azure.com',
-      // the Spark default went away with the Spark type
       other: '',
       models: expect.arrayContaining(['gpt-4o']),
     });
@@ -743,13 +743,16 @@ describe('channel drawer', () => {
     expect(note()?.textContent).toMatch(
       /^Midjourney Proxy channels only carry drawing and music tasks .*here: claude-.*, text-embedding-3-small$/,
     );
-    // a type the relay does not reach yet
-    await user.selectOptions(sheet.getByLabelText('Type'), '18');
-    expect(note()?.textContent).toMatch(/does not relay requests to .* channels yet/);
+    // the type list says what each type carries, from the catalogue, and offers no retired type
+    const typeSelect = sheet.getByLabelText('Type') as HTMLSelectElement;
+    const label = (value: string) => typeSelect.querySelector(`option[value="${value}"]`)?.textContent;
+    expect(label('41')).toBe('Vertex AI (41) · chat, embeddings');
+    expect(label('2')).toBe('Midjourney Proxy (2) · tasks');
+    expect(label('11')).toBeUndefined();
 
     await i18next.changeLanguage('zh');
     try {
-      await waitFor(() => expect(note()?.textContent).toMatch(/暂不支持向 .* 类型的渠道转发请求/));
+      await waitFor(() => expect(label('41')).toBe('Vertex AI (41) · 对话、嵌入'));
       await user.selectOptions(sheet.getByLabelText('类型'), '2');
       expect(note()?.textContent).toMatch(
         /^Midjourney Proxy 渠道只承载绘图与音乐任务.*：claude-.*, text-embedding-3-small$/,
@@ -757,6 +760,30 @@ describe('channel drawer', () => {
     } finally {
       await i18next.changeLanguage('en');
     }
+  });
+
+  it('shows an existing channel of a retired type (PaLM 2) as retired, and offers no other type the relay does not serve', async () => {
+    const palm = channel({ id: 6, name: 'palm', type: 11, models: 'PaLM-2' });
+    serve([fast, palm], {
+      'GET /api/channel/6': () => ({ body: { success: true, message: '', data: palm } }),
+    });
+    nameToId.palm = 6;
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    await screen.findByText('palm');
+    await user.click(row('palm').getByRole('button', { name: 'Edit palm' }));
+    const sheet = within(await screen.findByTestId('channel-sheet'));
+    const select = sheet.getByLabelText('Type') as HTMLSelectElement;
+    await waitFor(() => expect(select.value).toBe('11'));
+    expect(select.selectedOptions[0]?.textContent).toBe('Google PaLM2 (retired) (11) · retired, not relayed');
+    expect(sheet.getByRole('note').textContent).toMatch(/does not relay requests to .* channels yet/);
+    // every other option is a type the relay serves or a task type
+    const values = [...select.options].map((o) => Number(o.value));
+    expect(
+      values
+        .filter((v) => v !== 11)
+        .every((v) => !/retired/.test(select.querySelector(`option[value="${v}"]`)?.textContent ?? '')),
+    ).toBe(true);
   });
 
   it('in Chinese shows each type its own key format and placeholder in Chinese, never the English catalogue', async () => {
@@ -790,7 +817,8 @@ describe('channel drawer', () => {
         ].join('\n');
       const leaked: string[] = [];
       let checked = 0;
-      for (const p of PROVIDER_TYPES) {
+      // every type offered for a new channel (retired ones are not)
+      for (const p of PROVIDER_TYPES.filter((type) => refusalOfType(type.value) === undefined)) {
         await user.selectOptions(sheet.getByLabelText('类型'), String(p.value));
         const texts = [p.keyFormat, ...p.extraFields.map((x) => x.label)].filter(english);
         checked += texts.length;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAppError } from '../errors.ts';
 import { defaultOptionValue, type OptionKey, type OptionReader } from '../options/registry.ts';
-import { createSmtpMailer, smtpTransportOptions } from './mailer.ts';
 import { type SmtpTestServer, startSmtpTestServer } from '../testing/smtp-test-server.ts';
+import { createSmtpMailer, smtpTransportOptions } from './mailer.ts';
 
 /** An option reader over defaults plus the given values, like the store after an admin saved them. */
 function optionsWith(values: Partial<Record<OptionKey, unknown>>): OptionReader {

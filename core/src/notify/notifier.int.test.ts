@@ -10,9 +10,9 @@ import { LogType } from '../domain/logs.ts';
 import { Role } from '../domain/users.ts';
 import { createMemoryKv } from '../kv/kv.ts';
 import { createSmtpMailer } from '../mail/mailer.ts';
-import { type SmtpTestServer, startSmtpTestServer } from '../testing/smtp-test-server.ts';
 import { defaultOptionValue, type OptionKey, type OptionReader } from '../options/registry.ts';
 import { createUserRepo } from '../repos/user.repo.ts';
+import { type SmtpTestServer, startSmtpTestServer } from '../testing/smtp-test-server.ts';
 import { createNotifier, type Notifier } from './notifier.ts';
 
 /** A webhook receiver that checks each body's signature with the secret, and can be told to fail. */

@@ -20,12 +20,16 @@ let fake: FakeOpenAi;
 let relay: FastifyInstance;
 let address: string;
 let limitedChannels: number[] = [];
+let oneAtATime: number[] = [];
 
 beforeAll(async () => {
   fake = await startFakeOpenAi();
   t = await createRelayTestApp();
   const { options } = t.runtime.deps;
-  await options.set('ModelRatio', JSON.stringify({ 'gpt-4o-mini': 1, 'model-b': 1, 'two-channel-model': 1 }));
+  await options.set(
+    'ModelRatio',
+    JSON.stringify({ 'gpt-4o-mini': 1, 'model-b': 1, 'two-channel-model': 1, 'retry-model': 1 }),
+  );
   await t.seedChannel({
     key: 'sk-upstream',
     baseUrl: fake.url,
@@ -38,6 +42,12 @@ beforeAll(async () => {
   limitedChannels = [first.id, second.id];
   for (const id of limitedChannels)
     await t.runtime.deps.db.update(channels).set({ rpmLimit: 1 }).where(eq(channels.id, id));
+  // Two channels of another model, each serving one request at a time.
+  const third = await t.seedChannel({ key: 'sk-upstream', baseUrl: fake.url, models: 'retry-model' });
+  const fourth = await t.seedChannel({ key: 'sk-upstream', baseUrl: fake.url, models: 'retry-model' });
+  oneAtATime = [third.id, fourth.id];
+  for (const id of oneAtATime)
+    await t.runtime.deps.db.update(channels).set({ concurrencyLimit: 1 }).where(eq(channels.id, id));
   relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
 });
@@ -156,6 +166,32 @@ describe('concurrent requests', () => {
     controller.abort();
     fake.setBehaviour({ chunkDelayMs: 0 });
     await waitFor(async () => ((await post(key, {})).status === 200 ? true : undefined), 3000);
+  });
+
+  it("frees a channel's slot as soon as its attempt fails, while another channel answers the retry", async () => {
+    const { options } = t.runtime.deps;
+    await options.set('RetryTimes', '1');
+    try {
+      const key = await newToken();
+      fake.setBehaviour({ error: 500, errorTimes: 1, chunkDelayMs: 150 });
+      // The first attempt fails; the retry streams slowly from the other channel.
+      const retried = await post(key, { model: 'retry-model', stream: true });
+      expect(retried.status).toBe(200);
+      // Meanwhile the failed channel has its one slot back and serves another request.
+      const meanwhile = await post(key, { model: 'retry-model' });
+      expect(meanwhile.status).toBe(200);
+      await meanwhile.text();
+      // Both slots taken at once: a third request finds no channel with room.
+      const streaming = await post(key, { model: 'retry-model', stream: true });
+      expect(streaming.status).toBe(200);
+      const third = await post(key, { model: 'retry-model' });
+      expect(third.status).toBe(429);
+      expect(third.headers.get('x-ratelimit-limit-concurrency')).toBe('1');
+      expect(await retried.text()).toContain('data: [DONE]');
+      expect(await streaming.text()).toContain('data: [DONE]');
+    } finally {
+      await options.set('RetryTimes', '0');
+    }
   });
 
   it('frees the slot when the upstream fails', async () => {

@@ -61,8 +61,8 @@ describe.skipIf(!enabled)('limits across three relays on one Redis', () => {
     return `sk-${token.key}`;
   };
 
-  const call = (key: string, body: Record<string, unknown>): Promise<Answer> =>
-    fetch(`${cluster.relayUrl}/v1/chat/completions`, {
+  const call = (key: string, body: Record<string, unknown>, url = cluster.relayUrl): Promise<Answer> =>
+    fetch(`${url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -177,4 +177,57 @@ describe.skipIf(!enabled)('limits across three relays on one Redis', () => {
       fake.setBehaviour({ headersDelayMs: 0 });
     }
   }, 60_000);
+
+  it('gives back the slots of a relay killed mid-stream when their lease ends, and not before', async () => {
+    const limit = 2;
+    const key = await tokenWith({ concurrencyLimit: limit });
+    const [survivor, victim] = cluster.relays as [Cluster['relays'][0], Cluster['relays'][0]];
+    // Two slow streams on the victim take both slots.
+    fake.setBehaviour({ chunkDelayMs: 2000 });
+    const heads = await Promise.all(
+      [0, 1].map(() =>
+        fetch(`${victim.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'gpt-4o-mini',
+            stream: true,
+            messages: [{ role: 'user', content: 'hi' }],
+          }),
+        }),
+      ),
+    );
+    expect(heads.map((h) => h.status)).toEqual([200, 200]);
+    for (const head of heads) head.body?.cancel().catch(() => {});
+    await victim.signal('SIGKILL');
+    const killedAt = Date.now();
+    fake.setBehaviour({ chunkDelayMs: 0 });
+    try {
+      // Nobody released them: the survivor still finds both slots taken.
+      const refused = await call(key, {}, survivor.url);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('x-ratelimit-remaining-concurrency')).toBe('0');
+      let admittedAt = 0;
+      while (Date.now() - killedAt < 90_000) {
+        const answer = await call(key, {}, survivor.url);
+        if (answer.status === 200) {
+          admittedAt = Date.now();
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      const seconds = (admittedAt - killedAt) / 1000;
+      figures.crashedRelaySlots = {
+        limit,
+        leaseSeconds: 60,
+        slotsBackAfterSeconds: Number(seconds.toFixed(1)),
+      };
+      expect(admittedAt).toBeGreaterThan(0);
+      // The lease (60 s) is renewed every 20 s: the slots come back within one lease of the kill, not at once.
+      expect(seconds).toBeGreaterThan(30);
+      expect(seconds).toBeLessThanOrEqual(65);
+    } finally {
+      await victim.restart();
+    }
+  }, 150_000);
 });

@@ -69,6 +69,9 @@ export interface Limiter {
   close(): void;
 }
 
+/** The longest a request keeps its slots renewed (far beyond any stream's timeout). */
+const MAX_HOLD_MS = 6 * 3_600_000;
+
 const KEY_SUFFIX: Record<LimitKind, string> = { requests: 'rpm', tokens: 'tpm', concurrency: 'conc' };
 
 /** The checks of one limit set: one per limit above 0. */
@@ -161,13 +164,20 @@ export function createLimiter(settings: {
   };
 
   /** The slots held by requests still running, renewed together a few times per lease. */
-  const live = new Map<string, { keys: string[]; store: CounterStore }>();
+  const live = new Map<string, { keys: string[]; store: CounterStore; since: number }>();
   const renewal = setInterval(
     () => {
-      for (const [member, held] of live)
+      const now = Date.now();
+      for (const [member, held] of live) {
+        // A slot held this long belongs to a request something failed to settle: its lease is left to end.
+        if (now - held.since > MAX_HOLD_MS) {
+          live.delete(member);
+          continue;
+        }
         held.store
           .renew(held.keys, member, leaseMs)
           .catch((err: unknown) => warn(err, 'could not renew a concurrency lease'));
+      }
     },
     Math.max(10, Math.floor(leaseMs / 3)),
   );
@@ -225,7 +235,8 @@ export function createLimiter(settings: {
       const { bucket } = result;
       const tokenKeys = rateChecks.filter((c) => c.kind === LimitKind.Tokens).map((c) => c.key);
       const slotKeys = slotChecks.map((c) => c.key);
-      if (slotKeys.length > 0) live.set(request.member, { keys: slotKeys, store: counting });
+      if (slotKeys.length > 0)
+        live.set(request.member, { keys: slotKeys, store: counting, since: Date.now() });
       let settled = false;
       const ticket: LimitTicket = {
         settle(tokens) {

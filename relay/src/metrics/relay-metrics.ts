@@ -13,7 +13,6 @@
  * or token label. The hot path only bumps numbers found through maps of label values (no string is built and no
  * label object allocated per call); values are copied into prom-client's metrics when /metrics is scraped.
  */
-
 import { timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { LimitKind, LimitScope } from '@turnpike/core/options/rate-limits';

@@ -156,7 +156,10 @@ async function relayPrepared(
     tokenId: caller.token.id,
     tokenUnlimited: isPlayground || caller.token.unlimitedQuota,
   };
-  const held = await holdQuota(ctx, payer, estimate);
+  const held = await holdQuota(ctx, payer, estimate).catch((error: unknown) => {
+    limited.ticket?.settle(0);
+    throw error;
+  });
   if (!held.ok) {
     limited.ticket?.settle(0);
     return sendError(request, reply, held.error);

@@ -56,6 +56,9 @@ import {
 } from './formats/openai/text-endpoints.ts';
 import { enterThrough, type RelayHandler, relayHandler } from './formats/route.ts';
 import { createFrontDoor, installFrontDoor } from './front-door.ts';
+import { createMemoryCounterStore } from './limits/counters.ts';
+import { createLimiter } from './limits/limiter.ts';
+import { createRedisCounterStore } from './limits/redis-counters.ts';
 import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
 import {
   createRelayMetrics,
@@ -111,6 +114,10 @@ export interface RelayOptions {
   readonly flushIntervalMs?: number;
   /** Replaces `ModelRequestRateLimitDurationMinutes` (tests); default the option. */
   readonly rateLimitWindowMs?: number;
+  /** The window of the rpm and tpm limits (tests); default a minute. */
+  readonly limitWindowMs?: number;
+  /** How long a concurrency slot lives without renewal (tests); default 60 s. */
+  readonly limitLeaseMs?: number;
 }
 
 /** Registers the relay routes and their state on `app`; everything is flushed and closed with the app. */
@@ -205,6 +212,14 @@ export async function registerRelay(
         : createMemoryRateLimitStore(),
       log: app.log,
       ...(options.rateLimitWindowMs === undefined ? {} : { windowMs: options.rateLimitWindowMs }),
+    }),
+    limits: createLimiter({
+      store: deps.redis
+        ? createRedisCounterStore(deps.redis, deps.config.redisKeyPrefix)
+        : createMemoryCounterStore(),
+      log: app.log,
+      ...(options.limitWindowMs === undefined ? {} : { windowMs: options.limitWindowMs }),
+      ...(options.limitLeaseMs === undefined ? {} : { leaseMs: options.limitLeaseMs }),
     }),
     log: app.log,
     keywords() {
@@ -358,6 +373,7 @@ export async function registerRelay(
       .catch((err: unknown) => app.log.warn({ err }, 'could not sweep upload spools'));
   });
   app.addHook('onClose', async () => {
+    ctx.limits.close();
     stopApplyTiming();
     auth.close();
     channels.close();

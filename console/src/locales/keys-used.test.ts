@@ -178,14 +178,16 @@ describe('every text the console shows has a translation', () => {
       modelLimits: [],
       allowIps: '',
       group: '',
+      limits: { rpm: '', tpm: '', concurrency: '' },
     };
     const tokenErrors = [
       parseTokenForm({ ...tokenForm, name: ' ' }, false),
       parseTokenForm({ ...tokenForm, expiry: 'someday' }, false),
       parseTokenForm({ ...tokenForm, remainQuota: '-5' }, false),
       parseTokenForm({ ...tokenForm, count: '0' }, false),
+      parseTokenForm({ ...tokenForm, limits: { rpm: '-1', tpm: '', concurrency: '' } }, false),
     ].flatMap((r) => (r.ok ? [] : [`error.${r.error}`]));
-    expect(tokenErrors).toHaveLength(4);
+    expect(tokenErrors).toHaveLength(5);
     const tokenStatuses = [...Object.values(TokenStatus), 0].flatMap((s) => [
       tokenStatusName(s, false),
       tokenStatusName(s, true),

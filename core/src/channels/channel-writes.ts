@@ -30,6 +30,9 @@ export interface DesiredChannel {
   readonly status: typeof ChannelStatus.Enabled | typeof ChannelStatus.Disabled;
   readonly autoBan: number;
   readonly maxInputTokens: number;
+  readonly rpmLimit: number;
+  readonly tpmLimit: number;
+  readonly concurrencyLimit: number;
   readonly modelMapping: string | null;
   readonly statusCodeMapping: string | null;
   readonly setting: string | null;
@@ -62,6 +65,9 @@ const COMPARED = [
   'tag',
   'autoBan',
   'maxInputTokens',
+  'rpmLimit',
+  'tpmLimit',
+  'concurrencyLimit',
   'modelMapping',
   'statusCodeMapping',
   'setting',

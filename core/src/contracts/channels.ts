@@ -109,6 +109,10 @@ const channelFields = {
     .max(INT32_MAX, 'weight is too large')
     .transform((w) => Math.max(w, 0)),
   max_input_tokens: integer('max_input_tokens', 0).max(INT32_MAX, 'max_input_tokens is too large'),
+  // Limits of the channel (docs/adr/0028); 0 is no limit.
+  rpm_limit: integer('rpm_limit', 0).max(INT32_MAX, 'rpm_limit is too large'),
+  tpm_limit: integer('tpm_limit', 0).max(INT32_MAX, 'tpm_limit is too large'),
+  concurrency_limit: integer('concurrency_limit', 0).max(INT32_MAX, 'concurrency_limit is too large'),
   tag: z
     .union([z.string(), z.null()])
     .transform((t) => (t ?? '').trim())
@@ -246,6 +250,9 @@ export interface ChannelView {
   priority: number;
   auto_ban: number;
   max_input_tokens: number;
+  rpm_limit: number;
+  tpm_limit: number;
+  concurrency_limit: number;
   tag: string;
   model_mapping: string;
   status_code_mapping: string;
@@ -279,6 +286,9 @@ export function toChannelView(c: Channel): ChannelView {
     priority: c.priority,
     auto_ban: c.autoBan,
     max_input_tokens: c.maxInputTokens,
+    rpm_limit: c.rpmLimit,
+    tpm_limit: c.tpmLimit,
+    concurrency_limit: c.concurrencyLimit,
     tag: c.tag ?? '',
     model_mapping: c.modelMapping ?? '',
     status_code_mapping: c.statusCodeMapping ?? '',

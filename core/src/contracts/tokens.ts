@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Token } from '../db/schema/tokens.ts';
 import { displayTokenKey, NEVER_EXPIRES, parseAllowIps, TokenStatus } from '../domain/tokens.ts';
+import { MAX_LIMIT } from '../options/rate-limits.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
 
 export const TOKEN_NAME_MAX = 30;
@@ -48,6 +49,14 @@ const allowIps = z
       });
   });
 
+/** A limit of the token (docs/adr/0028): a whole number of 0 or more, 0 being no limit. */
+const limit = (field: string, what: string) =>
+  z
+    .number({ error: `${field} must be a whole number of ${what} (0 is no limit)` })
+    .int(`${field} must be a whole number of ${what} (0 is no limit)`)
+    .min(0, `${field} cannot be negative (0 is no limit)`)
+    .max(MAX_LIMIT, `${field} is too large`);
+
 const tokenFields = {
   name: z
     .string({ error: 'name is required' })
@@ -63,6 +72,9 @@ const tokenFields = {
     .max(MODEL_LIMITS_MAX, `model_limits must be at most ${MODEL_LIMITS_MAX} characters`),
   allow_ips: allowIps,
   group: z.string({ error: 'group must be text' }).trim().max(64, 'group must be at most 64 characters'),
+  rpm_limit: limit('rpm_limit', 'requests per minute'),
+  tpm_limit: limit('tpm_limit', 'tokens per minute'),
+  concurrency_limit: limit('concurrency_limit', 'requests at a time'),
 };
 
 export const createTokenSchema = z.object({
@@ -74,6 +86,9 @@ export const createTokenSchema = z.object({
   model_limits: tokenFields.model_limits.optional().default(''),
   allow_ips: tokenFields.allow_ips.optional().default(''),
   group: tokenFields.group.optional().default(''),
+  rpm_limit: tokenFields.rpm_limit.optional().default(0),
+  tpm_limit: tokenFields.tpm_limit.optional().default(0),
+  concurrency_limit: tokenFields.concurrency_limit.optional().default(0),
 });
 export type CreateToken = z.infer<typeof createTokenSchema>;
 
@@ -92,6 +107,9 @@ export const updateTokenSchema = z.object({
   model_limits: tokenFields.model_limits.optional(),
   allow_ips: tokenFields.allow_ips.optional(),
   group: tokenFields.group.optional(),
+  rpm_limit: tokenFields.rpm_limit.optional(),
+  tpm_limit: tokenFields.tpm_limit.optional(),
+  concurrency_limit: tokenFields.concurrency_limit.optional(),
   status: settableStatus.optional(),
 });
 export type UpdateToken = z.infer<typeof updateTokenSchema>;
@@ -117,6 +135,9 @@ export function toTokenView(token: Token) {
     allow_ips: token.allowIps,
     used_quota: token.usedQuota,
     group: token.group,
+    rpm_limit: token.rpmLimit,
+    tpm_limit: token.tpmLimit,
+    concurrency_limit: token.concurrencyLimit,
   };
 }
 export type TokenView = ReturnType<typeof toTokenView>;

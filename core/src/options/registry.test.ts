@@ -299,6 +299,10 @@ describe('validating JSON options', () => {
     ['ModelRequestRateLimitGroup', '{"vip":[10]}', /ModelRequestRateLimitGroup must be/],
     ['ModelRequestRateLimitGroup', '{"vip":[10,0]}', /at "vip"\[1\]: must be 1 or more/],
     ['ModelRequestRateLimitGroup', '{"vip":[-1,5]}', /at "vip"\[0\]: must be 0 or more/],
+    ['RateLimitGroups', '{"vip":{"tpm":-5}}', /RateLimitGroups must be .*at "vip""tpm": must be 0 or more/],
+    ['RateLimitGroups', '{"vip":{"concurrency":1.5}}', /must be a whole number/],
+    ['RateLimitModels', '{"gpt-4o":{"tokens":5}}', /RateLimitModels must be/],
+    ['RateLimitUserDefault', '{"rpm":"ten"}', /RateLimitUserDefault must be .*must be a number/],
   ])('rejects %s=%s with a message that says what is wrong', (key, text, message) => {
     expectRejected(key, text, message);
   });
@@ -308,6 +312,9 @@ describe('validating JSON options', () => {
     ['ModelPrice', '{"mj_inpaint":0}'],
     ['Chats', '[{"NextChat":"https://x/#/?key={key}&url={address}"}]'],
     ['ModelRequestRateLimitGroup', '{"vip":[0,50]}'],
+    ['RateLimitGroups', '{"vip":{"rpm":60,"tpm":100000,"concurrency":4}}'],
+    ['RateLimitModels', '{"gpt-4o":{"concurrency":2}}'],
+    ['RateLimitUserDefault', '{"tpm":0}'],
     ['claude.model_headers_settings', '{"claude-3-7-sonnet":{"anthropic-beta":["output-128k-2025-02-19"]}}'],
   ])('accepts %s=%s', (key, text) => {
     expectStoredAs(key, text, text);

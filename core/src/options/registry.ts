@@ -20,6 +20,7 @@ import {
   secret,
   text,
 } from './kinds.ts';
+import { limitMapSchema, limitSetSchema } from './rate-limits.ts';
 
 const name = z.string().trim().min(1, 'a name must not be empty');
 const number = z.number({ error: 'must be a number' });
@@ -287,6 +288,26 @@ export const optionRegistry = {
     'a JSON object mapping each group to [total count of 0 or more, success count of 1 or more]',
   ),
 
+  // Requests per minute, tokens per minute and concurrent requests (relay, docs/adr/0028); 0 or absent: no limit.
+  /** Every user's own limits, unless the user's group has an entry in `RateLimitGroups`. */
+  RateLimitUserDefault: json(
+    limitSetSchema,
+    {},
+    'a JSON object {"rpm": n, "tpm": n, "concurrency": n}, each a whole number of 0 or more (0 is no limit)',
+  ),
+  /** group → the limits of each user of that group (replacing `RateLimitUserDefault`). */
+  RateLimitGroups: json(
+    limitMapSchema,
+    {},
+    'a JSON object mapping each group to {"rpm", "tpm", "concurrency"}, each a whole number of 0 or more',
+  ),
+  /** model → the limits of that model across every caller. */
+  RateLimitModels: json(
+    limitMapSchema,
+    {},
+    'a JSON object mapping each model to {"rpm", "tpm", "concurrency"}, each a whole number of 0 or more',
+  ),
+
   // Model-specific settings
   'global.pass_through_request_enabled': bool(false),
   'general_setting.ping_interval_enabled': bool(false),
@@ -411,6 +432,9 @@ const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
   'ModelRequestRateLimitSuccessCount',
   'ModelRequestRateLimitDurationMinutes',
   'ModelRequestRateLimitGroup',
+  'RateLimitUserDefault',
+  'RateLimitGroups',
+  'RateLimitModels',
   // Models tab
   'global.pass_through_request_enabled',
   'general_setting.ping_interval_enabled',

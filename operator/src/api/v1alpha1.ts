@@ -59,6 +59,8 @@ export interface ChannelSpec {
   other?: string;
   openaiOrganization?: string;
   maxInputTokens?: number;
+  /** Requests per minute, tokens per minute and requests in flight on the channel (docs/adr/0028). */
+  limits?: { rpm?: number; tpm?: number; concurrency?: number };
   modelMapping?: Record<string, string>;
   statusCodeMapping?: Record<string, string>;
   headers?: Record<string, string>;

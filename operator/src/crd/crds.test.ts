@@ -94,6 +94,12 @@ describe('Channel validation', () => {
     });
   });
 
+  it('accepts limits of the channel', () => {
+    expect(
+      refusals(validate('channels', channel({ limits: { rpm: 600, tpm: 1_000_000, concurrency: 0 } }))),
+    ).toEqual([]);
+  });
+
   it('accepts a provider by name or by number', () => {
     expect(refusals(validate('channels', channel({ type: 'anthropic' })))).toEqual([]);
     expect(refusals(validate('channels', channel({ type: 14 })))).toEqual([]);
@@ -119,6 +125,9 @@ describe('Channel validation', () => {
     ['a model mapped to nothing', { modelMapping: { 'gpt-4': '' } }, 'modelMapping must map'],
     ['a group with a comma', { groups: ['a,b'] }, 'spec.groups'],
     ['a proxy that is no URL', { proxy: 'localhost:8080' }, 'proxy must be'],
+    ['a negative limit', { limits: { tpm: -1 } }, 'spec.limits.tpm'],
+    ['a fractional limit', { limits: { concurrency: 1.5 } }, 'spec.limits.concurrency'],
+    ['a limit its column cannot hold', { limits: { rpm: 2 ** 31 } }, 'spec.limits.rpm'],
   ])('refuses %s', (_name, extra, expected) => {
     // JSON drops the undefined fields, as kubectl would never send them.
     const messages = refusals(validate('channels', JSON.parse(JSON.stringify(channel(extra)))));

@@ -15,6 +15,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { LimitKind, LimitScope } from '@turnpike/core/options/rate-limits';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { type RoutingTable, routeModelName } from '../routing/pick.ts';
@@ -148,8 +149,11 @@ export interface RelayMetrics {
   recordConfigApply(seconds: number): void;
   /** `turnpike_billing_adjustments_total{reason}`: one charge adjusted after the fact. */
   recordBillingAdjustment(reason: BillingAdjustmentReason): void;
-  /** `turnpike_relay_rate_limited_total`: one request refused by the relay's own rate limit. */
-  recordRateLimited(): void;
+  /**
+   * `turnpike_relay_rate_limited_total{scope,kind}`: one request refused by the relay's own limits (the per-user
+   * request rate limit is scope `user`, kind `requests`).
+   */
+  recordRateLimited(scope?: LimitScope, kind?: LimitKind): void;
   /** Streams being answered right now (stream answers whose socket is still open). */
   readonly activeStreams: number;
   /** Counts `response` among the active streams until it closes; called once, when a stream's head is written. */
@@ -209,7 +213,7 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   const billingAdjustments = new Map<BillingAdjustmentReason, number>(
     Object.values(BillingAdjustmentReason).map((reason) => [reason, 0]),
   );
-  let rateLimited = 0;
+  const rateLimited = new Map<string, { labels: { scope: LimitScope; kind: LimitKind }; value: number }>();
   /**
    * Streams whose socket is open. A counter bumped by the stream step, not a set of responses looked at when
    * scraped: keeping every response in a Set cost the relay about a tenth of its CPU per call (make bench).
@@ -309,11 +313,12 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   });
   new Counter({
     name: 'turnpike_relay_rate_limited_total',
-    help: "Requests refused by the relay's own per-user model rate limit",
+    help: "Requests refused by the relay's own limits, by scope (user, group, token, model, channel) and kind",
+    labelNames: ['scope', 'kind'],
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(rateLimited);
+      for (const cell of rateLimited.values()) this.inc(cell.labels, cell.value);
     },
   });
   new Gauge({
@@ -573,8 +578,11 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     recordBillingAdjustment(reason) {
       billingAdjustments.set(reason, (billingAdjustments.get(reason) ?? 0) + 1);
     },
-    recordRateLimited() {
-      rateLimited += 1;
+    recordRateLimited(scope = LimitScope.User, kind = LimitKind.Requests) {
+      const name = `${scope}:${kind}`;
+      const cell = rateLimited.get(name);
+      if (cell) cell.value += 1;
+      else rateLimited.set(name, { labels: { scope, kind }, value: 1 });
     },
 
     render: () => registry.metrics(),

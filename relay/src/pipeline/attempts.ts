@@ -19,6 +19,7 @@ import type { ChatRequest } from '../formats/canonical.ts';
 import type { Endpoint, UpstreamCall } from '../formats/format.ts';
 import type { Ingress } from '../formats/ingress.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
+import { admitChannelLimits } from '../limits/admit.ts';
 import { markAttempt } from '../metrics/tracing.ts';
 import { CredentialError } from '../providers/provider.ts';
 import { type Provider, providerFor } from '../providers/registry.ts';
@@ -156,6 +157,16 @@ export async function runAttempts(
       attempt -= 1;
       continue;
     }
+    // A channel at its own limit is passed over like one that cannot serve (docs/adr/0028).
+    const channelLimit = await admitChannelLimits(ctx, request, channel, prepared);
+    if (!channelLimit.ok) {
+      lastError = channelLimit.error;
+      if (caller.forcedChannelId !== undefined) break;
+      attempt -= 1;
+      continue;
+    }
+    const channelTicket = channelLimit.ticket;
+    if (channelTicket) input.billing.limits?.push(channelTicket);
     used.push(channelId);
     const redactor = redactorOf(channel);
     const retryContext = {
@@ -332,6 +343,8 @@ export async function runAttempts(
     } finally {
       // The answering attempt is marked by the settlement, which ends the call's trace before this runs.
       if (!answered) markAttempt(input.billing.steps, channelId, upstreamSentAt, true);
+      // An attempt that did not settle the call used no tokens of its channel: its slot is free again.
+      if (!input.billing.settled) channelTicket?.settle(0);
       upstreamMsBefore += performance.now() - upstreamSentAt;
       clearTimeout(firstTokenTimer);
       // An upload stream the upstream did not read to the end (a refused connection, an early error) is closed.

@@ -3,6 +3,7 @@ import type { Notifier } from '@turnpike/core/notify/notifier';
 import type { PriceBook } from '@turnpike/core/options/price-tables';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RelayDeps } from '../deps.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
 import type { RelayMetrics } from '../metrics/relay-metrics.ts';
 import type { AuthCache } from '../state/auth-cache.ts';
@@ -29,6 +30,8 @@ export interface RelayContext {
   readonly metrics: RelayMetrics;
   /** The per-user request rate limit (`ModelRequestRateLimit*`), asked once per request after auth. */
   readonly rateLimit: RateLimiter;
+  /** Requests and tokens per minute and concurrency per user, group, token, model and channel (docs/adr/0028). */
+  readonly limits: Limiter;
   /** `AutomaticDisableKeywords`, compiled once per change of the option. */
   keywords(): WordMatcher;
   /** `SensitiveWords`, compiled once per change of the option. */

@@ -10,6 +10,7 @@ import { isPricingRefusal, type Pricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
 import { localError, type RelayError } from '../errors.ts';
+import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
 import { markStep, type StepMarks, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';
 import { runAttempts } from './attempts.ts';
@@ -147,14 +148,22 @@ async function relayPrepared(
     return sendError(request, reply, localError(400, pricing.code, pricing.message, 'invalid_request_error'));
 
   markStep(steps, 'price');
+  const limited = await admitRequestLimits(ctx, request, reply, caller, prepared);
+  if (!limited.ok) return sendError(request, reply, limited.error);
   const estimate = estimateOf(ctx, pricing, prepared);
   const payer: Payer = {
     userId: caller.user.id,
     tokenId: caller.token.id,
     tokenUnlimited: isPlayground || caller.token.unlimitedQuota,
   };
-  const held = await holdQuota(ctx, payer, estimate);
-  if (!held.ok) return sendError(request, reply, held.error);
+  const held = await holdQuota(ctx, payer, estimate).catch((error: unknown) => {
+    limited.ticket?.settle(0);
+    throw error;
+  });
+  if (!held.ok) {
+    limited.ticket?.settle(0);
+    return sendError(request, reply, held.error);
+  }
   markStep(steps, 'hold');
   const billing: Billing = {
     payer,
@@ -163,6 +172,7 @@ async function relayPrepared(
     fixedQuota: prepared.image ? estimate : undefined,
     settled: false,
     steps,
+    limits: limited.ticket ? [limited.ticket] : [],
   };
 
   // A client that goes away cancels the upstream request; the bill covers what was produced until then.
@@ -187,7 +197,12 @@ async function relayPrepared(
         request.log.error({ err }, 'could not refund a reservation'),
       );
     }
+    // Settled with the real usage above; a slot whose settlement threw is freed all the same.
+    for (const ticket of billing.limits ?? []) ticket.settle(0);
   }
-  if (failure && !reply.sent) return sendError(request, reply, failure);
+  if (failure && !reply.sent) {
+    applyRefusalHeaders(reply, failure);
+    return sendError(request, reply, failure);
+  }
   return reply;
 }

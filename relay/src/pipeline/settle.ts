@@ -15,6 +15,7 @@ import {
 import { type Settlement, settleAudio, settleTokens } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
 import { reasoningEffortOf } from '../formats/openai/reasoning.ts';
+import type { LimitTicket } from '../limits/limiter.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
 import { markAttempt, markStep, type StepMarks } from '../metrics/tracing.ts';
@@ -36,6 +37,8 @@ export interface Billing {
   /** A bill fixed before the call (images): charged as is once the upstream answered, whatever the usage. */
   readonly fixedQuota: number | undefined;
   settled: boolean;
+  /** Limit admissions (the request's, the answering channel's) corrected with the real usage when settled. */
+  readonly limits?: LimitTicket[];
 }
 
 /** What one successful (or partly successful) attempt produced. */
@@ -118,6 +121,8 @@ export async function settle(
 ): Promise<number> {
   if (billing.settled) return 0;
   billing.settled = true;
+  const used = outcome?.usage ? outcome.usage.promptTokens + outcome.usage.completionTokens : 0;
+  for (const ticket of billing.limits ?? []) ticket.settle(used);
   const { options } = ctx.deps;
   const quotaPerUnit = options.get('QuotaPerUnit');
   const settlement: { readonly quota: number; readonly isEmpty: boolean; readonly audio?: AudioRatios } =

@@ -14,10 +14,12 @@
  * Unknown keys are remembered (bounded, cleared on any `tokens.changed`) so a stream of bad keys cannot turn
  * into a stream of database reads.
  */
+
 import type { Db } from '@turnpike/core/db/client';
 import { type Token, tokens, users } from '@turnpike/core/db/schema/index';
 import { type IpRule, parseAllowIps } from '@turnpike/core/domain/tokens';
 import type { EventBus } from '@turnpike/core/events/bus';
+import type { LimitSet } from '@turnpike/core/options/rate-limits';
 import { and, eq, isNull } from 'drizzle-orm';
 
 /** The owner of a token as the relay needs it. */
@@ -47,6 +49,8 @@ export interface TokenSnapshot {
   readonly ipRules: readonly IpRule[];
   /** Empty: the owner's group. */
   readonly group: string;
+  /** Requests per minute, tokens per minute and requests in flight with this token (docs/adr/0028). */
+  readonly limits?: LimitSet;
   loadedAt: number;
 }
 
@@ -84,6 +88,7 @@ function toTokenSnapshot(row: Token, now: number): TokenSnapshot {
     modelLimits: row.modelLimitsEnabled ? new Set(limits) : undefined,
     ipRules: parseAllowIps(row.allowIps).rules,
     group: row.group,
+    limits: { rpm: row.rpmLimit, tpm: row.tpmLimit, concurrency: row.concurrencyLimit },
     loadedAt: now,
   };
 }

@@ -15,12 +15,14 @@
  * extends one; a resting channel is unavailable until its time is up. A cool-down decided here is announced
  * (`channels.cooldown`) and one announced elsewhere is applied here, so every process rests the channel.
  */
+
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { settingProxy } from '@turnpike/core/channels/upstream';
 import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
 import { type Channel, channels } from '@turnpike/core/db/schema/index';
 import type { EventBus } from '@turnpike/core/events/bus';
+import type { LimitSet } from '@turnpike/core/options/rate-limits';
 import { type CooldownTracker, createCooldownTracker } from '../health/cooldown.ts';
 import { providerFor } from '../providers/registry.ts';
 import { buildRoutingTable, type RoutingTable } from '../routing/pick.ts';
@@ -52,6 +54,8 @@ export interface RelayChannel {
   readonly forceFormat?: boolean;
   /** `setting.thinking_to_content`: reasoning is put into `content` inside `<think>…</think>`. */
   readonly thinkingToContent?: boolean;
+  /** Requests per minute, tokens per minute and requests in flight on this channel (docs/adr/0028). */
+  readonly limits?: LimitSet;
 }
 
 export interface ChannelCache {
@@ -127,6 +131,7 @@ export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
     proxy: settingProxy(setting),
     forceFormat: setting?.force_format === true,
     thinkingToContent: setting?.thinking_to_content === true,
+    limits: { rpm: row.rpmLimit, tpm: row.tpmLimit, concurrency: row.concurrencyLimit },
   };
 }
 

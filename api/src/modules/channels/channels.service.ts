@@ -116,6 +116,9 @@ export function createChannelService(deps: AppDeps) {
     if (input.priority !== undefined) patch.priority = input.priority;
     if (input.weight !== undefined) patch.weight = input.weight;
     if (input.max_input_tokens !== undefined) patch.maxInputTokens = input.max_input_tokens;
+    if (input.rpm_limit !== undefined) patch.rpmLimit = input.rpm_limit;
+    if (input.tpm_limit !== undefined) patch.tpmLimit = input.tpm_limit;
+    if (input.concurrency_limit !== undefined) patch.concurrencyLimit = input.concurrency_limit;
     if (input.tag !== undefined) patch.tag = input.tag || null;
     if (input.status !== undefined) patch.status = input.status;
     if (input.model_mapping !== undefined) patch.modelMapping = input.model_mapping || null;

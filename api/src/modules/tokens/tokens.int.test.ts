@@ -105,6 +105,31 @@ describe('tokens', () => {
     });
   });
 
+  it('stores the limits of a token and refuses negative or fractional ones, changing nothing', async () => {
+    const created = await root.post('/api/token/', {
+      name: 'agent',
+      tpm_limit: 200000,
+      concurrency_limit: 4,
+    });
+    expect(created.json().data).toMatchObject({ rpm_limit: 0, tpm_limit: 200000, concurrency_limit: 4 });
+    const { id } = created.json().data;
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ rpm_limit: -1 }, /rpm_limit cannot be negative/],
+      [{ tpm_limit: 1.5 }, /tpm_limit must be a whole number of tokens per minute/],
+      [{ concurrency_limit: '2' }, /concurrency_limit must be a whole number/],
+      [{ tpm_limit: 2 ** 31 }, /tpm_limit is too large/],
+    ];
+    for (const [fields, message] of cases) {
+      const refused = await root.put('/api/token/', { id, ...fields });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().message).toMatch(message);
+    }
+    const edited = await root.put('/api/token/', { id, rpm_limit: 60, concurrency_limit: 0 });
+    expect(edited.json().data).toMatchObject({ rpm_limit: 60, tpm_limit: 200000, concurrency_limit: 0 });
+    const [row] = await t.runtime.deps.db.select().from(tokens).where(eq(tokens.id, id));
+    expect(row).toMatchObject({ rpmLimit: 60, tpmLimit: 200000, concurrencyLimit: 0 });
+  });
+
   it('updates fields and status, and deletes', async () => {
     const hal = await registerUser(t.app, 'hal');
     const id = (await hal.post('/api/token/', { name: 'x', remain_quota: 10 })).json().data.id;
@@ -131,26 +156,26 @@ describe('tokens', () => {
   });
 
   it('refuses to re-enable an expired or exhausted token until its limits allow it', async () => {
-    const ivy = await registerUser(t.app, 'ivy');
+    const kim = await registerUser(t.app, 'kim');
     const db = t.runtime.deps.db;
     const past = Math.floor(Date.now() / 1000) - 3600;
     const expired = (
-      await ivy.post('/api/token/', { name: 'old', remain_quota: 100, expired_time: past })
+      await kim.post('/api/token/', { name: 'old', remain_quota: 100, expired_time: past })
     ).json().data.id;
     await db.update(tokens).set({ status: 3 }).where(eq(tokens.id, expired));
-    const refused = await ivy.put('/api/token/?status_only=true', { id: expired, status: 1 });
+    const refused = await kim.put('/api/token/?status_only=true', { id: expired, status: 1 });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().message).toMatch(/expired and cannot be enabled/);
-    expect((await ivy.get(`/api/token/${expired}`)).json().data.status).toBe(3);
-    const fixed = await ivy.put('/api/token/', { id: expired, expired_time: -1, status: 1 });
+    expect((await kim.get(`/api/token/${expired}`)).json().data.status).toBe(3);
+    const fixed = await kim.put('/api/token/', { id: expired, expired_time: -1, status: 1 });
     expect(fixed.json().data).toMatchObject({ status: 1, expired_time: -1 });
 
-    const spent = (await ivy.post('/api/token/', { name: 'spent', remain_quota: 0 })).json().data.id;
+    const spent = (await kim.post('/api/token/', { name: 'spent', remain_quota: 0 })).json().data.id;
     await db.update(tokens).set({ status: 4 }).where(eq(tokens.id, spent));
-    const refused2 = await ivy.put('/api/token/?status_only=true', { id: spent, status: 1 });
+    const refused2 = await kim.put('/api/token/?status_only=true', { id: spent, status: 1 });
     expect(refused2.json().message).toMatch(/used up its quota/);
     expect(
-      (await ivy.put('/api/token/', { id: spent, remain_quota: 5000, status: 1 })).json().data.status,
+      (await kim.put('/api/token/', { id: spent, remain_quota: 5000, status: 1 })).json().data.status,
     ).toBe(1);
   });
 

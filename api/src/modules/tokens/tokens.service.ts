@@ -55,6 +55,9 @@ export function createTokenService(deps: AppDeps) {
         modelLimits: input.model_limits,
         allowIps: input.allow_ips,
         group: input.group,
+        rpmLimit: input.rpm_limit,
+        tpmLimit: input.tpm_limit,
+        concurrencyLimit: input.concurrency_limit,
       });
       await changed(token.id);
       return token;
@@ -77,6 +80,9 @@ export function createTokenService(deps: AppDeps) {
         if (input.model_limits !== undefined) patch.modelLimits = input.model_limits;
         if (input.allow_ips !== undefined) patch.allowIps = input.allow_ips;
         if (input.group !== undefined) patch.group = input.group;
+        if (input.rpm_limit !== undefined) patch.rpmLimit = input.rpm_limit;
+        if (input.tpm_limit !== undefined) patch.tpmLimit = input.tpm_limit;
+        if (input.concurrency_limit !== undefined) patch.concurrencyLimit = input.concurrency_limit;
       }
       if (input.status !== undefined) patch.status = input.status;
       if (patch.status === TokenStatus.Enabled && current.status !== TokenStatus.Enabled) {

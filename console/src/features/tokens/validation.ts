@@ -1,4 +1,5 @@
 /** Token form rules (spec 02 sections 4, 5 and 9). */
+import { type LimitTexts, parseLimitTexts } from '../../components/limit-fields.tsx';
 
 import { TokenStatus } from '@turnpike/core/domain/closed-sets';
 
@@ -72,6 +73,8 @@ export interface TokenForm {
   modelLimits: string[];
   allowIps: string;
   group: string;
+  /** Requests per minute, tokens per minute, requests at a time (docs/adr/0028); blank is no limit. */
+  limits: LimitTexts;
 }
 
 /** The server refuses longer names. */
@@ -86,7 +89,8 @@ export type TokenFormError =
   | 'expiryFormat'
   | 'quotaInteger'
   | 'countPositive'
-  | 'nameTooLongForBatch';
+  | 'nameTooLongForBatch'
+  | 'limitInteger';
 
 /** The message key of each form error (namespace `tokens`). */
 export const TOKEN_ERROR_KEYS: Readonly<Record<TokenFormError, string>> = {
@@ -95,6 +99,7 @@ export const TOKEN_ERROR_KEYS: Readonly<Record<TokenFormError, string>> = {
   quotaInteger: 'error.quotaInteger',
   countPositive: 'error.countPositive',
   nameTooLongForBatch: 'error.nameTooLongForBatch',
+  limitInteger: 'error.limitInteger',
 };
 
 export interface ParsedTokenForm {
@@ -107,6 +112,9 @@ export interface ParsedTokenForm {
     model_limits: string;
     allow_ips: string;
     group: string;
+    rpm_limit: number;
+    tpm_limit: number;
+    concurrency_limit: number;
   };
   count: number;
 }
@@ -115,7 +123,9 @@ export interface ParsedTokenForm {
 export function parseTokenForm(
   form: TokenForm,
   isEdit: boolean,
-): { ok: true; value: ParsedTokenForm } | { ok: false; field: keyof TokenForm; error: TokenFormError } {
+):
+  | { ok: true; value: ParsedTokenForm }
+  | { ok: false; field: keyof TokenForm | `limits.${keyof LimitTexts}`; error: TokenFormError } {
   const name = form.name.trim();
   if (!isEdit && !name) return { ok: false, field: 'name', error: 'nameRequired' };
   const expired = parseExpiry(form.expiry);
@@ -133,6 +143,8 @@ export function parseTokenForm(
     if (count > 1 && name.length > BATCH_NAME_MAX)
       return { ok: false, field: 'name', error: 'nameTooLongForBatch' };
   }
+  const limits = parseLimitTexts(form.limits);
+  if (!limits.ok) return { ok: false, field: `limits.${limits.field}`, error: 'limitInteger' };
   return {
     ok: true,
     value: {
@@ -146,6 +158,9 @@ export function parseTokenForm(
         model_limits: form.modelLimits.join(','),
         allow_ips: form.allowIps.trim(),
         group: form.group,
+        rpm_limit: limits.value.rpm,
+        tpm_limit: limits.value.tpm,
+        concurrency_limit: limits.value.concurrency,
       },
     },
   };

@@ -40,6 +40,10 @@ export const channels = pgTable(
     paramOverride: text('param_override'),
     /** Largest prompt, in tokens, this channel accepts; 0 means no limit. */
     maxInputTokens: integer('max_input_tokens').notNull().default(0),
+    /** Requests per minute, tokens per minute and requests in flight on this channel; 0 is no limit. */
+    rpmLimit: integer('rpm_limit').notNull().default(0),
+    tpmLimit: integer('tpm_limit').notNull().default(0),
+    concurrencyLimit: integer('concurrency_limit').notNull().default(0),
     /**
      * Set when a Kubernetes resource owns this row (docs/adr/0017): its kind, namespace, name and the generation
      * last applied, plus which key of the resource's Secret the row holds. The console API refuses to change it.

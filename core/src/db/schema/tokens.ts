@@ -26,6 +26,10 @@ export const tokens = pgTable(
     usedQuota: quotaAmount('used_quota').notNull().default(0),
     /** Empty means the owner's group. */
     group: varchar('group', { length: 64 }).notNull().default(''),
+    /** Requests per minute, tokens per minute and requests in flight with this token; 0 is no limit. */
+    rpmLimit: integer('rpm_limit').notNull().default(0),
+    tpmLimit: integer('tpm_limit').notNull().default(0),
+    concurrencyLimit: integer('concurrency_limit').notNull().default(0),
     deletedAt: deletedAt(),
   },
   (t) => [

@@ -72,6 +72,9 @@ describe('desired channel rows', () => {
           status: ChannelStatus.Enabled,
           autoBan: 0,
           maxInputTokens: 1000,
+          rpmLimit: 0,
+          tpmLimit: 0,
+          concurrencyLimit: 0,
           modelMapping: '{"gpt-4":"gpt-4o"}',
           statusCodeMapping: '{"429":"503"}',
           setting: '{"headers":{"x-team":"a"},"proxy":"socks5://proxy:1080"}',
@@ -79,6 +82,20 @@ describe('desired channel rows', () => {
         },
       ],
     });
+  });
+
+  it("carries the channel's limits, none when the spec sets none", () => {
+    const limited = desiredChannels(
+      resource({ limits: { tpm: 400_000, concurrency: 8 } }),
+      secret({ apiKey: 'sk-one' }),
+    );
+    expect(limited.ok && limited.rows[0]).toMatchObject({
+      rpmLimit: 0,
+      tpmLimit: 400_000,
+      concurrencyLimit: 8,
+    });
+    const plain = desiredChannels(resource(), secret({ apiKey: 'sk-one' }));
+    expect(plain.ok && plain.rows[0]).toMatchObject({ rpmLimit: 0, tpmLimit: 0, concurrencyLimit: 0 });
   });
 
   it('makes one row per key line, so several keys rotate', () => {

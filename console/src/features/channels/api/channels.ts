@@ -66,6 +66,9 @@ export interface ChannelInput {
   priority: number;
   weight: number;
   max_input_tokens: number;
+  rpm_limit?: number;
+  tpm_limit?: number;
+  concurrency_limit?: number;
 }
 
 export const createChannels = (input: ChannelInput) => api.post<ChannelView[]>('/api/channel/', input);

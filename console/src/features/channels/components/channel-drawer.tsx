@@ -3,6 +3,7 @@ import type { ResourceSource } from '@turnpike/core/ownership/source';
 import { carriedBy, findProviderType, PROVIDER_TYPES, relayingOf } from '@turnpike/core/providers/catalogue';
 import { type ReactNode, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { LimitTexts } from '../../../components/limit-fields.tsx';
 import {
   Button,
   ConfirmDialog,
@@ -51,6 +52,7 @@ import {
   toInteger,
   typeFormHints,
 } from '../validation.ts';
+import { ChannelLimitsField, channelLimitInput, channelLimitTexts } from './channel-limits-field.tsx';
 import { ManagedBadge, resourceName } from './managed-badge.tsx';
 
 /** What the drawer opens on: a new channel or an existing one. */
@@ -75,6 +77,7 @@ interface FormState {
   priority: string;
   weight: string;
   max_input_tokens: string;
+  limits: LimitTexts;
 }
 
 /**
@@ -108,6 +111,7 @@ const EMPTY: FormState = {
   priority: '0',
   weight: '0',
   max_input_tokens: '0',
+  limits: channelLimitTexts(),
 };
 
 function fromChannel(c: ChannelView): FormState {
@@ -130,6 +134,7 @@ function fromChannel(c: ChannelView): FormState {
     priority: String(c.priority),
     weight: String(c.weight),
     max_input_tokens: String(c.max_input_tokens),
+    limits: channelLimitTexts(c),
   };
 }
 
@@ -341,7 +346,14 @@ function ChannelForm({
       setConfirmV1(true);
       return;
     }
+    const limits = channelLimitInput(form.limits);
+    if (!limits) {
+      setError(t('error.limitInteger'));
+      toast.error(t('error.limitInteger'));
+      return;
+    }
     const input: ChannelInput = {
+      ...limits,
       name: form.name.trim(),
       type: form.type,
       base_url: normalizeBaseUrl(form.base_url),
@@ -629,6 +641,7 @@ function ChannelForm({
                 onChange={(e) => set('max_input_tokens', e.target.value)}
               />
             </div>
+            <ChannelLimitsField value={form.limits} onChange={(v) => set('limits', v)} />
             <Switch checked={form.auto_ban} onChange={(v) => set('auto_ban', v)} label={t('field.autoBan')} />
             <Input
               label={t('field.testModel')}

@@ -23,6 +23,9 @@ const token = (id: number, key: string, status: number): TokenRow => ({
   allow_ips: '',
   used_quota: 0,
   group: '',
+  rpm_limit: 0,
+  tpm_limit: 0,
+  concurrency_limit: 0,
 });
 
 const chats: Array<Record<string, string>> = [

@@ -126,6 +126,7 @@ export const rateLimitFields: OptionField[] = [
   num('ModelRequestRateLimitCount', { min: 0, hint: 'hint.zeroUnlimited' }),
   num('ModelRequestRateLimitSuccessCount', { min: 1 }),
   json('ModelRequestRateLimitGroup'),
+  { key: 'RateLimitModels', kind: 'json', hint: 'hint.rateLimitModels' },
 ];
 
 const percentage = (key: string): OptionField => ({ key, kind: 'number', min: 0.1, max: 1, step: 0.1 });

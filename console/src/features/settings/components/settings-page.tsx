@@ -4,6 +4,7 @@ import { PageSpinner } from '../../../components/ui/index.ts';
 import { isRoot, useSessionUser } from '../../../lib/session.ts';
 import { optionOwnersQuery } from '../api/option-owners.ts';
 import { optionsQuery } from '../api/options.ts';
+import { GroupLimits } from './group-limits.tsx';
 import { modelSections, OperationSettings, rateLimitFields } from './operation-settings.tsx';
 import { OptionSection } from './option-section.tsx';
 import { OtherSettings } from './other-settings.tsx';
@@ -68,7 +69,10 @@ export function SettingsPage({
       ) : active === 'operation' ? (
         <OperationSettings values={options.data} />
       ) : active === 'ratelimit' ? (
-        <OptionSection title={t('section.ratelimit')} fields={rateLimitFields} values={options.data} />
+        <div className="flex flex-col gap-4">
+          <OptionSection title={t('section.ratelimit')} fields={rateLimitFields} values={options.data} />
+          <GroupLimits values={options.data} />
+        </div>
       ) : active === 'models' ? (
         <div className="flex flex-col gap-4">
           {modelSections.map((s) => (

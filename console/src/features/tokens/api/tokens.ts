@@ -17,6 +17,9 @@ export interface TokenRow {
   allow_ips: string;
   used_quota: number;
   group: string;
+  rpm_limit: number;
+  tpm_limit: number;
+  concurrency_limit: number;
 }
 
 export interface TokenPage {
@@ -43,6 +46,9 @@ export interface TokenFields {
   model_limits: string;
   allow_ips: string;
   group: string;
+  rpm_limit: number;
+  tpm_limit: number;
+  concurrency_limit: number;
 }
 
 export const tokensQueryKey = (search: TokenSearch) => ['tokens', search] as const;

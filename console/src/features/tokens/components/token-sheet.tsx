@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { LimitFields, limitTextsOf } from '../../../components/limit-fields.tsx';
 import { CountInput, QuotaInput } from '../../../components/quota-fields.tsx';
 import { FormSheet, Input, PresetInput, Select, Switch, Textarea } from '../../../components/ui/index.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
@@ -20,6 +21,12 @@ import {
   type TokenForm,
 } from '../validation.ts';
 
+const limitErrorsCleared = {
+  'limits.rpm': undefined,
+  'limits.tpm': undefined,
+  'limits.concurrency': undefined,
+};
+
 const emptyForm: TokenForm = {
   name: '',
   remainQuota: String(DEFAULT_TOKEN_QUOTA),
@@ -30,6 +37,7 @@ const emptyForm: TokenForm = {
   modelLimits: [],
   allowIps: '',
   group: '',
+  limits: limitTextsOf(undefined),
 };
 
 export interface TokenSheetProps {
@@ -45,7 +53,7 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
   const isEdit = id !== null;
   const display = useQuotaDisplay();
   const [form, setForm] = useState<TokenForm>(emptyForm);
-  const [errors, setErrors] = useState<Partial<Record<keyof TokenForm, string>>>({});
+  const [errors, setErrors] = useState<Partial<Record<string, string>>>({});
   const [saving, setSaving] = useState(false);
   const existing = useQuery({
     queryKey: ['token', id],
@@ -69,12 +77,17 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
       modelLimits: token.model_limits ? token.model_limits.split(',').filter(Boolean) : [],
       allowIps: token.allow_ips,
       group: token.group,
+      limits: limitTextsOf({
+        rpm: token.rpm_limit,
+        tpm: token.tpm_limit,
+        concurrency: token.concurrency_limit,
+      }),
     });
   }, [existing.data]);
 
   const set = <K extends keyof TokenForm>(key: K, value: TokenForm[K]) => {
     setForm((f) => ({ ...f, [key]: value }));
-    setErrors((e) => ({ ...e, [key]: undefined }));
+    setErrors((e) => ({ ...e, [key]: undefined, ...(key === 'limits' ? limitErrorsCleared : {}) }));
   };
 
   const submit = async (e: FormEvent) => {
@@ -216,6 +229,22 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
         placeholder={t('field.allowIpsPlaceholder')}
         hint={t('field.allowIpsHint')}
         onChange={(e) => set('allowIps', e.target.value)}
+      />
+      <LimitFields
+        name="token-limit"
+        value={form.limits}
+        onChange={(limits) => set('limits', limits)}
+        labels={{
+          rpm: t('field.rpmLimit'),
+          tpm: t('field.tpmLimit'),
+          concurrency: t('field.concurrencyLimit'),
+        }}
+        errors={{
+          rpm: errors['limits.rpm'],
+          tpm: errors['limits.tpm'],
+          concurrency: errors['limits.concurrency'],
+        }}
+        hint={t('field.limitsHint')}
       />
       <Select
         label={t('field.group')}

@@ -19,6 +19,9 @@ const base: Omit<TokenRow, 'id' | 'name' | 'key' | 'status'> = {
   allow_ips: '',
   used_quota: 0,
   group: '',
+  rpm_limit: 0,
+  tpm_limit: 0,
+  concurrency_limit: 0,
 };
 const tokens: TokenRow[] = [
   { ...base, id: 1, name: 'laptop', key: 'sk-aaa111', status: 1 },
@@ -31,6 +34,7 @@ const tokens: TokenRow[] = [
     status: 1,
     model_limits_enabled: true,
     model_limits: 'gpt-4o',
+    rpm_limit: 30,
   },
 ];
 
@@ -72,6 +76,7 @@ const form = (overrides: Partial<TokenForm> = {}): TokenForm => ({
   modelLimits: [],
   allowIps: '',
   group: '',
+  limits: { rpm: '', tpm: '', concurrency: '' },
   ...overrides,
 });
 
@@ -308,6 +313,31 @@ describe('tokens page', () => {
     expect(await screen.findByText('Chat link configuration error, contact the administrator')).toBeTruthy();
   });
 
+  it('sends the limits typed, and refuses one that is not a whole number without sending', async () => {
+    const server = serve();
+    const user = userEvent.setup();
+    await renderScreen(() => <TokensPage />);
+    await screen.findByText('laptop');
+    await user.click(screen.getByRole('button', { name: 'Add token' }));
+    const sheet = await screen.findByRole('dialog');
+    await user.type(within(sheet).getByLabelText('Name'), 'agent');
+    await user.type(within(sheet).getByLabelText('Tokens per minute'), '-5');
+    await user.click(within(sheet).getByRole('button', { name: 'Submit' }));
+    expect(await within(sheet).findByText('A limit must be a whole number of 0 or more')).toBeTruthy();
+    expect(server.callsTo('POST', '/api/token/')).toHaveLength(0);
+    await user.clear(within(sheet).getByLabelText('Tokens per minute'));
+    await user.type(within(sheet).getByLabelText('Tokens per minute'), '200000');
+    await user.type(within(sheet).getByLabelText('Requests at a time'), '4');
+    await user.click(within(sheet).getByRole('button', { name: 'Submit' }));
+    await waitFor(() => expect(server.callsTo('POST', '/api/token/')).toHaveLength(1));
+    expect(server.callsTo('POST', '/api/token/')[0]?.body).toMatchObject({
+      name: 'agent',
+      rpm_limit: 0,
+      tpm_limit: 200000,
+      concurrency_limit: 4,
+    });
+  });
+
   it('edits a token with its current values', async () => {
     const server = serve();
     const user = userEvent.setup();
@@ -318,6 +348,7 @@ describe('tokens page', () => {
     await waitFor(() => expect((within(sheet).getByLabelText('Name') as HTMLInputElement).value).toBe('ci'));
     expect(within(sheet).queryByLabelText('Number to create')).toBeNull();
     expect((within(sheet).getByLabelText('gpt-4o') as HTMLInputElement).checked).toBe(true);
+    expect((within(sheet).getByLabelText('Requests per minute') as HTMLInputElement).value).toBe('30');
     await user.click(within(sheet).getByRole('switch', { name: 'Unlimited quota' }));
     await user.click(within(sheet).getByRole('button', { name: 'Submit' }));
     await waitFor(() => expect(server.callsTo('PUT', '/api/token/')).toHaveLength(1));
@@ -327,6 +358,8 @@ describe('tokens page', () => {
       unlimited_quota: true,
       expired_time: NEVER_EXPIRES,
       model_limits: 'gpt-4o',
+      rpm_limit: 30,
+      tpm_limit: 0,
     });
     expect(await screen.findByText('Token updated')).toBeTruthy();
   });

@@ -1,0 +1,74 @@
+/**
+ * The limit steps of the pipeline (docs/adr/0028): the request's own scopes (user or group, token, model) once,
+ * after pricing and before the hold, and the channel's for each attempt. A refusal is a 429 in the caller's protocol
+ * with its `Retry-After` and `X-RateLimit-*` headers, counted in `/metrics`.
+ */
+import type { RelayError } from '../errors.ts';
+import type { Caller } from '../pipeline/authenticate.ts';
+import type { RelayContext } from '../pipeline/context.ts';
+import type { PreparedRequest } from '../pipeline/endpoints/spec.ts';
+import type { RelayReply, RelayRequest } from '../pipeline/exchange.ts';
+import { ingressOf } from '../pipeline/respond.ts';
+import type { RelayChannel } from '../state/channel-cache.ts';
+import { applyHeaders, channelChecks, type LimitTicket, requestChecks } from './limiter.ts';
+
+export type LimitStep = { ok: true; ticket: LimitTicket | undefined } | { ok: false; error: RelayError };
+
+/** Tokens a request is charged at admission: its counted prompt and the output it asks for at most. */
+export const estimateTokensOf = (prepared: PreparedRequest): number =>
+  prepared.promptTokens + (prepared.maxTokens ?? prepared.reserveTokens ?? 0);
+
+/** Headers of channel refusals, written only if the refusal is what the caller is finally answered with. */
+const refusalHeaders = new WeakMap<RelayError, Readonly<Record<string, string>>>();
+
+async function admit(
+  ctx: RelayContext,
+  request: RelayRequest,
+  checks: ReturnType<typeof requestChecks>,
+  prepared: PreparedRequest,
+): Promise<LimitStep & { headers?: Readonly<Record<string, string>> }> {
+  const admission = await ctx.limits.admit({
+    checks,
+    estimateTokens: () => estimateTokensOf(prepared),
+    isAnthropic: ingressOf(request).format === 'anthropic',
+  });
+  if (admission.ok) return admission;
+  ctx.metrics.recordRateLimited(admission.scope, admission.kind);
+  return { ok: false, error: admission.error, headers: admission.headers };
+}
+
+/** The user's (or group's), token's and model's limits. */
+export async function admitRequestLimits(
+  ctx: RelayContext,
+  request: RelayRequest,
+  reply: RelayReply,
+  caller: Caller,
+  prepared: PreparedRequest,
+): Promise<LimitStep> {
+  const checks = requestChecks(
+    ctx.deps.options,
+    { userId: caller.user.id, group: caller.group, tokenId: caller.token.id, token: caller.token.limits },
+    prepared.model,
+  );
+  const step = await admit(ctx, request, checks, prepared);
+  if (!step.ok && step.headers) applyHeaders(reply, step.headers);
+  return step;
+}
+
+/** The channel's limits, for one attempt on it. */
+export async function admitChannelLimits(
+  ctx: RelayContext,
+  request: RelayRequest,
+  channel: RelayChannel,
+  prepared: PreparedRequest,
+): Promise<LimitStep> {
+  const step = await admit(ctx, request, channelChecks(channel), prepared);
+  if (!step.ok && step.headers) refusalHeaders.set(step.error, step.headers);
+  return step;
+}
+
+/** Writes the headers of a channel refusal when it is the error the caller is answered with. */
+export function applyRefusalHeaders(reply: RelayReply, error: RelayError): void {
+  const headers = refusalHeaders.get(error);
+  if (headers) applyHeaders(reply, headers);
+}

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
 import { AUDIO_COMPLETION_RATIO, lookupAudioRatio } from '@turnpike/core/billing/ratios';
-import { logs, users } from '@turnpike/core/db/schema/index';
+import { logs, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { startHttpProxy, startSocks5Proxy } from '@turnpike/core/testing/fake-proxies';
 import { and, eq } from 'drizzle-orm';
@@ -378,6 +378,96 @@ describe('realtime sessions through the relay', () => {
     await waitFor(async () =>
       (await quotaOf(caller.userId)) === 1_000_000 - rows[0]!.quota ? true : undefined,
     );
+  });
+});
+
+describe('the limits a realtime session counts against', () => {
+  /** A caller whose token has the given limits. */
+  async function limitedCaller(limits: { concurrencyLimit?: number; tpmLimit?: number }) {
+    const user = await t.seedUser({ quota: 5_000_000 });
+    const token = await t.seedToken(user.id);
+    await db().update(tokens).set(limits).where(eq(tokens.id, token.id));
+    return { userId: user.id, key: `sk-${token.key}` };
+  }
+  const open = async (key: string) => {
+    const socket = new WebSocket(`${relayUrl}/v1/realtime?model=${MODEL}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const client = recorder(socket);
+    await opened(socket);
+    await client.next('session.created');
+    return { socket, client };
+  };
+
+  it("a token's concurrency: a session holds a slot while it lasts; one more is a 429 with the limit headers", async () => {
+    const caller = await limitedCaller({ concurrencyLimit: 1 });
+    const first = await open(caller.key);
+    const refused = await new Promise<{ status: number; headers: Record<string, unknown> }>(
+      (resolve, reject) => {
+        const socket = new WebSocket(`${relayUrl}/v1/realtime?model=${MODEL}`, {
+          headers: { authorization: `Bearer ${caller.key}` },
+        });
+        socket.once('open', () => reject(new Error('a second session was admitted')));
+        socket.once('unexpected-response', (_request, response) => {
+          response.resume();
+          resolve({ status: response.statusCode ?? 0, headers: response.headers });
+        });
+        socket.once('error', () => {});
+      },
+    );
+    expect(refused.status).toBe(429);
+    expect(refused.headers['x-ratelimit-limit-concurrency']).toBe('1');
+    expect(refused.headers['retry-after']).toBeDefined();
+    const closed = new Promise((resolve) => first.socket.once('close', resolve));
+    first.socket.close();
+    await closed;
+    // The slot comes back when the session ends.
+    const again = await waitFor(async () => {
+      const attempt = new WebSocket(`${relayUrl}/v1/realtime?model=${MODEL}`, {
+        headers: { authorization: `Bearer ${caller.key}` },
+      });
+      return new Promise<WebSocket | undefined>((resolve) => {
+        attempt.once('open', () => resolve(attempt));
+        attempt.once('unexpected-response', (_request, response) => {
+          response.resume();
+          resolve(undefined);
+        });
+        attempt.once('error', () => resolve(undefined));
+      });
+    });
+    again.close();
+  });
+
+  it("a token's tokens per minute: each response is admitted at its estimate and corrected to its usage", async () => {
+    const caller = await limitedCaller({ tpmLimit: 3_000 });
+    const { socket, client } = await open(caller.key);
+    // Two responses of at most 2,000 tokens each fit in 3,000 only because the first is corrected to its usage.
+    for (const eventId of ['one', 'two']) {
+      const before = client.count('response.done');
+      socket.send(
+        JSON.stringify({
+          type: 'response.create',
+          event_id: eventId,
+          response: { max_output_tokens: 2_000 },
+        }),
+      );
+      await waitFor(() => (client.count('response.done') > before ? true : undefined));
+      // Settled (and so corrected) before the next one is asked for.
+      await waitFor(async () => ((await consumeLogs(caller.userId)).length > before ? true : undefined));
+    }
+    // One that could need more than the whole minute's allowance is refused inside the session, not sent upstream.
+    socket.send(JSON.stringify({ type: 'response.create', event_id: 'big' }));
+    const refused = (await client.next('error')) as {
+      error: { code: string; event_id: string; message: string };
+    };
+    expect(refused.error).toMatchObject({ code: 'rate_limit_exceeded', event_id: 'big' });
+    expect(refused.error.message).toMatch(/tokens per minute/);
+    socket.close();
+    const upstream = fake.sessions.at(-1)!;
+    expect(
+      upstream.received.filter((event) => event.type === 'response.create').map((event) => event.event_id),
+    ).toEqual(['one', 'two']);
+    await waitFor(async () => ((await consumeLogs(caller.userId)).length === 2 ? true : undefined));
   });
 });
 

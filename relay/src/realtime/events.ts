@@ -158,7 +158,12 @@ export function errorEvent(code: string, message: string, eventId?: string): str
     type: 'error',
     event_id: `event_turnpike_${Date.now().toString(36)}`,
     error: {
-      type: code === 'insufficient_quota' ? 'insufficient_quota' : 'invalid_request_error',
+      type:
+        code === 'insufficient_quota'
+          ? 'insufficient_quota'
+          : code === 'rate_limit_exceeded'
+            ? 'rate_limit_error'
+            : 'invalid_request_error',
       code,
       message,
       param: null,

@@ -13,11 +13,13 @@ import proxyAddr from '@fastify/proxy-addr';
 import { isPricingRefusal } from '@turnpike/core/billing/ratios';
 import { isRoot } from '@turnpike/core/domain/users';
 import { requestIdOf } from '@turnpike/core/http/request-id';
+import { LimitKind } from '@turnpike/core/options/rate-limits';
 import type { RelayProviderId } from '@turnpike/core/providers/catalogue';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
 import { localError, type RelayError, toOpenAiErrorBody } from '../errors.ts';
 import type { ChannelView } from '../formats/format.ts';
+import { type Check, channelChecks, type LimitTicket, requestChecks } from '../limits/limiter.ts';
 import { type Caller, checkModelAllowed } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
 import { holdQuota, type Payer } from '../pipeline/billing.ts';
@@ -57,16 +59,34 @@ const offeredProtocols = (request: IncomingMessage): string[] =>
     .filter((protocol) => protocol !== '');
 
 /** An HTTP answer on the raw socket, before (instead of) the upgrade. */
-function refuse(socket: Duplex, error: RelayError, requestId: string): void {
+function refuse(
+  socket: Duplex,
+  error: RelayError,
+  requestId: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   if (socket.destroyed) return;
   const body = JSON.stringify(toOpenAiErrorBody(error, requestId));
-  const retryAfter = error.retryAfterSeconds ? `retry-after: ${error.retryAfterSeconds}\r\n` : '';
+  const extra = {
+    ...(error.retryAfterSeconds ? { 'retry-after': String(error.retryAfterSeconds) } : {}),
+    ...headers,
+  };
+  const lines = Object.entries(extra).map(([name, value]) => `${name}: ${value}\r\n`);
   socket.end(
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n` +
       'content-type: application/json; charset=utf-8\r\n' +
       `content-length: ${Buffer.byteLength(body)}\r\n` +
-      `x-request-id: ${requestId}\r\n${retryAfter}connection: close\r\n\r\n${body}`,
+      `x-request-id: ${requestId}\r\n${lines.join('')}connection: close\r\n\r\n${body}`,
   );
+}
+
+/** The upstream session of a channel, and the channel's limit slot it holds. */
+interface OpenedChannel {
+  readonly channel: RelayChannel;
+  readonly upstreamModel: string;
+  readonly socket: WebSocket;
+  readonly early: EarlyFrame[];
+  readonly ticket: LimitTicket | undefined;
 }
 
 type Opened = { ok: true; socket: WebSocket; early: EarlyFrame[] } | { ok: false; error: RelayError };
@@ -138,9 +158,7 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
     caller: Caller,
     model: string,
     isBeta: boolean,
-  ): Promise<
-    { channel: RelayChannel; upstreamModel: string; socket: WebSocket; early: EarlyFrame[] } | RelayError
-  > => {
+  ): Promise<OpenedChannel | RelayError> => {
     const tried = new Set<number>();
     let lastError: RelayError | undefined;
     const retries = ctx.deps.options.get('RetryTimes');
@@ -162,13 +180,27 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
       const upstreamModel = channel.modelMapping[model] ?? model;
       const provider = providerFor(channel.type, upstreamModel);
       if (!provider) break;
+      // The channel's own request and concurrency limits: a session holds one of its slots while it lasts.
+      const admitted = await admitSession(ctx, channelChecks(channel));
+      if (!admitted.ok) {
+        lastError = admitted.error;
+        continue;
+      }
       const opened = await openUpstream(
         address(channel, upstreamModel),
         channel.proxy,
         isBeta,
         provider.readError,
       );
-      if (opened.ok) return { channel, upstreamModel, socket: opened.socket, early: opened.early };
+      if (opened.ok)
+        return {
+          channel,
+          upstreamModel,
+          socket: opened.socket,
+          early: opened.early,
+          ticket: admitted.ticket,
+        };
+      admitted.ticket?.settle(0);
       lastError = opened.error;
       checkChannelHealth(ctx, channel, opened.error);
       request.log.warn({ channelId, status: opened.error.status }, 'upstream realtime session refused');
@@ -245,16 +277,36 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
     if (!floor.ok) return refuse(socket, floor.error, id);
     await ctx.ledger.settle(floor.hold, 0);
 
+    // The caller's limits (docs/adr/0028): requests and concurrency for the session as a whole (one slot while it
+    // lasts), tokens per response as each is held.
+    const checks = requestChecks(
+      ctx.deps.options,
+      { userId: caller.user.id, group: caller.group, tokenId: caller.token.id, token: caller.token.limits },
+      model,
+    );
+    const session = await admitSession(ctx, checks);
+    if (!session.ok) return refuse(socket, session.error, id, session.headers);
     const isBeta =
       String(raw.headers['openai-beta'] ?? '').includes('realtime=v1') || protocols.includes(BETA_PROTOCOL);
     const opened = await openChannel(request, caller, model, isBeta);
-    if ('status' in opened) return refuse(socket, opened, id);
+    const releaseSlots = () => {
+      session.ticket?.settle(0);
+      if (!('status' in opened)) opened.ticket?.settle(0);
+    };
+    if ('status' in opened) {
+      releaseSlots();
+      return refuse(socket, opened, id, limitHeadersOf(opened));
+    }
     if (socket.destroyed || draining) {
+      releaseSlots();
       opened.socket.close(1000, 'the client left before the session started');
       return;
     }
+    const tokenChecks = [...checks, ...channelChecks(opened.channel)].filter(
+      (check) => check.kind === LimitKind.Tokens,
+    );
     server.handleUpgrade(raw, socket, head, (client) => {
-      const session = startRealtimeSession({
+      const running = startRealtimeSession({
         ctx,
         request,
         caller,
@@ -266,11 +318,13 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
         client,
         upstream: opened.socket,
         early: opened.early,
+        admitTokens: tokenChecks.length === 0 ? undefined : (tokens) => admitTokens(ctx, tokenChecks, tokens),
       });
-      sessions.add(session);
+      sessions.add(running);
       const closeMetric = ctx.metrics.realtimeSessionStarted();
-      void session.ended.finally(() => {
-        sessions.delete(session);
+      void running.ended.finally(() => {
+        sessions.delete(running);
+        releaseSlots();
         closeMetric();
       });
     });
@@ -308,4 +362,37 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
 function realtimeOf(channel: RelayChannel | undefined) {
   const provider = channel && providerFor(channel.type);
   return provider ? REALTIME_ADDRESSES[provider.id] : undefined;
+}
+
+/** Headers of a limit refusal, kept beside its error. */
+const refusalHeaders = new WeakMap<RelayError, Readonly<Record<string, string>>>();
+const limitHeadersOf = (error: RelayError) => refusalHeaders.get(error) ?? {};
+
+/** Admits a session against the request and concurrency checks among `checks` (tokens are held per response). */
+async function admitSession(
+  ctx: RelayContext,
+  checks: readonly Check[],
+): Promise<
+  | { ok: true; ticket: LimitTicket | undefined }
+  | { ok: false; error: RelayError; headers: Readonly<Record<string, string>> }
+> {
+  const session = checks.filter((check) => check.kind !== LimitKind.Tokens);
+  if (session.length === 0) return { ok: true, ticket: undefined };
+  const admission = await ctx.limits.admit({ checks: session, estimateTokens: () => 0, isAnthropic: false });
+  if (admission.ok) return admission;
+  ctx.metrics.recordRateLimited(admission.scope, admission.kind);
+  refusalHeaders.set(admission.error, admission.headers);
+  return { ok: false, error: admission.error, headers: admission.headers };
+}
+
+/** Admits one response's tokens (its hold's input and output) against the tokens-per-minute checks. */
+async function admitTokens(
+  ctx: RelayContext,
+  checks: readonly Check[],
+  tokens: number,
+): Promise<{ ok: true; ticket: LimitTicket | undefined } | { ok: false; message: string }> {
+  const admission = await ctx.limits.admit({ checks, estimateTokens: () => tokens, isAnthropic: false });
+  if (admission.ok) return admission;
+  ctx.metrics.recordRateLimited(admission.scope, admission.kind);
+  return { ok: false, message: admission.error.message };
 }

@@ -10,6 +10,7 @@ import type { Hold } from '@turnpike/core/billing/ledger';
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import type WebSocket from 'ws';
 import type { RawData } from 'ws';
+import type { LimitTicket } from '../limits/limiter.ts';
 import { type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
 import type { Caller } from '../pipeline/authenticate.ts';
 import { holdQuota, type Payer } from '../pipeline/billing.ts';
@@ -56,6 +57,12 @@ export interface RealtimeSessionInput {
   readonly upstream: WebSocket;
   /** What the upstream sent before the session started, replayed first. */
   readonly early: readonly EarlyFrame[];
+  /** Admits a response's tokens against the tokens-per-minute limits; absent when none applies. */
+  readonly admitTokens?:
+    | ((
+        tokens: number,
+      ) => Promise<{ ok: true; ticket: LimitTicket | undefined } | { ok: false; message: string }>)
+    | undefined;
 }
 
 export interface RealtimeSession {
@@ -113,28 +120,38 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
     countedText: 0,
     inputEstimate,
   });
-  const billingOf = (held: Hold): Billing => ({
+  const billingOf = (held: Hold, limits: LimitTicket[] = []): Billing => ({
     payer,
     pricing,
     hold: held,
     fixedQuota: undefined,
     settled: false,
+    limits,
   });
 
-  /** Holds the next response: the conversation and the input added since, and `outputCap` of output. */
+  /**
+   * Holds the next response: the conversation and the input added since, and `outputCap` of output; its tokens are
+   * admitted against the tokens-per-minute limits first.
+   */
   const holdResponse = async (
     outputCap: number,
     eventId?: string,
-  ): Promise<{ charge: Charge } | { refusal: string }> => {
+  ): Promise<{ charge: Charge } | { refusal: { code: string; message: string } }> => {
     const inputEstimate = conversationTokens + addedTokens;
+    const limited = input.admitTokens ? await input.admitTokens(inputEstimate + outputCap) : undefined;
+    if (limited && !limited.ok) return { refusal: { code: 'rate_limit_exceeded', message: limited.message } };
+    const tickets = limited?.ticket ? [limited.ticket] : [];
     const held = await holdQuota(
       ctx,
       payer,
       estimateResponse(pricing, inputEstimate, outputCap, quotaPerUnit),
     );
-    if (!held.ok) return { refusal: held.error.message };
+    if (!held.ok) {
+      for (const ticket of tickets) ticket.settle(0);
+      return { refusal: { code: 'insufficient_quota', message: held.error.message } };
+    }
     addedTokens = 0;
-    return { charge: newCharge(Promise.resolve(billingOf(held.hold)), inputEstimate, eventId) };
+    return { charge: newCharge(Promise.resolve(billingOf(held.hold, tickets)), inputEstimate, eventId) };
   };
 
   const settleCharge = (
@@ -232,7 +249,7 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
     const capped = capResponseCreate({ ...event, event_id: eventId }, sessionLimit);
     const held = await holdResponse(capped.outputCap, eventId);
     if ('refusal' in held) {
-      toClient(errorEvent('insufficient_quota', held.refusal, eventId), false);
+      toClient(errorEvent(held.refusal.code, held.refusal.message, eventId), false);
       return;
     }
     waiting.push(held.charge);
@@ -311,7 +328,7 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
     const billing = holdResponse(outputCapOf(sessionLimit)).then(async (held) => {
       if ('charge' in held) return held.charge.billing;
       toUpstream(JSON.stringify({ type: 'response.cancel', response_id: responseId }), false);
-      toClient(errorEvent('insufficient_quota', held.refusal), false);
+      toClient(errorEvent(held.refusal.code, held.refusal.message), false);
       const nothing = await holdQuota(ctx, payer, 0);
       return nothing.ok ? billingOf(nothing.hold) : undefined;
     });

@@ -4,8 +4,9 @@
  * `@google/genai` on `/v1beta` (a Gemini channel passed through, an OpenAI channel converted), the `openai` SDK on
  * Anthropic and Gemini channels (chat and Responses), tool calls and streams included; errors in each client's
  * shape, channel keys never shown, and the bill (cache and thinking tokens) as each provider counts it. What coding
- * agents send that chat cannot say (Codex's custom tools, Claude Code's signed thinking) converts, and what only
- * the client's own provider runs (built-in and server tools, stored responses) is refused in the client's shape.
+ * agents send that chat cannot say (Codex's custom and namespace tools, Claude Code's signed thinking) converts;
+ * Responses' hosted web search becomes the channel's own (or is left out, the client told); and what only the
+ * client's own provider runs (Anthropic's and Gemini's server tools, stored responses) is refused in its shape.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -58,6 +59,7 @@ beforeAll(async () => {
       'text-embedding-004': 0.1,
       'text-embedding-3-small': 0.1,
       'compat-model': 1,
+      'chat-only-model': 1,
     }),
   );
   await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'claude-test', type: 14 });
@@ -75,6 +77,8 @@ beforeAll(async () => {
   });
   // An OpenAI-compatible upstream that calls tools (the fake providers' chat completions).
   await t.seedChannel({ key: 'sk-compat', baseUrl: providers.url, models: 'compat-model' });
+  // An OpenAI-format upstream that serves chat completions only (FastGPT): a Responses client goes through chat.
+  await t.seedChannel({ key: 'sk-chat-only', baseUrl: providers.url, models: 'chat-only-model', type: 22 });
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
   const user = await t.seedUser({ quota: 50_000_000 });
@@ -782,16 +786,41 @@ describe('coding agents on converted paths', () => {
     expect(JSON.stringify(fake.requests.at(-1)?.body)).not.toContain(String(reasoning?.encrypted_content));
   });
 
-  it('refuses Responses built-in tools and previous_response_id on a converted path, and passes them to OpenAI', async () => {
+  it('maps web search to Anthropic and Gemini, leaves other built-in tools out saying so, refuses previous_response_id, and passes them to OpenAI', async () => {
     const client = openAiClient();
     type SdkError = InstanceType<typeof OpenAI.APIError>;
+    const ask = {
+      input: 'news?',
+      tools: [{ type: 'web_search' as const }, { type: 'file_search' as const, vector_store_ids: ['vs_1'] }],
+    };
+    const claude = await client.responses.create({ ...ask, model: 'claude-test' }).withResponse();
+    expect(claude.data.output_text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(providers.requests.at(-1)?.body.tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search' },
+    ]);
+    expect(claude.response.headers.get('x-turnpike-dropped-tools')).toBe('file_search');
+    const claudeLog = await consumeLog(claude.response.headers.get('x-request-id')!);
+    expect(JSON.parse(String(claudeLog.other))).toMatchObject({ dropped_tools: ['file_search'] });
+    const gemini = await client.responses
+      .create({ ...ask, model: 'gemini-test', stream: false })
+      .withResponse();
+    expect(gemini.data.output_text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(providers.requests.at(-1)?.body.tools).toEqual([{ googleSearch: {} }]);
+    // An OpenAI-compatible chat upstream has no web search: both are left out, in a stream too.
+    const stream = await client.responses
+      .create({ ...ask, model: 'chat-only-model', stream: true })
+      .withResponse();
+    for await (const _event of stream.data) {
+      // read to the end
+    }
+    expect(stream.response.headers.get('x-turnpike-dropped-tools')).toBe('web_search, file_search');
+    expect(providers.requests.at(-1)?.body).not.toHaveProperty('tools');
+    expect(providers.requests.at(-1)?.body).not.toHaveProperty('hosted_tools');
+    const streamLog = await consumeLog(stream.response.headers.get('x-request-id')!);
+    expect(JSON.parse(String(streamLog.other))).toMatchObject({
+      dropped_tools: ['web_search', 'file_search'],
+    });
     const requestsBefore = providers.requests.length;
-    const refused = (await client.responses
-      .create({ model: 'claude-test', input: 'news?', tools: [{ type: 'web_search' }] })
-      .catch((error: unknown) => error)) as SdkError;
-    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(refused.error).toMatchObject({ type: 'invalid_request_error', param: 'tools[0]' });
-    expect(refused.message).toContain('built-in tool web_search');
     const stored = (await client.responses
       .create({ model: 'gemini-test', input: 'more', previous_response_id: 'resp_abc' })
       .catch((error: unknown) => error)) as SdkError;

@@ -645,6 +645,50 @@ describe('channel tools for these types', () => {
 });
 
 describe('coding agents on converted paths', () => {
+  it("compacts Codex's history: OpenAI's own compaction passed through, a billed summary from Claude and Gemini", async () => {
+    const client = openAiClient();
+    const history = [
+      { role: 'user' as const, content: 'Fix the failing test in parser.ts.' },
+      {
+        type: 'message' as const,
+        role: 'assistant' as const,
+        content: [{ type: 'output_text' as const, text: 'The off-by-one is in line 12.', annotations: [] }],
+      },
+      { role: 'user' as const, content: 'Go on.' },
+    ];
+    fake.requests.length = 0;
+    const openai = await client.responses.compact({ model: 'gpt-4o-mini', input: history }).withResponse();
+    expect(fake.requests.at(-1)).toMatchObject({ path: '/v1/responses/compact', body: { input: history } });
+    expect(openai.data.object).toBe('response.compaction');
+    expect(openai.data.output.at(-1)).toMatchObject({ type: 'compaction' });
+    const openaiLog = await consumeLog(openai.response.headers.get('x-request-id')!);
+    expect(openaiLog.promptTokens).toBe(openai.data.usage.input_tokens);
+    expect(openaiLog.quota).toBeGreaterThan(0);
+
+    for (const model of ['claude-test', 'gemini-test']) {
+      const { data, response } = await client.responses.compact({ model, input: history }).withResponse();
+      const sent = providers.requests.at(-1)!;
+      expect(sent.path, model).toContain(model === 'claude-test' ? '/v1/messages' : ':generateContent');
+      expect(JSON.stringify(sent.body), model).toContain('handoff summary');
+      expect(data.object).toBe('response.compaction');
+      expect(data.output.map((item) => (item as { role?: string }).role)).toEqual(['user', 'user', 'user']);
+      const texts = data.output.map((item) =>
+        item.type === 'message' && item.content[0]?.type === 'input_text' ? item.content[0].text : '',
+      );
+      expect(texts.slice(0, 2)).toEqual(['Fix the failing test in parser.ts.', 'Go on.']);
+      expect(texts[2]).toMatch(/^Summary of the conversation so far/);
+      expect(texts[2]).toContain(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      const log = await consumeLog(response.headers.get('x-request-id')!);
+      expect(log.promptTokens, model).toBe(data.usage.input_tokens);
+      expect(log.completionTokens, model).toBe(data.usage.output_tokens);
+      expect(log.quota, model).toBeGreaterThan(0);
+    }
+    const streamed = await client.responses
+      .compact({ model: 'claude-test', input: history, stream: true } as never)
+      .catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+    expect(streamed).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+
   const PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch';
   const codexTools: OpenAI.Responses.Tool[] = [
     { type: 'function', name: 'shell', parameters: { type: 'object', properties: {} }, strict: false },

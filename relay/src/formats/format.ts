@@ -28,6 +28,7 @@ export type Endpoint =
   | 'moderations'
   | 'rerank'
   | 'responses'
+  | 'responses-compact'
   | 'image-generation'
   | 'image-edit'
   | 'speech'

@@ -33,6 +33,7 @@ const PATHS: Record<OpenAiEndpoint, string> = {
   moderations: '/v1/moderations',
   rerank: '/v1/rerank',
   responses: '/v1/responses',
+  'responses-compact': '/v1/responses/compact',
   'image-generation': '/v1/images/generations',
   'image-edit': '/v1/images/edits',
   speech: '/v1/audio/speech',

@@ -647,14 +647,10 @@ describe('channel tools for these types', () => {
 describe('coding agents on converted paths', () => {
   it("compacts Codex's history: OpenAI's own compaction passed through, a billed summary from Claude and Gemini", async () => {
     const client = openAiClient();
-    const history = [
-      { role: 'user' as const, content: 'Fix the failing test in parser.ts.' },
-      {
-        type: 'message' as const,
-        role: 'assistant' as const,
-        content: [{ type: 'output_text' as const, text: 'The off-by-one is in line 12.', annotations: [] }],
-      },
-      { role: 'user' as const, content: 'Go on.' },
+    const history: OpenAI.Responses.ResponseInputItem[] = [
+      { role: 'user', content: 'Fix the failing test in parser.ts.' },
+      { role: 'assistant', content: 'The off-by-one is in line 12.' },
+      { role: 'user', content: 'Go on.' },
     ];
     fake.requests.length = 0;
     const openai = await client.responses.compact({ model: 'gpt-4o-mini', input: history }).withResponse();
@@ -672,9 +668,11 @@ describe('coding agents on converted paths', () => {
       expect(JSON.stringify(sent.body), model).toContain('handoff summary');
       expect(data.object).toBe('response.compaction');
       expect(data.output.map((item) => (item as { role?: string }).role)).toEqual(['user', 'user', 'user']);
-      const texts = data.output.map((item) =>
-        item.type === 'message' && item.content[0]?.type === 'input_text' ? item.content[0].text : '',
-      );
+      // The compacted history holds user messages (input_text), which the SDK types as output items.
+      const texts = data.output.map((item) => {
+        const part = (item as { content?: { type?: string; text?: string }[] }).content?.[0];
+        return part?.type === 'input_text' ? part.text : '';
+      });
       expect(texts.slice(0, 2)).toEqual(['Fix the failing test in parser.ts.', 'Go on.']);
       expect(texts[2]).toMatch(/^Summary of the conversation so far/);
       expect(texts[2]).toContain(DEFAULT_PROVIDER_BEHAVIOUR.reply);

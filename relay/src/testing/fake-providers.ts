@@ -95,15 +95,32 @@ function toolToCall(
   body: Record<string, unknown>,
   wanted: FakeProviderBehaviour['toolCall'],
 ): { name: string; args: Record<string, unknown> } | undefined {
-  const text = JSON.stringify(body.messages ?? body.contents ?? []);
-  if (text.includes('tool_result') || text.includes('functionResponse') || text.includes('"role":"tool"'))
-    return undefined;
+  if (answersACall(body)) return undefined;
   const names = toolNames(body);
   if (wanted) return names.includes(wanted.name) ? { name: wanted.name, args: wanted.args } : undefined;
   return names[0] === undefined ? undefined : { name: names[0], args: TOOL_ARGS };
 }
 
 const TOOL_ARGS = { city: 'Paris' };
+
+/**
+ * Whether the conversation holds an answer to a tool call: a chat `tool` message, an Anthropic `tool_result` block
+ * or a Gemini `functionResponse` part (read from the structure: an agent's system prompt may name them in text).
+ */
+function answersACall(body: Record<string, unknown>): boolean {
+  const turns = [
+    ...(Array.isArray(body.messages) ? body.messages : []),
+    ...(Array.isArray(body.contents) ? body.contents : []),
+  ].filter(isRecord);
+  return turns.some(
+    (turn) =>
+      turn.role === 'tool' ||
+      (Array.isArray(turn.content) &&
+        turn.content.some((block) => isRecord(block) && block.type === 'tool_result')) ||
+      (Array.isArray(turn.parts) &&
+        turn.parts.some((part) => isRecord(part) && isRecord(part.functionResponse))),
+  );
+}
 
 /** The fields of Gemini's `Schema` (https://ai.google.dev/api/caching#Schema). */
 const GEMINI_SCHEMA_FIELDS = new Set([

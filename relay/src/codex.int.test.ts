@@ -148,10 +148,11 @@ describe.skipIf(CODEX === undefined)(
         expect(JSON.stringify(outputs)).toContain(PROOF);
 
         if (model === 'cx-openai') {
-          const up = fake.requests.filter((request) => request.path === '/v1/responses');
-          expect(up.at(-1)?.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
-          expect(JSON.stringify(up.at(-1)?.body)).toContain(PROOF);
-          expect((up.at(-1)?.body as { tools: unknown[] }).tools).toEqual(made.at(-1)!.body.tools);
+          const up = fake.requests.filter((request) => request.path === '/v1/responses').at(-1)!;
+          expect(up.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+          expect(JSON.stringify(up.body)).toContain(PROOF);
+          // Passed through: Codex's own tools, namespace and web search included, as it sent them.
+          expect((up.body as { tools: unknown[] }).tools).toEqual(made.at(-1)!.body.tools);
         } else {
           const up = providers.requests.at(-1)!;
           expect(JSON.stringify(up.body)).toContain(PROOF);

@@ -8,6 +8,7 @@
 import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
 import { EMPTY_USAGE } from '../metering/usage.ts';
+import { bedrockClaudeProvider } from '../providers/bedrock/provider.ts';
 import { chatToMessages } from './anthropic/chat.ts';
 import { anthropicFormat } from './anthropic/format.ts';
 import { createAnthropicDecoder } from './anthropic/stream.ts';
@@ -258,6 +259,12 @@ describe('hosted tools on a chat upstream', () => {
     expect(openai.dropped).toEqual(['web_search', 'web_search_preview', 'file_search']);
     expect(openai.chat).not.toHaveProperty('hosted_tools');
     expect(openai.chat.tools).toEqual(chat.tools);
+    // Claude on Bedrock speaks Anthropic's format but runs no web search: its provider narrows the format.
+    expect(keepHostedTools(chat, bedrockClaudeProvider.format.hostedTools).dropped).toEqual([
+      'web_search',
+      'web_search_preview',
+      'file_search',
+    ]);
     // A request without hosted tools is the same object.
     const plain = { model: 'm', messages: [] };
     expect(keepHostedTools(plain, undefined)).toEqual({ chat: plain, dropped: [] });

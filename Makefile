@@ -124,7 +124,8 @@ claude-code-test: claude-code
 ## their size: native binaries of 100-400 MB), installed under .tools/<name>. With one installed, `make test` runs
 ## relay/src/<name>.int.test.ts (the agent offline against a listening relay, to each channel format, with a tool
 ## round trip); without it that test skips and says why. CI installs them. make <name>-test installs one and runs
-## only its test. opencode keeps the packages it loads at run time under .tools/opencode/cache.
+## only its test. opencode's config directory (.tools/opencode/config) holds the plugin package it would otherwise
+## fetch at every start, and .tools/opencode/cache what it loads at run time.
 CODEX_VERSION := 0.171.0
 GEMINI_CLI_VERSION := 0.61.0
 OPENCODE_VERSION := 1.18.33
@@ -142,6 +143,8 @@ gemini-cli-test: gemini-cli
 opencode: install
 	@test -x $(TOOLS)/opencode/node_modules/.bin/opencode || npm install --no-audit --no-fund --loglevel=error \
 		--prefix $(TOOLS)/opencode opencode-ai@$(OPENCODE_VERSION)
+	@test -d $(TOOLS)/opencode/config/opencode/node_modules/@opencode-ai/plugin || npm install --no-audit --no-fund \
+		--loglevel=error --prefix $(TOOLS)/opencode/config/opencode @opencode-ai/plugin@$(OPENCODE_VERSION)
 opencode-test: opencode
 	npx vitest run --project relay:integration relay/src/opencode.int.test.ts
 ## make agents: all four coding agents' CLIs

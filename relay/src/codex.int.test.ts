@@ -4,7 +4,8 @@
  * token), to an OpenAI channel (passed through), an Anthropic channel and a Gemini channel (converted). In each, the
  * upstream asks for Codex's `exec_command` tool, Codex runs it in its scratch directory, the output goes back up and
  * the final answer is printed. Codex sends `namespace` tools and the hosted `web_search` tool on every turn: the
- * converted upstreams get them flat and as their own search tool (docs/adr/0029).
+ * converted upstreams get them flat and as their own search tool (docs/adr/0029). Outside traffic goes to a closed
+ * door (HTTPS_PROXY): with plugins, apps and updates off, none is made.
  *
  * The binary is large, so it is kept out of the dev dependencies: `make codex-test` installs it under .tools/codex
  * and runs this file; without it (or `CODEX_BIN`) the file is skipped, saying why.
@@ -14,7 +15,13 @@ import path from 'node:path';
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordedCall, runAgent, startRecordingProxy } from './testing/agent-run.ts';
+import {
+  type RecordedCall,
+  runAgent,
+  startClosedDoor,
+  startRecordingProxy,
+  throughClosedDoor,
+} from './testing/agent-run.ts';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
@@ -42,6 +49,7 @@ let t: RelayTestApp;
 let fake: FakeOpenAi;
 let providers: FakeProviders;
 let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+let door: Awaited<ReturnType<typeof startClosedDoor>>;
 let key: string;
 
 /** The config.toml of a scratch CODEX_HOME: one model provider, the relay, its key in TURNPIKE_API_KEY. */
@@ -53,6 +61,14 @@ const configToml = (gateway: string, model: string) =>
     'check_for_update_on_startup = false',
     '[analytics]',
     'enabled = false',
+    // Plugins, apps and in-app updates sync from GitHub and chatgpt.com at start: off, so nothing leaves.
+    '[features]',
+    'plugins = false',
+    'remote_plugin = false',
+    'plugin_sharing = false',
+    'apps = false',
+    'in_app_updates = false',
+    'skill_mcp_dependency_install = false',
     '[model_providers.turnpike]',
     'name = "Turnpike"',
     `base_url = "${gateway}/v1"`,
@@ -76,7 +92,7 @@ function runCodex(model: string, prompt: string) {
       '{dir}',
       prompt,
     ],
-    { CODEX_HOME: '{home}/.codex', TURNPIKE_API_KEY: key, NO_COLOR: '1' },
+    { CODEX_HOME: '{home}/.codex', TURNPIKE_API_KEY: key, NO_COLOR: '1', ...throughClosedDoor(door.url) },
     50_000,
     ({ home }) => {
       mkdirSync(path.join(home, '.codex'));
@@ -108,6 +124,7 @@ describe.skipIf(CODEX === undefined)(
       await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'cx-anthropic', type: 14 });
       await t.seedChannel({ key: GEMINI_KEY, baseUrl: providers.url, models: 'cx-gemini', type: 24 });
       const relay = await t.startRelay();
+      door = await startClosedDoor();
       proxy = await startRecordingProxy(new URL(await relay.listen({ port: 0, host: '127.0.0.1' })));
       const user = await t.seedUser({ quota: 50_000_000 });
       key = `sk-${(await t.seedToken(user.id)).key}`;
@@ -117,6 +134,7 @@ describe.skipIf(CODEX === undefined)(
 
     afterAll(async () => {
       await proxy?.close();
+      await door?.close();
       await t?.close();
       await Promise.all([fake?.close(), providers?.close()]);
     });
@@ -176,5 +194,10 @@ describe.skipIf(CODEX === undefined)(
         rmSync(run.dir, { recursive: true, force: true });
       }, 60_000);
     }
+
+    it('reaches for no network but the relay', () => {
+      process.stdout.write(`outside attempts: ${JSON.stringify(door.attempts)}\n`);
+      expect(door.attempts).toEqual([]);
+    });
   },
 );

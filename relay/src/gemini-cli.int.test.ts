@@ -4,6 +4,7 @@
  * directory whose settings turn usage statistics, telemetry and update checks off. To a Gemini channel (passed
  * through) and to OpenAI-compatible and Anthropic channels (converted); in each the upstream asks for the CLI's
  * `run_shell_command` tool, the CLI runs it (`--yolo`) in its scratch directory, and the output goes back up.
+ * Outside traffic goes to a closed door (HTTPS_PROXY): none is made.
  *
  * Kept out of the dev dependencies: `make gemini-cli-test` installs it under .tools/gemini-cli and runs this file;
  * without it (or `GEMINI_CLI_BIN`) the file is skipped, saying why.
@@ -13,7 +14,13 @@ import path from 'node:path';
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordedCall, runAgent, startRecordingProxy } from './testing/agent-run.ts';
+import {
+  type RecordedCall,
+  runAgent,
+  startClosedDoor,
+  startRecordingProxy,
+  throughClosedDoor,
+} from './testing/agent-run.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
   type FakeProviders,
@@ -44,6 +51,7 @@ const TOOL_CALL = {
 let t: RelayTestApp;
 let providers: FakeProviders;
 let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+let door: Awaited<ReturnType<typeof startClosedDoor>>;
 let key: string;
 
 /** ~/.gemini/settings.json: nothing leaves for Google (statistics, telemetry, update checks off). */
@@ -62,6 +70,7 @@ function runGemini(model: string, prompt: string) {
     ['-p', prompt, '-m', model, '--yolo', '--output-format', 'json'],
     {
       GOOGLE_GEMINI_BASE_URL: proxy.url,
+      ...throughClosedDoor(door.url),
       GEMINI_API_KEY: key,
       GEMINI_CLI_NO_RELAUNCH: 'true',
       // The scratch directory is trusted, so --yolo runs the shell tool without asking.
@@ -99,6 +108,7 @@ describe.skipIf(GEMINI === undefined)(
       await t.seedChannel({ key: 'sk-compat-gm', baseUrl: providers.url, models: 'gm-openai' });
       await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'gm-anthropic', type: 14 });
       const relay = await t.startRelay();
+      door = await startClosedDoor();
       proxy = await startRecordingProxy(new URL(await relay.listen({ port: 0, host: '127.0.0.1' })));
       const user = await t.seedUser({ quota: 50_000_000 });
       key = `sk-${(await t.seedToken(user.id)).key}`;
@@ -107,6 +117,7 @@ describe.skipIf(GEMINI === undefined)(
 
     afterAll(async () => {
       await proxy?.close();
+      await door?.close();
       await t?.close();
       await providers?.close();
     });
@@ -149,5 +160,10 @@ describe.skipIf(GEMINI === undefined)(
         rmSync(run.dir, { recursive: true, force: true });
       }, 60_000);
     }
+
+    it('reaches for no network but the relay', () => {
+      process.stdout.write(`outside attempts: ${JSON.stringify(door.attempts)}\n`);
+      expect(door.attempts).toEqual([]);
+    });
   },
 );

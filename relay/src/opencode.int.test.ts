@@ -5,8 +5,9 @@
  * (`@ai-sdk/anthropic`, `/v1/messages`). Through the first to an OpenAI-compatible channel (passed through) and to
  * a Gemini channel (converted); through the second to an Anthropic channel (passed through). In each
  * the upstream asks for opencode's `bash` tool, opencode runs it in its scratch directory, and the output goes back.
- * Models list fetches, updates, sharing, default plugins and LSP downloads are off; the packages opencode loads at
- * run time are cached under .tools/opencode/cache.
+ * Models list fetches, updates, sharing, default plugins and LSP downloads are off; the plugin package opencode
+ * installs in its config directory at start is kept in .tools/opencode/config (make opencode puts it there), and
+ * what it loads at run time in .tools/opencode/cache. Its outside traffic goes to a closed door: none is made.
  *
  * Kept out of the dev dependencies: `make opencode-test` installs it under .tools/opencode and runs this file;
  * without it (or `OPENCODE_BIN`) the file is skipped, saying why.
@@ -16,7 +17,13 @@ import path from 'node:path';
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RecordedCall, runAgent, startRecordingProxy } from './testing/agent-run.ts';
+import {
+  type RecordedCall,
+  runAgent,
+  startClosedDoor,
+  startRecordingProxy,
+  throughClosedDoor,
+} from './testing/agent-run.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
   type FakeProviders,
@@ -37,6 +44,7 @@ const SKIP_REASON =
   'opencode is not installed: run `make opencode-test` (installs opencode-ai under .tools/opencode) or set OPENCODE_BIN';
 /** Where opencode keeps the packages it loads at run time, across runs. */
 const CACHE = path.join(ROOT, '.tools/opencode/cache');
+const CONFIG = path.join(ROOT, '.tools/opencode/config');
 
 const ANTHROPIC_KEY = 'sk-ant-api03-opencode-upstream';
 const GEMINI_KEY = 'AIzaSy-opencode-upstream';
@@ -50,6 +58,7 @@ const MODELS = ['oc-openai', 'oc-gemini', 'oc-claude'];
 let t: RelayTestApp;
 let providers: FakeProviders;
 let proxy: Awaited<ReturnType<typeof startRecordingProxy>>;
+let door: Awaited<ReturnType<typeof startClosedDoor>>;
 let key: string;
 
 const configOf = () => ({
@@ -79,6 +88,7 @@ function runOpencode(model: string, prompt: string) {
     ['run', '--model', model, prompt],
     {
       OPENCODE_CONFIG_CONTENT: JSON.stringify(configOf()),
+      ...throughClosedDoor(door.url),
       OPENCODE_DISABLE_MODELS_FETCH: 'true',
       OPENCODE_DISABLE_AUTOUPDATE: 'true',
       OPENCODE_DISABLE_DEFAULT_PLUGINS: 'true',
@@ -88,7 +98,9 @@ function runOpencode(model: string, prompt: string) {
       OPENCODE_DISABLE_PROJECT_CONFIG: 'true',
       OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER: 'true',
       XDG_CACHE_HOME: CACHE,
-      XDG_CONFIG_HOME: '{home}/.config',
+      // Its config directory holds the plugin package opencode installs there at start (make opencode puts it
+      // there), so a run does not fetch it.
+      XDG_CONFIG_HOME: CONFIG,
       XDG_DATA_HOME: '{home}/.local/share',
       XDG_STATE_HOME: '{home}/.local/state',
       NO_COLOR: '1',
@@ -120,6 +132,7 @@ describe.skipIf(OPENCODE === undefined)(
       await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'oc-claude', type: 14 });
       await t.seedChannel({ key: GEMINI_KEY, baseUrl: providers.url, models: 'oc-gemini', type: 24 });
       const relay = await t.startRelay();
+      door = await startClosedDoor();
       proxy = await startRecordingProxy(new URL(await relay.listen({ port: 0, host: '127.0.0.1' })));
       const user = await t.seedUser({ quota: 50_000_000 });
       key = `sk-${(await t.seedToken(user.id)).key}`;
@@ -128,6 +141,7 @@ describe.skipIf(OPENCODE === undefined)(
 
     afterAll(async () => {
       await proxy?.close();
+      await door?.close();
       await t?.close();
       await providers?.close();
     });
@@ -168,5 +182,10 @@ describe.skipIf(OPENCODE === undefined)(
         rmSync(run.dir, { recursive: true, force: true });
       }, 60_000);
     }
+
+    it('reaches for no network but the relay', () => {
+      process.stdout.write(`outside attempts: ${JSON.stringify(door.attempts)}\n`);
+      expect(door.attempts).toEqual([]);
+    });
   },
 );

@@ -121,3 +121,45 @@ export function runAgent(
     });
   });
 }
+
+/**
+ * A forward proxy that lets nothing out: every `CONNECT host:port` (HTTPS) and every proxied plain-HTTP request is
+ * answered 403 and its host kept in `attempts`. An agent run with HTTPS_PROXY/HTTP_PROXY at it (and NO_PROXY for
+ * loopback) shows whether it reaches for any network besides the relay.
+ */
+export async function startClosedDoor(): Promise<{
+  url: string;
+  attempts: string[];
+  close(): Promise<void>;
+}> {
+  const attempts: string[] = [];
+  const server = createServer((req, res) => {
+    attempts.push(req.headers.host ?? req.url ?? '?');
+    res.writeHead(403).end();
+  });
+  server.on('connect', (req, socket) => {
+    attempts.push(req.url ?? '?');
+    socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    attempts,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The environment that sends an agent's outside traffic to a closed door, loopback (the relay) excepted. */
+export const throughClosedDoor = (doorUrl: string): Record<string, string> => ({
+  HTTPS_PROXY: doorUrl,
+  HTTP_PROXY: doorUrl,
+  https_proxy: doorUrl,
+  http_proxy: doorUrl,
+  NO_PROXY: '127.0.0.1,localhost',
+  no_proxy: '127.0.0.1,localhost',
+});

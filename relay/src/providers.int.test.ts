@@ -885,33 +885,55 @@ describe('coding agents on converted paths', () => {
     });
   });
 
-  it('refuses Anthropic server tools on a converted path in Anthropic shape, and passes them to Anthropic', async () => {
+  it('takes Anthropic web search to Gemini as googleSearch, leaves it out of an OpenAI channel saying so, refuses other server tools, and passes them to Anthropic', async () => {
     const client = anthropicClient();
-    const ask = {
-      max_tokens: 100,
-      messages: [{ role: 'user' as const, content: 'news?' }],
-      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 }],
-    };
+    const search = { type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 };
+    const ask = { max_tokens: 100, messages: [{ role: 'user' as const, content: 'news?' }], tools: [search] };
+    const onGemini = await client.messages.create({ ...ask, model: 'gemini-test' }).withResponse();
+    expect(onGemini.data.content[0]).toMatchObject({ type: 'text', text: DEFAULT_PROVIDER_BEHAVIOUR.reply });
+    expect(providers.requests.at(-1)?.body.tools).toEqual([{ googleSearch: {} }]);
+    expect(onGemini.response.headers.get('x-turnpike-dropped-tools')).toBeNull();
+    fake.requests.length = 0;
+    const onOpenAi = await client.messages.create({ ...ask, model: 'claude-on-openai' }).withResponse();
+    expect(onOpenAi.data.type).toBe('message');
+    expect(onOpenAi.response.headers.get('x-turnpike-dropped-tools')).toBe('web_search');
+    expect(fake.requests.at(-1)?.body).not.toHaveProperty('tools');
+    expect(fake.requests.at(-1)?.body).not.toHaveProperty('hosted_tools');
+    const log = await consumeLog(onOpenAi.response.headers.get('x-request-id')!);
+    expect(JSON.parse(String(log.other))).toMatchObject({ dropped_tools: ['web_search'] });
     const refused = (await client.messages
-      .create({ ...ask, model: 'claude-on-openai' })
+      .create({
+        ...ask,
+        tools: [{ type: 'code_execution_20250522', name: 'code_execution' }] as never,
+        model: 'claude-on-openai',
+      })
       .catch((error: unknown) => error)) as InstanceType<typeof Anthropic.APIError>;
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
     expect(refused.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
-    expect(refused.message).toContain('server tool web_search_20250305 (web_search)');
+    expect(refused.message).toContain('server tool code_execution_20250522 (code_execution)');
     const message = await client.messages.create({ ...ask, model: 'claude-test' });
     expect(message.type).toBe('message');
     expect(providers.requests.at(-1)?.body.tools).toEqual(ask.tools);
   });
 
-  it('refuses Gemini grounding on a converted path in Gemini shape, and passes it to Gemini', async () => {
+  it('takes Gemini grounding to Anthropic as its web search tool, refuses code execution, and passes them to Gemini', async () => {
     const ask = { contents: 'news?', config: { tools: [{ googleSearch: {} }] } };
+    const onClaude = await geminiClient().models.generateContent({ ...ask, model: 'claude-test' });
+    expect(onClaude.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(providers.requests.at(-1)?.body.tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search' },
+    ]);
     const refused = await geminiClient()
-      .models.generateContent({ ...ask, model: 'gpt-4o-mini' })
+      .models.generateContent({
+        contents: 'run it',
+        config: { tools: [{ codeExecution: {} }] },
+        model: 'gpt-4o-mini',
+      })
       .catch((error: unknown) => error as Error & { status?: number });
     expect(refused).toBeInstanceOf(Error);
     expect((refused as { status?: number }).status).toBe(400);
     expect((refused as Error).message).toContain('INVALID_ARGUMENT');
-    expect((refused as Error).message).toContain('built-in tool googleSearch');
+    expect((refused as Error).message).toContain('built-in tool codeExecution');
     const answer = await geminiClient().models.generateContent({ ...ask, model: 'gemini-test' });
     expect(answer.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
     expect(providers.requests.at(-1)?.body.tools).toEqual([{ googleSearch: {} }]);

@@ -549,14 +549,36 @@ describe("Anthropic's signed thinking through the canonical shape", () => {
 });
 
 describe("what only the client's own provider runs", () => {
-  it('refuses Anthropic server tools and MCP servers in Anthropic shape, naming the tool', () => {
+  it('refuses Anthropic server tools but web search, and MCP servers, in Anthropic shape, naming the tool', () => {
     const client = { name: 'get_weather', input_schema: { type: 'object' } };
     expect(refuseMessagesConversion({ tools: [client, { type: 'custom', ...client }] })).toBeUndefined();
+    const search = {
+      type: 'web_search_20250305',
+      name: 'web_search',
+      max_uses: 3,
+      allowed_domains: ['a.org'],
+    };
+    expect(refuseMessagesConversion({ tools: [client, search] })).toBeUndefined();
+    // Web search is the channel's own (docs/adr/0029): carried as a hosted tool, never offered as a function.
+    const chat = messagesToChatRequest(
+      {
+        tools: [client, search],
+        tool_choice: { type: 'tool', name: 'web_search' },
+        messages: [{ role: 'user', content: 'news?' }],
+      },
+      'm',
+      false,
+    );
+    expect(chat.tools).toEqual([
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    ]);
+    expect(chat.hosted_tools).toEqual([{ type: 'web_search', filters: { allowed_domains: ['a.org'] } }]);
+    expect(chat.tool_choice).toBe('auto');
     const refusal = refuseMessagesConversion({
-      tools: [client, { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+      tools: [client, { type: 'code_execution_20250522', name: 'code_execution' }],
     });
     expect(refusal?.status).toBe(400);
-    expect(refusal?.message).toContain('web_search_20250305 (web_search)');
+    expect(refusal?.message).toContain('code_execution_20250522 (code_execution)');
     expect(anthropicErrorBody(refusal!, 'r1')).toMatchObject({
       type: 'error',
       error: { type: 'invalid_request_error' },
@@ -658,9 +680,16 @@ describe("what only the client's own provider runs", () => {
     expect(needsThoughtSignatures('gemma-3')).toBe(false);
   });
 
-  it('refuses Gemini grounding and code execution in Gemini shape, naming the tool', () => {
+  it('refuses code execution and URL context in Gemini shape, naming the tool, and carries Google Search', () => {
     expect(refuseGeminiConversion({ tools: [{ functionDeclarations: [{ name: 'f' }] }] })).toBeUndefined();
-    for (const tool of ['googleSearch', 'codeExecution', 'urlContext', 'googleSearchRetrieval']) {
+    for (const tool of ['googleSearch', 'googleSearchRetrieval', 'google_search']) {
+      const body = { contents: [{ role: 'user', parts: [{ text: 'x' }] }], tools: [{ [tool]: {} }] };
+      expect(refuseGeminiConversion(body), tool).toBeUndefined();
+      const chat = geminiToChatRequest(body, 'm', false);
+      expect(chat.hosted_tools, tool).toEqual([{ type: 'web_search' }]);
+      expect(chat, tool).not.toHaveProperty('tools');
+    }
+    for (const tool of ['codeExecution', 'urlContext']) {
       const refusal = refuseGeminiConversion({ tools: [{ [tool]: {} }] });
       expect(refusal?.message, tool).toContain(`built-in tool ${tool}`);
       expect(geminiErrorBody(refusal!, 'r1'), tool).toMatchObject({

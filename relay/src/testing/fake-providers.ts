@@ -78,6 +78,8 @@ function toolNames(body: Record<string, unknown>): string[] {
   const names: string[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (!isRecord(tool)) continue;
+    // A server tool (Anthropic's web search) is run by the provider, never called back to the client.
+    if (typeof tool.type === 'string' && tool.type !== 'custom' && tool.type !== 'function') continue;
     if (typeof tool.name === 'string') names.push(tool.name);
     else if (isRecord(tool.function) && typeof tool.function.name === 'string')
       names.push(tool.function.name);

@@ -667,20 +667,41 @@ describe('coding agents on converted paths', () => {
       expect(sent.path, model).toContain(model === 'claude-test' ? '/v1/messages' : ':generateContent');
       expect(JSON.stringify(sent.body), model).toContain('handoff summary');
       expect(data.object).toBe('response.compaction');
-      expect(data.output.map((item) => (item as { role?: string }).role)).toEqual(['user', 'user', 'user']);
-      // The compacted history holds user messages (input_text), which the SDK types as output items.
+      // The user's messages, then one compaction item: the relay's, holding the summary.
+      expect(data.output.map((item) => item.type)).toEqual(['message', 'message', 'compaction']);
       const texts = data.output.map((item) => {
         const part = (item as { content?: { type?: string; text?: string }[] }).content?.[0];
         return part?.type === 'input_text' ? part.text : '';
       });
       expect(texts.slice(0, 2)).toEqual(['Fix the failing test in parser.ts.', 'Go on.']);
-      expect(texts[2]).toMatch(/^Summary of the conversation so far/);
-      expect(texts[2]).toContain(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      const compaction = data.output[2] as { encrypted_content: string };
+      expect(compaction.encrypted_content).toMatch(/^turnpike\.compaction\.v1\./);
       const log = await consumeLog(response.headers.get('x-request-id')!);
       expect(log.promptTokens, model).toBe(data.usage.input_tokens);
       expect(log.completionTokens, model).toBe(data.usage.output_tokens);
       expect(log.quota, model).toBeGreaterThan(0);
+      // The compacted history goes on: on this channel and on OpenAI's, the summary is read back as a user message.
+      const next = [
+        ...(data.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user' as const, content: 'And now?' },
+      ];
+      await client.responses.create({ model, input: next });
+      expect(JSON.stringify(providers.requests.at(-1)?.body)).toContain(
+        `compacted by the gateway):\\n\\n${DEFAULT_PROVIDER_BEHAVIOUR.reply}`,
+      );
+      fake.requests.length = 0;
+      await client.responses.create({ model: 'gpt-4o-mini', input: next });
+      const toOpenAi = JSON.stringify(fake.requests.at(-1)?.body);
+      expect(toOpenAi).toContain(`compacted by the gateway):\\n\\n${DEFAULT_PROVIDER_BEHAVIOUR.reply}`);
+      expect(toOpenAi).not.toContain(compaction.encrypted_content);
     }
+    // Codex's remote compaction v2: a streamed turn ending in compaction_trigger, answered with one compaction item.
+    const trigger = [...history, { type: 'compaction_trigger' }] as never;
+    const stream = client.responses.stream({ model: 'claude-test', input: trigger });
+    const done = await stream.finalResponse();
+    expect(done.output.map((item) => item.type)).toEqual(['compaction']);
+    expect(JSON.stringify(providers.requests.at(-1)?.body)).toContain('handoff summary');
+    expect(done.usage?.output_tokens).toBeGreaterThan(0);
     const streamed = await client.responses
       .compact({ model: 'claude-test', input: history, stream: true } as never)
       .catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);

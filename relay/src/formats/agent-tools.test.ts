@@ -368,3 +368,111 @@ describe('hosted tools on a chat upstream', () => {
     expect(text.chunks).toMatchObject([{ choices: [{ delta: { content: 'Today…' } }] }]);
   });
 });
+
+describe("Codex's remote compaction (a compaction_trigger turn) on a chat upstream", () => {
+  const body = {
+    tools: codexTools,
+    input: [
+      { type: 'message', role: 'user', content: 'Fix parser.ts.' },
+      { type: 'function_call', call_id: 'call_1', name: 'exec_command', arguments: '{"cmd":"ls"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'parser.ts' },
+      { type: 'compaction_trigger' },
+    ],
+    stream: true,
+  };
+
+  it('asks the model for a summary, tools declared but not callable, no search', () => {
+    const chat = responsesToChatRequest(body, 'm', true);
+    expect((chat.messages as Json[]).at(-1)).toMatchObject({ role: 'user' });
+    expect(String((chat.messages as Json[]).at(-1)?.content)).toContain('handoff summary');
+    expect(chat.tool_choice).toBe('none');
+    expect(chat.tools).toBeDefined();
+    expect(chat).not.toHaveProperty('hosted_tools');
+  });
+
+  it('answers one compaction item holding the summary, in JSON and in a stream, and reads it back later', () => {
+    const answer = chatToResponse(
+      { choices: [{ message: { role: 'assistant', content: ' The goal is X. ' }, finish_reason: 'stop' }] },
+      EMPTY_USAGE,
+      'm',
+      body,
+    );
+    const output = answer.output as Json[];
+    expect(output).toHaveLength(1);
+    expect(output[0]).toMatchObject({ type: 'compaction', encrypted_content: expect.any(String) });
+
+    const encoder = createResponsesEncoder(body, 'm', 'req1');
+    const text =
+      encoder.chunk(chunk({ role: 'assistant', content: ' The goal' })) +
+      encoder.chunk(chunk({ content: ' is X. ' })) +
+      encoder.chunk(chunk({}, 'stop')) +
+      encoder.end(EMPTY_USAGE, true);
+    const list = events(text);
+    expect(list.map((event) => event.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    const streamed = list.at(-1)?.response as { output: Json[] };
+    expect(streamed.output).toHaveLength(1);
+    expect(streamed.output[0]).toMatchObject({ type: 'compaction' });
+
+    // The next turn starts with the item: any channel reads the summary back; OpenAI's own items are left out.
+    for (const item of [output[0], streamed.output[0]]) {
+      const next = responsesToChatRequest(
+        {
+          input: [
+            item,
+            { type: 'compaction', encrypted_content: 'gAAAA-openai-opaque' },
+            { type: 'message', role: 'user', content: 'Go on.' },
+          ],
+        },
+        'm',
+        false,
+      );
+      expect(next.messages).toEqual([
+        {
+          role: 'user',
+          content: 'Summary of the conversation so far (compacted by the gateway):\n\nThe goal is X.',
+        },
+        { role: 'user', content: 'Go on.' },
+      ]);
+    }
+    // OpenAI gets the summary as a user message, never the relay's item.
+    const written = openAiFormat.writeRequest(
+      {
+        id: 1,
+        type: 1,
+        key: 'k',
+        baseUrl: '',
+        other: '',
+        headers: {},
+        organization: '',
+        paramOverride: null,
+        forceFormat: false,
+        thinkingToContent: false,
+      } as never,
+      {
+        endpoint: 'responses',
+        payload: { kind: 'json', body: { input: [output[0], { role: 'user', content: 'Go on.' }] } },
+        upstreamModel: 'gpt',
+        isStream: false,
+        options,
+      },
+    );
+    const sent = (written.body as { json: Json }).json.input as Json[];
+    expect(sent[0]).toEqual({
+      type: 'message',
+      role: 'user',
+      content: [
+        {
+          type: 'input_text',
+          text: 'Summary of the conversation so far (compacted by the gateway):\n\nThe goal is X.',
+        },
+      ],
+    });
+    expect(JSON.stringify(sent)).not.toContain('turnpike.compaction');
+  });
+});

@@ -1,16 +1,17 @@
 /**
  * `POST /v1/responses/compact` (https://platform.openai.com/docs/api-reference/responses/compact), Codex's context
  * compaction: the history (`input`, `instructions`) in, the compacted history out as a `response.compaction` object
- * whose `output` is the user's messages followed by one item standing for the rest. An OpenAI channel gets the
- * request as it came and answers with its own opaque `compaction` item. Any other channel is asked for a summary in
- * one chat call (tools kept declared, since a history with tool calls needs them, but not callable) and the summary
- * comes back as a user message item after the user's messages: plain text every channel can read later, where
- * OpenAI's encrypted item could only go back to OpenAI. Billed as the chat call it was.
+ * whose `output` is the user's messages followed by one `compaction` item standing for the rest. An OpenAI channel
+ * gets the request as it came and answers with its own opaque item. Any other channel is asked for a summary in
+ * one chat call (tools kept declared, since a history with tool calls needs them, but not callable) and the
+ * summary comes back in the relay's own `compaction` item (compaction.ts), which every channel reads back later as
+ * the summary it holds. Billed as the chat call it was.
  */
 
 import type { NormalisedUsage } from '../../metering/usage.ts';
 import { contentText, isRecord, type Json, randomId } from '../canonical.ts';
 import type { Ingress } from '../ingress.ts';
+import { compactionItem, SUMMARY_REQUEST } from './compaction.ts';
 import {
   openAiResponsesIngress,
   refuseResponsesConversion,
@@ -18,23 +19,9 @@ import {
   toResponsesUsage,
 } from './responses-ingress.ts';
 
-/** What the model is asked for at the end of the history it summarises. */
-const SUMMARY_REQUEST = [
-  'Your context is about to be compacted: everything above will be replaced by what you write now.',
-  'Write a handoff summary for yourself to continue the work: the goal, what has been done and found, the',
-  'decisions made and why, files and commands that matter, and what is left to do next. Do not call tools.',
-].join(' ');
-
-/** How the summary starts in the compacted history, so the model reading it later knows what it is. */
-const COMPACTED_SUMMARY_PREFIX = 'Summary of the conversation so far (compacted by the gateway):\n\n';
-
 /** The compaction request as a chat call that asks for the summary. */
 function compactToChatRequest(body: Readonly<Json>, model: string): Json {
-  // An OpenAI compaction item is opaque to any other model: it is left out.
-  const input = Array.isArray(body.input)
-    ? body.input.filter((item) => !(isRecord(item) && item.type === 'compaction'))
-    : body.input;
-  const chat = responsesToChatRequest({ ...body, input }, model, false);
+  const chat = responsesToChatRequest(body, model, false);
   const messages = Array.isArray(chat.messages) ? chat.messages : [];
   chat.messages = [...messages, { role: 'user', content: SUMMARY_REQUEST }];
   if (chat.tools !== undefined) chat.tool_choice = 'none';
@@ -52,7 +39,7 @@ function userMessages(body: Readonly<Json>): Json[] {
     if (!isRecord(item) || item.role !== 'user' || (item.type !== undefined && item.type !== 'message'))
       continue;
     const said = text(item.content);
-    if (said !== '' && !said.startsWith(COMPACTED_SUMMARY_PREFIX)) items.push(messageItem(said));
+    if (said !== '') items.push(messageItem(said));
   }
   return items;
 }
@@ -79,7 +66,7 @@ function chatToCompaction(
     id: `resp_${randomId()}`,
     object: 'response.compaction',
     created_at: Math.floor(Date.now() / 1000),
-    output: [...userMessages(body), messageItem(`${COMPACTED_SUMMARY_PREFIX}${summary}`)],
+    output: [...userMessages(body), compactionItem(summary)],
     usage: toResponsesUsage(usage),
   };
 }

@@ -41,6 +41,7 @@ import {
   thinkingBlocksOf,
 } from '../canonical.ts';
 import { bearerKey, type Ingress, type StreamEncoder } from '../ingress.ts';
+import { asksCompaction, compactionItem, SUMMARY_REQUEST, summaryMessageOf } from './compaction.ts';
 
 function chatParts(content: unknown): unknown {
   if (typeof content === 'string') return content;
@@ -229,6 +230,11 @@ export function responsesToChatRequest(body: Readonly<Json>, model: string, isSt
   for (const item of Array.isArray(input) ? input : []) {
     if (!isRecord(item)) continue;
     if (item.type === 'reasoning') pending.push(...decodeThinkingContent(item.encrypted_content));
+    else if (item.type === 'compaction') {
+      // The relay's summary of what came before; OpenAI's own compaction is opaque here and left out.
+      const summary = summaryMessageOf(item);
+      if (summary) messages.push(summary);
+    } else if (item.type === 'compaction_trigger') messages.push({ role: 'user', content: SUMMARY_REQUEST });
     else if (item.type === 'function_call')
       pushCall(item.call_id, chatToolName(item.name, item.namespace), asString(item.arguments) ?? '{}');
     else if (item.type === 'custom_tool_call')
@@ -288,6 +294,11 @@ export function responsesToChatRequest(body: Readonly<Json>, model: string, isSt
   else if (isRecord(choice) && choice.type === 'local_shell')
     chat.tool_choice = { type: 'function', function: { name: LOCAL_SHELL_NAME } };
   // A choice of a built-in tool is left to the model (auto): the tool may be left out for this channel.
+  // A compaction asks for a summary, not a call (tools stay declared: a history with calls needs them).
+  if (asksCompaction(body)) {
+    if (chat.tools !== undefined) chat.tool_choice = 'none';
+    delete chat.hosted_tools;
+  }
   if (body.parallel_tool_calls === false) chat.parallel_tool_calls = false;
   if (typeof body.user === 'string') chat.user = body.user;
   return chat;
@@ -410,6 +421,16 @@ export function chatToResponse(
   if (reasoning !== '' || (signed.length > 0 && keepsReasoning(body)))
     output.push(reasoningItem(`rs_${randomId()}`, reasoning, signed, keepsReasoning(body)));
   const text = contentText(message.content);
+  if (asksCompaction(body)) {
+    const response = responseObject(
+      `resp_${randomId()}`,
+      model,
+      'completed',
+      [compactionItem(text.trim())],
+      null,
+    );
+    return { ...response, usage: toResponsesUsage(usage) };
+  }
   if (text !== '') output.push(messageItem(`msg_${randomId()}`, text));
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (!isRecord(call) || !isRecord(call.function)) continue;
@@ -454,6 +475,9 @@ export function createResponsesEncoder(
     | undefined;
   const keep = keepsReasoning(body);
   let finish: string | undefined;
+  /** A compaction's summary, gathered whole: it goes out as one `compaction` item at the end. */
+  const compacting = asksCompaction(body);
+  let summary = '';
   const close = () => {
     if (!open) return;
     const index = items.length;
@@ -535,6 +559,11 @@ export function createResponsesEncoder(
       const choice =
         Array.isArray(chunk.choices) && isRecord(chunk.choices[0]) ? chunk.choices[0] : undefined;
       const delta = choice && isRecord(choice.delta) ? choice.delta : {};
+      if (compacting) {
+        if (typeof delta.content === 'string') summary += delta.content;
+        if (choice && typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+        return take();
+      }
       if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
         if (open?.kind !== 'reasoning')
           begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });
@@ -626,6 +655,12 @@ export function createResponsesEncoder(
     end(usage) {
       start();
       close();
+      if (compacting) {
+        const item = compactionItem(summary.trim());
+        emit('response.output_item.added', { output_index: items.length, item });
+        emit('response.output_item.done', { output_index: items.length, item });
+        items.push(item);
+      }
       const status = finish === 'length' ? 'incomplete' : 'completed';
       emit(`response.${status}`, {
         response: responseObject(id, model, status, items, toResponsesUsage(usage)),

@@ -79,7 +79,17 @@ const configToml = (gateway: string, model: string) =>
     '',
   ].join('\n');
 
-function runCodex(model: string, prompt: string) {
+/**
+ * Codex with its built-in OpenAI provider at the relay instead (`openai_base_url`, the key in CODEX_API_KEY), as
+ * many set a gateway up: it then compacts with "remote compaction v2" (a turn ending in `compaction_trigger`),
+ * here as soon as a turn passes 9,000 tokens.
+ */
+const openAiProviderToml = (gateway: string, model: string) =>
+  configToml(gateway, model)
+    .replace('model_provider = "turnpike"', `openai_base_url = "${gateway}/v1"\nforced_login_method = "api"`)
+    .replace('approval_policy', 'model_auto_compact_token_limit = 9000\napproval_policy');
+
+function runCodex(model: string, prompt: string, toml = configToml) {
   return runAgent(
     CODEX as string,
     [
@@ -92,11 +102,17 @@ function runCodex(model: string, prompt: string) {
       '{dir}',
       prompt,
     ],
-    { CODEX_HOME: '{home}/.codex', TURNPIKE_API_KEY: key, NO_COLOR: '1', ...throughClosedDoor(door.url) },
+    {
+      CODEX_HOME: '{home}/.codex',
+      TURNPIKE_API_KEY: key,
+      CODEX_API_KEY: key,
+      NO_COLOR: '1',
+      ...throughClosedDoor(door.url),
+    },
     50_000,
     ({ home }) => {
       mkdirSync(path.join(home, '.codex'));
-      writeFileSync(path.join(home, '.codex/config.toml'), configToml(proxy.url, model));
+      writeFileSync(path.join(home, '.codex/config.toml'), toml(proxy.url, model));
     },
   );
 }
@@ -194,6 +210,34 @@ describe.skipIf(CODEX === undefined)(
         rmSync(run.dir, { recursive: true, force: true });
       }, 60_000);
     }
+
+    it("compacts its context on an Anthropic channel: remote compaction v2 through Codex's OpenAI provider", async () => {
+      // One tool call, then answers: the compacted turn finishes instead of calling again.
+      providers.setBehaviour({ toolCall: TOOL_CALL, toolCallLimit: 1 });
+      const from = proxy.calls.length;
+      const run = await runCodex('cx-anthropic', 'Write the proof file, then say done.', openAiProviderToml);
+      process.stdout.write(
+        `codex exec cx-anthropic (OpenAI provider, compacting): exit ${run.code} in ${run.ms} ms\n`,
+      );
+      providers.setBehaviour({ toolCall: TOOL_CALL, toolCallLimit: undefined });
+      expect(run.code, run.stderr).toBe(0);
+      expect(readFileSync(path.join(run.dir, 'proof.txt'), 'utf8')).toBe(`${PROOF}\n`);
+      expect(`${run.stdout}${run.stderr}`).toContain('context compacted');
+      const turns = proxy.calls.slice(from).filter((entry) => entry.method === 'POST');
+      for (const entry of turns) expect(`${entry.path} ${entry.status}`).toBe('/v1/responses 200');
+      const inputOf = (entry: RecordedCall) =>
+        entry.body.input as { type?: string; encrypted_content?: string }[];
+      expect(turns.some((entry) => inputOf(entry).at(-1)?.type === 'compaction_trigger')).toBe(true);
+      // The relay's compaction item comes back at the head of the next turn, and the channel reads the summary.
+      const after = turns.find((entry) =>
+        inputOf(entry).some(
+          (item) => item.type === 'compaction' && item.encrypted_content?.startsWith('turnpike.'),
+        ),
+      );
+      expect(after).toBeDefined();
+      expect(JSON.stringify(providers.requests.at(-1)?.body)).toContain('compacted by the gateway');
+      rmSync(run.dir, { recursive: true, force: true });
+    }, 60_000);
 
     it('reaches for no network but the relay', () => {
       process.stdout.write(`outside attempts: ${JSON.stringify(door.attempts)}\n`);

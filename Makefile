@@ -121,6 +121,36 @@ claude-code: install
 claude-code-test: claude-code
 	npx vitest run --project relay:integration relay/src/claude-code.int.test.ts
 
+## make codex / gemini-cli / opencode: the other coding agents' CLIs (pinned, kept out of the dev dependencies for
+## their size: native binaries of 100-400 MB), installed under .tools/<name>. With one installed, `make test` runs
+## relay/src/<name>.int.test.ts (the agent offline against a listening relay, to each channel format, with a tool
+## round trip); without it that test skips and says why. CI installs them. make <name>-test installs one and runs
+## only its test. opencode's config directory (.tools/opencode/config) holds the plugin package it would otherwise
+## fetch at every start, and .tools/opencode/cache what it loads at run time.
+CODEX_VERSION := 0.171.0
+GEMINI_CLI_VERSION := 0.61.0
+OPENCODE_VERSION := 1.18.33
+.PHONY: codex codex-test gemini-cli gemini-cli-test opencode opencode-test agents
+codex: install
+	@test -x $(TOOLS)/codex/node_modules/.bin/codex || npm install --no-audit --no-fund --loglevel=error \
+		--prefix $(TOOLS)/codex @openai/codex@$(CODEX_VERSION)
+codex-test: codex
+	npx vitest run --project relay:integration relay/src/codex.int.test.ts
+gemini-cli: install
+	@test -x $(TOOLS)/gemini-cli/node_modules/.bin/gemini || npm install --no-audit --no-fund --loglevel=error \
+		--prefix $(TOOLS)/gemini-cli @google/gemini-cli@$(GEMINI_CLI_VERSION)
+gemini-cli-test: gemini-cli
+	npx vitest run --project relay:integration relay/src/gemini-cli.int.test.ts
+opencode: install
+	@test -x $(TOOLS)/opencode/node_modules/.bin/opencode || npm install --no-audit --no-fund --loglevel=error \
+		--prefix $(TOOLS)/opencode opencode-ai@$(OPENCODE_VERSION)
+	@test -d $(TOOLS)/opencode/config/opencode/node_modules/@opencode-ai/plugin || npm install --no-audit --no-fund \
+		--loglevel=error --prefix $(TOOLS)/opencode/config/opencode @opencode-ai/plugin@$(OPENCODE_VERSION)
+opencode-test: opencode
+	npx vitest run --project relay:integration relay/src/opencode.int.test.ts
+## make agents: all four coding agents' CLIs
+agents: claude-code codex gemini-cli opencode
+
 ## make e2e-kind: the operator end to end on kind (needs Docker, kind, kubectl, helm); says so and stops without them
 .PHONY: e2e-kind
 e2e-kind:

@@ -52,6 +52,7 @@ import {
   embeddingsSpec,
   moderationsSpec,
   rerankSpec,
+  responsesCompactSpec,
   responsesSpec,
 } from './formats/openai/text-endpoints.ts';
 import { enterThrough, type RelayHandler, relayHandler } from './formats/route.ts';
@@ -97,6 +98,7 @@ const FIXED_POSTS: Readonly<Record<string, EndpointSpec>> = {
   '/moderations': moderationsSpec,
   '/rerank': rerankSpec,
   '/responses': responsesSpec,
+  '/responses/compact': responsesCompactSpec,
   '/images/generations': imageGenerationSpec,
   '/images/edits': imageEditSpec,
   '/audio/speech': speechSpec,

@@ -5,7 +5,8 @@
  * (`/api`, and `/pg` with its session cookie) stay same-origin.
  *
  * The caller's origin is echoed (with `Vary: Origin`) rather than `*`, so a client that sends credentials is served
- * too; the request id and the charged quota are exposed so such a client can read them.
+ * too; the request id, the charged quota and the tools left out (docs/adr/0029) are exposed so such a client can
+ * read them.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -13,7 +14,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 export const isCrossOriginPath = (url: string): boolean =>
   url.startsWith('/v1/') || url.startsWith('/dashboard/');
 
-const EXPOSED = 'x-request-id, x-turnpike-quota, retry-after';
+const EXPOSED = 'x-request-id, x-turnpike-quota, x-turnpike-dropped-tools, retry-after';
 const METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 
 /** Headers for an answer to a cross-origin request, or undefined when the request names no origin. */

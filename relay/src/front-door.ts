@@ -121,6 +121,10 @@ class DoorReply implements RelayReply {
     this.headers[name.toLowerCase()] = value;
     return this;
   }
+  removeHeader(name: string): RelayReply {
+    delete this.headers[name.toLowerCase()];
+    return this;
+  }
   getHeaders(): Record<string, unknown> {
     return this.headers;
   }

@@ -119,6 +119,13 @@ const KNOWN_ELSEWHERE: ReadonlyArray<{ readonly finding: RegExp; readonly owner:
     owner:
       'a Gemini action path whose dot segments resolve outside /v1/models/ is refused as the path it resolves to',
   },
+  {
+    // The same path with a body that cannot be read: refused before routing, in the protocol of /v1 it resolves to.
+    finding:
+      /^POST \/v1\/models\/\*: not Gemini's error shape\n\s*as [a-z]+: POST \/v1\/models\/(?:%2e|\.){2}(?:\/|\s)[\s\S]*-> \{"error":\{"message":"Body cannot be empty/i,
+    owner:
+      'a Gemini action path whose dot segments resolve outside /v1/models/ is refused as the path it resolves to',
+  },
 ];
 
 /** What is wrong with an error answer's shape for its route, or undefined. */

@@ -4,8 +4,9 @@
  * `@google/genai` on `/v1beta` (a Gemini channel passed through, an OpenAI channel converted), the `openai` SDK on
  * Anthropic and Gemini channels (chat and Responses), tool calls and streams included; errors in each client's
  * shape, channel keys never shown, and the bill (cache and thinking tokens) as each provider counts it. What coding
- * agents send that chat cannot say (Codex's custom tools, Claude Code's signed thinking) converts, and what only
- * the client's own provider runs (built-in and server tools, stored responses) is refused in the client's shape.
+ * agents send that chat cannot say (Codex's custom and namespace tools, Claude Code's signed thinking) converts;
+ * Responses' hosted web search becomes the channel's own (or is left out, the client told); and what only the
+ * client's own provider runs (Anthropic's and Gemini's server tools, stored responses) is refused in its shape.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -58,6 +59,7 @@ beforeAll(async () => {
       'text-embedding-004': 0.1,
       'text-embedding-3-small': 0.1,
       'compat-model': 1,
+      'chat-only-model': 1,
     }),
   );
   await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'claude-test', type: 14 });
@@ -75,6 +77,8 @@ beforeAll(async () => {
   });
   // An OpenAI-compatible upstream that calls tools (the fake providers' chat completions).
   await t.seedChannel({ key: 'sk-compat', baseUrl: providers.url, models: 'compat-model' });
+  // An OpenAI-format upstream that serves chat completions only (FastGPT): a Responses client goes through chat.
+  await t.seedChannel({ key: 'sk-chat-only', baseUrl: providers.url, models: 'chat-only-model', type: 22 });
   const relay = await t.startRelay();
   address = await relay.listen({ port: 0, host: '127.0.0.1' });
   const user = await t.seedUser({ quota: 50_000_000 });
@@ -641,6 +645,69 @@ describe('channel tools for these types', () => {
 });
 
 describe('coding agents on converted paths', () => {
+  it("compacts Codex's history: OpenAI's own compaction passed through, a billed summary from Claude and Gemini", async () => {
+    const client = openAiClient();
+    const history: OpenAI.Responses.ResponseInputItem[] = [
+      { role: 'user', content: 'Fix the failing test in parser.ts.' },
+      { role: 'assistant', content: 'The off-by-one is in line 12.' },
+      { role: 'user', content: 'Go on.' },
+    ];
+    fake.requests.length = 0;
+    const openai = await client.responses.compact({ model: 'gpt-4o-mini', input: history }).withResponse();
+    expect(fake.requests.at(-1)).toMatchObject({ path: '/v1/responses/compact', body: { input: history } });
+    expect(openai.data.object).toBe('response.compaction');
+    expect(openai.data.output.at(-1)).toMatchObject({ type: 'compaction' });
+    const openaiLog = await consumeLog(openai.response.headers.get('x-request-id')!);
+    expect(openaiLog.promptTokens).toBe(openai.data.usage.input_tokens);
+    expect(openaiLog.quota).toBeGreaterThan(0);
+
+    for (const model of ['claude-test', 'gemini-test']) {
+      const { data, response } = await client.responses.compact({ model, input: history }).withResponse();
+      const sent = providers.requests.at(-1)!;
+      expect(sent.path, model).toContain(model === 'claude-test' ? '/v1/messages' : ':generateContent');
+      expect(JSON.stringify(sent.body), model).toContain('handoff summary');
+      expect(data.object).toBe('response.compaction');
+      // The user's messages, then one compaction item: the relay's, holding the summary.
+      expect(data.output.map((item) => item.type)).toEqual(['message', 'message', 'compaction']);
+      const texts = data.output.map((item) => {
+        const part = (item as { content?: { type?: string; text?: string }[] }).content?.[0];
+        return part?.type === 'input_text' ? part.text : '';
+      });
+      expect(texts.slice(0, 2)).toEqual(['Fix the failing test in parser.ts.', 'Go on.']);
+      const compaction = data.output[2] as { encrypted_content: string };
+      expect(compaction.encrypted_content).toMatch(/^turnpike\.compaction\.v1\./);
+      const log = await consumeLog(response.headers.get('x-request-id')!);
+      expect(log.promptTokens, model).toBe(data.usage.input_tokens);
+      expect(log.completionTokens, model).toBe(data.usage.output_tokens);
+      expect(log.quota, model).toBeGreaterThan(0);
+      // The compacted history goes on: on this channel and on OpenAI's, the summary is read back as a user message.
+      const next = [
+        ...(data.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user' as const, content: 'And now?' },
+      ];
+      await client.responses.create({ model, input: next });
+      expect(JSON.stringify(providers.requests.at(-1)?.body)).toContain(
+        `compacted by the gateway):\\n\\n${DEFAULT_PROVIDER_BEHAVIOUR.reply}`,
+      );
+      fake.requests.length = 0;
+      await client.responses.create({ model: 'gpt-4o-mini', input: next });
+      const toOpenAi = JSON.stringify(fake.requests.at(-1)?.body);
+      expect(toOpenAi).toContain(`compacted by the gateway):\\n\\n${DEFAULT_PROVIDER_BEHAVIOUR.reply}`);
+      expect(toOpenAi).not.toContain(compaction.encrypted_content);
+    }
+    // Codex's remote compaction v2: a streamed turn ending in compaction_trigger, answered with one compaction item.
+    const trigger = [...history, { type: 'compaction_trigger' }] as never;
+    const stream = client.responses.stream({ model: 'claude-test', input: trigger });
+    const done = await stream.finalResponse();
+    expect(done.output.map((item) => item.type)).toEqual(['compaction']);
+    expect(JSON.stringify(providers.requests.at(-1)?.body)).toContain('handoff summary');
+    expect(done.usage?.output_tokens).toBeGreaterThan(0);
+    const streamed = await client.responses
+      .compact({ model: 'claude-test', input: history, stream: true } as never)
+      .catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
+    expect(streamed).toBeInstanceOf(OpenAI.BadRequestError);
+  });
+
   const PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch';
   const codexTools: OpenAI.Responses.Tool[] = [
     { type: 'function', name: 'shell', parameters: { type: 'object', properties: {} }, strict: false },
@@ -782,16 +849,41 @@ describe('coding agents on converted paths', () => {
     expect(JSON.stringify(fake.requests.at(-1)?.body)).not.toContain(String(reasoning?.encrypted_content));
   });
 
-  it('refuses Responses built-in tools and previous_response_id on a converted path, and passes them to OpenAI', async () => {
+  it('maps web search to Anthropic and Gemini, leaves other built-in tools out saying so, refuses previous_response_id, and passes them to OpenAI', async () => {
     const client = openAiClient();
     type SdkError = InstanceType<typeof OpenAI.APIError>;
+    const ask = {
+      input: 'news?',
+      tools: [{ type: 'web_search' as const }, { type: 'file_search' as const, vector_store_ids: ['vs_1'] }],
+    };
+    const claude = await client.responses.create({ ...ask, model: 'claude-test' }).withResponse();
+    expect(claude.data.output_text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(providers.requests.at(-1)?.body.tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search' },
+    ]);
+    expect(claude.response.headers.get('x-turnpike-dropped-tools')).toBe('file_search');
+    const claudeLog = await consumeLog(claude.response.headers.get('x-request-id')!);
+    expect(JSON.parse(String(claudeLog.other))).toMatchObject({ dropped_tools: ['file_search'] });
+    const gemini = await client.responses
+      .create({ ...ask, model: 'gemini-test', stream: false })
+      .withResponse();
+    expect(gemini.data.output_text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(providers.requests.at(-1)?.body.tools).toEqual([{ googleSearch: {} }]);
+    // An OpenAI-compatible chat upstream has no web search: both are left out, in a stream too.
+    const stream = await client.responses
+      .create({ ...ask, model: 'chat-only-model', stream: true })
+      .withResponse();
+    for await (const _event of stream.data) {
+      // read to the end
+    }
+    expect(stream.response.headers.get('x-turnpike-dropped-tools')).toBe('web_search, file_search');
+    expect(providers.requests.at(-1)?.body).not.toHaveProperty('tools');
+    expect(providers.requests.at(-1)?.body).not.toHaveProperty('hosted_tools');
+    const streamLog = await consumeLog(stream.response.headers.get('x-request-id')!);
+    expect(JSON.parse(String(streamLog.other))).toMatchObject({
+      dropped_tools: ['web_search', 'file_search'],
+    });
     const requestsBefore = providers.requests.length;
-    const refused = (await client.responses
-      .create({ model: 'claude-test', input: 'news?', tools: [{ type: 'web_search' }] })
-      .catch((error: unknown) => error)) as SdkError;
-    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(refused.error).toMatchObject({ type: 'invalid_request_error', param: 'tools[0]' });
-    expect(refused.message).toContain('built-in tool web_search');
     const stored = (await client.responses
       .create({ model: 'gemini-test', input: 'more', previous_response_id: 'resp_abc' })
       .catch((error: unknown) => error)) as SdkError;
@@ -814,33 +906,55 @@ describe('coding agents on converted paths', () => {
     });
   });
 
-  it('refuses Anthropic server tools on a converted path in Anthropic shape, and passes them to Anthropic', async () => {
+  it('takes Anthropic web search to Gemini as googleSearch, leaves it out of an OpenAI channel saying so, refuses other server tools, and passes them to Anthropic', async () => {
     const client = anthropicClient();
-    const ask = {
-      max_tokens: 100,
-      messages: [{ role: 'user' as const, content: 'news?' }],
-      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 }],
-    };
+    const search = { type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 };
+    const ask = { max_tokens: 100, messages: [{ role: 'user' as const, content: 'news?' }], tools: [search] };
+    const onGemini = await client.messages.create({ ...ask, model: 'gemini-test' }).withResponse();
+    expect(onGemini.data.content[0]).toMatchObject({ type: 'text', text: DEFAULT_PROVIDER_BEHAVIOUR.reply });
+    expect(providers.requests.at(-1)?.body.tools).toEqual([{ googleSearch: {} }]);
+    expect(onGemini.response.headers.get('x-turnpike-dropped-tools')).toBeNull();
+    fake.requests.length = 0;
+    const onOpenAi = await client.messages.create({ ...ask, model: 'claude-on-openai' }).withResponse();
+    expect(onOpenAi.data.type).toBe('message');
+    expect(onOpenAi.response.headers.get('x-turnpike-dropped-tools')).toBe('web_search');
+    expect(fake.requests.at(-1)?.body).not.toHaveProperty('tools');
+    expect(fake.requests.at(-1)?.body).not.toHaveProperty('hosted_tools');
+    const log = await consumeLog(onOpenAi.response.headers.get('x-request-id')!);
+    expect(JSON.parse(String(log.other))).toMatchObject({ dropped_tools: ['web_search'] });
     const refused = (await client.messages
-      .create({ ...ask, model: 'claude-on-openai' })
+      .create({
+        ...ask,
+        tools: [{ type: 'code_execution_20250522', name: 'code_execution' }] as never,
+        model: 'claude-on-openai',
+      })
       .catch((error: unknown) => error)) as InstanceType<typeof Anthropic.APIError>;
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
     expect(refused.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
-    expect(refused.message).toContain('server tool web_search_20250305 (web_search)');
+    expect(refused.message).toContain('server tool code_execution_20250522 (code_execution)');
     const message = await client.messages.create({ ...ask, model: 'claude-test' });
     expect(message.type).toBe('message');
     expect(providers.requests.at(-1)?.body.tools).toEqual(ask.tools);
   });
 
-  it('refuses Gemini grounding on a converted path in Gemini shape, and passes it to Gemini', async () => {
+  it('takes Gemini grounding to Anthropic as its web search tool, refuses code execution, and passes them to Gemini', async () => {
     const ask = { contents: 'news?', config: { tools: [{ googleSearch: {} }] } };
+    const onClaude = await geminiClient().models.generateContent({ ...ask, model: 'claude-test' });
+    expect(onClaude.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+    expect(providers.requests.at(-1)?.body.tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search' },
+    ]);
     const refused = await geminiClient()
-      .models.generateContent({ ...ask, model: 'gpt-4o-mini' })
+      .models.generateContent({
+        contents: 'run it',
+        config: { tools: [{ codeExecution: {} }] },
+        model: 'gpt-4o-mini',
+      })
       .catch((error: unknown) => error as Error & { status?: number });
     expect(refused).toBeInstanceOf(Error);
     expect((refused as { status?: number }).status).toBe(400);
     expect((refused as Error).message).toContain('INVALID_ARGUMENT');
-    expect((refused as Error).message).toContain('built-in tool googleSearch');
+    expect((refused as Error).message).toContain('built-in tool codeExecution');
     const answer = await geminiClient().models.generateContent({ ...ask, model: 'gemini-test' });
     expect(answer.text).toBe(DEFAULT_PROVIDER_BEHAVIOUR.reply);
     expect(providers.requests.at(-1)?.body.tools).toEqual([{ googleSearch: {} }]);

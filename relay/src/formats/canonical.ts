@@ -134,3 +134,49 @@ export function decodeThinkingContent(content: unknown): ThinkingBlock[] {
     return [];
   }
 }
+
+/**
+ * A built-in tool the client's provider runs on its side (Responses' `web_search`, `file_search`, ...), carried in
+ * the canonical request's `hosted_tools` (an extension, beside `tools`) as the client declared it. A format that
+ * runs an equivalent says so in `Format.hostedTools` and writes its own (Anthropic's web search server tool,
+ * Gemini's `googleSearch`); for any other the relay leaves the tool out of the upstream request and says so in the
+ * `x-turnpike-dropped-tools` header and the consume log (docs/adr/0029).
+ */
+export type HostedTool = Json & { readonly type: string };
+
+/** The kinds of hosted tool a format can run an equivalent of. */
+export type HostedToolKind = 'web_search';
+
+/** The hosted tool kind of a client's tool type (`web_search_preview` is the older name of `web_search`). */
+export const hostedKindOf = (type: string): HostedToolKind | undefined =>
+  type === 'web_search' || type === 'web_search_preview' || type.startsWith('web_search_preview_')
+    ? 'web_search'
+    : undefined;
+
+/** The hosted tools of a canonical request (its `hosted_tools`). */
+export function hostedToolsOf(chat: Readonly<Json>): HostedTool[] {
+  if (!Array.isArray(chat.hosted_tools)) return [];
+  return chat.hosted_tools.filter(
+    (tool): tool is HostedTool => isRecord(tool) && typeof tool.type === 'string',
+  );
+}
+
+/**
+ * The canonical request one attempt sends to a format that runs the hosted tools of `kinds`: the others are taken
+ * out (`dropped`, their types, for the header and the log). `hosted_tools` never reaches a format that runs none.
+ */
+export function keepHostedTools(
+  chat: ChatRequest,
+  kinds: ReadonlySet<HostedToolKind> | undefined,
+): { chat: ChatRequest; dropped: string[] } {
+  if (chat.hosted_tools === undefined) return { chat, dropped: [] };
+  const kept: HostedTool[] = [];
+  const dropped: string[] = [];
+  for (const tool of hostedToolsOf(chat)) {
+    const kind = hostedKindOf(tool.type);
+    if (kind !== undefined && kinds?.has(kind)) kept.push(tool);
+    else if (!dropped.includes(tool.type)) dropped.push(tool.type);
+  }
+  const { hosted_tools: _all, ...rest } = chat;
+  return { chat: kept.length > 0 ? { ...rest, hosted_tools: kept } : rest, dropped };
+}

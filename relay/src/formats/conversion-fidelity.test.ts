@@ -2,7 +2,8 @@
  * What coding agents send that chat cannot say as such: Codex's `custom` and `local_shell` tools (offered as
  * functions, their calls read back as the items Codex expects), Claude Code's signed thinking in its history
  * (left out for another provider, never sent on as text), and what only the client's own provider can do
- * (built-in and server tools, stored responses): refused in the client's protocol, naming it.
+ * (Anthropic's and Gemini's server tools, stored responses): refused in the client's protocol, naming it. Responses'
+ * built-in tools and namespace tools: agent-tools.test.ts.
  */
 
 import { defaultOptionValue } from '@turnpike/core/options/registry';
@@ -208,19 +209,13 @@ describe('Codex tools on a chat upstream', () => {
     expect(list[6]).toMatchObject({ response: { output: [done] } });
   });
 
-  it('refuses built-in tools and stored state on a converted path, naming them', () => {
+  it('refuses stored state on a converted path, naming it, and no longer built-in tools (they are mapped or left out)', () => {
     expect(refuseResponsesConversion({ tools: codexTools, input: 'x' })).toBeUndefined();
-    for (const type of [
-      'web_search',
-      'file_search',
-      'code_interpreter',
-      'computer_use_preview',
-      'image_generation',
-    ]) {
-      const refusal = refuseResponsesConversion({ tools: [codexTools[0], { type }], input: 'x' });
-      expect(refusal, type).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'tools[1]' });
-      expect(refusal?.message, type).toContain(`built-in tool ${type}`);
-    }
+    for (const type of ['web_search', 'file_search', 'code_interpreter', 'image_generation'])
+      expect(
+        refuseResponsesConversion({ tools: [codexTools[0], { type }], input: 'x' }),
+        type,
+      ).toBeUndefined();
     const stored = refuseResponsesConversion({ previous_response_id: 'resp_1', input: 'x' });
     expect(stored).toMatchObject({ status: 400, param: 'previous_response_id' });
     expect(stored?.message).toContain('previous_response_id is not supported');
@@ -554,14 +549,36 @@ describe("Anthropic's signed thinking through the canonical shape", () => {
 });
 
 describe("what only the client's own provider runs", () => {
-  it('refuses Anthropic server tools and MCP servers in Anthropic shape, naming the tool', () => {
+  it('refuses Anthropic server tools but web search, and MCP servers, in Anthropic shape, naming the tool', () => {
     const client = { name: 'get_weather', input_schema: { type: 'object' } };
     expect(refuseMessagesConversion({ tools: [client, { type: 'custom', ...client }] })).toBeUndefined();
+    const search = {
+      type: 'web_search_20250305',
+      name: 'web_search',
+      max_uses: 3,
+      allowed_domains: ['a.org'],
+    };
+    expect(refuseMessagesConversion({ tools: [client, search] })).toBeUndefined();
+    // Web search is the channel's own (docs/adr/0029): carried as a hosted tool, never offered as a function.
+    const chat = messagesToChatRequest(
+      {
+        tools: [client, search],
+        tool_choice: { type: 'tool', name: 'web_search' },
+        messages: [{ role: 'user', content: 'news?' }],
+      },
+      'm',
+      false,
+    );
+    expect(chat.tools).toEqual([
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    ]);
+    expect(chat.hosted_tools).toEqual([{ type: 'web_search', filters: { allowed_domains: ['a.org'] } }]);
+    expect(chat.tool_choice).toBe('auto');
     const refusal = refuseMessagesConversion({
-      tools: [client, { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+      tools: [client, { type: 'code_execution_20250522', name: 'code_execution' }],
     });
     expect(refusal?.status).toBe(400);
-    expect(refusal?.message).toContain('web_search_20250305 (web_search)');
+    expect(refusal?.message).toContain('code_execution_20250522 (code_execution)');
     expect(anthropicErrorBody(refusal!, 'r1')).toMatchObject({
       type: 'error',
       error: { type: 'invalid_request_error' },
@@ -663,9 +680,16 @@ describe("what only the client's own provider runs", () => {
     expect(needsThoughtSignatures('gemma-3')).toBe(false);
   });
 
-  it('refuses Gemini grounding and code execution in Gemini shape, naming the tool', () => {
+  it('refuses code execution and URL context in Gemini shape, naming the tool, and carries Google Search', () => {
     expect(refuseGeminiConversion({ tools: [{ functionDeclarations: [{ name: 'f' }] }] })).toBeUndefined();
-    for (const tool of ['googleSearch', 'codeExecution', 'urlContext', 'googleSearchRetrieval']) {
+    for (const tool of ['googleSearch', 'googleSearchRetrieval', 'google_search']) {
+      const body = { contents: [{ role: 'user', parts: [{ text: 'x' }] }], tools: [{ [tool]: {} }] };
+      expect(refuseGeminiConversion(body), tool).toBeUndefined();
+      const chat = geminiToChatRequest(body, 'm', false);
+      expect(chat.hosted_tools, tool).toEqual([{ type: 'web_search' }]);
+      expect(chat, tool).not.toHaveProperty('tools');
+    }
+    for (const tool of ['codeExecution', 'urlContext']) {
       const refusal = refuseGeminiConversion({ tools: [{ [tool]: {} }] });
       expect(refusal?.message, tool).toContain(`built-in tool ${tool}`);
       expect(geminiErrorBody(refusal!, 'r1'), tool).toMatchObject({

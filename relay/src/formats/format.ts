@@ -14,7 +14,7 @@ import type { NormalisedUsage } from '../metering/usage.ts';
 import type { SseEvent } from '../sse.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import type { AnswerRewrite } from '../upstream/client.ts';
-import type { ChatAnswer, ChatChunk, ChatRequest } from './canonical.ts';
+import type { ChatAnswer, ChatChunk, ChatRequest, HostedToolKind } from './canonical.ts';
 
 /**
  * Every relayed endpoint. The OpenAI ones (one per `/v1/*` route; `/v1/engines/:model/embeddings` is
@@ -28,6 +28,7 @@ export type Endpoint =
   | 'moderations'
   | 'rerank'
   | 'responses'
+  | 'responses-compact'
   | 'image-generation'
   | 'image-edit'
   | 'speech'
@@ -161,6 +162,11 @@ export interface Format {
   writeRequest(channel: ChannelView, input: BuildRequestInput): FormatRequest;
   /** An error answer (status ≠ 200) as a RelayError: message, type and code, for retries and disabling. */
   readError(status: number, body: string): RelayError;
+  /**
+   * The client's hosted tools (canonical.ts `hosted_tools`) this format runs an equivalent of when it writes a
+   * canonical request; any other is left out of the request by the pipeline and the client told (docs/adr/0029).
+   */
+  readonly hostedTools?: ReadonlySet<HostedToolKind>;
   /** Whether a 400 in this format may be a passing overload (Anthropic's), so another channel is tried. */
   readonly retriesBadRequest: boolean;
   /** Usage of a 200 JSON answer in this format. */

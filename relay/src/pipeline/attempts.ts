@@ -15,7 +15,7 @@
  */
 
 import { type AttemptFailure, localError, mapStatusCode, type RelayError, shouldRetry } from '../errors.ts';
-import type { ChatRequest } from '../formats/canonical.ts';
+import { type ChatRequest, keepHostedTools } from '../formats/canonical.ts';
 import type { Endpoint, UpstreamCall } from '../formats/format.ts';
 import type { Ingress } from '../formats/ingress.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
@@ -35,6 +35,9 @@ import type { RelayReply, RelayRequest } from './exchange.ts';
 import { completionCheckOf } from './sensitive-words.ts';
 import type { Billing } from './settle.ts';
 import { pipeStream, type StreamReading } from './stream.ts';
+
+/** The response header naming the client's hosted tools left out of the upstream request (docs/adr/0029). */
+const DROPPED_TOOLS_HEADER = 'x-turnpike-dropped-tools';
 
 /** How one attempt talks to its channel: the client's own format, or through the canonical chat shape. */
 interface Route {
@@ -176,6 +179,12 @@ export async function runAttempts(
       retryEmptyAndSlow: true,
     };
     const mayRetryEmpty = retryEmptyEnabled && shouldRetry('empty-response', retryContext);
+    // Hosted tools the channel's format has no equivalent of are left out, and the client told (docs/adr/0029).
+    const hosted = route.converted
+      ? keepHostedTools(canonical(), provider.format.hostedTools)
+      : { chat: undefined, dropped: [] };
+    if (hosted.dropped.length > 0) reply.header(DROPPED_TOOLS_HEADER, hosted.dropped.join(', '));
+    else reply.removeHeader(DROPPED_TOOLS_HEADER);
 
     // The first-token timer covers the wait for the response head too; it aborts this attempt only (without one,
     // the attempt ends when the client leaves, and its controller serves).
@@ -203,7 +212,7 @@ export async function runAttempts(
       try {
         call = await provider.buildRequest(channel, {
           endpoint: route.endpoint,
-          payload: route.converted ? { kind: 'json', body: canonical() } : prepared.payload,
+          payload: hosted.chat ? { kind: 'json', body: hosted.chat } : prepared.payload,
           upstreamModel,
           isStream,
           options,
@@ -273,6 +282,7 @@ export async function runAttempts(
         startedAt: input.startedAt,
         upstreamSentAt,
         upstreamMsBefore,
+        ...(hosted.dropped.length > 0 ? { other: { dropped_tools: hosted.dropped } } : {}),
       };
       const answerInput = { caller, prepared, billing: input.billing };
       const { format } = provider;

@@ -30,6 +30,7 @@ export interface RelayReply {
   readonly sent: boolean;
   code(status: number): RelayReply;
   header(name: string, value: string | string[]): RelayReply;
+  removeHeader(name: string): RelayReply;
   getHeaders(): Record<string, unknown>;
   /** An object is sent as JSON, a string or buffer as is, a readable stream piped. */
   send(payload?: unknown): RelayReply;

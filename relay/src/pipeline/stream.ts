@@ -592,7 +592,9 @@ export async function pipeStream(
         usage,
         isStream: true,
         frtMs,
-        ...(ending === 'complete' ? {} : { note: ENDING_NOTES[ending], other: { stream_end: ending } }),
+        ...(ending === 'complete'
+          ? {}
+          : { note: ENDING_NOTES[ending], other: { ...outcome.other, stream_end: ending } }),
       });
     } finally {
       if (clientThere) {

@@ -69,6 +69,11 @@ export interface FakeBehaviour {
    * and `finish_reason` while streaming, and a vendor field of their own (`x_vendor`).
    */
   readonly looseShape: boolean;
+  /**
+   * A Responses request that offers a function of this name and holds no `function_call_output` yet is answered
+   * with a call of it (a `function_call` item, streamed as argument deltas): an agent's tool round trip.
+   */
+  readonly responsesToolCall: { readonly name: string; readonly args: Record<string, unknown> } | undefined;
 }
 
 export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
@@ -93,7 +98,34 @@ export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
   rerankStyle: 'jina',
   reasoning: '',
   looseShape: false,
+  responsesToolCall: undefined,
 };
+
+/** The `function_call` item answering a Responses request (FakeBehaviour.responsesToolCall), or undefined. */
+function responsesCallOf(
+  body: Record<string, unknown>,
+  wanted: FakeBehaviour['responsesToolCall'],
+  sequence: number,
+) {
+  if (!wanted) return undefined;
+  const isItem = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null;
+  const offered = (Array.isArray(body.tools) ? body.tools : []).some(
+    (tool) => isItem(tool) && tool.type === 'function' && tool.name === wanted.name,
+  );
+  const answered = (Array.isArray(body.input) ? body.input : []).some(
+    (item) => isItem(item) && item.type === 'function_call_output',
+  );
+  if (!offered || answered) return undefined;
+  return {
+    type: 'function_call',
+    id: `fc_fake${sequence}`,
+    call_id: `call_fake${sequence}`,
+    name: wanted.name,
+    arguments: JSON.stringify(wanted.args),
+    status: 'completed',
+  };
+}
 
 export interface RecordedRequest {
   readonly method: string;
@@ -495,8 +527,9 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       tools: [],
       usage: withUsage && !behaviour.omitUsage ? usage : null,
     });
+    const call = responsesCallOf(body, behaviour.responsesToolCall, sequence);
     if (body.stream !== true) {
-      sendJson(res, 200, response('completed', [message(reply, 'completed')], true));
+      sendJson(res, 200, response('completed', [call ?? message(reply, 'completed')], true));
       return;
     }
     startStream(res);
@@ -505,6 +538,26 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
     event('response.created', { response: response('in_progress', [], false) });
     event('response.in_progress', { response: response('in_progress', [], false) });
+    if (call) {
+      event('response.output_item.added', {
+        output_index: 0,
+        item: { ...call, arguments: '', status: 'in_progress' },
+      });
+      event('response.function_call_arguments.delta', {
+        item_id: call.id,
+        output_index: 0,
+        delta: call.arguments,
+      });
+      event('response.function_call_arguments.done', {
+        item_id: call.id,
+        output_index: 0,
+        arguments: call.arguments,
+      });
+      event('response.output_item.done', { output_index: 0, item: call });
+      event('response.completed', { response: response('completed', [call], true) });
+      res.end();
+      return;
+    }
     event('response.output_item.added', { output_index: 0, item: message('', 'in_progress') });
     event('response.content_part.added', {
       item_id: itemId,
@@ -540,6 +593,43 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     event('response.output_item.done', { output_index: 0, item: message(reply, 'completed') });
     event('response.completed', { response: response('completed', [message(reply, 'completed')], true) });
     res.end();
+  };
+
+  /** `/v1/responses/compact`: the user's messages kept, the rest as one opaque compaction item. */
+  const compact = (res: ServerResponse, body: Record<string, unknown>) => {
+    const model = typeof body.model === 'string' ? body.model : 'gpt-4o';
+    const items = Array.isArray(body.input) ? body.input : [{ role: 'user', content: body.input }];
+    const users = items.filter(
+      (item): item is Record<string, unknown> =>
+        typeof item === 'object' && item !== null && (item as { role?: unknown }).role === 'user',
+    );
+    const texts = items.map((item) => JSON.stringify(item));
+    const inputTokens = countInputTokens(model, texts);
+    const outputTokens = 40;
+    sequence += 1;
+    sendJson(res, 200, {
+      id: `resp_fake${sequence}`,
+      object: 'response.compaction',
+      created_at: Math.floor(Date.now() / 1000),
+      output: [
+        ...users.map((item, at) => ({
+          id: `msg_fake${sequence}_${at}`,
+          type: 'message',
+          status: 'completed',
+          role: 'user',
+          content:
+            typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content,
+        })),
+        { id: `cmp_fake${sequence}`, type: 'compaction', encrypted_content: `gAAAA-fake-${sequence}` },
+      ],
+      usage: {
+        input_tokens: inputTokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: outputTokens,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: inputTokens + outputTokens,
+      },
+    });
   };
 
   const images = (res: ServerResponse, fields: Record<string, unknown>) => {
@@ -656,6 +746,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     if (req.method === 'POST' && path === '/v1/moderations') return moderations(res, json);
     if (req.method === 'POST' && path === '/v1/rerank') return rerank(res, json);
     if (req.method === 'POST' && path === '/v1/responses') return responses(res, json);
+    if (req.method === 'POST' && path === '/v1/responses/compact') return compact(res, json);
     if (req.method === 'POST' && path === '/v1/images/generations') return images(res, json);
     if (req.method === 'POST' && path === '/v1/images/edits') return images(res, formFields(raw));
     if (req.method === 'POST' && path === '/v1/audio/speech') return speech(res, json);

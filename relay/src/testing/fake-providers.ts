@@ -36,6 +36,8 @@ export interface FakeProviderBehaviour {
   readonly apiKey: string | undefined;
   /** The tool to call (when the request offers it) and its arguments; default: the first tool, `{city:"Paris"}`. */
   readonly toolCall: { readonly name: string; readonly args: Record<string, unknown> } | undefined;
+  /** Call a tool at most this many times (counted from the last setBehaviour), then only answer. */
+  readonly toolCallLimit: number | undefined;
 }
 
 export const DEFAULT_PROVIDER_BEHAVIOUR: FakeProviderBehaviour = {
@@ -50,6 +52,7 @@ export const DEFAULT_PROVIDER_BEHAVIOUR: FakeProviderBehaviour = {
   omitUsage: false,
   apiKey: undefined,
   toolCall: undefined,
+  toolCallLimit: undefined,
 };
 
 export interface ProviderRequest {
@@ -78,6 +81,8 @@ function toolNames(body: Record<string, unknown>): string[] {
   const names: string[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (!isRecord(tool)) continue;
+    // A server tool (Anthropic's web search) is run by the provider, never called back to the client.
+    if (typeof tool.type === 'string' && tool.type !== 'custom' && tool.type !== 'function') continue;
     if (typeof tool.name === 'string') names.push(tool.name);
     else if (isRecord(tool.function) && typeof tool.function.name === 'string')
       names.push(tool.function.name);
@@ -95,15 +100,32 @@ function toolToCall(
   body: Record<string, unknown>,
   wanted: FakeProviderBehaviour['toolCall'],
 ): { name: string; args: Record<string, unknown> } | undefined {
-  const text = JSON.stringify(body.messages ?? body.contents ?? []);
-  if (text.includes('tool_result') || text.includes('functionResponse') || text.includes('"role":"tool"'))
-    return undefined;
+  if (answersACall(body)) return undefined;
   const names = toolNames(body);
   if (wanted) return names.includes(wanted.name) ? { name: wanted.name, args: wanted.args } : undefined;
   return names[0] === undefined ? undefined : { name: names[0], args: TOOL_ARGS };
 }
 
 const TOOL_ARGS = { city: 'Paris' };
+
+/**
+ * Whether the conversation holds an answer to a tool call: a chat `tool` message, an Anthropic `tool_result` block
+ * or a Gemini `functionResponse` part (read from the structure: an agent's system prompt may name them in text).
+ */
+function answersACall(body: Record<string, unknown>): boolean {
+  const turns = [
+    ...(Array.isArray(body.messages) ? body.messages : []),
+    ...(Array.isArray(body.contents) ? body.contents : []),
+  ].filter(isRecord);
+  return turns.some(
+    (turn) =>
+      turn.role === 'tool' ||
+      (Array.isArray(turn.content) &&
+        turn.content.some((block) => isRecord(block) && block.type === 'tool_result')) ||
+      (Array.isArray(turn.parts) &&
+        turn.parts.some((part) => isRecord(part) && isRecord(part.functionResponse))),
+  );
+}
 
 /** The fields of Gemini's `Schema` (https://ai.google.dev/api/caching#Schema). */
 const GEMINI_SCHEMA_FIELDS = new Set([
@@ -165,6 +187,14 @@ export async function startFakeProviders(
   initial: Partial<FakeProviderBehaviour> = {},
 ): Promise<FakeProviders> {
   let behaviour: FakeProviderBehaviour = { ...DEFAULT_PROVIDER_BEHAVIOUR, ...initial };
+  let toolCalls = 0;
+  /** The tool this request is answered with a call of, within the behaviour's limit. */
+  const pickTool = (body: Record<string, unknown>, b: FakeProviderBehaviour) => {
+    if (b.toolCallLimit !== undefined && toolCalls >= b.toolCallLimit) return undefined;
+    const tool = toolToCall(body, b.toolCall);
+    if (tool) toolCalls += 1;
+    return tool;
+  };
   const requests: ProviderRequest[] = [];
   const sockets = new Set<Socket>();
 
@@ -212,7 +242,7 @@ export async function startFakeProviders(
       });
     const input = promptTokensOf(raw);
     if (path === '/v1/messages/count_tokens') return json(res, 200, { input_tokens: input });
-    const tool = toolToCall(body, b.toolCall);
+    const tool = pickTool(body, b);
     const thinks = isRecord(body.thinking) && body.thinking.type === 'enabled';
     const output = wordsOf(b.reply).length + (thinks ? wordsOf(b.thinking).length : 0) + (tool ? 12 : 0);
     const usage = {
@@ -344,7 +374,7 @@ export async function startFakeProviders(
           status: 'INVALID_ARGUMENT',
         },
       });
-    const tool = toolToCall(body, b.toolCall);
+    const tool = pickTool(body, b);
     const config = isRecord(body.generationConfig) ? body.generationConfig : {};
     const thinks = isRecord(config.thinkingConfig) && config.thinkingConfig.includeThoughts === true;
     const candidates = wordsOf(b.reply).length + (tool ? 6 : 0);
@@ -408,7 +438,7 @@ export async function startFakeProviders(
         error: { message: b.errorMessage, type: 'server_error', param: null, code: null },
       });
     const model = String(body.model);
-    const tool = toolToCall(body, b.toolCall);
+    const tool = pickTool(body, b);
     const thinks = typeof body.reasoning_effort === 'string' && body.reasoning_effort !== 'none';
     const prompt = promptTokensOf(raw);
     const completion = wordsOf(b.reply).length + (tool ? 12 : 0) + (thinks ? wordsOf(b.thinking).length : 0);
@@ -523,6 +553,7 @@ export async function startFakeProviders(
     requests,
     setBehaviour(change) {
       behaviour = { ...behaviour, ...change };
+      toolCalls = 0;
     },
     async close() {
       for (const socket of sockets) socket.destroy();

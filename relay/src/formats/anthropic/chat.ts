@@ -24,6 +24,8 @@ import {
   type ChatAnswer,
   type ChatRequest,
   contentText,
+  hostedKindOf,
+  hostedToolsOf,
   isRecord,
   type Json,
   nowSeconds,
@@ -210,6 +212,8 @@ export function chatToMessages(chat: ChatRequest, model: string, options: Format
     const choice = toolChoiceOf(chat.tool_choice, chat.parallel_tool_calls);
     if (choice) body.tool_choice = choice;
   }
+  const search = webSearchTool(chat, body.tools);
+  if (search) body.tools = [...(Array.isArray(body.tools) ? body.tools : []), search];
   if (typeof chat.user === 'string') body.metadata = { user_id: chat.user };
   // In a tool loop Anthropic wants the assistant turn that called the tools to start with its signed thinking;
   // without it (a client that did not keep it), this turn goes without thinking rather than be refused.
@@ -229,6 +233,34 @@ export function chatToMessages(chat: ChatRequest, model: string, options: Format
     if (topP !== undefined && temperature === undefined) body.top_p = topP;
   }
   return body;
+}
+
+/** The name Anthropic's web search server tool is called by (it must be this name). */
+const WEB_SEARCH_NAME = 'web_search';
+
+/**
+ * A hosted `web_search` (canonical.ts `hosted_tools`) as Anthropic's web search server tool
+ * (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool): the allowed domains
+ * (`filters.allowed_domains`) and the approximate user location carried over. None when the client declared a
+ * function of that name too (Anthropic wants tool names unique; the client's function wins).
+ */
+function webSearchTool(chat: ChatRequest, tools: unknown): Json | undefined {
+  const search = hostedToolsOf(chat).find((tool) => hostedKindOf(tool.type) === 'web_search');
+  if (!search) return undefined;
+  if (Array.isArray(tools) && tools.some((tool) => isRecord(tool) && tool.name === WEB_SEARCH_NAME))
+    return undefined;
+  const out: Json = { type: 'web_search_20250305', name: WEB_SEARCH_NAME };
+  const filters = isRecord(search.filters) ? search.filters : {};
+  if (Array.isArray(filters.allowed_domains) && filters.allowed_domains.length > 0)
+    out.allowed_domains = filters.allowed_domains;
+  const location = isRecord(search.user_location) ? search.user_location : undefined;
+  if (location) {
+    const place: Json = { type: 'approximate' };
+    for (const field of ['city', 'region', 'country', 'timezone'] as const)
+      if (typeof location[field] === 'string') place[field] = location[field];
+    out.user_location = place;
+  }
+  return out;
 }
 
 /** A Messages answer as a `chat.completion`. */

@@ -76,6 +76,8 @@ export const anthropicFormat: Format = {
   id: 'anthropic',
   supports: (endpoint) => endpoint === 'messages' || endpoint === 'count-tokens' || endpoint === 'chat',
   retriesBadRequest: true,
+  // A hosted web search becomes the web search server tool (chat.ts).
+  hostedTools: new Set(['web_search']),
   writeRequest(channel: ChannelView, input: BuildRequestInput): FormatRequest {
     const { payload } = input;
     if (payload.kind !== 'json') throw new Error('Anthropic takes JSON requests only');

@@ -17,8 +17,9 @@
  * Thinking on a converted path: a thinking block written from another provider's reasoning carries an empty
  * `signature` (nothing Anthropic could verify; Anthropic's own, re-encoded for a sensitive-word check, keeps its); `thinking` and `redacted_thinking` blocks a client sends back in
  * its history are left out of the chat request (never sent on as text: their signatures mean nothing to another
- * provider). Server tools (`web_search_20250305`, code execution, ... — any tool with a `type` other than
- * `custom`) and `mcp_servers` only Anthropic runs: such a request is refused with a 400 naming them unless an
+ * provider). The web search server tool becomes the channel's own search (Gemini's `googleSearch`) or is left
+ * out and the client told (docs/adr/0029); other server tools (code execution, ... — any tool with a `type` other
+ * than `custom`) and `mcp_servers` only Anthropic runs: such a request is refused with a 400 naming them unless an
  * Anthropic channel serves the model. Citations of an Anthropic answer pass unread to an Anthropic client; on a
  * converted path an answer is text only.
  */
@@ -130,15 +131,33 @@ const MAX_USER_LENGTH = 64;
 /** Blocks of a client's history no other provider can read: Anthropic-signed thinking. */
 const SIGNED_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 
+/** Anthropic's web search server tool (`web_search_20250305`, and the versions after it). */
+const isWebSearch = (tool: Json): boolean =>
+  typeof tool.type === 'string' && tool.type.startsWith('web_search_');
+
+/**
+ * The web search server tool as a canonical hosted web search (canonical.ts `hosted_tools`), in the Responses
+ * tool's terms (allowed domains as `filters`, the approximate user location), for the channel's own search.
+ */
+function hostedWebSearch(tool: Json): Json {
+  const hosted: Json = { type: 'web_search' };
+  if (Array.isArray(tool.allowed_domains) && tool.allowed_domains.length > 0)
+    hosted.filters = { allowed_domains: tool.allowed_domains };
+  if (isRecord(tool.user_location)) hosted.user_location = tool.user_location;
+  return hosted;
+}
+
 /**
  * Why a Messages request cannot go to a channel of another format: a server tool (a tool with a `type` other than
- * `custom`) or an MCP server only Anthropic runs. A 400 naming it.
+ * `custom`) or an MCP server only Anthropic runs. A 400 naming it. The web search server tool is not a reason:
+ * another channel runs its own search, or it is left out and the client told (docs/adr/0029).
  */
 export function refuseMessagesConversion(body: Readonly<Json>): RelayError | undefined {
   const refuse = (message: string) => localError(400, 'unsupported_tool', message, 'invalid_request_error');
   const tools = Array.isArray(body.tools) ? body.tools : [];
   for (const tool of tools) {
     if (!isRecord(tool) || tool.type === undefined || tool.type === null || tool.type === 'custom') continue;
+    if (isWebSearch(tool)) continue;
     const name = typeof tool.name === 'string' ? ` (${tool.name})` : '';
     return refuse(
       `tools: the server tool ${String(tool.type)}${name} is not supported for this model: only an Anthropic channel runs it, and the model's channel is of another provider; leave the tool out or use a model an Anthropic channel serves`,
@@ -197,8 +216,13 @@ export function messagesToChatRequest(body: Readonly<Json>, model: string, isStr
   for (const field of ['temperature', 'top_p'] as const)
     if (asNumber(body[field]) !== undefined) chat[field] = body[field];
   if (Array.isArray(body.stop_sequences) && body.stop_sequences.length > 0) chat.stop = body.stop_sequences;
-  if (Array.isArray(body.tools) && body.tools.length > 0) {
-    chat.tools = body.tools.filter(isRecord).map((tool) => ({
+  const search = (Array.isArray(body.tools) ? body.tools : []).filter(isRecord).find(isWebSearch);
+  if (search) chat.hosted_tools = [hostedWebSearch(search)];
+  const functions = (Array.isArray(body.tools) ? body.tools : []).filter(
+    (tool): tool is Json => isRecord(tool) && !isWebSearch(tool),
+  );
+  if (functions.length > 0) {
+    chat.tools = functions.map((tool) => ({
       type: 'function',
       function: {
         name: tool.name,
@@ -211,6 +235,8 @@ export function messagesToChatRequest(body: Readonly<Json>, model: string, isStr
     const choice = body.tool_choice;
     if (choice.type === 'any') chat.tool_choice = 'required';
     else if (choice.type === 'none') chat.tool_choice = 'none';
+    else if (choice.type === 'tool' && search !== undefined && choice.name === search.name)
+      chat.tool_choice = 'auto'; // the search is the channel's own, or left out: the model chooses
     else if (choice.type === 'tool') chat.tool_choice = { type: 'function', function: { name: choice.name } };
     else chat.tool_choice = 'auto';
     if (choice.disable_parallel_tool_use === true) chat.parallel_tool_calls = false;

@@ -93,7 +93,12 @@ export function createAnthropicDecoder(model: string): StreamDecoder {
             if (held) held.signature += delta.signature;
             return NONE;
           }
-          if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
+          // A server tool's input (web search's query) is Anthropic's own business, not a call for the client.
+          if (
+            delta.type === 'input_json_delta' &&
+            typeof delta.partial_json === 'string' &&
+            toolIndex.has(index)
+          ) {
             const call = toolIndex.get(index) ?? 0;
             return {
               chunks: [chunk({ tool_calls: [{ index: call, function: { arguments: delta.partial_json } }] })],

@@ -22,6 +22,8 @@ import {
   type ChatAnswer,
   type ChatRequest,
   contentText,
+  hostedKindOf,
+  hostedToolsOf,
   isRecord,
   type Json,
   nowSeconds,
@@ -301,6 +303,9 @@ export function chatToGemini(
       body.toolConfig = { functionCallingConfig: config };
     }
   }
+  // A hosted web search is Google Search grounding, a tool of its own beside the function declarations.
+  if (hostedToolsOf(chat).some((tool) => hostedKindOf(tool.type) === 'web_search'))
+    body.tools = [...(Array.isArray(body.tools) ? body.tools : []), { googleSearch: {} }];
   if (needsThoughtSignatures(thinking.model)) signCalls(contents);
   return { model: thinking.model, body };
 }

@@ -32,6 +32,8 @@ export const geminiFormat: Format = {
     endpoint === 'count-tokens-gemini' ||
     endpoint === 'embed-content',
   retriesBadRequest: false,
+  // A hosted web search becomes Google Search grounding (chat.ts).
+  hostedTools: new Set(['web_search']),
   writeRequest(channel: ChannelView, input: BuildRequestInput): FormatRequest {
     const { payload } = input;
     if (payload.kind !== 'json') throw new Error('Gemini takes JSON requests only');

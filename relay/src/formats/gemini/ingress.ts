@@ -9,9 +9,10 @@
  * message), `functionDeclarations` tools, `functionCallingConfig` the `tool_choice`, `generationConfig` the
  * sampling fields and `thinkingConfig` a `reasoning_effort`. Answer (chat → Gemini): the parts of one candidate
  * (thoughts marked `thought`), `finishReason`, `usageMetadata`. In a stream a function call is sent whole, when
- * its arguments are complete. Tools only Gemini runs (`googleSearch` grounding, `codeExecution`, `urlContext`, ...)
- * are refused with a 400 naming them unless a Gemini channel serves the model; grounding metadata exists only on
- * the Gemini path.
+ * its arguments are complete. Google Search grounding becomes the channel's own web search (Anthropic's server
+ * tool) or is left out and the client told (docs/adr/0029); other tools only Gemini runs (`codeExecution`,
+ * `urlContext`, ...) are refused with a 400 naming them unless a Gemini channel serves the model; grounding
+ * metadata exists only on the Gemini path.
  */
 
 import { localError, type RelayError } from '../../errors.ts';
@@ -68,6 +69,13 @@ export function jsonSchemaOf(schema: unknown): unknown {
         : jsonSchemaOf(value);
   return out;
 }
+
+/** Gemini's Google Search grounding tools (the current one, the 1.5 one, and the REST spelling). */
+const GOOGLE_SEARCH_TOOLS: ReadonlySet<string> = new Set([
+  'googleSearch',
+  'googleSearchRetrieval',
+  'google_search',
+]);
 
 const partsOf = (content: unknown): Json[] =>
   isRecord(content) && Array.isArray(content.parts) ? content.parts.filter(isRecord) : [];
@@ -132,6 +140,10 @@ export function geminiToChatRequest(body: Readonly<Json>, model: string, isStrea
   for (const tool of Array.isArray(body.tools) ? body.tools : [])
     if (isRecord(tool) && Array.isArray(tool.functionDeclarations))
       declarations.push(...tool.functionDeclarations.filter(isRecord));
+  const searches = (Array.isArray(body.tools) ? body.tools : []).some(
+    (tool) => isRecord(tool) && Object.keys(tool).some((name) => GOOGLE_SEARCH_TOOLS.has(name)),
+  );
+  if (searches) chat.hosted_tools = [{ type: 'web_search' }];
   if (declarations.length > 0)
     chat.tools = declarations.map((fn) => ({
       type: 'function',
@@ -285,13 +297,16 @@ export function createGeminiEncoder(
 }
 
 /**
- * Why a `generateContent` request cannot go to a channel of another format: a tool only Gemini runs (Google Search
- * grounding, code execution, URL context, ... — any tool entry other than `functionDeclarations`). A 400 naming it.
+ * Why a `generateContent` request cannot go to a channel of another format: a tool only Gemini runs (code execution,
+ * URL context, ... — any tool entry other than `functionDeclarations` and Google Search). A 400 naming it. Google
+ * Search is not a reason: another channel runs its own search, or it is left out and the client told (ADR 0029).
  */
 export function refuseGeminiConversion(body: Readonly<Json>): RelayError | undefined {
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (!isRecord(tool)) continue;
-    const builtIn = Object.keys(tool).find((name) => name !== 'functionDeclarations');
+    const builtIn = Object.keys(tool).find(
+      (name) => name !== 'functionDeclarations' && !GOOGLE_SEARCH_TOOLS.has(name),
+    );
     if (builtIn !== undefined)
       return localError(
         400,

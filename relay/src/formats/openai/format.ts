@@ -18,6 +18,7 @@ import { normaliseOpenAiUsage } from '../../metering/usage.ts';
 import { THINKING_CONTENT_PREFIX } from '../canonical.ts';
 import type { BuildRequestInput, ChannelView, Endpoint, Format, FormatRequest } from '../format.ts';
 import { chatAnswerRewriteOf } from './answer-rewrite.ts';
+import { withSummariesForOpenAi } from './compaction.ts';
 import { applyReasoningConventions } from './reasoning.ts';
 import { createOpenAiChatDecoder } from './stream.ts';
 
@@ -33,6 +34,7 @@ const PATHS: Record<OpenAiEndpoint, string> = {
   moderations: '/v1/moderations',
   rerank: '/v1/rerank',
   responses: '/v1/responses',
+  'responses-compact': '/v1/responses/compact',
   'image-generation': '/v1/images/generations',
   'image-edit': '/v1/images/edits',
   speech: '/v1/audio/speech',
@@ -73,6 +75,9 @@ export const openAiFormat: Format = {
     // a Claude channel) mean nothing to OpenAI, which would refuse to decrypt them.
     if (input.endpoint === 'responses' && Array.isArray(body.input) && body.input.some(isRelayReasoning))
       body.input = body.input.filter((item) => !isRelayReasoning(item));
+    // The relay's compactions (of a history once served elsewhere) go to OpenAI as the summaries they hold.
+    if (input.endpoint === 'responses' || input.endpoint === 'responses-compact')
+      body.input = withSummariesForOpenAi(body.input);
     const rewrite = input.endpoint === 'chat' ? chatAnswerRewriteOf(channel) : undefined;
     const answer = { path, model, headers: {}, ...(rewrite ? { rewrite } : {}) };
     if (input.passThrough) return { ...answer, body: { kind: 'json', json: body } };

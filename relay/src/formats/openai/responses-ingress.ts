@@ -15,11 +15,16 @@
  * Anthropic's signed thinking (canonical.ts) goes to a client that asked for `reasoning.encrypted_content` in its
  * reasoning item's `encrypted_content`, and back from its history to the assistant turn after it, so thinking
  * survives Codex's tool loops on a Claude channel; an OpenAI channel never sees such an item (adapters/openai).
- * Built-in tools only OpenAI runs (web search, file search, code interpreter, computer use, image generation, MCP,
- * shell, apply_patch) and stored state (`previous_response_id`, `conversation`) cannot be converted: such a
- * request is refused with a 400 naming them unless an OpenAI channel serves the model (docs/adr/0018).
+ * A `namespace` tool (a group of function and custom tools) is offered as one function per tool named
+ * `<namespace>__<tool>` (flatToolName), and its calls come back under the tool's own name with `namespace`, as
+ * OpenAI answers them. Built-in tools OpenAI runs (web search, file search, code interpreter, MCP, ...) go to the
+ * canonical request's `hosted_tools`: a format with an equivalent runs it (web search on Anthropic and Gemini),
+ * the others leave it out and the client is told (`x-turnpike-dropped-tools`, the log's `dropped_tools`;
+ * docs/adr/0029). Stored state (`previous_response_id`, `conversation`) cannot be converted: such a request is
+ * refused with a 400 naming it unless an OpenAI channel serves the model (docs/adr/0018).
  */
 
+import { createHash } from 'node:crypto';
 import { localError, type RelayError, toOpenAiErrorBody } from '../../errors.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
 import {
@@ -36,6 +41,7 @@ import {
   thinkingBlocksOf,
 } from '../canonical.ts';
 import { bearerKey, type Ingress, type StreamEncoder } from '../ingress.ts';
+import { asksCompaction, compactionItem, SUMMARY_REQUEST, summaryMessageOf } from './compaction.ts';
 
 function chatParts(content: unknown): unknown {
   if (typeof content === 'string') return content;
@@ -56,22 +62,62 @@ function chatParts(content: unknown): unknown {
 /** How a tool the client declared is offered to a chat upstream, and its calls read back. */
 type ToolKind = 'function' | 'custom' | 'local_shell';
 
+/** A tool the client declared, under the name a chat upstream calls it by. */
+interface DeclaredTool {
+  readonly kind: ToolKind;
+  /** Its own name (within its namespace). */
+  readonly name: string;
+  /** The `namespace` tool it belongs to, when it does. */
+  readonly namespace?: string;
+}
+
 /** The name `local_shell` calls are offered under (the tool itself has no name). */
 export const LOCAL_SHELL_NAME = 'local_shell';
 
-/** The client's tools by the name a chat upstream calls them (function tools are not listed). */
-export function toolKindsOf(body: Readonly<Json>): ReadonlyMap<string, ToolKind> {
-  const kinds = new Map<string, ToolKind>();
+/** The longest tool name every chat upstream takes (OpenAI's, Anthropic's and Gemini's rules agree on 64). */
+const TOOL_NAME_LIMIT = 64;
+
+/**
+ * The one function name a tool of a `namespace` tool is offered under: `<namespace>__<tool>`, with any character
+ * outside `[A-Za-z0-9_-]` made `_`, starting with a letter or `_` (Gemini's rule), and cut to 64 characters with a
+ * hash of the whole name at its end when longer, so two long names stay apart and the same tool always gets the
+ * same name (history, tool_choice and answers all meet on it). docs/adr/0029.
+ */
+export function flatToolName(namespace: string, name: string): string {
+  let flat = `${namespace}__${name}`.replace(/[^A-Za-z0-9_-]/g, '_');
+  if (!/^[A-Za-z_]/.test(flat)) flat = `_${flat}`;
+  if (flat.length <= TOOL_NAME_LIMIT) return flat;
+  const hash = createHash('sha256').update(`${namespace}\0${name}`).digest('hex').slice(0, 8);
+  return `${flat.slice(0, TOOL_NAME_LIMIT - hash.length - 1)}_${hash}`;
+}
+
+/** The name a chat upstream knows a called tool by: its flat name when it is in a namespace. */
+const chatToolName = (name: unknown, namespace: unknown): unknown =>
+  typeof namespace === 'string' && namespace !== '' && typeof name === 'string'
+    ? flatToolName(namespace, name)
+    : name;
+
+/** The client's tools by the name a chat upstream calls them (top-level function tools are not listed). */
+function toolTableOf(body: Readonly<Json>): ReadonlyMap<string, DeclaredTool> {
+  const table = new Map<string, DeclaredTool>();
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
     if (!isRecord(tool)) continue;
-    if (tool.type === 'custom' && typeof tool.name === 'string') kinds.set(tool.name, 'custom');
-    else if (tool.type === 'local_shell') kinds.set(LOCAL_SHELL_NAME, 'local_shell');
+    if (tool.type === 'custom' && typeof tool.name === 'string')
+      table.set(tool.name, { kind: 'custom', name: tool.name });
+    else if (tool.type === 'local_shell')
+      table.set(LOCAL_SHELL_NAME, { kind: 'local_shell', name: LOCAL_SHELL_NAME });
+    else if (tool.type === 'namespace' && typeof tool.name === 'string')
+      for (const inner of Array.isArray(tool.tools) ? tool.tools : []) {
+        if (!isRecord(inner) || typeof inner.name !== 'string') continue;
+        const kind = inner.type === 'custom' ? 'custom' : 'function';
+        table.set(flatToolName(tool.name, inner.name), { kind, name: inner.name, namespace: tool.name });
+      }
   }
-  return kinds;
+  return table;
 }
 
 /** A `custom` tool as a chat function with one string argument; its format's grammar goes in the description. */
-function customFunction(tool: Json): Json {
+function customFunction(tool: Json, name: unknown = tool.name): Json {
   const format = isRecord(tool.format) ? tool.format : undefined;
   const notes = [typeof tool.description === 'string' ? tool.description : ''];
   if (format?.type === 'grammar' && typeof format.definition === 'string')
@@ -81,7 +127,7 @@ function customFunction(tool: Json): Json {
   return {
     type: 'function',
     function: {
-      name: tool.name,
+      name,
       description: notes.filter((note) => note !== '').join('\n\n'),
       parameters: {
         type: 'object',
@@ -110,8 +156,18 @@ const LOCAL_SHELL_FUNCTION: Json = {
   },
 };
 
-/** Tool types a chat upstream can be offered (the rest are built-ins only OpenAI runs). */
-const CONVERTIBLE_TOOLS = new Set(['function', 'custom', 'local_shell']);
+/** A `function` tool as a chat function (named `name`: its flat name when it is in a namespace). */
+const chatFunction = (tool: Json, name: unknown = tool.name): Json => ({
+  type: 'function',
+  function: {
+    name,
+    ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+    parameters: isRecord(tool.parameters) ? tool.parameters : { type: 'object', properties: {} },
+  },
+});
+
+/** Tool types a chat upstream is offered as functions; any other is a built-in (hosted) tool. */
+const FUNCTION_LIKE_TOOLS = new Set(['function', 'custom', 'local_shell', 'namespace']);
 
 /** The text of a tool output: a string, or content parts (their text). */
 const outputText = (output: unknown): string =>
@@ -122,8 +178,8 @@ const outputText = (output: unknown): string =>
       : JSON.stringify(output ?? '');
 
 /**
- * Why a Responses request cannot go to a channel of another format: stored state the gateway does not keep, or a
- * built-in tool only OpenAI runs. A 400 in OpenAI's shape naming it.
+ * Why a Responses request cannot go to a channel of another format: stored state the gateway does not keep. A 400
+ * in OpenAI's shape naming it. (Built-in tools are not a reason: they are mapped or left out, docs/adr/0029.)
  */
 export function refuseResponsesConversion(body: Readonly<Json>): RelayError | undefined {
   const refuse = (message: string, param: string) => ({
@@ -140,16 +196,15 @@ export function refuseResponsesConversion(body: Readonly<Json>): RelayError | un
       "conversation is not supported for this model: the gateway stores no conversations and the model's channel is not OpenAI's; send the full input with store=false",
       'conversation',
     );
-  const tools = Array.isArray(body.tools) ? body.tools : [];
-  for (const [index, tool] of tools.entries()) {
-    const type = isRecord(tool) ? asString(tool.type) : undefined;
-    if (type !== undefined && !CONVERTIBLE_TOOLS.has(type))
-      return refuse(
-        `the built-in tool ${type} is not supported for this model: only an OpenAI channel runs it, and the model's channel is of another provider; leave the tool out or use a model an OpenAI channel serves`,
-        `tools[${index}]`,
-      );
-  }
   return undefined;
+}
+
+/** A tool of a namespace, its description led by the namespace's, so the model knows the group it is in. */
+function namespaced(namespace: Json, tool: Json): Json {
+  const about = [namespace.description, tool.description].filter(
+    (text): text is string => typeof text === 'string' && text !== '',
+  );
+  return about.length > 0 ? { ...tool, description: about.join('\n\n') } : tool;
 }
 
 export function responsesToChatRequest(body: Readonly<Json>, model: string, isStream: boolean): Json {
@@ -175,10 +230,19 @@ export function responsesToChatRequest(body: Readonly<Json>, model: string, isSt
   for (const item of Array.isArray(input) ? input : []) {
     if (!isRecord(item)) continue;
     if (item.type === 'reasoning') pending.push(...decodeThinkingContent(item.encrypted_content));
+    else if (item.type === 'compaction') {
+      // The relay's summary of what came before; OpenAI's own compaction is opaque here and left out.
+      const summary = summaryMessageOf(item);
+      if (summary) messages.push(summary);
+    } else if (item.type === 'compaction_trigger') messages.push({ role: 'user', content: SUMMARY_REQUEST });
     else if (item.type === 'function_call')
-      pushCall(item.call_id, item.name, asString(item.arguments) ?? '{}');
+      pushCall(item.call_id, chatToolName(item.name, item.namespace), asString(item.arguments) ?? '{}');
     else if (item.type === 'custom_tool_call')
-      pushCall(item.call_id, item.name, JSON.stringify({ input: asString(item.input) ?? '' }));
+      pushCall(
+        item.call_id,
+        chatToolName(item.name, item.namespace),
+        JSON.stringify({ input: asString(item.input) ?? '' }),
+      );
     else if (item.type === 'local_shell_call') {
       const { type: _exec, ...action } = isRecord(item.action) ? item.action : {};
       pushCall(item.call_id ?? item.id, LOCAL_SHELL_NAME, JSON.stringify(action));
@@ -206,27 +270,35 @@ export function responsesToChatRequest(body: Readonly<Json>, model: string, isSt
   if (isRecord(body.reasoning) && typeof body.reasoning.effort === 'string')
     chat.reasoning_effort = body.reasoning.effort;
   const tools: Json[] = [];
+  const hosted: Json[] = [];
   for (const tool of Array.isArray(body.tools) ? body.tools : []) {
-    if (!isRecord(tool)) continue;
+    if (!isRecord(tool) || typeof tool.type !== 'string') continue;
     if (tool.type === 'custom') tools.push(customFunction(tool));
     else if (tool.type === 'local_shell') tools.push(LOCAL_SHELL_FUNCTION);
-    else if (tool.type === 'function')
-      tools.push({
-        type: 'function',
-        function: {
-          name: tool.name,
-          ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-          parameters: isRecord(tool.parameters) ? tool.parameters : { type: 'object', properties: {} },
-        },
-      });
+    else if (tool.type === 'function') tools.push(chatFunction(tool));
+    else if (tool.type === 'namespace' && typeof tool.name === 'string')
+      for (const inner of Array.isArray(tool.tools) ? tool.tools : []) {
+        if (!isRecord(inner) || typeof inner.name !== 'string') continue;
+        const flat = flatToolName(tool.name, inner.name);
+        const described = namespaced(tool, inner);
+        tools.push(inner.type === 'custom' ? customFunction(described, flat) : chatFunction(described, flat));
+      }
+    else if (!FUNCTION_LIKE_TOOLS.has(tool.type)) hosted.push(tool);
   }
   if (tools.length > 0) chat.tools = tools;
+  if (hosted.length > 0) chat.hosted_tools = hosted;
   const choice = body.tool_choice;
   if (choice === 'auto' || choice === 'required' || choice === 'none') chat.tool_choice = choice;
   else if (isRecord(choice) && (choice.type === 'function' || choice.type === 'custom'))
-    chat.tool_choice = { type: 'function', function: { name: choice.name } };
+    chat.tool_choice = { type: 'function', function: { name: chatToolName(choice.name, choice.namespace) } };
   else if (isRecord(choice) && choice.type === 'local_shell')
     chat.tool_choice = { type: 'function', function: { name: LOCAL_SHELL_NAME } };
+  // A choice of a built-in tool is left to the model (auto): the tool may be left out for this channel.
+  // A compaction asks for a summary, not a call (tools stay declared: a history with calls needs them).
+  if (asksCompaction(body)) {
+    if (chat.tools !== undefined) chat.tool_choice = 'none';
+    delete chat.hosted_tools;
+  }
   if (body.parallel_tool_calls === false) chat.parallel_tool_calls = false;
   if (typeof body.user === 'string') chat.user = body.user;
   return chat;
@@ -268,14 +340,18 @@ const keepsReasoning = (body: Readonly<Json>): boolean =>
  * A finished tool call as the output item of the tool the client declared: `function_call` with its arguments,
  * `custom_tool_call` with the `input` string, or `local_shell_call` with an exec action.
  */
-export function callItem(
-  kinds: ReadonlyMap<string, ToolKind>,
+function callItem(
+  table: ReadonlyMap<string, DeclaredTool>,
   callId: string,
-  name: string,
+  chatName: string,
   args: string,
   id?: string,
 ): Json {
-  const kind = kinds.get(name) ?? 'function';
+  const declared = table.get(chatName);
+  const kind = declared?.kind ?? 'function';
+  // A tool of a namespace is called under its own name and its namespace, as OpenAI calls it.
+  const name = declared?.name ?? chatName;
+  const namespace = declared?.namespace !== undefined ? { namespace: declared.namespace } : {};
   if (kind === 'custom') {
     const parsed = parseArguments(args);
     const input = typeof parsed.input === 'string' ? parsed.input : args;
@@ -284,6 +360,7 @@ export function callItem(
       id: id ?? `ctc_${randomId()}`,
       call_id: callId,
       name,
+      ...namespace,
       input,
       status: 'completed',
     };
@@ -311,6 +388,7 @@ export function callItem(
     id: id ?? `fc_${randomId()}`,
     call_id: callId,
     name,
+    ...namespace,
     arguments: args,
     status: 'completed',
   };
@@ -334,7 +412,7 @@ export function chatToResponse(
   model: string,
   body: Readonly<Json> = {},
 ): Json {
-  const kinds = toolKindsOf(body);
+  const table = toolTableOf(body);
   const choice = Array.isArray(answer.choices) && isRecord(answer.choices[0]) ? answer.choices[0] : {};
   const message = isRecord(choice.message) ? choice.message : {};
   const output: Json[] = [];
@@ -343,12 +421,22 @@ export function chatToResponse(
   if (reasoning !== '' || (signed.length > 0 && keepsReasoning(body)))
     output.push(reasoningItem(`rs_${randomId()}`, reasoning, signed, keepsReasoning(body)));
   const text = contentText(message.content);
+  if (asksCompaction(body)) {
+    const response = responseObject(
+      `resp_${randomId()}`,
+      model,
+      'completed',
+      [compactionItem(text.trim())],
+      null,
+    );
+    return { ...response, usage: toResponsesUsage(usage) };
+  }
   if (text !== '') output.push(messageItem(`msg_${randomId()}`, text));
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (!isRecord(call) || !isRecord(call.function)) continue;
     output.push(
       callItem(
-        kinds,
+        table,
         asString(call.id) ?? `call_${randomId()}`,
         asString(call.function.name) ?? '',
         asString(call.function.arguments) ?? '{}',
@@ -365,7 +453,7 @@ export function createResponsesEncoder(
   model: string,
   requestId: string,
 ): StreamEncoder {
-  const kinds = toolKindsOf(body);
+  const table = toolTableOf(body);
   const id = `resp_${requestId.replace(/[^A-Za-z0-9]/g, '').slice(0, 24) || randomId()}`;
   let sequence = 0;
   let out = '';
@@ -380,11 +468,16 @@ export function createResponsesEncoder(
         item: Json;
         text: string;
         callIndex?: number;
+        /** A call's tool name as the chat upstream knows it (flat, for a tool of a namespace). */
+        chatName?: string;
         signed?: ThinkingBlock[];
       }
     | undefined;
   const keep = keepsReasoning(body);
   let finish: string | undefined;
+  /** A compaction's summary, gathered whole: it goes out as one `compaction` item at the end. */
+  const compacting = asksCompaction(body);
+  let summary = '';
   const close = () => {
     if (!open) return;
     const index = items.length;
@@ -405,8 +498,8 @@ export function createResponsesEncoder(
       Object.assign(item, { status: 'completed', arguments: text });
     } else {
       // A custom or local shell call: its input is known once the arguments are whole.
-      const name = item.type === 'local_shell_call' ? LOCAL_SHELL_NAME : String(item.name);
-      const done = callItem(kinds, String(item.call_id), name, text, String(item.id));
+      const name = item.type === 'local_shell_call' ? LOCAL_SHELL_NAME : (open.chatName ?? String(item.name));
+      const done = callItem(table, String(item.call_id), name, text, String(item.id));
       if (done.type === 'custom_tool_call') {
         const input = String(done.input);
         if (input !== '')
@@ -424,9 +517,18 @@ export function createResponsesEncoder(
     items.push(item);
     open = undefined;
   };
-  const begin = (kind: 'text' | 'reasoning' | 'call', item: Json, callIndex?: number) => {
+  const begin = (
+    kind: 'text' | 'reasoning' | 'call',
+    item: Json,
+    call?: { index: number; chatName: string },
+  ) => {
     close();
-    open = { kind, item, text: '', ...(callIndex === undefined ? {} : { callIndex }) };
+    open = {
+      kind,
+      item,
+      text: '',
+      ...(call === undefined ? {} : { callIndex: call.index, chatName: call.chatName }),
+    };
     const index = items.length;
     emit('response.output_item.added', { output_index: index, item });
     if (kind === 'text')
@@ -457,6 +559,11 @@ export function createResponsesEncoder(
       const choice =
         Array.isArray(chunk.choices) && isRecord(chunk.choices[0]) ? chunk.choices[0] : undefined;
       const delta = choice && isRecord(choice.delta) ? choice.delta : {};
+      if (compacting) {
+        if (typeof delta.content === 'string') summary += delta.content;
+        if (choice && typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+        return take();
+      }
       if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
         if (open?.kind !== 'reasoning')
           begin('reasoning', { type: 'reasoning', id: `rs_${randomId()}`, summary: [] });
@@ -493,9 +600,12 @@ export function createResponsesEncoder(
         const index = typeof call.index === 'number' ? call.index : 0;
         const fn = isRecord(call.function) ? call.function : {};
         if (open?.kind !== 'call' || open.callIndex !== index) {
-          const name = asString(fn.name) ?? '';
+          const chatName = asString(fn.name) ?? '';
           const callId = asString(call.id) ?? `call_${randomId()}`;
-          const kind = kinds.get(name);
+          const declared = table.get(chatName);
+          const kind = declared?.kind;
+          const name = declared?.name ?? chatName;
+          const namespace = declared?.namespace !== undefined ? { namespace: declared.namespace } : {};
           begin(
             'call',
             kind === 'custom'
@@ -504,6 +614,7 @@ export function createResponsesEncoder(
                   id: `ctc_${randomId()}`,
                   call_id: callId,
                   name,
+                  ...namespace,
                   input: '',
                   status: 'in_progress',
                 }
@@ -520,10 +631,11 @@ export function createResponsesEncoder(
                     id: `fc_${randomId()}`,
                     call_id: callId,
                     name,
+                    ...namespace,
                     arguments: '',
                     status: 'in_progress',
                   },
-            index,
+            { index, chatName },
           );
         }
         const current = open as unknown as { item: Json; text: string };
@@ -543,6 +655,12 @@ export function createResponsesEncoder(
     end(usage) {
       start();
       close();
+      if (compacting) {
+        const item = compactionItem(summary.trim());
+        emit('response.output_item.added', { output_index: items.length, item });
+        emit('response.output_item.done', { output_index: items.length, item });
+        items.push(item);
+      }
       const status = finish === 'length' ? 'incomplete' : 'completed';
       emit(`response.${status}`, {
         response: responseObject(id, model, status, items, toResponsesUsage(usage)),

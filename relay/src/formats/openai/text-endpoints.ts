@@ -14,6 +14,7 @@ import { EMPTY_USAGE, type NormalisedUsage, normaliseOpenAiUsage } from '../../m
 import type { EndpointSpec, PreparedRequest } from '../../pipeline/endpoints/spec.ts';
 import type { RelayRequest } from '../../pipeline/exchange.ts';
 import { invalidRequest, isRecord, type Json } from '../../pipeline/respond.ts';
+import { openAiCompactIngress } from './compact-ingress.ts';
 import { openAiResponsesIngress } from './responses-ingress.ts';
 
 const MAX_TOKENS_LIMIT = 2 ** 30;
@@ -345,4 +346,31 @@ export const responsesSpec: EndpointSpec = {
         if (isRecord(part) && typeof part.text === 'string') part.text = edit(part.text);
     }
   },
+};
+
+/**
+ * `/v1/responses/compact` (compact-ingress.ts): the history in, the compacted history out; never streamed. An
+ * OpenAI channel answers it itself, any other through a summarising chat call; billed by the usage either way.
+ */
+export const responsesCompactSpec: EndpointSpec = {
+  endpoint: 'responses-compact',
+  ingress: openAiCompactIngress,
+  canonical: 'chat',
+  prepare(request) {
+    const read = readJsonBody(request.body);
+    if ('status' in read) return read;
+    const { body, model } = read;
+    if (body.input === undefined || body.input === null || body.input === '')
+      return invalidRequest('input is required');
+    if (body.stream === true) return invalidRequest('stream is not supported for compaction');
+    const texts = responsesTexts(body);
+    const encoding = encodingForModel(model);
+    const items = Array.isArray(body.input) ? body.input.length : 1;
+    return withLazyPromptTokens(
+      () => texts.reduce((sum, text) => sum + countTextTokens(text, encoding), 0) + 3 * items + 3,
+      { model, payload: json(body), isStream: false, promptTexts: texts },
+    );
+  },
+  answer: 'json',
+  usageOf: openAiUsage,
 };

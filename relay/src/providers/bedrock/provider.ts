@@ -89,10 +89,13 @@ async function bedrockCall(
   return { url, headers: await signedHeaders(credential, url, base, body), body };
 }
 
-/** Claude through InvokeModel, in Anthropic's format. */
+/**
+ * Claude through InvokeModel, in Anthropic's format, less the web search server tool Bedrock does not run: a
+ * client's hosted web search is left out and said so (docs/adr/0029).
+ */
 export const bedrockClaudeProvider: Provider = {
   id: 'bedrock',
-  format: anthropicFormat,
+  format: { ...anthropicFormat, hostedTools: new Set() },
   genAiName: 'aws.bedrock',
   supports: (endpoint) => endpoint === 'messages' || endpoint === 'chat',
   retriesBadRequest: false,

@@ -27,9 +27,12 @@ export function perSecondQuota(input: {
   return input.modelPrice * input.groupRatio * sizeTierFactor(input.size) * input.quotaPerUnit;
 }
 
-/** Quota of `seconds` of output. */
+/**
+ * Quota of `seconds` of output, truncated once; binary fractions are rounded off first, so $0.30 × 5/3 × 3 s is
+ * 750,000, not the 749,999 that 0.49999999999999994 would truncate to.
+ */
 export const quotaForSeconds = (perSecond: number, seconds: number): number =>
-  Math.trunc(perSecond * Math.max(0, seconds));
+  Math.trunc(Number((perSecond * Math.max(0, seconds)).toFixed(6)));
 
 /**
  * What to give back once the clip's real length is known: the charge minus the real length's price, never

@@ -17,6 +17,7 @@ import { waitFor } from '../../testing/wait.ts';
 import { failAndRefund } from '../finish.ts';
 import { taskPollerOf } from '../register.ts';
 import { HIGH_RES_FACTOR } from './price.ts';
+import { completeVideo } from './settle.ts';
 import {
   FAKE_MP4,
   FAKE_THUMBNAIL,
@@ -317,19 +318,30 @@ describe('video billing invariants', () => {
       const video = await client.videos.create({ prompt: 'a long pan', seconds: '12' });
       await settled(user.id, START - quotaOf(SORA_2, 12));
       openai.complete(await upstreamIdOf(video.id), '8');
-      await Promise.all([
+      const row = await taskRow(video.id);
+      const refund = quotaOf(SORA_2, 12) - quotaOf(SORA_2, 8);
+      // Both relays poll, and stalled pollers of other processes complete the same task directly at that moment.
+      const outcomes = await Promise.all([
         taskPollerOf(t.relay).runOnce(),
         taskPollerOf(second).runOnce(),
-        taskPollerOf(t.relay).runOnce(),
-        taskPollerOf(second).runOnce(),
+        ...Array.from({ length: 4 }, () =>
+          completeVideo(db(), t.runtime.deps.bus, {
+            id: row!.id,
+            refund,
+            now: Date.now(),
+            fields: {},
+            reason: 'raced',
+          }),
+        ),
       ]);
-      expect(await client.videos.retrieve(video.id)).toMatchObject({ status: 'completed', seconds: '8' });
+      const paid = outcomes.map((o) => ('refunded' in o ? o.refunded : o.report.refundedQuota));
+      expect(paid.filter((quota) => quota > 0)).toEqual([refund]);
+      expect(await client.videos.retrieve(video.id)).toMatchObject({ status: 'completed' });
       expect(await quotaOfUser(user.id)).toBe(START - quotaOf(SORA_2, 8));
       const refunds = await logsOf(user.id, LogType.System);
-      expect(refunds.map((log) => log.quota)).toEqual([quotaOf(SORA_2, 12) - quotaOf(SORA_2, 8)]);
-      // The task keeps what it finally cost, so a failure racing in late has nothing more to give back.
-      const row = await taskRow(video.id);
-      expect(row?.quota).toBe(quotaOf(SORA_2, 8));
+      expect(refunds.map((log) => log.quota)).toEqual([refund]);
+      // The task keeps what it finally cost, and a failure arriving late finds it finished: nothing more comes back.
+      expect((await taskRow(video.id))?.quota).toBe(quotaOf(SORA_2, 8));
       expect(
         await failAndRefund(db(), t.runtime.deps.bus, {
           kind: 'creative',
@@ -342,6 +354,38 @@ describe('video billing invariants', () => {
     } finally {
       await second.close();
     }
+  });
+
+  it('pays either the failure or the shorter length back when both arrive at once, never both', async () => {
+    const { user, client } = await payer();
+    const video = await client.videos.create({ prompt: 'a contested clip', seconds: '8' });
+    await settled(user.id, START - quotaOf(SORA_2, 8));
+    const row = await taskRow(video.id);
+    const refund = quotaOf(SORA_2, 8) - quotaOf(SORA_2, 4);
+    const [completed, failed] = await Promise.all([
+      completeVideo(db(), t.runtime.deps.bus, {
+        id: row!.id,
+        refund,
+        now: Date.now(),
+        fields: {},
+        reason: 'raced',
+      }),
+      failAndRefund(db(), t.runtime.deps.bus, {
+        kind: 'creative',
+        id: row!.id,
+        reason: 'raced',
+        now: Date.now(),
+      }),
+    ]);
+    const status = (await taskRow(video.id))?.status;
+    if (status === 'SUCCESS') {
+      expect([completed.refunded, failed]).toEqual([refund, 0]);
+      expect(await quotaOfUser(user.id)).toBe(START - quotaOf(SORA_2, 4));
+    } else {
+      expect([completed.refunded, failed]).toEqual([0, quotaOf(SORA_2, 8)]);
+      expect(await quotaOfUser(user.id)).toBe(START);
+    }
+    expect(await logsOf(user.id, LogType.System)).toHaveLength(1);
   });
 
   it('refunds a failed job once when two relays and a late poller all see the failure', async () => {
@@ -391,6 +435,12 @@ describe('video billing invariants', () => {
   });
 
   it('counts video submits, polls and refunds on the task metrics', async () => {
+    const { user, client } = await payer();
+    const video = await client.videos.create({ prompt: 'cut short', seconds: '8' });
+    await settled(user.id, START - quotaOf(SORA_2, 8));
+    openai.complete(await upstreamIdOf(video.id), '4');
+    await poll();
+    await settled(user.id, START - quotaOf(SORA_2, 4));
     const scrape = await t.relay.inject({ method: 'GET', url: '/metrics' });
     const text = scrape.body;
     expect(

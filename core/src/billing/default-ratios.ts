@@ -262,6 +262,9 @@ export const DEFAULT_MODEL_PRICE: Readonly<Record<string, number>> = Object.free
   // multiplies it (relay/src/tasks/video/price.ts).
   'sora-2': 0.1,
   'sora-2-pro': 0.3,
+  // Veo on the Gemini API, per second whatever the resolution (Google's published prices).
+  ...alikePrices(['veo-3.1-generate-preview', 'veo-3.0-generate-001'], 0.4),
+  ...alikePrices(['veo-3.1-fast-generate-preview', 'veo-3.0-fast-generate-001'], 0.15),
 });
 
 function alikePrices(names: readonly string[], price: number): Record<string, number> {

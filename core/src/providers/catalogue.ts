@@ -123,6 +123,8 @@ export const ProviderTypeId = {
   BaiduV2: 46,
   Xinference: 47,
   Xai: 48,
+  /** Google's Veo on the Gemini API: video tasks only (relay/src/tasks/video/veo.ts). */
+  GeminiVeo: 60,
 } as const;
 
 const bearer = 'one API key per line';
@@ -528,6 +530,15 @@ const list: ProviderType[] = [
     defaultBaseUrl: 'https://api.x.ai',
     defaultModels: ['grok-2', 'grok-2-vision', 'grok-beta'],
     ...openaiLike,
+  },
+  {
+    value: 60,
+    label: 'Gemini Veo (video)',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+    defaultModels: ['veo-3.1-generate-preview', 'veo-3.1-fast-generate-preview', 'veo-3.0-generate-001'],
+    keyFormat: 'one Gemini API key per line',
+    extraFields: [],
+    relay: tasks,
   },
 ];
 

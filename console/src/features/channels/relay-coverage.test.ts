@@ -17,6 +17,7 @@ describe('relay coverage of channel types', () => {
       ProviderTypeId.MidjourneyProxy,
       ProviderTypeId.MidjourneyProxyPlus,
       ProviderTypeId.Suno,
+      ProviderTypeId.GeminiVeo,
     ];
     for (const { value } of PROVIDER_TYPES) {
       const expected =

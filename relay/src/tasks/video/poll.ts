@@ -5,6 +5,7 @@
  */
 import { type Task, tasks } from '@turnpike/core/db/schema/index';
 import { FINISHED_TASK_STATUSES, TaskPlatform, TaskStatus } from '@turnpike/core/domain/tasks';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, asc, eq, notInArray } from 'drizzle-orm';
 import type { RelayContext } from '../../pipeline/context.ts';
 import { storableJson } from '../charge.ts';
@@ -16,6 +17,7 @@ import { refundForLength } from './price.ts';
 import { completeVideo } from './settle.ts';
 import { propertiesOf } from './task-row.ts';
 import { callVideoApi, readJson } from './upstream.ts';
+import { veoFetch } from './veo.ts';
 import {
   failureOf,
   parseSeconds,
@@ -37,6 +39,11 @@ async function fetchVideos(ctx: RelayContext, channelId: number, ids: string[]):
   const queue = [...ids];
   const worker = async () => {
     for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+      if (channel.type === ProviderTypeId.GeminiVeo) {
+        const video = await veoFetch(channel, dispatcher, id, POLL_TIMEOUT_MS);
+        if (video) found.push(video);
+        continue;
+      }
       const answer = await callVideoApi(channel, dispatcher, {
         method: 'GET',
         path: `/${encodeURIComponent(id)}`,

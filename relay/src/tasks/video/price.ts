@@ -8,8 +8,15 @@
 /** Price step above 720p (OpenAI: sora-2-pro $0.50 / $0.30 a second). */
 export const HIGH_RES_FACTOR = 5 / 3;
 
-/** 1 for frames up to 1280 pixels on their long side (720p), {@link HIGH_RES_FACTOR} above. */
-export function sizeTierFactor(size: string): number {
+/** Models whose provider prices by resolution tier (OpenAI's Sora); Veo costs the same at 720p and 1080p. */
+const isTiered = (model: string): boolean => /^sora-/.test(model);
+
+/**
+ * 1 for frames up to 1280 pixels on their long side (720p), {@link HIGH_RES_FACTOR} above, for the models priced
+ * by tier; 1 for the others.
+ */
+export function sizeTierFactor(model: string, size: string): number {
+  if (!isTiered(model)) return 1;
   const [width = 0, height = 0] = size.split('x').map(Number);
   return Math.max(width, height) > 1280 ? HIGH_RES_FACTOR : 1;
 }
@@ -19,12 +26,13 @@ export function sizeTierFactor(size: string): number {
  * (not yet truncated, so a length × it is truncated once).
  */
 export function perSecondQuota(input: {
+  model: string;
   modelPrice: number;
   groupRatio: number;
   size: string;
   quotaPerUnit: number;
 }): number {
-  return input.modelPrice * input.groupRatio * sizeTierFactor(input.size) * input.quotaPerUnit;
+  return input.modelPrice * input.groupRatio * sizeTierFactor(input.model, input.size) * input.quotaPerUnit;
 }
 
 /**

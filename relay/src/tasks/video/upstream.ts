@@ -14,8 +14,12 @@ import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 
-/** Channel types that serve OpenAI's video API. */
-export const VIDEO_CHANNEL_TYPES: readonly number[] = [ProviderTypeId.OpenAI, ProviderTypeId.Azure];
+/** Channel types that serve OpenAI's video API to clients: OpenAI and Azure as it is, Veo converted (veo.ts). */
+export const VIDEO_CHANNEL_TYPES: readonly number[] = [
+  ProviderTypeId.OpenAI,
+  ProviderTypeId.Azure,
+  ProviderTypeId.GeminiVeo,
+];
 
 /** The URL of `path` (`''`, `/<id>`, `/<id>/content`, ...) under the channel's video jobs. */
 export function videoUrlOf(channel: RelayChannel, path: string): string {

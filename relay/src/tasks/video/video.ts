@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { type Task, tasks } from '@turnpike/core/db/schema/index';
 import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import { isTaskFinished, TaskPlatform, TaskStatus } from '@turnpike/core/domain/tasks';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, asc, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -43,6 +44,7 @@ import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
 import { isVideoId, newVideoId, propertiesOf, toClientVideo, type VideoProperties } from './task-row.ts';
 import { callVideoApi, type UpstreamAnswer, VIDEO_CHANNEL_TYPES } from './upstream.ts';
+import { veoContent, veoSubmit } from './veo.ts';
 import {
   DEFAULT_VIDEO_MODEL,
   DEFAULT_VIDEO_SECONDS,
@@ -51,6 +53,7 @@ import {
   MAX_VIDEO_SECONDS,
   parseSeconds,
   readUpstreamVideo,
+  type UpstreamVideo,
 } from './wire.ts';
 
 const SUBMIT_TIMEOUT_MS = 60_000;
@@ -145,34 +148,73 @@ async function ownVideo(ctx: RelayContext, userId: number, id: string): Promise<
   return row && !propertiesOf(row).deleted ? row : undefined;
 }
 
+/** An answer to a submit: its status and text, and the job when the upstream accepted it. */
+interface SubmitAnswer {
+  readonly status: number;
+  readonly text: string;
+  readonly video: UpstreamVideo | undefined;
+}
+
 /** Sends the job to `channel`: the create as JSON or the client's form (model swapped), or the remix. */
-function sendJob(ctx: RelayContext, channel: RelayChannel, job: VideoJob): Promise<UpstreamAnswer> {
+async function sendJob(ctx: RelayContext, channel: RelayChannel, job: VideoJob): Promise<SubmitAnswer> {
   const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
   const upstreamModel = channel.modelMapping[job.model] ?? job.model;
   const { payload } = job;
+  if (channel.type === ProviderTypeId.GeminiVeo) {
+    if (payload.kind === 'form' && payload.upload.files.length > 0)
+      return refusalAnswer(
+        'a Veo channel takes input_reference as { image_url: "data:image/…;base64,…" } in JSON, not as a file',
+      );
+    const reference = payload.kind === 'json' ? payload.body.input_reference : undefined;
+    const imageUrl = (reference as { image_url?: unknown } | undefined)?.image_url;
+    return veoSubmit(
+      channel,
+      dispatcher,
+      {
+        model: upstreamModel,
+        prompt: job.prompt,
+        seconds: job.seconds,
+        size: job.size,
+        ...(typeof imageUrl === 'string' ? { imageDataUrl: imageUrl } : {}),
+      },
+      SUBMIT_TIMEOUT_MS,
+    );
+  }
+  let answer: UpstreamAnswer;
   if (payload.kind === 'remix') {
     const upstreamId = encodeURIComponent(propertiesOf(job.source as Task).upstream_id);
-    return callVideoApi(channel, dispatcher, {
+    answer = await callVideoApi(channel, dispatcher, {
       method: 'POST',
       path: `/${upstreamId}/remix`,
       json: payload.body,
       timeoutMs: SUBMIT_TIMEOUT_MS,
     });
-  }
-  if (payload.kind === 'form')
-    return callVideoApi(channel, dispatcher, {
+  } else if (payload.kind === 'form') {
+    answer = await callVideoApi(channel, dispatcher, {
       method: 'POST',
       path: '',
       form: { contentType: payload.upload.contentType, ...payload.upload.open(upstreamModel) },
       timeoutMs: SUBMIT_TIMEOUT_MS,
     });
-  return callVideoApi(channel, dispatcher, {
-    method: 'POST',
-    path: '',
-    json: { ...payload.body, model: upstreamModel },
-    timeoutMs: SUBMIT_TIMEOUT_MS,
-  });
+  } else {
+    answer = await callVideoApi(channel, dispatcher, {
+      method: 'POST',
+      path: '',
+      json: { ...payload.body, model: upstreamModel },
+      timeoutMs: SUBMIT_TIMEOUT_MS,
+    });
+  }
+  const text = await answer.body.text();
+  const video = answer.status === 200 ? readUpstreamVideo(parseJson(text)) : undefined;
+  return { status: answer.status, text, video };
 }
+
+/** A refusal of the gateway's own, in the shape an upstream's would be read. */
+const refusalAnswer = (message: string): SubmitAnswer => ({
+  status: 400,
+  text: JSON.stringify({ error: { message, type: 'invalid_request_error', code: 'unsupported_parameter' } }),
+  video: undefined,
+});
 
 async function submit(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply, job: VideoJob) {
   const startedAt = performance.now();
@@ -205,6 +247,7 @@ async function submit(ctx: RelayContext, request: FastifyRequest, reply: Fastify
   }
   const price = taskPriceOf(ctx, job.model, caller.group);
   const perSecond = perSecondQuota({
+    model: job.model,
     modelPrice: price.modelPrice,
     groupRatio: price.groupRatio,
     size: job.size,
@@ -220,15 +263,13 @@ async function submit(ctx: RelayContext, request: FastifyRequest, reply: Fastify
   const retries =
     job.source === undefined && caller.forcedChannelId === undefined ? ctx.deps.options.get('RetryTimes') : 0;
   const tried = new Set<number>();
-  let answer: { status: number; body: unknown } | undefined;
+  let answer: SubmitAnswer | undefined;
   let sentAt = performance.now();
   for (let attempt = 0; ; attempt++) {
     tried.add(channel.id);
     sentAt = performance.now();
     try {
-      const upstream = await sendJob(ctx, channel, job);
-      const text = await upstream.body.text();
-      answer = { status: upstream.status, body: text };
+      answer = await sendJob(ctx, channel, job);
     } catch (err) {
       answer = undefined;
       request.log.warn({ err, channelId: channel.id }, 'video submit failed');
@@ -260,10 +301,10 @@ async function submit(ctx: RelayContext, request: FastifyRequest, reply: Fastify
     count(SubmitOutcome.Error);
     return refuse(request, reply, localError(502, 'upstream_error', 'the video upstream did not answer'));
   }
-  const video = answer.status === 200 ? readUpstreamVideo(parseJson(answer.body as string)) : undefined;
+  const { video } = answer;
   if (!video) {
     await settleTaskCharge(ctx, request, charge, false);
-    const error = parseUpstreamError(answer.status >= 400 ? answer.status : 502, answer.body as string);
+    const error = parseUpstreamError(answer.status >= 400 ? answer.status : 502, answer.text);
     recordTaskCall(ctx, request, charge, {
       status: error.status,
       quota: 0,
@@ -363,6 +404,8 @@ async function remix(
       reply,
       invalid(`video ${source.taskId} is not completed; only a completed video can be remixed`),
     );
+  if (ctx.channels.get(source.channelId)?.type === ProviderTypeId.GeminiVeo)
+    return refuse(request, reply, invalid(`video ${source.taskId} was made by Veo, which cannot remix`));
   const properties = propertiesOf(source);
   // A remix keeps its source's length and size: that is what it is held and charged for.
   const data = (source.data ?? {}) as Record<string, unknown>;
@@ -398,14 +441,28 @@ async function content(
       reply,
       localError(503, 'channel_unavailable', 'the channel of this video is gone'),
     );
-  let upstream: UpstreamAnswer;
+  let upstream: UpstreamAnswer | undefined;
+  const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
   try {
-    upstream = await callVideoApi(channel, ctx.upstream.dispatcherFor(channel.proxy), {
-      method: 'GET',
-      path: `/${encodeURIComponent(propertiesOf(row).upstream_id)}/content`,
-      query: { variant },
-      timeoutMs: CONTENT_TIMEOUT_MS,
-    });
+    if (channel.type === ProviderTypeId.GeminiVeo) {
+      if (variant !== 'video')
+        return refuse(request, reply, invalid('a Veo video has no thumbnail or spritesheet', 'variant'));
+      const uri = (row.data as { content_uri?: unknown } | null)?.content_uri;
+      upstream =
+        typeof uri === 'string' ? await veoContent(channel, dispatcher, uri, CONTENT_TIMEOUT_MS) : undefined;
+      if (!upstream)
+        return refuse(
+          request,
+          reply,
+          localError(502, 'upstream_error', 'the video upstream gave no usable address'),
+        );
+    } else
+      upstream = await callVideoApi(channel, dispatcher, {
+        method: 'GET',
+        path: `/${encodeURIComponent(propertiesOf(row).upstream_id)}/content`,
+        query: { variant },
+        timeoutMs: CONTENT_TIMEOUT_MS,
+      });
   } catch (err) {
     request.log.warn({ err, channelId: channel.id }, 'video content failed');
     return refuse(request, reply, localError(502, 'upstream_error', 'the video upstream did not answer'));
@@ -477,7 +534,8 @@ async function remove(
     );
   const channel = ctx.channels.get(row.channelId);
   const upstreamId = propertiesOf(row).upstream_id;
-  if (channel?.key && upstreamId !== '') {
+  // Veo has no delete: its files expire on their own.
+  if (channel?.key && upstreamId !== '' && channel.type !== ProviderTypeId.GeminiVeo) {
     try {
       const upstream = await callVideoApi(channel, ctx.upstream.dispatcherFor(channel.proxy), {
         method: 'DELETE',

@@ -28,6 +28,8 @@ export interface UpstreamVideo {
   readonly completed_at?: number | null;
   readonly expires_at?: number | null;
   readonly error?: { code?: unknown; message?: unknown } | null;
+  /** Where the finished clip is downloaded, for channels whose API has no content route of its own (Veo). */
+  readonly content_uri?: string;
 }
 
 /** The `video` object a client reads (OpenAI's shape). */

@@ -258,6 +258,9 @@ describe('OpenAI video API through the official SDK', () => {
     });
     expect(noBody.statusCode).toBe(400);
     expect(noBody.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
+    const stranger = new OpenAI({ apiKey: 'sk-not-a-key', baseURL, maxRetries: 0 });
+    await expect(stranger.videos.create({ prompt: 'x' })).rejects.toMatchObject({ status: 401 });
+    await expect(stranger.videos.list()).rejects.toMatchObject({ status: 401 });
     expect(openai.requests.length).toBe(before);
 
     openai.refuseNext(400, {

@@ -22,7 +22,7 @@ import {
   type RelayError,
   toOpenAiErrorBody,
 } from '../../errors.ts';
-import { checkModelAllowed } from '../../pipeline/authenticate.ts';
+import { type Caller, checkModelAllowed } from '../../pipeline/authenticate.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
 import { type SpooledUpload, spoolUpload, UploadError } from '../../pipeline/multipart.ts';
 import { pickChannel } from '../../routing/pick.ts';
@@ -216,12 +216,15 @@ const refusalAnswer = (message: string): SubmitAnswer => ({
   video: undefined,
 });
 
-async function submit(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply, job: VideoJob) {
+async function submit(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  caller: Caller,
+  job: VideoJob,
+) {
   const startedAt = performance.now();
   const count = (outcome: SubmitOutcome) => taskMetricsOf(ctx).recordSubmit('video', job.action, outcome);
-  const auth = await authenticateTaskRequest(ctx, request);
-  if (!auth.ok) return refuse(request, reply, auth.error);
-  const { caller } = auth;
   const notAllowed = checkModelAllowed(caller, job.model);
   if (notAllowed) return refuse(request, reply, notAllowed);
   let channel: RelayChannel;
@@ -376,10 +379,13 @@ function parseJson(text: string): unknown {
 }
 
 async function create(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {
+  // Who calls is known before an upload is spooled: a stranger's body is never written to disk.
+  const auth = await authenticateTaskRequest(ctx, request);
+  if (!auth.ok) return refuse(request, reply, auth.error);
   const job = await readCreateRequest(request);
   if ('status' in job) return refuse(request, reply, job);
   try {
-    return await submit(ctx, request, reply, job);
+    return await submit(ctx, request, reply, auth.caller, job);
   } finally {
     if (job.payload.kind === 'form') await job.payload.upload.dispose();
   }
@@ -409,7 +415,7 @@ async function remix(
   const properties = propertiesOf(source);
   // A remix keeps its source's length and size: that is what it is held and charged for.
   const data = (source.data ?? {}) as Record<string, unknown>;
-  return submit(ctx, request, reply, {
+  return submit(ctx, request, reply, auth.caller, {
     action: 'REMIX',
     model: properties.model,
     seconds: parseSeconds(data.seconds) ?? properties.seconds,

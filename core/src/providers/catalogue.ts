@@ -125,6 +125,8 @@ export const ProviderTypeId = {
   Xai: 48,
   /** Google's Veo on the Gemini API: video tasks only (relay/src/tasks/video/veo.ts). */
   GeminiVeo: 60,
+  /** Kling's video API: video tasks only (relay/src/tasks/video/kling.ts). */
+  Kling: 61,
 } as const;
 
 const bearer = 'one API key per line';
@@ -537,6 +539,15 @@ const list: ProviderType[] = [
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     defaultModels: ['veo-3.1-generate-preview', 'veo-3.1-fast-generate-preview', 'veo-3.0-generate-001'],
     keyFormat: 'one Gemini API key per line',
+    extraFields: [],
+    relay: tasks,
+  },
+  {
+    value: 61,
+    label: 'Kling (video)',
+    defaultBaseUrl: 'https://api-singapore.klingai.com',
+    defaultModels: ['kling-v2-1', 'kling-v2-master', 'kling-v1-6'],
+    keyFormat: 'access key|secret key, one pair per line',
     extraFields: [],
     relay: tasks,
   },

@@ -18,6 +18,7 @@ describe('relay coverage of channel types', () => {
       ProviderTypeId.MidjourneyProxyPlus,
       ProviderTypeId.Suno,
       ProviderTypeId.GeminiVeo,
+      ProviderTypeId.Kling,
     ];
     for (const { value } of PROVIDER_TYPES) {
       const expected =

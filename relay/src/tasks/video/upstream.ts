@@ -14,12 +14,17 @@ import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 
-/** Channel types that serve OpenAI's video API to clients: OpenAI and Azure as it is, Veo converted (veo.ts). */
+/** Channel types that serve OpenAI's video API to clients: OpenAI and Azure as it is, Veo and Kling converted. */
 export const VIDEO_CHANNEL_TYPES: readonly number[] = [
   ProviderTypeId.OpenAI,
   ProviderTypeId.Azure,
   ProviderTypeId.GeminiVeo,
+  ProviderTypeId.Kling,
 ];
+
+/** Types converted from their own task APIs: no remix, no thumbnail, no upstream delete. */
+export const isNativeVideoType = (type: number): boolean =>
+  type === ProviderTypeId.GeminiVeo || type === ProviderTypeId.Kling;
 
 /** The URL of `path` (`''`, `/<id>`, `/<id>/content`, ...) under the channel's video jobs. */
 export function videoUrlOf(channel: RelayChannel, path: string): string {

@@ -40,10 +40,11 @@ import {
 } from '../charge.ts';
 import { SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import type { TaskProvider } from '../provider.ts';
+import { KLING_SECONDS, klingContent, klingSubmit } from './kling.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
 import { isVideoId, newVideoId, propertiesOf, toClientVideo, type VideoProperties } from './task-row.ts';
-import { callVideoApi, type UpstreamAnswer, VIDEO_CHANNEL_TYPES } from './upstream.ts';
+import { callVideoApi, isNativeVideoType, type UpstreamAnswer, VIDEO_CHANNEL_TYPES } from './upstream.ts';
 import { veoContent, veoSubmit } from './veo.ts';
 import {
   DEFAULT_VIDEO_MODEL,
@@ -84,6 +85,8 @@ interface VideoJob {
   readonly action: 'GENERATE' | 'REMIX';
   readonly model: string;
   readonly seconds: number;
+  /** Whether the client named the length (else {@link DEFAULT_VIDEO_SECONDS}, or the channel's own default). */
+  readonly secondsGiven: boolean;
   readonly size: string;
   readonly prompt: string;
   /** The task a remix starts from (it goes to that task's channel). */
@@ -108,7 +111,7 @@ function readCreate(fields: (name: string) => unknown): Omit<VideoJob, 'action' 
     return invalid(`seconds must be a whole number of seconds from 1 to ${MAX_VIDEO_SECONDS}`, 'seconds');
   const size = fields('size') ?? DEFAULT_VIDEO_SIZE;
   if (!isVideoSize(size)) return invalid('size must be WIDTHxHEIGHT, e.g. 720x1280', 'size');
-  return { model, seconds, size, prompt };
+  return { model, seconds, secondsGiven: rawSeconds !== undefined, size, prompt };
 }
 
 async function readCreateRequest(request: FastifyRequest): Promise<VideoJob | RelayError> {
@@ -160,6 +163,24 @@ async function sendJob(ctx: RelayContext, channel: RelayChannel, job: VideoJob):
   const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
   const upstreamModel = channel.modelMapping[job.model] ?? job.model;
   const { payload } = job;
+  if (channel.type === ProviderTypeId.Kling) {
+    if (payload.kind === 'form' && payload.upload.files.length > 0)
+      return refusalAnswer('a Kling channel takes input_reference as { image_url } in JSON, not as a file');
+    const reference = payload.kind === 'json' ? payload.body.input_reference : undefined;
+    const image = (reference as { image_url?: unknown } | undefined)?.image_url;
+    return klingSubmit(
+      channel,
+      dispatcher,
+      {
+        model: upstreamModel,
+        prompt: job.prompt,
+        seconds: job.seconds,
+        size: job.size,
+        ...(typeof image === 'string' ? { image } : {}),
+      },
+      SUBMIT_TIMEOUT_MS,
+    );
+  }
   if (channel.type === ProviderTypeId.GeminiVeo) {
     if (payload.kind === 'form' && payload.upload.files.length > 0)
       return refusalAnswer(
@@ -247,6 +268,15 @@ async function submit(
       return refuse(request, reply, picked);
     }
     channel = picked;
+  }
+  if (channel.type === ProviderTypeId.Kling) {
+    // Kling makes 5 or 10 second clips: its own default, and nothing else is held or charged.
+    const seconds = job.secondsGiven ? job.seconds : 5;
+    if (!KLING_SECONDS.includes(seconds)) {
+      count(SubmitOutcome.Rejected);
+      return refuse(request, reply, invalid('a Kling video is 5 or 10 seconds long', 'seconds'));
+    }
+    job = { ...job, seconds };
   }
   const price = taskPriceOf(ctx, job.model, caller.group);
   const perSecond = perSecondQuota({
@@ -410,8 +440,9 @@ async function remix(
       reply,
       invalid(`video ${source.taskId} is not completed; only a completed video can be remixed`),
     );
-  if (ctx.channels.get(source.channelId)?.type === ProviderTypeId.GeminiVeo)
-    return refuse(request, reply, invalid(`video ${source.taskId} was made by Veo, which cannot remix`));
+  const sourceType = ctx.channels.get(source.channelId)?.type;
+  if (sourceType !== undefined && isNativeVideoType(sourceType))
+    return refuse(request, reply, invalid(`video ${source.taskId} was made by a channel that cannot remix`));
   const properties = propertiesOf(source);
   // A remix keeps its source's length and size: that is what it is held and charged for.
   const data = (source.data ?? {}) as Record<string, unknown>;
@@ -419,6 +450,7 @@ async function remix(
     action: 'REMIX',
     model: properties.model,
     seconds: parseSeconds(data.seconds) ?? properties.seconds,
+    secondsGiven: true,
     size: properties.size,
     prompt,
     source,
@@ -450,12 +482,16 @@ async function content(
   let upstream: UpstreamAnswer | undefined;
   const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
   try {
-    if (channel.type === ProviderTypeId.GeminiVeo) {
+    if (isNativeVideoType(channel.type)) {
       if (variant !== 'video')
-        return refuse(request, reply, invalid('a Veo video has no thumbnail or spritesheet', 'variant'));
+        return refuse(request, reply, invalid('this video has no thumbnail or spritesheet', 'variant'));
       const uri = (row.data as { content_uri?: unknown } | null)?.content_uri;
       upstream =
-        typeof uri === 'string' ? await veoContent(channel, dispatcher, uri, CONTENT_TIMEOUT_MS) : undefined;
+        typeof uri !== 'string'
+          ? undefined
+          : channel.type === ProviderTypeId.Kling
+            ? await klingContent(dispatcher, uri, CONTENT_TIMEOUT_MS)
+            : await veoContent(channel, dispatcher, uri, CONTENT_TIMEOUT_MS);
       if (!upstream)
         return refuse(
           request,
@@ -540,8 +576,8 @@ async function remove(
     );
   const channel = ctx.channels.get(row.channelId);
   const upstreamId = propertiesOf(row).upstream_id;
-  // Veo has no delete: its files expire on their own.
-  if (channel?.key && upstreamId !== '' && channel.type !== ProviderTypeId.GeminiVeo) {
+  // Veo and Kling have no delete: their files expire on their own.
+  if (channel?.key && upstreamId !== '' && !isNativeVideoType(channel.type)) {
     try {
       const upstream = await callVideoApi(channel, ctx.upstream.dispatcherFor(channel.proxy), {
         method: 'DELETE',

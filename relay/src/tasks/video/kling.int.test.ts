@@ -131,6 +131,27 @@ describe('Kling through the OpenAI video API', () => {
     expect(await quotaOfUser(user.id)).toBe(START - quotaOf(5));
   });
 
+  it('answers 503 and charges nothing when the channel key cannot sign a call', async () => {
+    const broken = await t.seedChannel({
+      type: ProviderTypeId.Kling,
+      key: 'only-an-access-key',
+      baseUrl: kling.url,
+      models: 'kling-broken',
+    });
+    await t.runtime.deps.bus.publish({ type: 'channels.changed', ids: [broken.id] });
+    const { user, client } = await payer();
+    const before = kling.requests.length;
+    await waitFor(async () => {
+      const error = await client.videos
+        .create({ model: 'kling-broken', prompt: 'x', seconds: '5' as '4' })
+        .catch((e: unknown) => e);
+      return (error as { status?: number }).status === 503 ? error : undefined;
+    });
+    expect(kling.requests.length).toBe(before);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await quotaOfUser(user.id)).toBe(START);
+  });
+
   it('refunds a failed task once', async () => {
     const { user, client } = await payer();
     const video = await client.videos.create({ model: MODEL, prompt: 'a storm', seconds: '5' as '4' });

@@ -40,7 +40,7 @@ import {
 } from '../charge.ts';
 import { SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import type { TaskProvider } from '../provider.ts';
-import { KLING_SECONDS, klingContent, klingSubmit } from './kling.ts';
+import { KLING_SECONDS, klingContent, klingSubmit, klingToken } from './kling.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
 import { isVideoId, newVideoId, propertiesOf, toClientVideo, type VideoProperties } from './task-row.ts';
@@ -159,11 +159,32 @@ interface SubmitAnswer {
 }
 
 /** Sends the job to `channel`: the create as JSON or the client's form (model swapped), or the remix. */
-async function sendJob(ctx: RelayContext, channel: RelayChannel, job: VideoJob): Promise<SubmitAnswer> {
+async function sendJob(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  channel: RelayChannel,
+  job: VideoJob,
+): Promise<SubmitAnswer> {
   const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
   const upstreamModel = channel.modelMapping[job.model] ?? job.model;
   const { payload } = job;
   if (channel.type === ProviderTypeId.Kling) {
+    // A key that is not `<access key>|<secret key>` cannot sign a call: the channel's trouble (503, the next
+    // channel is tried), never the caller's.
+    if (!klingToken(channel.key ?? '', Math.floor(Date.now() / 1000))) {
+      request.log.warn({ channelId: channel.id }, 'kling channel key is not access key|secret key');
+      return {
+        status: 503,
+        text: JSON.stringify({
+          error: {
+            message: 'the video channel is misconfigured',
+            type: 'upstream_error',
+            code: 'channel_misconfigured',
+          },
+        }),
+        video: undefined,
+      };
+    }
     if (payload.kind === 'form' && payload.upload.files.length > 0)
       return refusalAnswer('a Kling channel takes input_reference as { image_url } in JSON, not as a file');
     const reference = payload.kind === 'json' ? payload.body.input_reference : undefined;
@@ -302,7 +323,7 @@ async function submit(
     tried.add(channel.id);
     sentAt = performance.now();
     try {
-      answer = await sendJob(ctx, channel, job);
+      answer = await sendJob(ctx, request, channel, job);
     } catch (err) {
       answer = undefined;
       request.log.warn({ err, channelId: channel.id }, 'video submit failed');

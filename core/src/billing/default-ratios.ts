@@ -258,6 +258,13 @@ export const DEFAULT_MODEL_PRICE: Readonly<Record<string, number>> = Object.free
   swap_face: 0.05,
   suno_music: 0.1,
   suno_lyrics: 0.01,
+  // Video: USD per second of output at the 720p tier (OpenAI's published prices; docs/adr/0033). A size above 720p
+  // multiplies it (relay/src/tasks/video/price.ts).
+  'sora-2': 0.1,
+  'sora-2-pro': 0.3,
+  // Veo on the Gemini API, per second whatever the resolution (Google's published prices).
+  ...alikePrices(['veo-3.1-generate-preview', 'veo-3.0-generate-001'], 0.4),
+  ...alikePrices(['veo-3.1-fast-generate-preview', 'veo-3.0-fast-generate-001'], 0.15),
 });
 
 function alikePrices(names: readonly string[], price: number): Record<string, number> {

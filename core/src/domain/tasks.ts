@@ -20,6 +20,9 @@ export const FINISHED_TASK_STATUSES: readonly string[] = [TaskStatus.Success, Ta
 
 export const isTaskFinished = (status: string): boolean => FINISHED_TASK_STATUSES.includes(status);
 
-/** The `platform` column of creative tasks. */
-export const TaskPlatform = { Suno: 'suno' } as const;
+/**
+ * The `platform` column of creative tasks. `video`: OpenAI's video API as clients call it (`/v1/videos`), whatever
+ * channel serves it; the row's `task_id` is the gateway's own id, the upstream's is in `properties`.
+ */
+export const TaskPlatform = { Suno: 'suno', Video: 'video' } as const;
 export type TaskPlatform = (typeof TaskPlatform)[keyof typeof TaskPlatform];

@@ -6,6 +6,8 @@ import { defaultModelsByType, findProviderType, knownModelOwners, PROVIDER_TYPES
 const SPEC_VALUES = [
   1, 2, 5, 36, 4, 14, 33, 41, 3, 34, 39, 43, 15, 46, 17, 18, 16, 26, 24, 11, 47, 25, 20, 19, 23, 31, 35, 37,
   38, 40, 42, 8, 22, 21, 44, 45, 48,
+  // Beyond the spec: Gemini Veo and Kling video tasks (issue 31).
+  60, 61,
 ];
 
 describe('provider catalogue', () => {

@@ -140,6 +140,10 @@ export const ProviderTypeId = {
   BaiduV2: 46,
   Xinference: 47,
   Xai: 48,
+  /** Google's Veo on the Gemini API: video tasks only (relay/src/tasks/video/veo.ts). */
+  GeminiVeo: 60,
+  /** Kling's video API: video tasks only (relay/src/tasks/video/kling.ts). */
+  Kling: 61,
 } as const;
 
 const bearer = 'one API key per line';
@@ -555,6 +559,24 @@ const list: ProviderType[] = [
     defaultBaseUrl: 'https://api.x.ai',
     defaultModels: ['grok-2', 'grok-2-vision', 'grok-beta'],
     ...openaiLike,
+  },
+  {
+    value: 60,
+    label: 'Gemini Veo (video)',
+    defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+    defaultModels: ['veo-3.1-generate-preview', 'veo-3.1-fast-generate-preview', 'veo-3.0-generate-001'],
+    keyFormat: 'one Gemini API key per line',
+    extraFields: [],
+    relay: tasks,
+  },
+  {
+    value: 61,
+    label: 'Kling (video)',
+    defaultBaseUrl: 'https://api-singapore.klingai.com',
+    defaultModels: ['kling-v2-1', 'kling-v2-master', 'kling-v1-6'],
+    keyFormat: 'access key|secret key, one pair per line',
+    extraFields: [],
+    relay: tasks,
   },
 ];
 

@@ -11,7 +11,7 @@
  *   its state could not be stored).
  * - `turnpike_task_refunds_total{provider,reason}`: one failed task whose price came back (finish.ts, so at most
  *   once per task across every process); `failure` (the upstream said so, or the task had no upstream id) or
- *   `timeout` (unfinished past the time-out).
+ *   `timeout` (unfinished past the time-out); `length` (a video shorter than charged: the difference came back).
  * - `turnpike_task_refunded_quota_total{provider}`: the quota those refunds gave back.
  * - `turnpike_tasks_unfinished{provider}`: unfinished tasks the last pass of the poller found (at most the batch
  *   size); only the process holding the lease reports it, the others report nothing, so a sum over pods is right.
@@ -20,7 +20,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { RelayContext } from '../pipeline/context.ts';
 
 /** Providers as the metrics name them (the `TaskProvider` ids). */
-export type TaskProviderId = 'midjourney' | 'suno';
+export type TaskProviderId = 'midjourney' | 'suno' | 'video';
 
 export const SubmitOutcome = {
   Accepted: 'accepted',
@@ -38,7 +38,8 @@ export const PollOutcome = {
 } as const;
 export type PollOutcome = (typeof PollOutcome)[keyof typeof PollOutcome];
 
-export const RefundReason = { Failure: 'failure', Timeout: 'timeout' } as const;
+/** `length`: a video came out shorter than the length it was charged for, and the difference came back. */
+export const RefundReason = { Failure: 'failure', Timeout: 'timeout', Length: 'length' } as const;
 export type RefundReason = (typeof RefundReason)[keyof typeof RefundReason];
 
 export interface TaskMetrics {
@@ -54,7 +55,7 @@ export interface TaskMetrics {
 function createTaskMetrics(registry: Registry): TaskMetrics {
   const submits = new Counter({
     name: 'turnpike_task_submits_total',
-    help: 'Task submits (Midjourney, Suno) by provider, action and outcome.',
+    help: 'Task submits (Midjourney, Suno, video) by provider, action and outcome.',
     labelNames: ['provider', 'action', 'outcome'],
     registers: [registry],
   });
@@ -66,7 +67,7 @@ function createTaskMetrics(registry: Registry): TaskMetrics {
   });
   const refunds = new Counter({
     name: 'turnpike_task_refunds_total',
-    help: 'Failed tasks refunded (once each), by provider and reason (failure, timeout).',
+    help: 'Tasks refunded (once each), by provider and reason (failure, timeout, length).',
     labelNames: ['provider', 'reason'],
     registers: [registry],
   });

@@ -1,5 +1,5 @@
 /**
- * The seam of asynchronous task providers (Midjourney-Proxy, Suno; video providers later): one folder each under
+ * The seam of asynchronous task providers (Midjourney-Proxy, Suno, video): one folder each under
  * tasks/, each giving its routes and one poll pass. Submits are billed and refunded through charge.ts and
  * finish.ts, so a new provider writes only its wire format, its routes and how to read its task states.
  */

@@ -1,5 +1,5 @@
 /**
- * `registerTaskRoutes(app, ctx)`: the task providers' routes (Midjourney `/mj/*`, Suno `/suno/*`) in their own
+ * `registerTaskRoutes(app, ctx)`: the task providers' routes (Midjourney `/mj/*`, Suno `/suno/*`, video `/v1/videos`) in their own
  * scope, and the poller, started when the app is ready and stopped (lease given up) when it closes.
  */
 import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
@@ -12,8 +12,9 @@ import { midjourneyProvider } from './midjourney/midjourney.ts';
 import { createTaskPoller, type TaskPoller } from './poller.ts';
 import type { TaskProvider } from './provider.ts';
 import { sunoProvider } from './suno/suno.ts';
+import { videoProvider } from './video/video.ts';
 
-export const TASK_PROVIDERS: readonly TaskProvider[] = [midjourneyProvider, sunoProvider];
+export const TASK_PROVIDERS: readonly TaskProvider[] = [midjourneyProvider, sunoProvider, videoProvider];
 
 const pollers = new WeakMap<FastifyInstance, TaskPoller>();
 

@@ -17,6 +17,8 @@ describe('relay coverage of channel types', () => {
       ProviderTypeId.MidjourneyProxy,
       ProviderTypeId.MidjourneyProxyPlus,
       ProviderTypeId.Suno,
+      ProviderTypeId.GeminiVeo,
+      ProviderTypeId.Kling,
     ];
     for (const { value } of PROVIDER_TYPES) {
       const expected =

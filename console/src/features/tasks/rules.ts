@@ -98,10 +98,27 @@ export function videoUrlsOf(properties: string): string[] {
   return [...new Set(urls)];
 }
 
-/** Creative task types (spec 03 section 4). */
-export const TASK_ACTIONS: Record<string, TagColor> = { MUSIC: 'blue', LYRICS: 'purple' };
+/** Creative task types (spec 03 section 4; GENERATE and REMIX are video jobs). */
+export const TASK_ACTIONS: Record<string, TagColor> = {
+  MUSIC: 'blue',
+  LYRICS: 'purple',
+  GENERATE: 'red',
+  REMIX: 'orange',
+};
 /** Platforms with a display name; others are shown as sent. */
-export const TASK_PLATFORMS: Record<string, TagColor> = { suno: 'green' };
+export const TASK_PLATFORMS: Record<string, TagColor> = { suno: 'green', video: 'red' };
+
+/**
+ * Where a finished video task is downloaded: the gateway's own `/v1/videos/{id}/content` (called with an API key of
+ * the task's owner), never the upstream's address. Null for anything but a finished video task.
+ */
+export function videoContentUrl(
+  row: { platform: string; status: string; task_id: string },
+  address: string,
+): string | null {
+  if (row.platform !== 'video' || row.status !== 'SUCCESS' || !row.task_id) return null;
+  return `${address.replace(/\/+$/, '')}/v1/videos/${encodeURIComponent(row.task_id)}/content`;
+}
 
 /** Channel tags get a colour from their id so that one channel always looks the same. */
 const CHANNEL_COLORS: readonly TagColor[] = ['blue', 'green', 'orange', 'purple', 'yellow', 'red'];
@@ -186,6 +203,7 @@ export const TASK_COLUMNS = [
   'type',
   'taskId',
   'status',
+  'result',
   'failReason',
 ] as const;
 export type TaskColumn = (typeof TASK_COLUMNS)[number];

@@ -161,6 +161,19 @@ describe('desired channel rows', () => {
     expect(desiredChannels(resource({ type: 'xunfei' }), secret({ apiKey: 'pass:word' })).ok).toBe(true);
   });
 
+  it('accepts the video task types, Gemini Veo (60) and Kling (61)', () => {
+    const veo = desiredChannels(
+      resource({ type: 60, models: ['veo-3.0-generate-001'] }),
+      secret({ apiKey: 'k' }),
+    );
+    expect(veo).toMatchObject({ ok: true, type: ProviderTypeId.GeminiVeo });
+    const kling = desiredChannels(
+      resource({ type: '61', models: ['kling-v2-1'] }),
+      secret({ apiKey: 'ak|sk' }),
+    );
+    expect(kling).toMatchObject({ ok: true, type: ProviderTypeId.Kling });
+  });
+
   it('reads the key named in keySecretRef.key', () => {
     const result = desiredChannels(
       resource({ keySecretRef: { name: 'openai-key', key: 'token' } }),

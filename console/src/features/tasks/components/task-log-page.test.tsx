@@ -40,7 +40,7 @@ const submitting: TaskRow = {
   id: 3,
   task_id: 'suno-3',
   platform: 'udio',
-  action: 'REMIX',
+  action: 'EXTEND',
   status: '',
   progress: 'queued upstream',
   finish_time: 0,
@@ -98,6 +98,7 @@ describe('task log', () => {
       'Type',
       'Task ID',
       'Status',
+      'Result',
       'Failure reason',
     ]);
   });
@@ -126,9 +127,49 @@ describe('task log', () => {
     expect(pending.getByText('queued upstream')).toBeTruthy();
     expect(pending.queryByRole('progressbar')).toBeNull();
     expect(pending.getByText('udio')).toBeTruthy();
-    expect(pending.getByText('REMIX')).toBeTruthy();
+    expect(pending.getByText('EXTEND')).toBeTruthy();
 
     expect(rowOf('suno-4').getByText('Queued').className).toMatch(/orange/);
+  });
+
+  it('shows video tasks with their type, progress and the gateway’s own download address', async () => {
+    setSessionUser(member);
+    const video: TaskRow = {
+      ...music,
+      id: 5,
+      task_id: 'video_0123456789abcdef0123456789abcdef',
+      platform: 'video',
+      action: 'GENERATE',
+      properties: { upstream_id: 'video_upstream_1', model: 'sora-2', seconds: 8 },
+      data: { id: 'video_upstream_1', status: 'completed' },
+    };
+    const remixing: TaskRow = {
+      ...video,
+      id: 6,
+      task_id: 'video_fedcba9876543210fedcba9876543210',
+      action: 'REMIX',
+      status: 'IN_PROGRESS',
+      progress: '40%',
+      finish_time: 0,
+    };
+    serve(() => [video, remixing]);
+    const user = userEvent.setup();
+    await renderScreen(() => <TaskLogPage />);
+    await screen.findByText(video.task_id);
+    const done = rowOf(video.task_id);
+    expect(done.getByText('Video')).toBeTruthy();
+    expect(done.getByText('Generate video')).toBeTruthy();
+    const link = `${window.location.origin}/v1/videos/${video.task_id}/content`;
+    const copied = vi.fn(async () => undefined);
+    vi.stubGlobal('navigator', { ...navigator, clipboard: { writeText: copied } });
+    await user.click(done.getByRole('button', { name: link }));
+    expect(copied).toHaveBeenCalledWith(link);
+    // The upstream's id is nowhere on the row; a video still being made has no link yet.
+    expect(done.queryByText(/video_upstream_1/)).toBeNull();
+    const pending = rowOf(remixing.task_id);
+    expect(pending.getByText('Remix video')).toBeTruthy();
+    expect(pending.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('40');
+    expect(pending.queryByRole('button', { name: /\/content$/ })).toBeNull();
   });
 
   it('shows the whole record when the task id is clicked, and the failure reason in a dialog', async () => {

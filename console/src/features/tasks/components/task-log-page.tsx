@@ -5,6 +5,7 @@ import { Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatTimestamp } from '../../../lib/format.ts';
 import { isAdmin, useSessionUser } from '../../../lib/session.ts';
+import { useStatus } from '../../../lib/status.ts';
 import { fetchTasks, type TaskFilters, type TaskRow } from '../api/tasks.ts';
 import {
   defaultTaskRange,
@@ -16,6 +17,7 @@ import {
   type TaskColumn,
   taskStatusLook,
   toLocalInput,
+  videoContentUrl,
   visibleColumns,
 } from '../rules.ts';
 import { useServerPages } from '../use-server-pages.ts';
@@ -37,7 +39,7 @@ const toFilters = (form: TaskFilterInput): TaskFilters => ({
   end: Math.floor(fromLocalInput(form.end) / 1000),
 });
 
-/** The creative task log (Suno music and lyrics): administrators see every task and its channel. */
+/** The creative task log (Suno music and lyrics, videos): administrators see every task and its channel. */
 export function TaskLogPage() {
   const { t } = useTranslation('tasks');
   const admin = isAdmin(useSessionUser());
@@ -49,6 +51,8 @@ export function TaskLogPage() {
   );
   const [text, setText] = useState<{ title: string; body: string } | null>(null);
   const { copy, dialog: copyDialog } = useCopy();
+  const status = useStatus();
+  const address = status.data?.server_address?.trim() || window.location.origin;
 
   const list = useServerPages<TaskRow>({
     queryKey: ['creative-tasks', admin, filters, run],
@@ -96,6 +100,21 @@ export function TaskLogPage() {
       case 'status': {
         const look = taskStatusLook(row.status);
         return <Tag color={look.color}>{t(`status.${look.name}`)}</Tag>;
+      }
+      case 'result': {
+        const url = videoContentUrl(row, address);
+        return url ? (
+          <button
+            type="button"
+            title={t('result.videoHint')}
+            className="text-blue-600 hover:underline dark:text-blue-400"
+            onClick={() => void copy(url)}
+          >
+            {url}
+          </button>
+        ) : (
+          <span className="text-gray-400">-</span>
+        );
       }
       case 'failReason':
         return (

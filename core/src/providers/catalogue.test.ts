@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MjAction, mjModelOf } from '../domain/midjourney-actions.ts';
-import { defaultModelsByType, findProviderType, knownModelOwners, PROVIDER_TYPES } from './catalogue.ts';
+import {
+  defaultModelsByType,
+  findProviderType,
+  knownModelOwners,
+  PROVIDER_TYPES,
+  ProviderTypeId,
+  refusalOfKey,
+} from './catalogue.ts';
 
 /** Spec 02 section 3: every value the console offers. */
 const SPEC_VALUES = [
@@ -32,6 +39,15 @@ describe('provider catalogue', () => {
     const withBalance = PROVIDER_TYPES.filter((p) => p.balance).map((p) => p.value);
     expect(withBalance.sort((a, b) => a - b)).toEqual([1, 8, 40, 43]);
   });
+  it("refuses a key whose shape cannot work for its type, saying what to enter: Spark's triple, a Kling key without both halves", () => {
+    expect(refusalOfKey(ProviderTypeId.Xunfei, 'app|secret|key')).toMatch(/APIPassword/);
+    expect(refusalOfKey(ProviderTypeId.Xunfei, 'api-password')).toBeUndefined();
+    for (const bad of ['only-access', 'access|', '|secret', 'a|b|c'])
+      expect(refusalOfKey(ProviderTypeId.Kling, bad), bad).toMatch(/AccessKey\|SecretKey/);
+    expect(refusalOfKey(ProviderTypeId.Kling, 'ak-123|sk-456')).toBeUndefined();
+    expect(refusalOfKey(ProviderTypeId.OpenAI, 'a|b')).toBeUndefined();
+  });
+
   it('treats only the Vertex AI key as one document', () => {
     expect(PROVIDER_TYPES.filter((p) => p.keyIsDocument).map((p) => p.value)).toEqual([41]);
   });

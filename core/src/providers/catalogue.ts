@@ -613,6 +613,11 @@ export function refusalOfType(value: number): string | undefined {
 export function refusalOfKey(type: number, key: string): string | undefined {
   if (type === ProviderTypeId.Xunfei && key.includes('|'))
     return "iFlytek Spark's APPID|APISecret|APIKey is the WebSocket API's credential; the relay uses Spark's HTTP API: enter the APIPassword shown in the Spark console (or APIKey:APISecret)";
+  if (type === ProviderTypeId.Kling) {
+    const [access, secret, ...rest] = key.split('|');
+    if (!access?.trim() || !secret?.trim() || rest.length > 0)
+      return "a Kling key is the access key and the secret key joined by '|' (AccessKey|SecretKey): the relay signs each call's JWT with them";
+  }
   return undefined;
 }
 

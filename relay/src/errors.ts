@@ -5,7 +5,9 @@
  * Pure functions: the pipeline asks "may I try another channel?" and "should this channel be switched off?"
  * after each failed attempt, with the channel's settings and the current options as arguments.
  */
+
 import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
+import { isRecord } from '@turnpike/core/json';
 import type { WordMatcher } from './metering/sensitive.ts';
 
 /** OpenAI's error body: `{ "error": { message, type, param, code } }`. */
@@ -79,9 +81,6 @@ export function toOpenAiErrorBody(error: RelayError, requestId?: string): OpenAi
   const message = requestId ? `${error.message} (request id: ${requestId})` : error.message;
   return { error: { message, type: error.type, param: error.param, code: error.code } };
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const asText = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? value : undefined;

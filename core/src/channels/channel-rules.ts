@@ -1,3 +1,4 @@
+import { isRecord } from '../json.ts';
 import { findProviderType } from '../providers/catalogue.ts';
 
 /** Channel status values stored in `channels.status`. */
@@ -47,9 +48,6 @@ export const CHANNEL_JSON_FIELDS = [
 ] as const;
 export type ChannelJsonField = (typeof CHANNEL_JSON_FIELDS)[number];
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Checks one JSON text field; answers a message for people, or undefined when it is fine. Blank text means
  * "not set" and is always accepted.
@@ -62,7 +60,7 @@ export function checkChannelJsonField(field: ChannelJsonField, text: string): st
   } catch {
     return `${field} must be valid JSON`;
   }
-  if (!isPlainObject(value)) return `${field} must be a JSON object`;
+  if (!isRecord(value)) return `${field} must be a JSON object`;
   switch (field) {
     case 'model_mapping':
       for (const [from, to] of Object.entries(value))
@@ -113,7 +111,7 @@ export function checkChannelOther(type: number, other: string): string | undefin
   if (!text.startsWith('{')) return undefined;
   try {
     const map: unknown = JSON.parse(text);
-    if (isPlainObject(map) && typeof map.default === 'string' && map.default !== '') return undefined;
+    if (isRecord(map) && typeof map.default === 'string' && map.default !== '') return undefined;
   } catch {}
   return 'the Vertex AI region map must be a JSON object with a default region';
 }

@@ -4,9 +4,11 @@
  * `chat.completion.chunk` stream. It is the format most clients and upstreams already speak, so the OpenAI side
  * needs no converter at all, and every other format needs two: to it and from it (docs/adr/0018).
  */
-import type { NormalisedUsage } from '../metering/usage.ts';
+import { isRecord, type Json } from '@turnpike/core/json';
 
-export type Json = Record<string, unknown>;
+export { isRecord, type Json };
+
+import type { NormalisedUsage } from '../metering/usage.ts';
 
 /** A chat completions request body. */
 export type ChatRequest = Json;
@@ -19,9 +21,6 @@ export interface ChatAnswer {
   readonly answer: Json;
   readonly usage: NormalisedUsage | undefined;
 }
-
-export const isRecord = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const asString = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : undefined;

@@ -4,7 +4,9 @@
  * the usage to price. What to do with the outcome (store the time, log, disable, re-enable) is the caller's
  * business: the console API's channel-test service.
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
+import { isRecord, type Json } from '@turnpike/core/json';
 import { ProviderTypeId, refusalOfType } from '@turnpike/core/providers/catalogue';
 import type { RelayError } from '../errors.ts';
 import type { Endpoint, FormatOptions } from '../formats/format.ts';
@@ -28,10 +30,6 @@ export const FALLBACK_TEST_MODEL = 'gpt-4o-mini';
 export const DEFAULT_TEST_TIMEOUT_MS = 60_000;
 
 const ANSWER_LIMIT = 1024 * 1024;
-
-type Json = Record<string, unknown>;
-const isRecord = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Test model: the one asked for > the channel's `test_model` > its first model > {@link FALLBACK_TEST_MODEL}. */
 export function chooseTestModel(

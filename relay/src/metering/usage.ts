@@ -4,7 +4,9 @@
  * cache reads and cache writes (OpenAI semantics). Anthropic reports input *excluding* them, and the reference
  * mixed the two up (docs/adr/0006-billing-fixes.md), so each converter below states which semantics it reads.
  */
+
 import type { TokenUsage } from '@turnpike/core/billing/settle';
+import { isRecord } from '@turnpike/core/json';
 
 export interface NormalisedUsage extends TokenUsage {
   readonly promptTokens: number;
@@ -29,9 +31,6 @@ export const EMPTY_USAGE: NormalisedUsage = Object.freeze({
   reasoningTokens: 0,
   source: 'upstream',
 });
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A whole token count ≥ 0 from an untrusted field; anything else is 0. */
 const tokens = (value: unknown): number =>

@@ -3,6 +3,10 @@
  * Gemini's on `/v1beta`): the route binds its ingress to the request before the pipeline runs; a final upstream
  * 429 gets the neutral "saturated" text (§4.2).
  */
+import { isRecord, type Json } from '@turnpike/core/json';
+
+export { isRecord, type Json };
+
 import { localError, type RelayError, SATURATED_MESSAGE } from '../errors.ts';
 import type { Ingress } from '../formats/ingress.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
@@ -43,8 +47,3 @@ export const upstreamFault = (message: string, code: string): RelayError => ({
   param: null,
   isLocal: false,
 });
-
-export type Json = Record<string, unknown>;
-
-export const isRecord = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);

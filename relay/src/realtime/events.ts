@@ -1,3 +1,6 @@
+import { isRecord, type Json } from '@turnpike/core/json';
+
+export type { Json };
 /**
  * What the realtime relay reads of the events passing through a session (docs/adr/0032). Audio frames are large
  * and frequent, so an event's type is read from the head of its text with a pattern, and only the rare events
@@ -19,11 +22,6 @@ const CHARS_PER_TEXT_TOKEN = 3;
 
 const TYPE_AT_HEAD = /"type"\s*:\s*"([^"]{1,80})"/;
 const HEAD_LENGTH = 200;
-
-export type Json = Record<string, unknown>;
-
-const isRecord = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The event's `type`, read from the head of its text; the whole text is parsed only when the head lacks it. */
 export function eventTypeOf(text: string): string | undefined {

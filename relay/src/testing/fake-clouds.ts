@@ -13,6 +13,7 @@
  *   `x-amzn-ErrorType`.
  * Every request is recorded.
  */
+
 import { createHmac, createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -20,6 +21,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { isRecord } from '@turnpike/core/json';
 
 export interface CloudRequest {
   readonly method: string;
@@ -83,9 +85,6 @@ export interface FakeClouds {
   setFault(fault: { status: number; awsType?: string; retryAfter?: string } | undefined): void;
   close(): Promise<void>;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   const text = JSON.stringify(body);

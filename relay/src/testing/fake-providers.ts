@@ -13,8 +13,10 @@
  * Faults: an HTTP error in the provider's shape, an error event after the 200, a dropped connection mid-stream,
  * a stream without usage. Every request is recorded.
  */
+
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { isRecord } from '@turnpike/core/json';
 
 export interface FakeProviderBehaviour {
   readonly reply: string;
@@ -72,9 +74,6 @@ export interface FakeProviders {
 /** Prompt tokens the fake reports: one per 4 characters of the request body. */
 const promptTokensOf = (raw: string): number => Math.max(1, Math.ceil(raw.length / 4));
 const wordsOf = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Names of the tools a request offers (Anthropic, OpenAI chat, Gemini). */
 function toolNames(body: Record<string, unknown>): string[] {

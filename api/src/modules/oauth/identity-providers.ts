@@ -10,10 +10,12 @@
  * A provider that fails or answers nonsense gives UPSTREAM_FAILED; a code it refuses gives VALIDATION_FAILED.
  * What the user sees never contains a secret or a token.
  */
+
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { asRecord, callUpstreamJson, type UpstreamCall } from '@turnpike/core/channels/upstream';
 import type { ResolvedConfig } from '@turnpike/core/config';
 import { AppError } from '@turnpike/core/errors';
+import type { Json } from '@turnpike/core/json';
 import type { OptionStore } from '@turnpike/core/options/store';
 
 /** The user column holding each provider's account id. */
@@ -36,8 +38,6 @@ export interface Identity {
 /** The providers whose sign-in is a redirect with an authorization code. */
 export type CodeProvider = 'github' | 'oidc' | 'linuxdo';
 export const CODE_PROVIDERS: readonly CodeProvider[] = ['github', 'oidc', 'linuxdo'];
-
-type Json = Record<string, unknown>;
 
 /** A provider's JSON answer; a token endpoint's refusal (`token`) is an answer too, carrying the reason. */
 const callProvider = async (name: string, url: string, call: UpstreamCall, kind: 'token' | 'profile') =>

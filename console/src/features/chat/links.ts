@@ -1,3 +1,4 @@
+import { isRecord } from '@turnpike/core/json';
 /**
  * Chat links (spec 02 sections 2, 4, 8 and 9): the Chats option is a list of one-entry maps, chat name to link
  * template; `{key}` becomes `sk-` plus the token key and `{address}` the URL-encoded server address.
@@ -10,9 +11,6 @@ export interface ChatLink {
 
 /** The saved links, or why there are none to use. */
 export type ChatLinks = { kind: 'ok'; links: ChatLink[] } | { kind: 'invalid' };
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Reads the Chats list (as the status object carries it, or as the JSON text kept locally under `chats`).

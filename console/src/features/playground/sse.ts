@@ -1,3 +1,4 @@
+import { isRecord } from '@turnpike/core/json';
 /**
  * A small server-sent events reader (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
  * for the playground's `fetch` stream, and the reading of OpenAI chat-completion chunks.
@@ -107,9 +108,6 @@ export type ChatChunk =
   | { kind: 'done' }
   | { kind: 'error'; message: string }
   | { kind: 'none' };
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The text of an OpenAI-style error (`{ error: { message } }`, `{ error: "..." }`) or an envelope's `message`. */
 export function errorMessageOf(body: unknown): string | null {

@@ -1,7 +1,7 @@
 /** Token form rules (spec 02 sections 4, 5 and 9). */
-import { type LimitTexts, parseLimitTexts } from '../../components/limit-fields.tsx';
 
 import { TokenStatus } from '@turnpike/core/domain/closed-sets';
+import { type LimitTexts, parseLimitTexts } from '../../components/limit-fields.tsx';
 
 export { TokenStatus };
 export const NEVER_EXPIRES = -1;

@@ -11,11 +11,10 @@
  *
  * Anything that does not parse as a chat answer (an error object, a foreign event) passes unchanged.
  */
+import type { Json } from '@turnpike/core/json';
 import type { AnswerRewrite } from '../../upstream/client.ts';
 import { isRecord } from '../canonical.ts';
 import type { ChannelView } from '../format.ts';
-
-type Json = Record<string, unknown>;
 
 const OPEN = '<think>\n';
 const CLOSE = '\n</think>\n';

@@ -13,6 +13,7 @@
  * suffixes, `max_completion_tokens`), and chat answers the channel's `force_format` and `thinking_to_content`
  * rewrites (answer-rewrite.ts).
  */
+import { isRecord } from '@turnpike/core/json';
 import { parseUpstreamError } from '../../errors.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
 import { THINKING_CONTENT_PREFIX } from '../canonical.ts';
@@ -44,9 +45,6 @@ const PATHS: Record<OpenAiEndpoint, string> = {
 
 /** Endpoints whose streams carry a usage chunk only when `stream_options.include_usage` is set. */
 const USAGE_CHUNK_ENDPOINTS: ReadonlySet<Endpoint> = new Set(['chat', 'completions']);
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isOpenAiEndpoint = (endpoint: Endpoint): endpoint is OpenAiEndpoint => endpoint in PATHS;
 

@@ -1,3 +1,5 @@
+import type { Json } from '@turnpike/core/json';
+
 /**
  * Conveniences for OpenAI's reasoning models (https://platform.openai.com/docs/guides/reasoning and
  * https://platform.openai.com/docs/api-reference/chat/create: `reasoning_effort`, `max_completion_tokens`),
@@ -10,8 +12,6 @@
  *   and `temperature`, which they refuse unless it is 1, is left out.
  * - `o1` and `o3` take the first `system` message as `developer`.
  */
-
-type Json = Record<string, unknown>;
 
 const EFFORT_SUFFIX = /-(high|medium|low)$/;
 

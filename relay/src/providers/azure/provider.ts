@@ -8,7 +8,9 @@
  * named in the message, it is never retried and never counts against the channel. A 429's `retry-after` rests the
  * channel that long when cool-downs are on (ADR 0008), instead of counting toward one.
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
+import { isRecord } from '@turnpike/core/json';
 import type { RelayError } from '../../errors.ts';
 import type { Endpoint } from '../../formats/format.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
@@ -35,9 +37,6 @@ const AZURE_ENDPOINTS: ReadonlySet<Endpoint> = new Set<Endpoint>([
 
 /** Azure's deployment name of a model: dots are not allowed in deployment names, so Azure's own drop them. */
 export const deploymentOf = (model: string): string => model.replaceAll('.', '');
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The categories a content filter flagged, e.g. `hate (high), violence (medium)`. */
 function filteredCategories(result: unknown): string {

@@ -7,7 +7,9 @@
  * <base>/v1/videos/<kind>/<task_id>` reports `task_status` submitted → processing → succeed | failed and, when done,
  * `task_result.videos[0]` (`url`, `duration`). The clip is a public CDN address, downloaded without credentials.
  */
+
 import { createHmac } from 'node:crypto';
+import { isRecord } from '@turnpike/core/json';
 import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
@@ -59,9 +61,6 @@ export function klingRequestOf(job: KlingJob): {
 /** An upstream id the gateway keeps: `<kind>/<task_id>`, so the poll knows which route to ask. */
 export const isKlingId = (id: unknown): id is string =>
   typeof id === 'string' && /^(text2video|image2video)\/[\w-]{1,128}$/.test(id);
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A Kling task answer read as an OpenAI video job, under the gateway's `<kind>/<task_id>` id. */
 export function videoOfKlingTask(

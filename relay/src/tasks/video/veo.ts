@@ -6,6 +6,7 @@
  * `response.generateVideoResponse.generatedSamples[0].video.uri` is downloaded with the key. Pure conversions here;
  * the calls are in {@link veoSubmit}, {@link veoFetch} and {@link veoContent}.
  */
+import { isRecord } from '@turnpike/core/json';
 import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
@@ -41,9 +42,6 @@ export function veoRequestOf(job: VeoJob): Record<string, unknown> {
 /** An operation name the gateway may put in a path: `models/<model>/operations/<id>`, nothing else. */
 export const isOperationName = (name: unknown): name is string =>
   typeof name === 'string' && /^models\/[\w.-]+\/operations\/[\w-]+$/.test(name);
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A Veo operation read as an OpenAI video job; `content_uri` keeps where the finished clip is downloaded. */
 export function videoOfOperation(operation: unknown): (UpstreamVideo & { content_uri?: string }) | undefined {

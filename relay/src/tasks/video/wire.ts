@@ -5,7 +5,9 @@
  * `size`. Pure: how a client's request and an upstream's answer are read, and how the gateway's stored task is
  * answered in the same shape.
  */
+
 import { TaskStatus } from '@turnpike/core/domain/tasks';
+import { isRecord } from '@turnpike/core/json';
 
 /** The model a create names when it names none (OpenAI's default). */
 export const DEFAULT_VIDEO_MODEL = 'sora-2';
@@ -48,9 +50,6 @@ export interface ClientVideo {
   seconds: string;
   size: string;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An upstream answer that is a video job (an id and a status), else undefined. */
 export function readUpstreamVideo(body: unknown): UpstreamVideo | undefined {

@@ -136,9 +136,15 @@ export async function runAttempts(
       if (!pick) break;
       channelId = pick.channelId;
     }
-    const channel = ctx.channels.get(channelId);
-    if (!channel || channel.key === undefined) break;
     tried.add(channelId);
+    // A multi-key channel lends one usable key to this attempt (docs/adr/0027).
+    const channel = ctx.channels.withKey(channelId);
+    if (!channel || channel.key === undefined) break;
+    /** A failure that was one key's alone leaves the channel to be tried again with another key. */
+    const checkHealth = (error: RelayError) => {
+      if (checkChannelHealth(ctx, channel, error) && ctx.channels.isAvailable(channelId))
+        tried.delete(channelId);
+    };
     const upstreamModel = channel.modelMapping[model] ?? model;
     const provider = providerFor(channel.type, upstreamModel);
     const route = provider && routeOf(spec, ingress, provider);
@@ -179,7 +185,7 @@ export async function runAttempts(
         : undefined;
     const retryOrStop = (reason: AttemptFailure): 'retry' | RelayError => {
       lastError = failureError(reason, firstTokenSeconds);
-      checkChannelHealth(ctx, channel, lastError);
+      checkHealth(lastError);
       request.log.warn({ channelId, reason }, 'upstream attempt failed');
       return shouldRetry(reason, retryContext) ? 'retry' : lastError;
     };
@@ -215,7 +221,7 @@ export async function runAttempts(
         if (error instanceof CredentialError) {
           // No credential to send (a refused token exchange, a key that does not parse): as if answered so.
           lastError = { ...error.error, message: redactor.redact(error.error.message) };
-          checkChannelHealth(ctx, channel, lastError);
+          checkHealth(lastError);
           request.log.warn({ channelId, code: lastError.code }, 'upstream credential failed');
           if (shouldRetry(lastError, retryContext)) continue;
           break;
@@ -229,7 +235,7 @@ export async function runAttempts(
           param: null,
           isLocal: false,
         };
-        checkChannelHealth(ctx, channel, lastError);
+        checkHealth(lastError);
         request.log.warn({ channelId, kind: failure.kind }, 'upstream request failed');
         if (shouldRetry(failure.kind === 'connect' ? 'connect-error' : lastError, retryContext)) continue;
         break;
@@ -239,7 +245,7 @@ export async function runAttempts(
         const text = await response.readText().catch(() => '');
         const read = provider.readError(response.status, text, response.headers);
         const parsed = { ...read, message: redactor.redact(read.message) };
-        checkChannelHealth(ctx, channel, parsed);
+        checkHealth(parsed);
         lastError = {
           ...parsed,
           status: mapStatusCode(response.status, channel.statusCodeMapping ?? undefined),

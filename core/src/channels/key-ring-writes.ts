@@ -52,34 +52,43 @@ const statusReasonOf = (otherInfo: string | null): string | undefined => {
 };
 
 /**
- * The columns that store `ring` on `current`: the sealed keys, `channel_info`, and the channel's status when the
- * keys decide it: no enabled key left switches an enabled channel off (status 3, the reason in `other_info`); a
- * key enabled again brings back a channel that was switched off for that reason only.
+ * The channel status a ring decides, as columns to change: no enabled key left switches an enabled channel off
+ * (status 3, the reason in `other_info`); an enabled key brings back a channel that was switched off for that
+ * reason only. Empty when the keys decide nothing. Pure.
  */
+export function ringStatusPatch(
+  current: Pick<Channel, 'status' | 'otherInfo'>,
+  ring: KeyRing,
+  nowSeconds: number,
+): Partial<NewChannel> {
+  if (!ring.isMultiKey) return {};
+  const enabled = enabledKeyCount(ring);
+  if (enabled === 0 && current.status === ChannelStatus.Enabled)
+    return {
+      status: ChannelStatus.AutoDisabled,
+      otherInfo: JSON.stringify({ status_reason: ALL_KEYS_DISABLED, status_time: nowSeconds }),
+    };
+  if (
+    enabled > 0 &&
+    current.status === ChannelStatus.AutoDisabled &&
+    statusReasonOf(current.otherInfo) === ALL_KEYS_DISABLED
+  )
+    return { status: ChannelStatus.Enabled, otherInfo: null };
+  return {};
+}
+
+/** The columns that store `ring` on `current`: the sealed keys, `channel_info`, and the status the keys decide. */
 export function ringColumns(
   current: Pick<Channel, 'type' | 'status' | 'otherInfo'>,
   ring: KeyRing,
   box: SealedBox,
   nowSeconds: number,
 ): Partial<NewChannel> {
-  const patch: Partial<NewChannel> = {
+  return {
     key: box.seal(joinKeys(current.type, ring.keys, ring.isMultiKey)),
     channelInfo: JSON.stringify(infoOfRing(ring)),
+    ...ringStatusPatch(current, ring, nowSeconds),
   };
-  if (!ring.isMultiKey) return patch;
-  const enabled = enabledKeyCount(ring);
-  if (enabled === 0 && current.status === ChannelStatus.Enabled) {
-    patch.status = ChannelStatus.AutoDisabled;
-    patch.otherInfo = JSON.stringify({ status_reason: ALL_KEYS_DISABLED, status_time: nowSeconds });
-  } else if (
-    enabled > 0 &&
-    current.status === ChannelStatus.AutoDisabled &&
-    statusReasonOf(current.otherInfo) === ALL_KEYS_DISABLED
-  ) {
-    patch.status = ChannelStatus.Enabled;
-    patch.otherInfo = null;
-  }
-  return patch;
 }
 
 export interface KeyRingChange<T> {

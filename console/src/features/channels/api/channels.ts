@@ -1,4 +1,10 @@
-import type { ChannelTagView, ChannelView } from '@turnpike/core/contracts/channels';
+import type { MultiKeyModeValue } from '@turnpike/core/channels/multi-key';
+import type {
+  ChannelTagView,
+  ChannelView,
+  CreateModeValue,
+  KeyModeValue,
+} from '@turnpike/core/contracts/channels';
 import { api } from '../../../lib/api.ts';
 import { getSessionUser } from '../../../lib/session.ts';
 import type { TestAllProgress } from '../validation.ts';
@@ -66,6 +72,11 @@ export interface ChannelInput {
   priority: number;
   weight: number;
   max_input_tokens: number;
+  /** Create: one channel per key line (batch), one multi-key channel, or one key (docs/adr/0027). */
+  mode?: CreateModeValue;
+  multi_key_mode?: MultiKeyModeValue;
+  /** Edit: the key field adds keys or replaces them. */
+  key_mode?: KeyModeValue;
 }
 
 export const createChannels = (input: ChannelInput) => api.post<ChannelView[]>('/api/channel/', input);

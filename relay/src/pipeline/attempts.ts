@@ -22,6 +22,7 @@ import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { markAttempt } from '../metrics/tracing.ts';
 import { CredentialError } from '../providers/provider.ts';
 import { type Provider, providerFor } from '../providers/registry.ts';
+import { affinityOf } from '../routing/affinity.ts';
 import { pickChannel } from '../routing/pick.ts';
 import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import { redactorOf } from '../upstream/redact.ts';
@@ -115,6 +116,15 @@ export async function runAttempts(
   };
   const tried = new Set<number>();
   const used: number[] = [];
+  // Session affinity (docs/adr/0027): the session's bound channel and key first, when they can serve now.
+  const affinity =
+    caller.forcedChannelId === undefined
+      ? await affinityOf(ctx, request, prepared.payload.kind === 'json' ? prepared.payload.body : undefined, {
+          tokenId: caller.token.id,
+          group: caller.group,
+          model,
+        })
+      : undefined;
   let lastError: RelayError | undefined;
   let upstreamMsBefore = 0;
 
@@ -126,19 +136,23 @@ export async function runAttempts(
         return localError(403, 'channel_unavailable', 'the chosen channel does not exist or is disabled');
       channelId = caller.forcedChannelId;
     } else {
-      const pick = pickChannel(ctx.channels.table, {
-        group: caller.group,
-        model,
-        attempt,
-        tried,
-        isAvailable: ctx.channels.isAvailable,
-      });
+      const bound = affinity?.preferred;
+      const pick =
+        bound && !tried.has(bound.channelId) && ctx.channels.isAvailable(bound.channelId)
+          ? { channelId: bound.channelId }
+          : pickChannel(ctx.channels.table, {
+              group: caller.group,
+              model,
+              attempt,
+              tried,
+              isAvailable: ctx.channels.isAvailable,
+            });
       if (!pick) break;
       channelId = pick.channelId;
     }
     tried.add(channelId);
     // A multi-key channel lends one usable key to this attempt (docs/adr/0027).
-    const channel = ctx.channels.withKey(channelId);
+    const channel = ctx.channels.withKey(channelId, affinity?.preferred?.key);
     if (!channel || channel.key === undefined) break;
     /** A failure that was one key's alone leaves the channel to be tried again with another key. */
     const checkHealth = (error: RelayError) => {
@@ -258,6 +272,7 @@ export async function runAttempts(
         break;
       }
 
+      affinity?.served(channelId, channel.keyFingerprint);
       const outcome = {
         channelId,
         usedChannels: used,

@@ -1,10 +1,17 @@
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import type { ChannelView, KeyStatusPage } from '@turnpike/core/contracts/channels';
 import { abilities, channels } from '@turnpike/core/db/schema/index';
+import { startFakePromptCache } from '@turnpike/relay/testing/fake-prompt-cache';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ConsoleClient, createTestApp, setupRoot, type TestApp } from '../../testing/test-app.ts';
+import {
+  type ConsoleClient,
+  createTestApp,
+  saveOption,
+  setupRoot,
+  type TestApp,
+} from '../../testing/test-app.ts';
 
 const KEYS = ['sk-multi-aaaa-0000000001', 'sk-multi-bbbb-0000000002', 'sk-multi-cccc-0000000003'];
 
@@ -168,6 +175,27 @@ describe('multi-key channels through /api', () => {
     const made = await put('/api/channel/', { id: single!.id, key: KEYS[1], key_mode: 'append' });
     expect(made.json().data.channel_info).toMatchObject({ is_multi_key: true, multi_key_size: 2 });
     expect(await storedKeys(single!.id)).toBe(`${KEYS[0]}\n${KEYS[1]}`);
+  });
+
+  it('a channel test that finds its first key revoked disables that key, not the channel', async () => {
+    const fake = await startFakePromptCache({ [KEYS[0]!]: 'revoked', [KEYS[1]!]: 'ok', [KEYS[2]!]: 'ok' });
+    try {
+      await saveOption(root, 'AutomaticDisableChannelEnabled', 'true');
+      const { id } = await createMulti({ base_url: fake.url });
+      const tested = (await call(root.get(`/api/channel/test/${id}`))).json();
+      expect(tested).toMatchObject({
+        success: false,
+        message: expect.stringContaining('the key was disabled'),
+      });
+      const [row] = await db().select().from(channels).where(eq(channels.id, id));
+      expect(row!.status).toBe(1);
+      expect(JSON.parse(row!.channelInfo!).multi_key_status_list).toEqual({ 0: 3 });
+      // The next test uses the next enabled key and passes.
+      expect((await call(root.get(`/api/channel/test/${id}`))).json()).toMatchObject({ success: true });
+    } finally {
+      await saveOption(root, 'AutomaticDisableChannelEnabled', 'false');
+      await fake.close();
+    }
   });
 
   it('finds a multi-key channel by any of its keys and never sends a key to the browser', async () => {

@@ -103,6 +103,18 @@ const pathOf = (url: string): string => {
   return q === -1 ? url : url.slice(0, q);
 };
 
+/** Patterns compiled once each (the option holds a handful; a changed option adds its new ones). */
+const patterns = new Map<string, RegExp>();
+function compiled(pattern: string): RegExp {
+  let regex = patterns.get(pattern);
+  if (!regex) {
+    if (patterns.size > 256) patterns.clear();
+    regex = new RegExp(pattern);
+    patterns.set(pattern, regex);
+  }
+  return regex;
+}
+
 /** The session a call names by the first rule that finds one, or undefined. */
 export function sessionOf(
   rules: readonly AffinityRule[],
@@ -117,7 +129,7 @@ export function sessionOf(
     const text = Array.isArray(raw) ? raw[0] : typeof raw === 'number' ? String(raw) : raw;
     if (typeof text !== 'string' || text.trim() === '') continue;
     if (rule.pattern === undefined) return { rule: rule.name, value: text.trim() };
-    const match = new RegExp(rule.pattern).exec(text);
+    const match = compiled(rule.pattern).exec(text);
     const value = match?.[1] ?? (match && match.length === 1 ? match[0] : undefined);
     if (value) return { rule: rule.name, value };
   }

@@ -126,6 +126,8 @@ describe('multi-key channels in the console', () => {
     const server = serve();
     const user = userEvent.setup();
     await renderScreen(() => <ChannelsPage />);
+    // The list says the channel holds several keys.
+    expect(within(await screen.findByTestId('channel-7')).getByText('3 keys')).toBeTruthy();
     await user.click(await screen.findByRole('button', { name: 'Edit pool' }));
     const panel = within(await screen.findByTestId('channel-keys'));
     expect(await panel.findByText('sk-pr…aaaa')).toBeTruthy();

@@ -121,6 +121,11 @@ describe('multi-key channels through /api', () => {
     expect(row!.status).toBe(3);
     expect((await db().select().from(abilities).where(eq(abilities.channelId, id)))[0]!.enabled).toBe(false);
 
+    const refused = await put('/api/channel/', { id, status: 1 });
+    expect(refused.json()).toMatchObject({
+      success: false,
+      message: expect.stringContaining('enable a key'),
+    });
     await manage({ channel_id: id, action: 'enable_key', key_index: 2 });
     [row] = await db().select().from(channels).where(eq(channels.id, id));
     expect(row!.status).toBe(1);

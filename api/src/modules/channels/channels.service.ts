@@ -9,6 +9,7 @@ import { createChannelWriter } from '@turnpike/core/channels/channel-writes';
 import { ringColumns } from '@turnpike/core/channels/key-ring-writes';
 import {
   appendKeys,
+  enabledKeyCount,
   type KeyRing,
   KeyStatus,
   MultiKeyMode,
@@ -264,6 +265,9 @@ export function createChannelService(deps: AppDeps) {
       const type = patch.type ?? current.type;
       const sentKeys = key !== undefined && key.trim() !== '' ? splitChannelKeys(type, key) : undefined;
       const info = parseChannelInfo(current.channelInfo);
+      let keysAfter: KeyRing | undefined = info.is_multi_key
+        ? ringOf(type, openKey(current), info)
+        : undefined;
       if (sentKeys || multiKeyMode !== undefined) {
         const ring = ringOf(type, openKey(current), info);
         let next: KeyRing = multiKeyMode !== undefined ? { ...ring, mode: multiKeyMode } : ring;
@@ -279,11 +283,22 @@ export function createChannelService(deps: AppDeps) {
         }
         if (next.keys.length === 0)
           throw new AppError('VALIDATION_FAILED', 'a channel needs at least one key');
+        keysAfter = next;
         Object.assign(
           patch,
           ringColumns({ ...current, type, status: patch.status ?? current.status }, next, box, nowSeconds()),
         );
       }
+      // A multi-key channel switched on with no key enabled could serve nothing.
+      if (
+        fields.status === ChannelStatus.Enabled &&
+        keysAfter?.isMultiKey &&
+        enabledKeyCount(keysAfter) === 0
+      )
+        throw new AppError(
+          'VALIDATION_FAILED',
+          'every key of this channel is disabled: enable a key or add one before enabling the channel',
+        );
       if (patch.type !== undefined || patch.other !== undefined)
         checkOther(patch.type ?? current.type, patch.other ?? current.other);
       const [row] = await write(async (tx) => {

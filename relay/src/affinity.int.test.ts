@@ -5,6 +5,7 @@ import { channels } from '@turnpike/core/db/schema/index';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readSample } from './metrics/prometheus-text.ts';
 import { type FakePromptCache, startFakePromptCache } from './testing/fake-prompt-cache.ts';
+import { startFakeProviders } from './testing/fake-providers.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 
 let t: RelayTestApp;
@@ -149,6 +150,42 @@ describe('session affinity on one relay', () => {
       payload: turnBody('thread-move', 4),
     });
     expect(r.json().usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
+  });
+
+  it("keeps Claude Code's session (its header, or the session in metadata.user_id) on one Anthropic channel", async () => {
+    const north = await startFakeProviders({ apiKey: 'sk-ant-north' });
+    const south = await startFakeProviders({ apiKey: 'sk-ant-south' });
+    try {
+      await t.runtime.deps.options.set('ModelRatio', JSON.stringify({ 'agent-model': 1, 'agent-claude': 1 }));
+      for (const [name, fake, key] of [
+        ['north', north, 'sk-ant-north'],
+        ['south', south, 'sk-ant-south'],
+      ] as const)
+        await root.post('/api/channel/', { name, type: 14, key, base_url: fake.url, models: 'agent-claude' });
+      const send = (headers: Record<string, string>, body: Record<string, unknown> = {}) =>
+        t.relay.inject({
+          method: 'POST',
+          url: '/v1/messages',
+          headers: { ...auth, 'anthropic-version': '2023-06-01', ...headers },
+          payload: {
+            model: 'agent-claude',
+            max_tokens: 64,
+            messages: [{ role: 'user', content: 'hi' }],
+            ...body,
+          },
+        });
+      for (let i = 0; i < 6; i += 1)
+        expect((await send({ 'x-claude-code-session-id': 'cc-session-1' })).statusCode).toBe(200);
+      expect([north.requests.length, south.requests.length].sort()).toEqual([0, 6]);
+      north.requests.length = 0;
+      south.requests.length = 0;
+      const metadata = { user_id: 'user_ab12_account_cd34_session_5e6f7a8b-0000-1111-2222-333344445555' };
+      for (let i = 0; i < 6; i += 1) expect((await send({}, { metadata })).statusCode).toBe(200);
+      expect([north.requests.length, south.requests.length].sort()).toEqual([0, 6]);
+    } finally {
+      await north.close();
+      await south.close();
+    }
   });
 
   it('binds a session to the key of a multi-key channel, not only the channel', async () => {

@@ -1,6 +1,7 @@
 import { type ConsoleClient, setupRoot } from '@turnpike/api/testing/test-app';
 import type { ChannelView } from '@turnpike/core/contracts/channels';
 import { channels } from '@turnpike/core/db/schema/index';
+import { createRedisBus } from '@turnpike/core/events/bus';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createChannelCache } from './state/channel-cache.ts';
@@ -152,6 +153,38 @@ describe('multi-key channels on the relay', () => {
       expect([...used].sort()).toEqual([K1, K3].sort());
     } finally {
       fresh.close();
+    }
+  });
+});
+
+describe.skipIf(!process.env.TEST_REDIS_URL)('key state shared between processes', () => {
+  it('rests a rate-limited key in another process, and only that key', async () => {
+    const prefix = `turnpike-test:keyrest-${Math.random().toString(36).slice(2, 8)}:`;
+    const here = await createRedisBus(process.env.TEST_REDIS_URL as string, prefix);
+    const there = await createRedisBus(process.env.TEST_REDIS_URL as string, prefix);
+    const { db, config } = t.runtime.deps;
+    const id = await createPool('polling', [K1, K2]);
+    const elsewhere = createChannelCache({ db, bus: there, cryptoSecret: config.cryptoSecret, resyncMs: 0 });
+    try {
+      await elsewhere.load();
+      const rested = elsewhere.get(id)?.keys?.find((k) => k.key === K1);
+      expect(rested).toBeDefined();
+      await here.publish({
+        type: 'channels.cooldown',
+        id,
+        until: Date.now() + 60_000,
+        key: rested!.fingerprint,
+      });
+      await waitFor(
+        () => (elsewhere.keyStates.restingUntil(id, rested!.fingerprint) ? true : undefined),
+        1_000,
+      );
+      expect(elsewhere.isAvailable(id)).toBe(true);
+      for (let i = 0; i < 4; i += 1) expect(elsewhere.withKey(id)?.key).toBe(K2);
+    } finally {
+      elsewhere.close();
+      await here.close();
+      await there.close();
     }
   });
 });

@@ -181,6 +181,17 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('key state shared between processes
       );
       expect(elsewhere.isAvailable(id)).toBe(true);
       for (let i = 0; i < 4; i += 1) expect(elsewhere.withKey(id)?.key).toBe(K2);
+      expect(elsewhere.health().find((h) => h.channelId === id)?.state).toBe('enabled');
+      // Both keys resting: the channel rests too, and its health says so until the first key is back.
+      const other = elsewhere.get(id)?.keys?.find((k) => k.key === K2);
+      await here.publish({
+        type: 'channels.cooldown',
+        id,
+        until: Date.now() + 30_000,
+        key: other!.fingerprint,
+      });
+      await waitFor(() => (elsewhere.isAvailable(id) ? undefined : true), 1_000);
+      expect(elsewhere.health().find((h) => h.channelId === id)).toMatchObject({ state: 'cooling_down' });
     } finally {
       elsewhere.close();
       await here.close();

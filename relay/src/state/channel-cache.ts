@@ -246,6 +246,25 @@ export function createChannelCache(options: {
     resync.unref();
   };
 
+  /**
+   * When a multi-key channel whose usable keys all rest gets one back (the earliest end), or undefined when a key
+   * is usable now (or none rests: every key is disabled, which the stored status says).
+   */
+  function keysRestUntil(channel: RelayChannel): number | undefined {
+    if (!channel.isMultiKey || !channel.keys) return undefined;
+    let earliest: number | undefined;
+    for (const key of channel.keys) {
+      if (key.status !== ChannelStatus.Enabled) continue;
+      const until = keyStates.restingUntil(channel.id, key.fingerprint);
+      if (until === undefined) {
+        if (keyStates.isUsable(channel.id, key)) return undefined;
+        continue;
+      }
+      earliest = earliest === undefined ? until : Math.min(earliest, until);
+    }
+    return earliest;
+  }
+
   return {
     load,
     get table() {
@@ -296,7 +315,7 @@ export function createChannelCache(options: {
           out.push({ channelId, name, state: 'auto_disabled' });
         else if (channel.status !== ChannelStatus.Enabled) out.push({ channelId, name, state: 'disabled' });
         else {
-          const until = cooldown.coolingUntil(channelId);
+          const until = cooldown.coolingUntil(channelId) ?? keysRestUntil(channel);
           out.push(
             until === undefined
               ? { channelId, name, state: 'enabled' }

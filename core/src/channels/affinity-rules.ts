@@ -1,8 +1,8 @@
 /**
  * Session affinity rules (docs/adr/0027): where a call names its session, so every call of a session goes to the
  * channel and key that served its first one and the provider's prompt cache stays warm. One option,
- * `ChannelAffinity`, holds them as JSON; the defaults cover Claude Code, Codex (and OpenAI's `prompt_cache_key` /
- * `user`), Gemini's cached contents and opencode. Pure: the relay reads them, the console edits them.
+ * `ChannelAffinity`, holds them as JSON; the defaults cover Claude Code, Codex (and any client sending OpenAI's
+ * `prompt_cache_key` or `user`) and Gemini's cached contents. Pure: the relay reads them, the console edits them.
  */
 import { z } from 'zod';
 

@@ -17,6 +17,14 @@ export const MultiKeyMode = { Random: 'random', Polling: 'polling' } as const;
 export type MultiKeyModeValue = (typeof MultiKeyMode)[keyof typeof MultiKeyMode];
 export const MULTI_KEY_MODES = Object.values(MultiKeyMode);
 
+/** How a create turns its key lines into channels (the reference's `mode`). */
+export const CreateMode = { Single: 'single', Batch: 'batch', MultiToSingle: 'multi_to_single' } as const;
+export type CreateModeValue = (typeof CreateMode)[keyof typeof CreateMode];
+
+/** How an edit's key field changes a channel's keys (the reference's `key_mode`). */
+export const KeyMode = { Append: 'append', Replace: 'replace' } as const;
+export type KeyModeValue = (typeof KeyMode)[keyof typeof KeyMode];
+
 /** The `channel_info` object, as stored and as `/api/channel` shows it. */
 export interface ChannelInfo {
   is_multi_key: boolean;

@@ -8,7 +8,9 @@ import {
 } from '../channels/channel-rules.ts';
 import {
   type ChannelInfo,
+  CreateMode,
   isMultiKeyMode,
+  KeyMode,
   MULTI_KEY_MODES,
   type MultiKeyModeValue,
   parseChannelInfo,
@@ -134,14 +136,6 @@ const channelFields = {
 const optionalFields = Object.fromEntries(
   Object.entries(channelFields).map(([k, v]) => [k, v.optional()]),
 ) as { [K in keyof typeof channelFields]: z.ZodOptional<(typeof channelFields)[K]> };
-
-/** How a create turns its key lines into channels (the reference's `mode`). */
-export const CreateMode = { Single: 'single', Batch: 'batch', MultiToSingle: 'multi_to_single' } as const;
-export type CreateModeValue = (typeof CreateMode)[keyof typeof CreateMode];
-
-/** How an edit's key field changes a channel's keys (the reference's `key_mode`). */
-export const KeyMode = { Append: 'append', Replace: 'replace' } as const;
-export type KeyModeValue = (typeof KeyMode)[keyof typeof KeyMode];
 
 const multiKeyMode = z
   .string({ error: `multi_key_mode must be one of ${MULTI_KEY_MODES.join(', ')}` })

@@ -9,7 +9,9 @@ import { createChannelWriter } from '@turnpike/core/channels/channel-writes';
 import { ringColumns } from '@turnpike/core/channels/key-ring-writes';
 import {
   appendKeys,
+  CreateMode,
   enabledKeyCount,
+  KeyMode,
   type KeyRing,
   KeyStatus,
   MultiKeyMode,
@@ -26,9 +28,7 @@ import {
   type ChannelTagView,
   type ChannelView,
   type CreateChannel,
-  CreateMode,
   type EditTag,
-  KeyMode,
   toChannelTagView,
   toChannelView,
   type UpdateChannel,

@@ -1,10 +1,5 @@
-import type { MultiKeyModeValue } from '@turnpike/core/channels/multi-key';
-import type {
-  ChannelTagView,
-  ChannelView,
-  CreateModeValue,
-  KeyModeValue,
-} from '@turnpike/core/contracts/channels';
+import type { CreateModeValue, KeyModeValue, MultiKeyModeValue } from '@turnpike/core/channels/multi-key';
+import type { ChannelTagView, ChannelView } from '@turnpike/core/contracts/channels';
 import { api } from '../../../lib/api.ts';
 import { getSessionUser } from '../../../lib/session.ts';
 import type { TestAllProgress } from '../validation.ts';

@@ -1,10 +1,11 @@
-import { MultiKeyMode, type MultiKeyModeValue } from '@turnpike/core/channels/multi-key';
 import {
   CreateMode,
   type CreateModeValue,
   KeyMode,
   type KeyModeValue,
-} from '@turnpike/core/contracts/channels';
+  MultiKeyMode,
+  type MultiKeyModeValue,
+} from '@turnpike/core/channels/multi-key';
 import { useTranslation } from 'react-i18next';
 import { Select } from '../../../components/ui/index.ts';
 

@@ -107,7 +107,7 @@ cluster: install
 ## make cluster-test: the multi-process proofs, with a 30 s Redis outage and the 20 s and 60 s database and Redis
 ## outages of issue 25 (CLUSTER_LONG=1); figures in test-results/cluster-figures.json
 cluster-test: install
-	CLUSTER_LONG=1 npx vitest run --project api:integration --no-file-parallelism api/src/cluster.int.test.ts api/src/cluster-outage.int.test.ts
+	CLUSTER_LONG=1 npx vitest run --project api:integration --no-file-parallelism api/src/cluster.int.test.ts api/src/cluster-outage.int.test.ts api/src/affinity-cluster.int.test.ts
 
 ## make claude-code: the Claude Code CLI (pinned; its native binary is ~380 MB, so it is kept out of the dev
 ## dependencies and installed under .tools/claude-code). With it, `make test` runs relay/src/claude-code.int.test.ts

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { channels, logs, tokens, users } from '@turnpike/core/db/schema/index';
+import { generateTokenKey } from '@turnpike/core/domain/tokens';
 import { importGateway } from '@turnpike/core/import/importer';
 import { openSource } from '@turnpike/core/import/source';
 import {
@@ -15,6 +16,8 @@ import {
   type ReferenceSource,
   SOURCE_KINDS,
 } from '@turnpike/core/import/testing/reference-source';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
+import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { registerRelay } from '@turnpike/relay';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import { waitFor } from '@turnpike/relay/testing/wait';
@@ -127,6 +130,35 @@ describe.each(SOURCE_KINDS)('a gateway moved from new-api on %s', (kind) => {
     expect(channel!.usedQuota).toBe(12_345 + charged);
     // The new log got an id after the imported ones.
     expect(log.id).toBeGreaterThan(3);
+  });
+
+  it('serves calls through the imported multi-key channel with its enabled keys, in turn', async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({
+      username: 'pool-user',
+      password: 'x',
+      quota: 100_000_000,
+    });
+    const token = await createTokenRepo(db).insert({
+      userId: user.id,
+      key: generateTokenKey(),
+      name: 'pool',
+      remainQuota: 0,
+      unlimitedQuota: true,
+    });
+    const before = fake.requests.length;
+    for (let i = 0; i < 4; i += 1) {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers: { authorization: `Bearer sk-${token.key}`, 'content-type': 'application/json' },
+        payload: { model: 'gpt-4o', messages: [{ role: 'user', content: 'which key?' }] },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+    }
+    // Polling over keys 1 and 3; key 2 arrived disabled ("quota exceeded") and is never used.
+    const used = fake.requests.slice(before).map((r) => r.headers.authorization);
+    expect([...used].sort()).toEqual(['Bearer sk-k1', 'Bearer sk-k1', 'Bearer sk-k3', 'Bearer sk-k3']);
   });
 
   it('keeps an expired key refused and a model limit in force', async () => {

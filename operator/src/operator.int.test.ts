@@ -1,3 +1,5 @@
+import { changeKeyRing } from '@turnpike/core/channels/key-ring-writes';
+import { parseChannelInfo, setKeyStates } from '@turnpike/core/channels/multi-key';
 import { channels } from '@turnpike/core/db/schema/channels';
 import { logs, users } from '@turnpike/core/db/schema/index';
 import { optionSources } from '@turnpike/core/db/schema/option-sources';
@@ -120,20 +122,48 @@ describe('operator against the stand-in API server', () => {
     await waitFor(async () => (await call('alpha-2')).statusCode === 200, { what: 'alpha-2 routable' });
   });
 
-  it('rotates keys when the Secret changes: one row per key, the old key gone', async () => {
+  it('rotates keys when the Secret changes: one multi-key channel, its keys changed in place keeping their state', async () => {
     const before = (await rowsOf('alpha'))[0]!.id;
     h.api.apply(secret('alpha', 'sk-good\nsk-other'));
-    await waitFor(async () => (await rowsOf('alpha')).length === 2, { what: 'two rows' });
-    const rows = await rowsOf('alpha');
-    expect(rows.map((r) => h.box.open(r.key))).toEqual(['sk-good', 'sk-other']);
+    await waitFor(
+      async () => parseChannelInfo((await rowsOf('alpha'))[0]?.channelInfo).multi_key_size === 2,
+      {
+        what: 'two keys',
+      },
+    );
+    let rows = await rowsOf('alpha');
+    expect(rows).toHaveLength(1);
     expect(rows[0]!.id).toBe(before);
+    expect(h.box.open(rows[0]!.key)).toBe('sk-good\nsk-other');
+    // A key disabled at run time keeps its state while the Secret lists it, at its new position.
+    await changeKeyRing({ db: h.database.db, bus: relay.bus, box: h.box }, before, (ring) => ({
+      ring: setKeyStates(ring, [1], { status: 3, reason: 'upstream answered 401 Unauthorized', time: 1 }),
+      result: undefined,
+    }));
+    h.api.apply(secret('alpha', 'sk-third\nsk-other\nsk-good'));
+    await waitFor(
+      async () => parseChannelInfo((await rowsOf('alpha'))[0]?.channelInfo).multi_key_size === 3,
+      {
+        what: 'three keys',
+      },
+    );
+    rows = await rowsOf('alpha');
+    expect(h.box.open(rows[0]!.key)).toBe('sk-third\nsk-other\nsk-good');
+    expect(parseChannelInfo(rows[0]!.channelInfo)).toMatchObject({
+      multi_key_status_list: { 1: 3 },
+      multi_key_disabled_reason: { 1: 'upstream answered 401 Unauthorized' },
+    });
     h.api.apply(secret('alpha', 'sk-good'));
-    await waitFor(async () => (await rowsOf('alpha')).length === 1, { what: 'back to one row' });
+    await waitFor(async () => h.box.open((await rowsOf('alpha'))[0]!.key) === 'sk-good', {
+      what: 'back to one key',
+    });
+    rows = await rowsOf('alpha');
+    expect(rows).toHaveLength(1);
+    expect(parseChannelInfo(rows[0]!.channelInfo).is_multi_key).toBe(false);
     await waitFor(
       () => (getCr('channels', 'alpha')?.status?.channelIDs as number[] | undefined)?.length === 1,
     );
-    // The relay drops the old key's row too (it reloads on the operator's change event, asynchronously).
-    await waitFor(relayHasDatabaseChannels, { what: 'relay without the old key' });
+    await waitFor(relayHasDatabaseChannels, { what: 'relay with the channel rows' });
   });
 
   it('refuses a Channel whose Secret is missing: Ready=False with the reason, a Warning event, nothing written; fixes itself when the Secret arrives', async () => {

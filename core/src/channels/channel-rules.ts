@@ -1,5 +1,5 @@
 import { isRecord } from '../json.ts';
-import { findProviderType } from '../providers/catalogue.ts';
+import { splitKeyInput } from './multi-key.ts';
 
 /** Channel status values stored in `channels.status`. */
 export const ChannelStatus = {
@@ -11,18 +11,9 @@ export type ChannelStatusValue = (typeof ChannelStatus)[keyof typeof ChannelStat
 
 /**
  * The credentials a key field holds: one per non-blank line, except for types whose key is one JSON document
- * (Vertex AI service accounts), which stay whole.
+ * (Vertex AI service accounts): one document, or each item of a JSON array of documents.
  */
-export function splitChannelKeys(type: number, key: string): string[] {
-  if (findProviderType(type)?.keyIsDocument) {
-    const whole = key.trim();
-    return whole ? [whole] : [];
-  }
-  return key
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line.length > 0);
-}
+export const splitChannelKeys = (type: number, key: string): string[] => splitKeyInput(type, key);
 
 /** Splits a comma list, trims, drops blanks and duplicates, keeps the first order. */
 export function splitCommaList(text: string): string[] {

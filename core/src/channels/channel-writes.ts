@@ -12,12 +12,27 @@ import type { ResourceSource, SourceRef } from '../ownership/source.ts';
 import { createAbilityRepo } from '../repos/ability.repo.ts';
 import { createChannelRepo } from '../repos/channel.repo.ts';
 import { ChannelStatus } from './channel-rules.ts';
+import { ringStatusPatch } from './key-ring-writes.ts';
+import {
+  infoOfRing,
+  joinKeys,
+  type MultiKeyModeValue,
+  newRing,
+  parseChannelInfo,
+  replaceKeys,
+  ringOf,
+} from './multi-key.ts';
 
 /** The settings of one channel row as a resource wants them; `key` is the plain credential (sealed on write). */
 export interface DesiredChannel {
   readonly name: string;
   readonly type: number;
   readonly key: string;
+  /**
+   * Several keys in one channel (docs/adr/0027): `key` is then ignored. Keys that stay keep their state (an
+   * automatically disabled key stays disabled while the Secret lists it).
+   */
+  readonly multiKey?: { readonly keys: readonly string[]; readonly mode: MultiKeyModeValue };
   readonly baseUrl: string;
   readonly other: string;
   readonly openaiOrganization: string | null;
@@ -90,8 +105,30 @@ export function channelPatch(
   const keepAutoDisabled =
     current.status === ChannelStatus.AutoDisabled && desired.status === ChannelStatus.Enabled;
   if (current.status !== desired.status && !keepAutoDisabled) patch.status = desired.status;
-  if (openKey(current.key) !== desired.key) patch.key = desired.key;
-  return patch;
+  const opened = openKey(current.key);
+  const info = parseChannelInfo(current.channelInfo);
+  if (!desired.multiKey) {
+    if (opened !== desired.key || info.is_multi_key) patch.key = desired.key;
+    if (info.is_multi_key) patch.channelInfo = null;
+    return patch;
+  }
+  const { keys, mode } = desired.multiKey;
+  const ring = opened === undefined ? newRing([], mode) : ringOf(current.type, opened, info);
+  const next = { ...replaceKeys(ring, keys), mode };
+  const same =
+    info.is_multi_key &&
+    ring.mode === mode &&
+    ring.keys.length === keys.length &&
+    ring.keys.every((k, i) => k === keys[i]);
+  if (same) return patch;
+  patch.key = joinKeys(desired.type, next.keys, true);
+  patch.channelInfo = JSON.stringify(infoOfRing(next));
+  const status = ringStatusPatch(
+    { status: patch.status ?? current.status, otherInfo: current.otherInfo },
+    next,
+    Math.floor(Date.now() / 1000),
+  );
+  return { ...patch, ...status };
 }
 
 export function createChannelWriter(deps: { db: Db; bus: EventBus; box: SealedBox }) {
@@ -159,9 +196,13 @@ export function createChannelWriter(deps: { db: Db; bus: EventBus; box: SealedBo
           const row = byIndex.get(index);
           byIndex.delete(index);
           if (!row) {
+            const { multiKey, ...columns } = want;
             inserts.push({
-              ...want,
-              key: box.seal(want.key),
+              ...columns,
+              key: box.seal(multiKey ? joinKeys(want.type, multiKey.keys, true) : want.key),
+              channelInfo: multiKey
+                ? JSON.stringify(infoOfRing(newRing(multiKey.keys, multiKey.mode)))
+                : null,
               createdTime: Math.floor(Date.now() / 1000),
               sourceKind: source.kind,
               sourceNamespace: source.namespace,

@@ -6,6 +6,15 @@ import {
   joinCommaList,
   normalizeBaseUrl,
 } from '../channels/channel-rules.ts';
+import {
+  type ChannelInfo,
+  CreateMode,
+  isMultiKeyMode,
+  KeyMode,
+  MULTI_KEY_MODES,
+  type MultiKeyModeValue,
+  parseChannelInfo,
+} from '../channels/multi-key.ts';
 import type { Channel } from '../db/schema/channels.ts';
 import { type ResourceSource, sourceOfRow } from '../ownership/source.ts';
 import { isKnownProviderType } from '../providers/catalogue.ts';
@@ -132,24 +141,116 @@ const optionalFields = Object.fromEntries(
   Object.entries(channelFields).map(([k, v]) => [k, v.optional()]),
 ) as { [K in keyof typeof channelFields]: z.ZodOptional<(typeof channelFields)[K]> };
 
-export const createChannelSchema = z
-  .object({
-    ...optionalFields,
-    name: channelFields.name.refine((n) => n !== '', 'please fill in channel name and channel key'),
-    type: channelType.default(1),
-    key: z
-      .string({ error: 'please fill in channel name and channel key' })
-      .refine((k) => k.trim() !== '', 'please fill in channel name and channel key'),
-    models: channelFields.models.refine((m) => m !== '', 'please select at least one model'),
-  })
-  .transform(mergeGroups);
+const multiKeyMode = z
+  .string({ error: `multi_key_mode must be one of ${MULTI_KEY_MODES.join(', ')}` })
+  .refine(isMultiKeyMode, `multi_key_mode must be one of ${MULTI_KEY_MODES.join(', ')}`)
+  .transform((m) => m as MultiKeyModeValue);
+
+/** The reference sends `{ mode, multi_key_mode, channel: {...} }`; Turnpike's own console sends the fields flat. */
+const unwrapChannel = (body: unknown): unknown => {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const { channel, ...rest } = body as Record<string, unknown>;
+  if (typeof channel !== 'object' || channel === null || Array.isArray(channel)) return body;
+  return { ...(channel as Record<string, unknown>), ...rest };
+};
+
+const blankAsUnset = (v: unknown) => (v === '' || v === null ? undefined : v);
+
+export const createChannelSchema = z.preprocess(
+  unwrapChannel,
+  z
+    .object({
+      ...optionalFields,
+      name: channelFields.name.refine((n) => n !== '', 'please fill in channel name and channel key'),
+      type: channelType.default(1),
+      key: z
+        .string({ error: 'please fill in channel name and channel key' })
+        .refine((k) => k.trim() !== '', 'please fill in channel name and channel key'),
+      models: channelFields.models.refine((m) => m !== '', 'please select at least one model'),
+      /** Absent: one channel per key line, as before the reference had modes. */
+      mode: z.preprocess(
+        blankAsUnset,
+        z
+          .enum([CreateMode.Single, CreateMode.Batch, CreateMode.MultiToSingle], {
+            error: 'mode must be single, batch or multi_to_single',
+          })
+          .optional(),
+      ),
+      multi_key_mode: z.preprocess(blankAsUnset, multiKeyMode.optional()),
+    })
+    .transform(mergeGroups),
+);
 export type CreateChannel = z.infer<typeof createChannelSchema>;
 
-export const updateChannelSchema = z
-  .object({ ...optionalFields, id: integer('id', 1) })
-  .transform(mergeGroups)
-  .refine((c) => c.models === undefined || c.models !== '', 'please select at least one model');
+export const updateChannelSchema = z.preprocess(
+  unwrapChannel,
+  z
+    .object({
+      ...optionalFields,
+      id: integer('id', 1),
+      key_mode: z.preprocess(
+        blankAsUnset,
+        z.enum([KeyMode.Append, KeyMode.Replace], { error: 'key_mode must be append or replace' }).optional(),
+      ),
+      multi_key_mode: z.preprocess(blankAsUnset, multiKeyMode.optional()),
+    })
+    .transform(mergeGroups)
+    .refine((c) => c.models === undefined || c.models !== '', 'please select at least one model'),
+);
 export type UpdateChannel = z.infer<typeof updateChannelSchema>;
+
+/** The actions of `POST /api/channel/multi_key/manage`, as the reference names them. */
+export const KeyAction = {
+  GetKeyStatus: 'get_key_status',
+  EnableKey: 'enable_key',
+  DisableKey: 'disable_key',
+  DeleteKey: 'delete_key',
+  EnableAllKeys: 'enable_all_keys',
+  DisableAllKeys: 'disable_all_keys',
+  DeleteDisabledKeys: 'delete_disabled_keys',
+} as const;
+export type KeyActionValue = (typeof KeyAction)[keyof typeof KeyAction];
+const KEY_ACTIONS = Object.values(KeyAction) as [KeyActionValue, ...KeyActionValue[]];
+
+export const manageKeysSchema = z
+  .object({
+    channel_id: integer('channel_id', 1),
+    action: z.enum(KEY_ACTIONS, { error: `action must be one of ${KEY_ACTIONS.join(', ')}` }),
+    key_index: integer('key_index', 0).optional(),
+    page: z.coerce.number().int().min(1).catch(1).default(1),
+    page_size: z.coerce.number().int().min(1).max(PAGE_SIZE_MAX).catch(50).default(50),
+    /** get_key_status: only keys of this status (1, 2 or 3). */
+    status: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(3).optional()),
+  })
+  .refine(
+    (m) =>
+      ![KeyAction.EnableKey, KeyAction.DisableKey, KeyAction.DeleteKey].includes(
+        m.action as 'enable_key' | 'disable_key' | 'delete_key',
+      ) || m.key_index !== undefined,
+    'key_index is required for this action',
+  );
+export type ManageKeys = z.infer<typeof manageKeysSchema>;
+
+/** One key of a multi-key channel as the console sees it: masked, never the key. */
+export interface KeyStatusView {
+  index: number;
+  status: number;
+  disabled_reason: string;
+  disabled_time: number;
+  key_preview: string;
+}
+
+export interface KeyStatusPage {
+  keys: KeyStatusView[];
+  total: number;
+  page: number;
+  page_size: number;
+  total_pages: number;
+  enabled_count: number;
+  manual_disabled_count: number;
+  auto_disabled_count: number;
+  multi_key_mode: MultiKeyModeValue;
+}
 
 /** `groups` (a list) wins over `group` (comma text) when both are sent. */
 function mergeGroups<T extends { group?: string | undefined; groups?: string | undefined }>(c: T) {
@@ -267,6 +368,8 @@ export interface ChannelView {
   created_time: number;
   /** The Kubernetes resource that owns this channel (read-only in the console), or null. */
   managed_by: ResourceSource | null;
+  /** Multi-key state, the reference's shape (no key material). */
+  channel_info: ChannelInfo;
 }
 
 export function toChannelView(c: Channel): ChannelView {
@@ -302,6 +405,7 @@ export function toChannelView(c: Channel): ChannelView {
     test_time: c.testTime,
     created_time: c.createdTime,
     managed_by: sourceOfRow(c) ?? null,
+    channel_info: parseChannelInfo(c.channelInfo),
   };
 }
 

@@ -10,8 +10,11 @@ export type GatewayEvent =
   | { type: 'users.changed'; ids: number[] }
   | { type: 'tokens.changed'; ids: number[] }
   | { type: 'channels.changed'; ids: number[] }
-  /** A channel rests after repeated failures until `until` (epoch ms) in every process (health/cooldown). */
-  | { type: 'channels.cooldown'; id: number; until: number };
+  /**
+   * A channel rests after repeated failures until `until` (epoch ms) in every process (health/cooldown); with
+   * `key` (a key's fingerprint, never the key) only that key of a multi-key channel rests (ADR 0027).
+   */
+  | { type: 'channels.cooldown'; id: number; until: number; key?: string };
 
 /**
  * A subscriber. When it returns a promise (a cache reload, say), the event counts as applied in this process only

@@ -1,9 +1,19 @@
 /**
- * Channels of new-api and one-api as Turnpike channel rows. Turnpike holds one key per channel row (a multi-line
- * key becomes one row per line when created in the console; there is no multi-key channel yet, issue 27), so a
- * new-api multi-key channel becomes one row per key: the first keeps the source id, the others get new ids and a
- * marker in `other_info` (`imported_from`) that finds them again on a second run.
+ * Channels of new-api and one-api as Turnpike channel rows. A new-api multi-key channel stays one multi-key channel
+ * (docs/adr/0027): its keys, each key's status, reason and time, and its selection mode come over in
+ * `channel_info`, which Turnpike stores in the reference's shape. Rows an earlier import made for further keys
+ * (one row per key, before multi-key channels) carry an `imported_from` marker in `other_info`, still honoured so a
+ * re-run duplicates nothing.
  */
+import { ringStatusPatch } from '../channels/key-ring-writes.ts';
+import {
+  infoOfRing,
+  isMultiKeyMode,
+  joinKeys,
+  MultiKeyMode,
+  parseChannelInfo,
+  ringOf,
+} from '../channels/multi-key.ts';
 import type { NewChannel } from '../db/schema/index.ts';
 import { findProviderType } from '../providers/catalogue.ts';
 import type { SourceRow } from './source.ts';
@@ -12,7 +22,7 @@ import { toInt, toJson, toNullableText, toNumber, toText } from './values.ts';
 /** A channel row to write, with its key in plain text (sealed on write). */
 export interface ImportedChannel {
   readonly sourceId: number;
-  /** 0 for the row that keeps the source id; n for the n-th further key of a multi-key channel. */
+  /** Always 0 now: the row keeps the source id (n > 0 marked further-key rows of earlier imports). */
   readonly keyIndex: number;
   readonly row: Omit<NewChannel, 'id' | 'key'> & { key: string };
 }
@@ -153,8 +163,6 @@ export function mapChannel(r: SourceRow, context: ChannelMapContext): ChannelMap
   const isMultiKey = info?.is_multi_key === true;
   const keys = channelKeysOf(toText(r.key), isMultiKey);
   if (keys.length === 0) return { skip: 'no key' };
-  const keyStatuses = objectOf(info?.multi_key_status_list) ?? {};
-  const keyReasons = objectOf(info?.multi_key_disabled_reason) ?? {};
 
   const setting = objectOf(r.setting) ?? {};
   const headers = objectOf(r.header_override);
@@ -187,34 +195,40 @@ export function mapChannel(r: SourceRow, context: ChannelMapContext): ChannelMap
     paramOverride: toNullableText(r.param_override),
     maxInputTokens: toInt(r.max_input_tokens),
   };
-  if (keys.length > 1)
-    notes.push(`channel ${sourceId} "${name}": ${keys.length} keys carried as ${keys.length} channels`);
-  const channels = keys.map((key, keyIndex): ImportedChannel => {
-    const keyStatus = toInt(keyStatuses[String(keyIndex)], 1);
-    const otherInfo = objectOf(r.other_info) ?? {};
-    const reason = keyReasons[String(keyIndex)];
-    if (keyIndex > 0 || isMultiKey) {
-      if (typeof reason === 'string' && reason) otherInfo.status_reason = reason;
-    }
-    if (keyIndex > 0) otherInfo.imported_from = { channel: sourceId, key: keyIndex };
-    const otherInfoText =
-      Object.keys(otherInfo).length > 0 ? JSON.stringify(otherInfo) : toNullableText(r.other_info);
-    return {
-      sourceId,
-      keyIndex,
-      row: {
-        ...base,
-        key,
-        name: keyIndex === 0 ? name : `${name} #${keyIndex + 1}`.slice(0, 255),
-        // A disabled channel stays disabled; an enabled one takes the state of its own key.
-        status: status === 1 && isMultiKey && keyStatus !== 1 ? keyStatus : status,
-        // The channel's used quota stays on its first row, so the total is unchanged.
-        usedQuota: keyIndex === 0 ? toInt(r.used_quota) : 0,
-        otherInfo: otherInfoText,
+  const otherInfoText = toNullableText(r.other_info);
+  const row = {
+    ...base,
+    name,
+    status,
+    usedQuota: toInt(r.used_quota),
+    otherInfo: otherInfoText,
+  };
+  if (!isMultiKey)
+    return { channels: [{ sourceId, keyIndex: 0, row: { ...row, key: keys[0] as string } }], notes };
+  // The source's positions, statuses, reasons and times as they were; the mode as the source named it.
+  const ring = ringOf(type, joinKeys(type, keys, true), parseChannelInfo(JSON.stringify(info)));
+  const sourceMode = info?.multi_key_mode;
+  const fullRing = { ...ring, mode: isMultiKeyMode(sourceMode) ? sourceMode : MultiKeyMode.Random };
+  const statusPatch = ringStatusPatch(
+    { status, otherInfo: otherInfoText },
+    fullRing,
+    Math.floor(Date.now() / 1000),
+  );
+  return {
+    channels: [
+      {
+        sourceId,
+        keyIndex: 0,
+        row: {
+          ...row,
+          ...statusPatch,
+          key: joinKeys(type, fullRing.keys, true),
+          channelInfo: JSON.stringify(infoOfRing(fullRing)),
+        },
       },
-    };
-  });
-  return { channels, notes };
+    ],
+    notes,
+  };
 }
 
 /** The `imported_from` marker of a row made for a further key of a multi-key channel. */

@@ -164,15 +164,23 @@ describe.each(cases)('import from $kind ($version)', ({ kind, version }) => {
       expect(JSON.parse(String(alice?.setting))).toMatchObject({ webhook_url: 'https://hooks.example/x' });
       expect(JSON.parse(String(main?.setting)).headers).toEqual({ 'X-Org': 'acme' });
       expect(main?.status_code_mapping).toBe('{"429":"500"}');
-      // The multi-key channel: one row per key, the disabled key disabled with its reason.
+      // The multi-key channel: one channel holding every key, the disabled key disabled with its reason and time.
       const pool = await select(
         target.database,
-        `select id, key, status, other_info from channels where name like 'pool%' order by id`,
+        `select id, key, status, channel_info from channels where name like 'pool%' order by id`,
       );
-      expect(pool.map((c) => box.open(String(c.key)))).toEqual(['sk-k1', 'sk-k2', 'sk-k3']);
-      expect(pool.map((c) => c.status)).toEqual([1, 3, 1]);
+      expect(pool).toHaveLength(1);
       expect(pool[0]?.id).toBe(5);
-      expect(JSON.parse(String(pool[1]?.other_info)).status_reason).toBe('quota exceeded');
+      expect(pool[0]?.status).toBe(1);
+      expect(box.open(String(pool[0]?.key))).toBe('sk-k1\nsk-k2\nsk-k3');
+      expect(JSON.parse(String(pool[0]?.channel_info))).toMatchObject({
+        is_multi_key: true,
+        multi_key_size: 3,
+        multi_key_status_list: { 1: 3 },
+        multi_key_disabled_reason: { 1: 'quota exceeded' },
+        multi_key_disabled_time: { 1: NOW - 7200 },
+        multi_key_mode: 'polling',
+      });
       expect(report.unknownOptions).toEqual(['SomeForkOnlyOption']);
       expect(tableOf(report, 'users').droppedColumns.join()).toContain('discord_id');
       expect(report.uncarriedTables.join()).toContain('two_fas');

@@ -99,23 +99,56 @@ describe('channels', () => {
     });
   });
 
-  it('gives each further key of a multi-key channel its own status and a marker to find it again', () => {
+  it('keeps a multi-key channel as one channel with each key status, reason, time and the selection mode', () => {
     const mapped = mapChannel(
       {
         id: 9,
         type: 1,
-        key: 'k1\nk2',
+        key: 'k1\nk2\nk3',
         name: 'pool',
+        status: 1,
         used_quota: 40,
-        channel_info: { is_multi_key: true, multi_key_status_list: { '1': 2 } },
+        channel_info: {
+          is_multi_key: true,
+          multi_key_size: 3,
+          multi_key_status_list: { '1': 2, '2': 3 },
+          multi_key_disabled_reason: { '2': 'quota exceeded' },
+          multi_key_disabled_time: { '2': 1_700_000_000 },
+          multi_key_mode: 'polling',
+        },
       },
       { isOneApi: false },
     );
     if (!('channels' in mapped)) throw new Error(mapped.skip);
-    expect(mapped.channels.map((c) => [c.row.name, c.row.status, c.row.usedQuota])).toEqual([
-      ['pool', 1, 40],
-      ['pool #2', 2, 0],
-    ]);
-    expect(JSON.parse(mapped.channels[1]!.row.otherInfo!)).toEqual({ imported_from: { channel: 9, key: 1 } });
+    expect(mapped.channels).toHaveLength(1);
+    const [pool] = mapped.channels;
+    expect(pool!.row).toMatchObject({ name: 'pool', status: 1, usedQuota: 40, key: 'k1\nk2\nk3' });
+    expect(JSON.parse(pool!.row.channelInfo!)).toEqual({
+      is_multi_key: true,
+      multi_key_size: 3,
+      multi_key_status_list: { 1: 2, 2: 3 },
+      multi_key_disabled_reason: { 2: 'quota exceeded' },
+      multi_key_disabled_time: { 2: 1_700_000_000 },
+      multi_key_polling_index: 0,
+      multi_key_mode: 'polling',
+    });
+  });
+
+  it('switches off an enabled multi-key channel whose keys are all disabled', () => {
+    const mapped = mapChannel(
+      {
+        id: 10,
+        type: 1,
+        key: 'k1\nk2',
+        status: 1,
+        channel_info: { is_multi_key: true, multi_key_status_list: { 0: 3, 1: 3 } },
+      },
+      { isOneApi: false },
+    );
+    if (!('channels' in mapped)) throw new Error(mapped.skip);
+    expect(mapped.channels[0]!.row.status).toBe(3);
+    expect(JSON.parse(mapped.channels[0]!.row.otherInfo!).status_reason).toBe(
+      'every key of this channel is disabled',
+    );
   });
 });

@@ -5,6 +5,11 @@ import {
   DEFAULT_MODEL_PRICE,
   DEFAULT_MODEL_RATIO,
 } from '../billing/default-ratios.ts';
+import {
+  CHANNEL_AFFINITY_SHAPE,
+  channelAffinitySchema,
+  DEFAULT_CHANNEL_AFFINITY,
+} from '../channels/affinity-rules.ts';
 import { isAdmin, isRoot } from '../domain/users.ts';
 import {
   address,
@@ -224,6 +229,8 @@ export const optionRegistry = {
   ChannelCooldownFailures: int(3, { min: 1 }),
   ChannelCooldownWindowSeconds: int(60, { min: 1 }),
   ChannelCooldownMinutes: int(5, { min: 1 }),
+  /** Session affinity: which header or body field names a session, on which paths, for how long (ADR 0027). */
+  ChannelAffinity: json(channelAffinitySchema, DEFAULT_CHANNEL_AFFINITY, CHANNEL_AFFINITY_SHAPE),
   /** Retry on another channel when an upstream answers 200 with no output. */
   RetryEmptyResponseEnabled: bool(false),
   /** Give up on a stream (and retry elsewhere) when no first token arrives in this many seconds; 0 waits. */

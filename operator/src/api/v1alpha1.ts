@@ -48,6 +48,8 @@ export interface ChannelSpec {
   type: string | number;
   baseURL?: string;
   keySecretRef: { name: string; key?: string };
+  /** How a call picks one of several keys in the Secret: at random (default) or in turn. */
+  keySelection?: 'random' | 'polling';
   models: string[];
   groups?: string[];
   priority?: number;

@@ -78,6 +78,9 @@ export interface RelayCall {
   readonly steps?: StepMarks | undefined;
 }
 
+/** What session affinity did for one call (docs/adr/0027). */
+export type AffinityResult = 'hit' | 'miss' | 'rebind';
+
 /** Why a charge was adjusted after the fact: the reasons of `turnpike_billing_adjustments_total`. */
 export const BillingAdjustmentReason = {
   Refund: 'refund',
@@ -154,6 +157,11 @@ export interface RelayMetrics {
    * request rate limit is scope `user`, kind `requests`).
    */
   recordRateLimited(scope?: LimitScope, kind?: LimitKind): void;
+  /**
+   * `turnpike_relay_affinity_total{result}`: a session call sent to its bound channel (`hit`), one without a binding
+   * (`miss`), or one whose binding was dropped and made again elsewhere (`rebind`); docs/adr/0027.
+   */
+  recordAffinity(result: AffinityResult): void;
   /** Streams being answered right now (stream answers whose socket is still open). */
   readonly activeStreams: number;
   /** Counts `response` among the active streams until it closes; called once, when a stream's head is written. */
@@ -175,6 +183,7 @@ interface CounterCell {
 interface ModelTotals {
   readonly labels: Record<string, string>;
   promptTokens: number;
+  cacheReadTokens: number;
   completionTokens: number;
   quota: number;
 }
@@ -214,6 +223,7 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     Object.values(BillingAdjustmentReason).map((reason) => [reason, 0]),
   );
   const rateLimited = new Map<string, { labels: { scope: LimitScope; kind: LimitKind }; value: number }>();
+  const affinity: Record<AffinityResult, number> = { hit: 0, miss: 0, rebind: 0 };
   /**
    * Streams whose socket is open. A counter bumped by the stream step, not a set of responses looked at when
    * scraped: keeping every response in a Set cost the relay about a tenth of its CPU per call (make bench).
@@ -254,6 +264,26 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     collect() {
       this.reset();
       for (const totals of modelTotals.values()) this.inc(totals.labels, totals.promptTokens);
+    },
+  });
+  new Counter({
+    name: 'turnpike_relay_prompt_cache_read_tokens_total',
+    help: "Prompt tokens read from the provider's prompt cache (part of the prompt tokens), by model",
+    labelNames: ['model'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const totals of modelTotals.values()) this.inc(totals.labels, totals.cacheReadTokens);
+    },
+  });
+  new Counter({
+    name: 'turnpike_relay_affinity_total',
+    help: 'Session calls by what affinity did: hit (sent to the bound channel), miss (no binding), rebind',
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [result, count] of Object.entries(affinity)) this.inc({ result }, count);
     },
   });
   new Counter({
@@ -467,7 +497,7 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
   function totalsOf(model: string): ModelTotals {
     let totals = modelTotals.get(model);
     if (totals === undefined) {
-      totals = { labels: { model }, promptTokens: 0, completionTokens: 0, quota: 0 };
+      totals = { labels: { model }, promptTokens: 0, cacheReadTokens: 0, completionTokens: 0, quota: 0 };
       modelTotals.set(model, totals);
     }
     return totals;
@@ -499,11 +529,16 @@ export function createRelayMetrics(options: RelayMetricsOptions = {}): RelayMetr
     },
     modelLabel,
 
+    recordAffinity(result) {
+      affinity[result] += 1;
+    },
+
     recordCall(call) {
       const model = modelLabel(call.model);
       callCell(call.route, model, call.channelId, call.status, call.isStream).value += 1;
       const totals = totalsOf(model);
       if (call.promptTokens > 0) totals.promptTokens += call.promptTokens;
+      if ((call.cacheReadTokens ?? 0) > 0) totals.cacheReadTokens += call.cacheReadTokens ?? 0;
       if (call.completionTokens > 0) totals.completionTokens += call.completionTokens;
       if (call.quota > 0) totals.quota += call.quota;
       const series = histogramsOf(call.route, call.isStream);

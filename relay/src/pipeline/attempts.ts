@@ -23,6 +23,7 @@ import { admitChannelLimits } from '../limits/admit.ts';
 import { markAttempt } from '../metrics/tracing.ts';
 import { CredentialError } from '../providers/provider.ts';
 import { type Provider, providerFor } from '../providers/registry.ts';
+import { affinityOf } from '../routing/affinity.ts';
 import { pickChannel } from '../routing/pick.ts';
 import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import { redactorOf } from '../upstream/redact.ts';
@@ -119,6 +120,15 @@ export async function runAttempts(
   };
   const tried = new Set<number>();
   const used: number[] = [];
+  // Session affinity (docs/adr/0027): the session's bound channel and key first, when they can serve now.
+  const affinity =
+    caller.forcedChannelId === undefined
+      ? await affinityOf(ctx, request, prepared.payload.kind === 'json' ? prepared.payload.body : undefined, {
+          tokenId: caller.token.id,
+          group: caller.group,
+          model,
+        })
+      : undefined;
   let lastError: RelayError | undefined;
   let upstreamMsBefore = 0;
 
@@ -130,19 +140,29 @@ export async function runAttempts(
         return localError(403, 'channel_unavailable', 'the chosen channel does not exist or is disabled');
       channelId = caller.forcedChannelId;
     } else {
-      const pick = pickChannel(ctx.channels.table, {
-        group: caller.group,
-        model,
-        attempt,
-        tried,
-        isAvailable: ctx.channels.isAvailable,
-      });
+      const bound = affinity?.preferred;
+      const pick =
+        bound && !tried.has(bound.channelId) && ctx.channels.isAvailable(bound.channelId)
+          ? { channelId: bound.channelId }
+          : pickChannel(ctx.channels.table, {
+              group: caller.group,
+              model,
+              attempt,
+              tried,
+              isAvailable: ctx.channels.isAvailable,
+            });
       if (!pick) break;
       channelId = pick.channelId;
     }
-    const channel = ctx.channels.get(channelId);
-    if (!channel || channel.key === undefined) break;
     tried.add(channelId);
+    // A multi-key channel lends one usable key to this attempt (docs/adr/0027).
+    const channel = ctx.channels.withKey(channelId, affinity?.preferred?.key);
+    if (!channel || channel.key === undefined) break;
+    /** A failure that was one key's alone leaves the channel to be tried again with another key. */
+    const checkHealth = (error: RelayError) => {
+      if (checkChannelHealth(ctx, channel, error) && ctx.channels.isAvailable(channelId))
+        tried.delete(channelId);
+    };
     const upstreamModel = channel.modelMapping[model] ?? model;
     const provider = providerFor(channel.type, upstreamModel);
     const route = provider && routeOf(spec, ingress, provider);
@@ -199,7 +219,7 @@ export async function runAttempts(
         : undefined;
     const retryOrStop = (reason: AttemptFailure): 'retry' | RelayError => {
       lastError = failureError(reason, firstTokenSeconds);
-      checkChannelHealth(ctx, channel, lastError);
+      checkHealth(lastError);
       request.log.warn({ channelId, reason }, 'upstream attempt failed');
       return shouldRetry(reason, retryContext) ? 'retry' : lastError;
     };
@@ -235,7 +255,7 @@ export async function runAttempts(
         if (error instanceof CredentialError) {
           // No credential to send (a refused token exchange, a key that does not parse): as if answered so.
           lastError = { ...error.error, message: redactor.redact(error.error.message) };
-          checkChannelHealth(ctx, channel, lastError);
+          checkHealth(lastError);
           request.log.warn({ channelId, code: lastError.code }, 'upstream credential failed');
           if (shouldRetry(lastError, retryContext)) continue;
           break;
@@ -249,7 +269,7 @@ export async function runAttempts(
           param: null,
           isLocal: false,
         };
-        checkChannelHealth(ctx, channel, lastError);
+        checkHealth(lastError);
         request.log.warn({ channelId, kind: failure.kind }, 'upstream request failed');
         if (shouldRetry(failure.kind === 'connect' ? 'connect-error' : lastError, retryContext)) continue;
         break;
@@ -262,7 +282,7 @@ export async function runAttempts(
         const text = await response.readText().catch(() => '');
         const read = provider.readError(response.status, text, response.headers);
         const parsed = { ...read, message: redactor.redact(read.message) };
-        checkChannelHealth(ctx, channel, parsed);
+        checkHealth(parsed);
         lastError = {
           ...parsed,
           status: mapStatusCode(response.status, channel.statusCodeMapping ?? undefined),
@@ -275,6 +295,7 @@ export async function runAttempts(
         break;
       }
 
+      affinity?.served(channelId, channel.keyFingerprint);
       const outcome = {
         channelId,
         usedChannels: used,

@@ -11,6 +11,9 @@
  * `ChannelCooldownFailures`-th within `ChannelCooldownWindowSeconds` rests the channel for `ChannelCooldownMinutes`
  * in every process (a `channels.cooldown` event). No database write: the channel comes back by itself.
  */
+
+import { changeKeyRing, keyFingerprint } from '@turnpike/core/channels/key-ring-writes';
+import { enabledKeyCount, KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import { abilities, channels } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { disableReason, type RelayError } from '../errors.ts';
@@ -31,23 +34,96 @@ export function cooldownPolicyOf(options: RelayContext['deps']['options']): Cool
   };
 }
 
-/** Called after every failed upstream attempt (HTTP error, timeout or connection failure) of a channel. */
-export function checkChannelHealth(ctx: RelayContext, channel: RelayChannel, error: RelayError): void {
+/**
+ * Called after every failed upstream attempt (HTTP error, timeout or connection failure) of a channel. Answers
+ * true when the failure was the key's alone (a multi-key channel's key disabled or resting, ADR 0027): the
+ * channel may serve the retry with another key.
+ */
+export function checkChannelHealth(ctx: RelayContext, channel: RelayChannel, error: RelayError): boolean {
   const reason = disableReason(error, {
     automaticDisableEnabled: ctx.deps.options.get('AutomaticDisableChannelEnabled'),
     autoBan: channel.autoBan,
     isGeminiChannel: channel.type === GEMINI_TYPE,
     keywords: ctx.keywords(),
   });
+  if (channel.isMultiKey && channel.keyFingerprint !== undefined) {
+    const fingerprint = channel.keyFingerprint;
+    if (reason !== undefined) {
+      disableKey(ctx, channel, fingerprint, reason);
+      return true;
+    }
+    if (!error.isLocal && error.status === 429) {
+      restKey(ctx, channel, fingerprint, error);
+      return true;
+    }
+  }
   if (reason === undefined) {
     countFailure(ctx, channel, error);
-    return;
+    return false;
   }
   ctx.channels.markDisabled(channel.id);
   ctx.log.warn({ channelId: channel.id, reason }, 'channel disabled automatically');
   void disableInDatabase(ctx, channel.id, reason).catch((err: unknown) =>
     ctx.log.error({ err, channelId: channel.id }, 'could not store the automatic disable of a channel'),
   );
+  return false;
+}
+
+/** How long a rate-limited key rests when the upstream does not say: the cool-down's length when it is on. */
+const KEY_REST_DEFAULT_MS = 60_000;
+
+/**
+ * A key that hit a rate limit rests on its own, in every process (`channels.cooldown` with its fingerprint), for
+ * as long as the upstream asked, else the cool-down length, else a minute; the channel's other keys serve on.
+ */
+function restKey(ctx: RelayContext, channel: RelayChannel, fingerprint: string, error: RelayError): void {
+  const seconds = error.upstreamRetryAfterSeconds;
+  const ms =
+    seconds !== undefined && seconds > 0
+      ? Math.min(seconds, 3600) * 1000
+      : (cooldownPolicyOf(ctx.deps.options)?.cooldownMs ?? KEY_REST_DEFAULT_MS);
+  if (ctx.channels.keyStates.restingUntil(channel.id, fingerprint) !== undefined) return;
+  const until = Date.now() + ms;
+  ctx.channels.keyStates.rest(channel.id, fingerprint, until);
+  void ctx.deps.bus
+    .publish({ type: 'channels.cooldown', id: channel.id, until, key: fingerprint })
+    .catch(() => 0);
+  ctx.log.warn(
+    { channelId: channel.id, key: fingerprint, until: new Date(until).toISOString() },
+    'channel key resting after a rate limit',
+  );
+}
+
+/**
+ * A key the upstream says is dead is disabled on its own: in memory at once, then in the database (its state in
+ * `channel_info`, under the channel's row lock); the channel goes off only when it was the last enabled key.
+ */
+function disableKey(ctx: RelayContext, channel: RelayChannel, fingerprint: string, reason: string): void {
+  ctx.channels.keyStates.markDisabled(channel.id, fingerprint);
+  ctx.log.warn({ channelId: channel.id, key: fingerprint, reason }, 'channel key disabled automatically');
+  const box = ctx.channels.box;
+  void changeKeyRing({ db: ctx.deps.db, bus: ctx.deps.bus, box }, channel.id, (ring) => {
+    const index = ring.keys.findIndex((key) => keyFingerprint(key) === fingerprint);
+    if (index === -1 || ring.states[index]?.status !== KeyStatus.Enabled)
+      return { ring: undefined, result: false };
+    const next = setKeyStates(ring, [index], {
+      status: KeyStatus.AutoDisabled,
+      reason,
+      time: Math.floor(Date.now() / 1000),
+    });
+    return { ring: next, result: enabledKeyCount(next) === 0 };
+  })
+    .then((outcome) => {
+      if (!outcome?.result) return;
+      ctx.notifier.notifyRoot({
+        type: 'channel_update',
+        title: `Channel "${channel.name}" (#${channel.id}) was disabled`,
+        content: `Every key of channel "${channel.name}" (#${channel.id}) is disabled. Last reason: ${reason}`,
+      });
+    })
+    .catch((err: unknown) =>
+      ctx.log.error({ err, channelId: channel.id }, 'could not store the automatic disable of a channel key'),
+    );
 }
 
 function countFailure(ctx: RelayContext, channel: RelayChannel, error: RelayError): void {

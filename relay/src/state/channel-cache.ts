@@ -17,6 +17,8 @@
  */
 
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import { keyFingerprint } from '@turnpike/core/channels/key-ring-writes';
+import { type MultiKeyModeValue, parseChannelInfo, ringOf } from '@turnpike/core/channels/multi-key';
 import { settingProxy } from '@turnpike/core/channels/upstream';
 import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
@@ -26,6 +28,7 @@ import type { LimitSet } from '@turnpike/core/options/rate-limits';
 import { type CooldownTracker, createCooldownTracker } from '../health/cooldown.ts';
 import { providerFor } from '../providers/registry.ts';
 import { buildRoutingTable, type RoutingTable } from '../routing/pick.ts';
+import { createKeyStates, type KeyStates, type RelayKey } from './key-state.ts';
 
 /** Channel statuses (reference: 1 enabled, 2 disabled by hand, 3 disabled automatically). */
 export const ChannelStatus = { Enabled: 1, ManuallyDisabled: 2, AutoDisabled: 3 } as const;
@@ -35,8 +38,18 @@ export interface RelayChannel {
   readonly id: number;
   readonly name: string;
   readonly type: number;
-  /** Opened key; undefined when it could not be opened. */
+  /**
+   * Opened key; undefined when it could not be opened. On a multi-key channel: the key this view carries (see
+   * {@link ChannelCache.withKey}), or the first enabled key on the row as loaded.
+   */
   readonly key: string | undefined;
+  /** Whether the row holds several keys, each with its own state (docs/adr/0027). */
+  readonly isMultiKey?: boolean;
+  /** Every key of the channel (one for a single-key channel); empty when the key could not be opened. */
+  readonly keys?: readonly RelayKey[];
+  readonly multiKeyMode?: MultiKeyModeValue;
+  /** The fingerprint of {@link key} on a view made for one call. */
+  readonly keyFingerprint?: string;
   readonly baseUrl: string;
   /** The type's extra field (Azure's API version, Vertex's region, Cloudflare's account id). */
   readonly other: string;
@@ -67,6 +80,15 @@ export interface ChannelCache {
   isAvailable(id: number): boolean;
   /** Marks a channel disabled in memory at once (the database write and the event follow). */
   markDisabled(id: number): void;
+  /**
+   * The channel as one call uses it: on a multi-key channel a view carrying one usable key (`preferred`, a
+   * fingerprint, when it is usable), chosen by the channel's mode; undefined when no key is usable.
+   */
+  withKey(id: number, preferred?: string): RelayChannel | undefined;
+  /** The live state of the keys of multi-key channels (rests, disables not yet reloaded). */
+  readonly keyStates: KeyStates;
+  /** The box that opens and seals channel keys (a key's state is written back with its ring). */
+  readonly box: SealedBox;
   /** Failures counted toward cool-downs, and the channels resting now (see health/cooldown.ts). */
   readonly cooldown: CooldownTracker;
   /** Every known channel's health now, by id order: a read-only snapshot for metrics and diagnostics. */
@@ -114,11 +136,24 @@ const stringEntries = (value: unknown): Record<string, string> => {
  */
 export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
   const setting = parseObject(row.setting);
+  const opened = box.open(row.key);
+  const info = parseChannelInfo(row.channelInfo);
+  const ring = opened === undefined ? undefined : ringOf(row.type, opened, info);
+  const keys: RelayKey[] = (ring?.keys ?? []).map((key, index) => ({
+    index,
+    key,
+    fingerprint: keyFingerprint(key),
+    status: ring?.states[index]?.status ?? 1,
+  }));
+  const firstKey = info.is_multi_key ? keys.find((k) => k.status === 1)?.key : opened;
   return {
     id: row.id,
     name: row.name,
     type: row.type,
-    key: box.open(row.key),
+    key: firstKey,
+    isMultiKey: info.is_multi_key,
+    keys,
+    multiKeyMode: info.multi_key_mode,
     baseUrl: row.baseUrl,
     other: row.other,
     status: row.status,
@@ -147,6 +182,8 @@ export function createChannelCache(options: {
 }): ChannelCache {
   const box = createChannelKeyBox(options.cryptoSecret);
   const cooldown = createCooldownTracker(options.now ? { now: options.now } : {});
+  const keyStates = createKeyStates(options.now ? { now: options.now } : {});
+  const keyViews = new WeakMap<RelayChannel, Map<string, RelayChannel>>();
   const onError = options.onError ?? (() => {});
   let byId = new Map<number, RelayChannel>();
   let table: RoutingTable = new Map();
@@ -169,6 +206,10 @@ export function createChannelCache(options: {
     );
     byId = loaded;
     cooldown.prune((id) => loaded.has(id));
+    keyStates.prune(
+      (id, fingerprint) => loaded.get(id)?.keys?.find((k) => k.fingerprint === fingerprint)?.status,
+      (id) => loaded.has(id),
+    );
     startResync();
   }
 
@@ -194,7 +235,10 @@ export function createChannelCache(options: {
 
   const unsubscribe = options.bus.subscribe((event) => {
     if (event.type === 'channels.changed') return load().catch(onError);
-    if (event.type === 'channels.cooldown') cooldown.rest(event.id, event.until);
+    if (event.type === 'channels.cooldown') {
+      if (event.key === undefined) cooldown.rest(event.id, event.until);
+      else keyStates.rest(event.id, event.key, event.until);
+    }
     return undefined;
   });
   // The periodic reload starts with the first load that succeeds: a cache whose first load failed (a process
@@ -206,6 +250,25 @@ export function createChannelCache(options: {
     resync = setInterval(() => load().catch(onError), options.resyncMs);
     resync.unref();
   };
+
+  /**
+   * When a multi-key channel whose usable keys all rest gets one back (the earliest end), or undefined when a key
+   * is usable now (or none rests: every key is disabled, which the stored status says).
+   */
+  function keysRestUntil(channel: RelayChannel): number | undefined {
+    if (!channel.isMultiKey || !channel.keys) return undefined;
+    let earliest: number | undefined;
+    for (const key of channel.keys) {
+      if (key.status !== ChannelStatus.Enabled) continue;
+      const until = keyStates.restingUntil(channel.id, key.fingerprint);
+      if (until === undefined) {
+        if (keyStates.isUsable(channel.id, key)) return undefined;
+        continue;
+      }
+      earliest = earliest === undefined ? until : Math.min(earliest, until);
+    }
+    return earliest;
+  }
 
   return {
     load,
@@ -220,9 +283,30 @@ export function createChannelCache(options: {
         channel.status === ChannelStatus.Enabled &&
         channel.key !== undefined &&
         providerFor(channel.type) !== undefined &&
-        !cooldown.isCoolingDown(id)
+        !cooldown.isCoolingDown(id) &&
+        (!channel.isMultiKey || (channel.keys ?? []).some((key) => keyStates.isUsable(id, key)))
       );
     },
+    withKey(id, preferred) {
+      const channel = byId.get(id);
+      if (!channel?.isMultiKey) return channel;
+      const key = keyStates.choose(id, channel.keys ?? [], channel.multiKeyMode ?? 'random', preferred);
+      if (!key) return undefined;
+      // One view per key per loaded row, so what hangs off a channel object (its redactor) is made once.
+      let views = keyViews.get(channel);
+      if (!views) {
+        views = new Map();
+        keyViews.set(channel, views);
+      }
+      let view = views.get(key.fingerprint);
+      if (!view) {
+        view = { ...channel, key: key.key, keyFingerprint: key.fingerprint };
+        views.set(key.fingerprint, view);
+      }
+      return view;
+    },
+    keyStates,
+    box,
     markDisabled(id) {
       const channel = byId.get(id);
       if (channel) channel.status = ChannelStatus.AutoDisabled;
@@ -236,7 +320,7 @@ export function createChannelCache(options: {
           out.push({ channelId, name, state: 'auto_disabled' });
         else if (channel.status !== ChannelStatus.Enabled) out.push({ channelId, name, state: 'disabled' });
         else {
-          const until = cooldown.coolingUntil(channelId);
+          const until = cooldown.coolingUntil(channelId) ?? keysRestUntil(channel);
           out.push(
             until === undefined
               ? { channelId, name, state: 'enabled' }

@@ -22,6 +22,8 @@ import { isPricingRefusal, resolvePricing } from '@turnpike/core/billing/ratios'
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { ChannelStatus } from '@turnpike/core/channels/channel-rules';
+import { changeKeyRing } from '@turnpike/core/channels/key-ring-writes';
+import { KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
 import { users } from '@turnpike/core/db/schema/users';
 import { LogType } from '@turnpike/core/domain/logs';
@@ -212,6 +214,15 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
     });
   }
 
+  async function disableTestedKey(channelId: number, key: string, reason: string): Promise<void> {
+    await changeKeyRing({ db: deps.db, bus: deps.bus, box }, channelId, (ring) => {
+      const index = ring.keys.indexOf(key);
+      if (index === -1) return { ring: undefined, result: undefined };
+      const state = { status: KeyStatus.AutoDisabled, reason, time: nowSeconds() };
+      return { ring: setKeyStates(ring, [index], state), result: undefined };
+    });
+  }
+
   /** Tests one channel and applies the result (see the file comment). */
   async function test(
     id: number,
@@ -224,7 +235,8 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
     if (untestable) return { success: false, message: untestable, time: 0 };
     const model = chooseTestModel(channel, requestedModel);
     const cancelled = signal ? AbortSignal.any([signal, closing.signal]) : closing.signal;
-    const result = await runChannelTest(upstream, toRelayChannel(channel, box), model, {
+    const tested = toRelayChannel(channel, box);
+    const result = await runChannelTest(upstream, tested, model, {
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       signal: cancelled,
       settings: deps.options,
@@ -244,6 +256,11 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
         isGeminiChannel: channel.type === GEMINI_TYPE,
         keywords: compiledKeywords(),
       });
+      if (reason !== undefined && isEnabled && tested.isMultiKey && tested.key !== undefined) {
+        // A multi-key channel tests its first enabled key: that key goes, the channel goes only with its last.
+        await disableTestedKey(channel.id, tested.key, reason);
+        return { success: false, message: `${result.error.message} (the key was disabled)`, time };
+      }
       if (reason !== undefined && isEnabled) {
         await setStatus(channel, ChannelStatus.AutoDisabled, reason);
         return { success: false, message: `${result.error.message} (the channel was disabled)`, time };

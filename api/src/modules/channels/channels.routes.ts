@@ -6,6 +6,7 @@ import {
   createChannelSchema,
   editTagSchema,
   fetchModelsSchema,
+  manageKeysSchema,
   tagSchema,
   updateChannelSchema,
 } from '@turnpike/core/contracts/channels';
@@ -15,6 +16,7 @@ import { z } from 'zod';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
 import { parseId, parseInput } from '../../http/validate.ts';
+import { createChannelKeyService } from './channel-keys.service.ts';
 import { registerChannelTestRoutes } from './channel-test.routes.ts';
 import { createChannelService } from './channels.service.ts';
 
@@ -85,6 +87,11 @@ export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): 
   app.post('/channel/batch/tag', admin, async (request) => {
     const { ids, tag } = parseInput(batchTagSchema, request.body);
     return ok(await channels.tagMany(ids, tag));
+  });
+  const keys = createChannelKeyService(ctx.deps);
+  app.post('/channel/multi_key/manage', admin, async (request) => {
+    const result = await keys.manage(parseInput(manageKeysSchema, request.body));
+    return ok(result.data, result.message);
   });
   app.post('/channel/fix', admin, async () => ok(await channels.fixAbilities()));
 

@@ -6,6 +6,21 @@ import {
   splitCommaList,
 } from '@turnpike/core/channels/channel-rules';
 import { createChannelWriter } from '@turnpike/core/channels/channel-writes';
+import { ringColumns } from '@turnpike/core/channels/key-ring-writes';
+import {
+  appendKeys,
+  CreateMode,
+  enabledKeyCount,
+  KeyMode,
+  type KeyRing,
+  KeyStatus,
+  MultiKeyMode,
+  newRing,
+  parseChannelInfo,
+  replaceKeys,
+  ringOf,
+  splitStoredKeys,
+} from '@turnpike/core/channels/multi-key';
 import { channelProxy, fetchUpstreamBalance, fetchUpstreamModels } from '@turnpike/core/channels/upstream';
 import {
   CHANNEL_NAME_MAX,
@@ -76,6 +91,15 @@ export function createChannelService(deps: AppDeps) {
     return key;
   }
 
+  /** The key an upstream look-up (models, balance) uses: the first enabled key of a multi-key channel. */
+  function lookupKey(channel: Channel): string {
+    const ring = ringOf(channel.type, openKey(channel), parseChannelInfo(channel.channelInfo));
+    const index = ring.states.findIndex((state) => state.status === KeyStatus.Enabled);
+    const key = ring.keys[Math.max(index, 0)];
+    if (key === undefined) throw new AppError('CONFLICT', 'this channel holds no key');
+    return key;
+  }
+
   async function mustFind(id: number): Promise<Channel> {
     const channel = await repo.find(id);
     if (!channel) throw new AppError('NOT_FOUND', NOT_FOUND);
@@ -129,6 +153,15 @@ export function createChannelService(deps: AppDeps) {
     return patch;
   }
 
+  /** Whether `text` is the key of a channel, or one of the keys of a multi-key channel. */
+  function isKeyOf(channel: Channel, text: string): boolean {
+    const opened = box.open(channel.key);
+    if (opened === undefined) return false;
+    return splitStoredKeys(channel.type, opened, parseChannelInfo(channel.channelInfo).is_multi_key).includes(
+      text,
+    );
+  }
+
   function paginate<T>(entries: T[], page: number, size: number): Page<T> {
     return {
       items: entries.slice((page - 1) * size, page * size),
@@ -176,9 +209,7 @@ export function createChannelService(deps: AppDeps) {
         if (model && !c.models.toLowerCase().includes(model)) return false;
         if (!keyword) return true;
         return (
-          String(c.id) === keyword ||
-          c.name.toLowerCase().includes(keyword) ||
-          box.open(c.key) === query.keyword
+          String(c.id) === keyword || c.name.toLowerCase().includes(keyword) || isKeyOf(c, query.keyword)
         );
       });
       if (query.tag_mode) return paginate(groupByTag(rows), query.p, query.page_size);
@@ -189,40 +220,103 @@ export function createChannelService(deps: AppDeps) {
       return toChannelView(await mustFind(id));
     },
 
-    /** One channel per key line (one for a service-account document), all with the same settings. */
+    /**
+     * `batch` (and no mode): one channel per key line (per service-account document); `multi_to_single`: one
+     * multi-key channel holding them all; `single`: one channel with one key.
+     */
     async create(input: CreateChannel): Promise<ChannelView[]> {
       refuseUnserved(input.type);
       const keys = splitChannelKeys(input.type, input.key);
       if (keys.length === 0)
         throw new AppError('VALIDATION_FAILED', 'please fill in channel name and channel key');
       refuseKeys(input.type, keys);
-      const base = toColumns(input);
+      if (input.mode === CreateMode.Single && keys.length > 1)
+        throw new AppError(
+          'VALIDATION_FAILED',
+          `mode single takes one key and ${keys.length} were sent: use batch (one channel per key) or multi_to_single (one channel holding them all)`,
+        );
+      const { mode, multi_key_mode: multiKeyMode, ...fields } = input;
+      const base = toColumns(fields);
       const other = input.other ?? '';
       checkOther(input.type, other);
       const created = nowSeconds();
-      const rows = await write((tx) =>
-        createChannelRepo(tx).insertMany(
-          keys.map((key) => ({ ...base, type: input.type, other, key: box.seal(key), createdTime: created })),
-        ),
-      );
-      return rows.map(toChannelView);
+      const rows: NewChannel[] =
+        mode === CreateMode.MultiToSingle
+          ? [
+              {
+                ...base,
+                type: input.type,
+                other,
+                createdTime: created,
+                ...ringColumns(
+                  { type: input.type, status: base.status ?? ChannelStatus.Enabled, otherInfo: null },
+                  newRing(keys, multiKeyMode ?? MultiKeyMode.Random),
+                  box,
+                  created,
+                ),
+              } as NewChannel,
+            ]
+          : keys.map((key) => ({
+              ...base,
+              type: input.type,
+              other,
+              key: box.seal(key),
+              createdTime: created,
+            }));
+      const inserted = await write((tx) => createChannelRepo(tx).insertMany(rows));
+      return inserted.map(toChannelView);
     },
 
-    /** Full or partial edit; a blank key keeps the stored one. */
+    /**
+     * Full or partial edit; a blank key keeps the stored keys. On a multi-key channel the key field replaces the
+     * keys (`key_mode` replace, the default: keys kept keep their state) or adds to them (`append`); `append` on a
+     * single-key channel makes it a multi-key one.
+     */
     async update(input: UpdateChannel): Promise<ChannelView> {
-      const { id, key, ...fields } = input;
+      const { id, key, key_mode: keyMode, multi_key_mode: multiKeyMode, ...fields } = input;
       const current = await mustFind(id);
       refuseManaged([current]);
       const patch = toColumns(fields);
       // A row of a type the relay no longer serves may still be edited (disabled, renamed); none is moved to one.
       if (patch.type !== undefined && patch.type !== current.type) refuseUnserved(patch.type);
-      if (key !== undefined && key.trim() !== '') {
-        const keys = splitChannelKeys(patch.type ?? current.type, key);
-        if (keys.length !== 1)
-          throw new AppError('VALIDATION_FAILED', 'an existing channel takes exactly one key');
-        refuseKeys(patch.type ?? current.type, keys);
-        patch.key = box.seal(keys[0]!);
+      const type = patch.type ?? current.type;
+      const sentKeys = key !== undefined && key.trim() !== '' ? splitChannelKeys(type, key) : undefined;
+      if (sentKeys) refuseKeys(type, sentKeys);
+      const info = parseChannelInfo(current.channelInfo);
+      let keysAfter: KeyRing | undefined = info.is_multi_key
+        ? ringOf(type, openKey(current), info)
+        : undefined;
+      if (sentKeys || multiKeyMode !== undefined) {
+        const ring = ringOf(type, openKey(current), info);
+        let next: KeyRing = multiKeyMode !== undefined ? { ...ring, mode: multiKeyMode } : ring;
+        if (sentKeys && keyMode === KeyMode.Append) next = appendKeys(next, sentKeys);
+        else if (sentKeys && info.is_multi_key) next = replaceKeys(next, sentKeys);
+        else if (sentKeys) {
+          if (sentKeys.length !== 1)
+            throw new AppError(
+              'VALIDATION_FAILED',
+              'a single-key channel takes exactly one key; send key_mode append to make it a multi-key channel',
+            );
+          next = replaceKeys(next, sentKeys, false);
+        }
+        if (next.keys.length === 0)
+          throw new AppError('VALIDATION_FAILED', 'a channel needs at least one key');
+        keysAfter = next;
+        Object.assign(
+          patch,
+          ringColumns({ ...current, type, status: patch.status ?? current.status }, next, box, nowSeconds()),
+        );
       }
+      // A multi-key channel switched on with no key enabled could serve nothing.
+      if (
+        fields.status === ChannelStatus.Enabled &&
+        keysAfter?.isMultiKey &&
+        enabledKeyCount(keysAfter) === 0
+      )
+        throw new AppError(
+          'VALIDATION_FAILED',
+          'every key of this channel is disabled: enable a key or add one before enabling the channel',
+        );
       if (patch.type !== undefined || patch.other !== undefined)
         checkOther(patch.type ?? current.type, patch.other ?? current.other);
       const [row] = await write(async (tx) => {
@@ -356,7 +450,7 @@ export function createChannelService(deps: AppDeps) {
 
     async fetchModelsOf(id: number): Promise<string[]> {
       const channel = await mustFind(id);
-      return fetchUpstreamModels(channel.type, channel.baseUrl, openKey(channel), {
+      return fetchUpstreamModels(channel.type, channel.baseUrl, lookupKey(channel), {
         proxy: channelProxy(channel.setting),
         other: channel.other,
       });
@@ -364,7 +458,7 @@ export function createChannelService(deps: AppDeps) {
 
     async updateBalance(id: number): Promise<number> {
       const channel = await mustFind(id);
-      const balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel), {
+      const balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, lookupKey(channel), {
         proxy: channelProxy(channel.setting),
       });
       await repo.update(id, { balance, balanceUpdatedTime: nowSeconds() });
@@ -381,7 +475,7 @@ export function createChannelService(deps: AppDeps) {
         if (channel.status !== ChannelStatus.Enabled || !findProviderType(channel.type)?.balance) continue;
         let balance: number;
         try {
-          balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, openKey(channel), {
+          balance = await fetchUpstreamBalance(channel.type, channel.baseUrl, lookupKey(channel), {
             proxy: channelProxy(channel.setting),
           });
         } catch {

@@ -38,6 +38,11 @@ export const channels = pgTable(
     /** JSON: force_format, proxy, thinking_to_content, headers, ... */
     setting: text('setting'),
     paramOverride: text('param_override'),
+    /**
+     * JSON, the reference's `channel_info` (docs/adr/0027): whether `key` holds several keys, how one is chosen,
+     * and each key's state by position (`multi_key_status_list`, `_disabled_reason`, `_disabled_time`).
+     */
+    channelInfo: text('channel_info'),
     /** Largest prompt, in tokens, this channel accepts; 0 means no limit. */
     maxInputTokens: integer('max_input_tokens').notNull().default(0),
     /** Requests per minute, tokens per minute and requests in flight on this channel; 0 is no limit. */

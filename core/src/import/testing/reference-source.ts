@@ -636,8 +636,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
         used_quota: 99,
         priority: 0,
         auto_ban: 1,
-        channel_info:
-          '{"is_multi_key":true,"multi_key_size":3,"multi_key_status_list":{"1":3},"multi_key_disabled_reason":{"1":"quota exceeded"},"multi_key_polling_index":0,"multi_key_mode":"polling"}',
+        channel_info: `{"is_multi_key":true,"multi_key_size":3,"multi_key_status_list":{"1":3},"multi_key_disabled_reason":{"1":"quota exceeded"},"multi_key_disabled_time":{"1":${NOW - 7200}},"multi_key_polling_index":0,"multi_key_mode":"polling"}`,
       },
     ],
     options: [

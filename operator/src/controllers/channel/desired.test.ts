@@ -98,12 +98,33 @@ describe('desired channel rows', () => {
     expect(plain.ok && plain.rows[0]).toMatchObject({ rpmLimit: 0, tpmLimit: 0, concurrencyLimit: 0 });
   });
 
-  it('makes one row per key line, so several keys rotate', () => {
-    const result = desiredChannels(resource(), secret({ apiKey: 'sk-1\nsk-2\n\n sk-3 ' }));
-    expect(result.ok && result.rows.map((r) => [r.name, r.key])).toEqual([
-      ['team-a/openai #1', 'sk-1'],
-      ['team-a/openai #2', 'sk-2'],
-      ['team-a/openai #3', 'sk-3'],
+  it('makes one multi-key channel of several key lines, picking keys as keySelection says', () => {
+    const result = desiredChannels(
+      resource({ keySelection: 'polling' }),
+      secret({ apiKey: 'sk-1\nsk-2\n\n sk-3 ' }),
+    );
+    expect(result.ok && result.rows).toEqual([
+      expect.objectContaining({
+        name: 'team-a/openai',
+        multiKey: { keys: ['sk-1', 'sk-2', 'sk-3'], mode: 'polling' },
+      }),
+    ]);
+    const single = desiredChannels(resource(), secret({ apiKey: 'sk-1' }));
+    expect(single.ok && single.rows[0]?.multiKey).toBeUndefined();
+  });
+
+  it('reads a JSON array of Vertex AI service accounts as one key each', () => {
+    const docs = [
+      { type: 'service_account', client_email: 'a@p' },
+      { type: 'service_account', client_email: 'b@p' },
+    ];
+    const result = desiredChannels(
+      resource({ type: 'vertexai', other: 'us-east5' }),
+      secret({ apiKey: JSON.stringify(docs) }),
+    );
+    expect(result.ok && result.rows[0]?.multiKey?.keys.map((k) => JSON.parse(k).client_email)).toEqual([
+      'a@p',
+      'b@p',
     ]);
   });
 

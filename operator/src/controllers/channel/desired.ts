@@ -1,6 +1,7 @@
 /**
- * Channel resource (+ its key Secret) -> the database rows it wants: one row per key, same settings, through
- * the same rules the console API applies (key splitting, JSON field checks, the Vertex AI region rule).
+ * Channel resource (+ its key Secret) -> the database row it wants (one multi-key channel when the Secret holds
+ * several keys), through the same rules the console API applies (key splitting, JSON field checks, the Vertex AI
+ * region rule).
  * Pure: no I/O, no clock.
  */
 import {
@@ -12,6 +13,7 @@ import {
   splitChannelKeys,
 } from '@turnpike/core/channels/channel-rules';
 import type { DesiredChannel } from '@turnpike/core/channels/channel-writes';
+import { MultiKeyMode } from '@turnpike/core/channels/multi-key';
 import {
   isKnownProviderType,
   ProviderTypeId,
@@ -116,32 +118,33 @@ export function desiredChannels(
     if (refusal) return refuse('KeyResolved', 'UnusableKey', refusal);
   }
 
-  const baseName = (spec.displayName ?? `${metadata.namespace}/${metadata.name}`).slice(0, 240);
-  const rows = keys.map(
-    (credential, index): DesiredChannel => ({
-      name: keys.length > 1 ? `${baseName} #${index + 1}` : baseName,
-      type,
-      key: credential,
-      baseUrl: normalizeBaseUrl(spec.baseURL ?? ''),
-      other: spec.other ?? '',
-      openaiOrganization: spec.openaiOrganization || null,
-      testModel: spec.testModel || null,
-      models,
-      group,
-      priority: spec.priority ?? 0,
-      weight: spec.weight ?? 0,
-      tag: spec.tag || null,
-      status: spec.enabled === false ? ChannelStatus.Disabled : ChannelStatus.Enabled,
-      autoBan: spec.autoBan === false ? 0 : 1,
-      maxInputTokens: spec.maxInputTokens ?? 0,
-      rpmLimit: spec.limits?.rpm ?? 0,
-      tpmLimit: spec.limits?.tpm ?? 0,
-      concurrencyLimit: spec.limits?.concurrency ?? 0,
-      modelMapping: json.model_mapping,
-      statusCodeMapping: json.status_code_mapping,
-      setting: json.setting,
-      paramOverride: json.param_override,
-    }),
-  );
+  const name = (spec.displayName ?? `${metadata.namespace}/${metadata.name}`).slice(0, 255);
+  // Several keys make one multi-key channel (docs/adr/0027); a rotation changes its keys in place.
+  const row: DesiredChannel = {
+    name,
+    type,
+    key: keys[0] ?? '',
+    ...(keys.length > 1 ? { multiKey: { keys, mode: spec.keySelection ?? MultiKeyMode.Random } } : {}),
+    baseUrl: normalizeBaseUrl(spec.baseURL ?? ''),
+    other: spec.other ?? '',
+    openaiOrganization: spec.openaiOrganization || null,
+    testModel: spec.testModel || null,
+    models,
+    group,
+    priority: spec.priority ?? 0,
+    weight: spec.weight ?? 0,
+    tag: spec.tag || null,
+    status: spec.enabled === false ? ChannelStatus.Disabled : ChannelStatus.Enabled,
+    autoBan: spec.autoBan === false ? 0 : 1,
+    maxInputTokens: spec.maxInputTokens ?? 0,
+    rpmLimit: spec.limits?.rpm ?? 0,
+    tpmLimit: spec.limits?.tpm ?? 0,
+    concurrencyLimit: spec.limits?.concurrency ?? 0,
+    modelMapping: json.model_mapping,
+    statusCodeMapping: json.status_code_mapping,
+    setting: json.setting,
+    paramOverride: json.param_override,
+  };
+  const rows = [row];
   return { ok: true, rows, type };
 }

@@ -1,4 +1,4 @@
-/** Channel: the Secret's keys + the spec -> one database channel per key (core's channel writer). */
+/** Channel: the Secret's keys + the spec -> one database channel, multi-key for several keys (core's channel writer). */
 import type { ChannelWriter } from '@turnpike/core/channels/channel-writes';
 import { type ChannelResource, KINDS, type SecretObject } from '../../api/v1alpha1.ts';
 import { type KindHandlers, sourceRefOf } from '../controller.ts';

@@ -1,3 +1,4 @@
+import type { CreateModeValue, KeyModeValue, MultiKeyModeValue } from '@turnpike/core/channels/multi-key';
 import type { ChannelTagView, ChannelView } from '@turnpike/core/contracts/channels';
 import { api } from '../../../lib/api.ts';
 import { getSessionUser } from '../../../lib/session.ts';
@@ -69,6 +70,11 @@ export interface ChannelInput {
   rpm_limit?: number;
   tpm_limit?: number;
   concurrency_limit?: number;
+  /** Create: one channel per key line (batch), one multi-key channel, or one key (docs/adr/0027). */
+  mode?: CreateModeValue;
+  multi_key_mode?: MultiKeyModeValue;
+  /** Edit: the key field adds keys or replaces them. */
+  key_mode?: KeyModeValue;
 }
 
 export const createChannels = (input: ChannelInput) => api.post<ChannelView[]>('/api/channel/', input);

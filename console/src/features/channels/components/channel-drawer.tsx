@@ -52,7 +52,9 @@ import {
   toInteger,
   typeFormHints,
 } from '../validation.ts';
+import { ChannelKeysPanel } from './channel-keys-panel.tsx';
 import { ChannelLimitsField, channelLimitInput, channelLimitTexts } from './channel-limits-field.tsx';
+import { DEFAULT_KEY_OPTIONS, KeyModeFields, type KeyOptions, keyRequestFields } from './key-mode-fields.tsx';
 import { ManagedBadge, resourceName } from './managed-badge.tsx';
 
 /** What the drawer opens on: a new channel or an existing one. */
@@ -179,6 +181,8 @@ export function ChannelDrawer(props: ChannelDrawerProps) {
       initial={channel.data ? fromChannel(channel.data) : EMPTY}
       editId={id}
       managedBy={managedBy}
+      isMultiKey={props.target.mode === 'edit' && channel.data?.channel_info?.is_multi_key === true}
+      multiKeyMode={channel.data?.channel_info?.multi_key_mode}
     />
   );
 }
@@ -200,12 +204,17 @@ function ChannelForm({
   onClose,
   onSaved,
   managedBy,
+  isMultiKey,
+  multiKeyMode,
 }: ChannelDrawerProps & {
   title: string;
   initial: FormState;
   editId: number | null;
   /** Set when Kubernetes owns the channel: every field is read-only and nothing is submitted. */
   managedBy: ResourceSource | null;
+  /** The channel being edited holds several keys (docs/adr/0027), picked this way. */
+  isMultiKey: boolean;
+  multiKeyMode: KeyOptions['multiKeyMode'] | undefined;
 }) {
   const { t } = useTranslation('channels');
   const isEdit = editId !== null;
@@ -226,6 +235,10 @@ function ChannelForm({
   const [busy, setBusy] = useState(false);
   const [fetching, setFetching] = useState(false);
   const [confirmV1, setConfirmV1] = useState(false);
+  const [keyOptions, setKeyOptions] = useState<KeyOptions>({
+    ...DEFAULT_KEY_OPTIONS,
+    multiKeyMode: multiKeyMode ?? DEFAULT_KEY_OPTIONS.multiKeyMode,
+  });
   const provider = findProviderType(form.type);
   const hints = typeFormHints(form.type);
   // the catalogue's own wording is English only; its texts come from the `providers` namespace by type id
@@ -373,6 +386,10 @@ function ChannelForm({
       max_input_tokens: Math.max(toInteger(form.max_input_tokens, 0), 0),
     };
     if (form.key.trim()) input.key = form.key;
+    Object.assign(
+      input,
+      keyRequestFields(keyOptions, { isEdit, isMultiKey, hasKey: form.key.trim() !== '' }),
+    );
     setBusy(true);
     try {
       if (isEdit) {
@@ -459,13 +476,22 @@ function ChannelForm({
             hint={
               <>
                 {t('field.keyFormat', { format: providerText(providerKeyFormatKey(form.type)) })}
-                {!isEdit && keyLines > 1 ? (
+                {!isEdit && keyLines > 1 && keyOptions.mode === 'batch' ? (
                   <strong className="ml-1">{t('field.keyBatch', { count: keyLines })}</strong>
                 ) : null}
               </>
             }
             onChange={(e) => set('key', e.target.value)}
           />
+          <KeyModeFields
+            isEdit={isEdit}
+            isMultiKey={isMultiKey}
+            options={keyOptions}
+            onChange={setKeyOptions}
+          />
+          {isMultiKey && editId !== null ? (
+            <ChannelKeysPanel channelId={editId} readOnly={managedBy !== null} />
+          ) : null}
           <Input
             label={hints.baseUrlLabel ? t(hints.baseUrlLabel) : t('field.baseUrl')}
             value={form.base_url}

@@ -1,5 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { parseChannelInfo } from '@turnpike/core/channels/multi-key';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
@@ -40,6 +41,7 @@ const limited: ChannelView = {
   test_time: 0,
   created_time: 1_700_000_000,
   managed_by: null,
+  channel_info: parseChannelInfo(null),
 };
 
 function serve() {

@@ -2,6 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createMemoryHistory, createRouter, RouterProvider } from '@tanstack/react-router';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { parseChannelInfo } from '@turnpike/core/channels/multi-key';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setSessionUser } from '../../../lib/session.ts';
 import { routeTree } from '../../../routeTree.gen.ts';
@@ -38,6 +39,7 @@ const stored = {
   test_time: 0,
   created_time: 1_700_000_000,
   managed_by: null,
+  channel_info: parseChannelInfo(null),
 };
 
 function serve() {

@@ -169,6 +169,9 @@ export function ChannelTable(props: ChannelTableProps) {
         {show('name') ? (
           <td className={cx('px-3 py-2 font-medium', child && 'pl-8')}>
             {c.name} {managed ? <ManagedBadge source={managed} /> : null}
+            {c.channel_info?.is_multi_key ? (
+              <Tag color="blue">{t('keys.badge', { count: c.channel_info.multi_key_size })}</Tag>
+            ) : null}
           </td>
         ) : null}
         {show('group') ? (

@@ -1,5 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { parseChannelInfo } from '@turnpike/core/channels/multi-key';
 import { PROVIDER_TYPES, refusalOfType } from '@turnpike/core/providers/catalogue';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
@@ -50,6 +51,7 @@ const channel = (overrides: Partial<ChannelView> & Pick<ChannelView, 'id' | 'nam
   test_time: 0,
   created_time: 1_700_000_000,
   managed_by: null,
+  channel_info: parseChannelInfo(null),
   ...overrides,
 });
 

@@ -91,6 +91,7 @@ export const operationSections: { id: string; fields: OptionField[] }[] = [
       num('ChannelCooldownFailures', { min: 1 }),
       num('ChannelCooldownWindowSeconds', { min: 1, hint: 'hint.seconds' }),
       num('ChannelCooldownMinutes', { min: 1, hint: 'hint.minutes' }),
+      { key: 'ChannelAffinity', kind: 'json', hint: 'hint.channelAffinity' },
     ],
   },
   {

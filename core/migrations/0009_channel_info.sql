@@ -1,0 +1,1 @@
+ALTER TABLE "channels" ADD COLUMN "channel_info" text;

@@ -12,8 +12,9 @@ import { connect, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
+import { setupRoot } from '@turnpike/api/testing/test-app';
 import { AUDIO_COMPLETION_RATIO, lookupAudioRatio } from '@turnpike/core/billing/ratios';
-import { logs, tokens, users } from '@turnpike/core/db/schema/index';
+import { channels, logs, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { startHttpProxy, startSocks5Proxy } from '@turnpike/core/testing/fake-proxies';
 import { and, eq } from 'drizzle-orm';
@@ -40,6 +41,15 @@ let tlsServer: NetServer;
 let certificate: string;
 
 const db = () => t.runtime.deps.db;
+/** Whether the relay lists `model` to a caller (it has learned of the channel that serves it). */
+const listed = async (key: string, model: string) => {
+  const answer = await t.relay.inject({
+    method: 'GET',
+    url: '/v1/models',
+    headers: { authorization: `Bearer ${key}` },
+  });
+  return (answer.json() as { data: { id: string }[] }).data.some((entry) => entry.id === model);
+};
 const quotaOf = async (userId: number) =>
   (await db().select({ quota: users.quota }).from(users).where(eq(users.id, userId)))[0]!.quota;
 const consumeLogs = (userId: number) =>
@@ -468,6 +478,58 @@ describe('the limits a realtime session counts against', () => {
       upstream.received.filter((event) => event.type === 'response.create').map((event) => event.event_id),
     ).toEqual(['one', 'two']);
     await waitFor(async () => ((await consumeLogs(caller.userId)).length === 2 ? true : undefined));
+  });
+});
+
+describe('a multi-key realtime channel', () => {
+  it('a key the upstream refuses is disabled on its own and the session opens with another key of the channel', async () => {
+    const root = await setupRoot(t.app);
+    await t.runtime.deps.options.set('AutomaticDisableChannelEnabled', 'true');
+    await t.runtime.deps.options.set('RetryTimes', '2');
+    await t.runtime.deps.options.set(
+      'ModelRatio',
+      JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3, 'rt-pool': MODEL_RATIO }),
+    );
+    const created = await root.post('/api/channel/', {
+      mode: 'multi_to_single',
+      multi_key_mode: 'polling',
+      channel: {
+        name: 'rt pool',
+        type: 1,
+        key: 'sk-dead-rt-key\nsk-upstream-rt',
+        base_url: fake.url,
+        models: 'rt-pool',
+      },
+    });
+    expect(created.json()).toMatchObject({ success: true });
+    const id = (created.json().data as { id: number }[])[0]!.id;
+    const caller = await newCaller(5_000_000);
+    const sessions = fake.sessions.length;
+    // The relay learns of the new channel from the change event.
+    await waitFor(async () => ((await listed(caller.key, 'rt-pool')) ? true : undefined));
+    for (let i = 0; i < 2; i += 1) {
+      const socket = new WebSocket(`${relayUrl}/v1/realtime?model=rt-pool`, {
+        headers: { authorization: `Bearer ${caller.key}` },
+      });
+      const client = recorder(socket);
+      await opened(socket);
+      await client.next('session.created');
+      socket.close();
+    }
+    // Every session the upstream accepted came with the good key; the dead one was tried at most once.
+    expect(fake.sessions.slice(sessions).map((session) => session.headers.authorization)).toEqual([
+      'Bearer sk-upstream-rt',
+      'Bearer sk-upstream-rt',
+    ]);
+    const info = await waitFor(async () => {
+      const [row] = await db().select().from(channels).where(eq(channels.id, id));
+      const parsed = JSON.parse(row?.channelInfo ?? '{}') as {
+        multi_key_status_list?: Record<string, number>;
+      };
+      return parsed.multi_key_status_list?.['0'] === 3 ? { parsed, status: row!.status } : undefined;
+    });
+    expect(info.parsed.multi_key_status_list?.['1']).toBeUndefined();
+    expect(info.status).toBe(1);
   });
 });
 

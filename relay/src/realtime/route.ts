@@ -174,7 +174,8 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
         })?.channelId;
       if (channelId === undefined || tried.has(channelId)) break;
       tried.add(channelId);
-      const channel = ctx.channels.get(channelId);
+      // A multi-key channel lends one usable key to the session (docs/adr/0027).
+      const channel = ctx.channels.withKey(channelId);
       const address = realtimeOf(channel);
       if (!channel || !address || channel.key === undefined) break;
       const upstreamModel = channel.modelMapping[model] ?? model;
@@ -202,7 +203,9 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
         };
       admitted.ticket?.settle(0);
       lastError = opened.error;
-      checkChannelHealth(ctx, channel, opened.error);
+      // A failure that was one key's alone leaves the channel to be tried again with another of its keys.
+      if (checkChannelHealth(ctx, channel, opened.error) && ctx.channels.isAvailable(channelId))
+        tried.delete(channelId);
       request.log.warn({ channelId, status: opened.error.status }, 'upstream realtime session refused');
     }
     return (

@@ -1,5 +1,5 @@
 /**
- * The batching writer (STYLE "Hot path"; docs/adr/0016, 0022): settled calls are queued in memory and written in
+ * The batching writer (STYLE "Hot path"; docs/adr/0016, 0022, 0030): settled calls are queued in memory and written in
  * one transaction (write-records.ts) as soon as the writer is idle, so at low load a call's log and balance change
  * are in the database within milliseconds; a record that arrives while a flush is in flight waits for it, and the
  * next flush starts no sooner than `spacingMs` after the previous one began, so under load the records of that

@@ -1,11 +1,12 @@
 /**
- * The batching writer (STYLE "Hot path"; docs/adr/0016, 0022, 0030): settled calls are queued in memory and written in
- * one transaction (write-records.ts) as soon as the writer is idle, so at low load a call's log and balance change
- * are in the database within milliseconds; a record that arrives while a flush is in flight waits for it, and the
- * next flush starts no sooner than `spacingMs` after the previous one began, so under load the records of that
- * time coalesce into one transaction (batches stay batches: at most 1000 / `spacingMs` transactions a second).
- * A flush that fails is retried every `intervalMs`; everything left is written on close. Before a call is queued it is made
- * durable beyond this process: in the ledger's journal (Redis: the record and its charges together, so a relay that
+ * The batching writer (STYLE "Hot path"; docs/adr/0016, 0022, 0030): settled calls are queued in memory and written
+ * in one transaction (write-records.ts) as soon as the writer is idle, so at low load a call's log and balance
+ * change are in the database within milliseconds; a record that arrives while a flush is in flight waits for it,
+ * and the next flush starts no sooner than `spacingMs` after the previous one began, so under load the records of
+ * that time coalesce into one transaction (batches stay batches: at most 1000 / `spacingMs` transactions a second).
+ * A flush that fails is retried every `intervalMs`; everything left is written on close.
+ *
+ * Before a call is queued it is made durable beyond this process: in the ledger's journal (Redis: the record and its charges together, so a relay that
  * dies leaves them to another, which writes them and only then lets the charges out of the outstanding amounts),
  * or in the local spool when there is no Redis (settlement-spool.ts). Each record has this process's journal id
  * and a sequence number, and the database keeps how far each journal was written, so a record replayed after a

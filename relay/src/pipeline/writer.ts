@@ -6,9 +6,9 @@
  * that time coalesce into one transaction (batches stay batches: at most 1000 / `spacingMs` transactions a second).
  * A flush that fails is retried every `intervalMs`; everything left is written on close.
  *
- * Before a call is queued it is made durable beyond this process: in the ledger's journal (Redis: the record and its charges together, so a relay that
- * dies leaves them to another, which writes them and only then lets the charges out of the outstanding amounts),
- * or in the local spool when there is no Redis (settlement-spool.ts). Each record has this process's journal id
+ * Before a call is queued it is made durable beyond this process: in the ledger's journal (Redis: the record and its
+ * charges together, so a relay that dies leaves them to another, which writes them and only then lets the charges
+ * out of the outstanding amounts), or in the local spool when there is no Redis (settlement-spool.ts). Each record has this process's journal id
  * and a sequence number, and the database keeps how far each journal was written, so a record replayed after a
  * crash is written exactly once.
  *

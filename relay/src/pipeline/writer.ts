@@ -7,16 +7,15 @@
  * A flush that fails is retried every `intervalMs`; everything left is written on close.
  *
  * Before a call is queued it is made durable beyond this process: in the ledger's journal (Redis: the record and its
- * charges together, so a relay that dies leaves them to another, which writes them and only then lets the charges
- * out of the outstanding amounts), or in the local spool when there is no Redis (settlement-spool.ts). Each record has this process's journal id
- * and a sequence number, and the database keeps how far each journal was written, so a record replayed after a
- * crash is written exactly once.
+ * charges together, so a relay that dies leaves them to another, which writes them and only then lets the charges out
+ * of the outstanding amounts), or in the local spool when there is no Redis (settlement-spool.ts). Each record has this
+ * process's journal id and a sequence number, and the database keeps how far each journal was written, so a record
+ * replayed after a crash is written exactly once.
  *
- * While the database is away a flush fails and keeps its records for the next one (an error reported, never a
- * rejection left unhandled), the relay keeps serving, and the queue grows up to `maxQueued` records: past that
- * the relay admits no more paid calls (`isFull`, a 503 with Retry-After) rather than serve calls it could lose.
- * The dashboard's hourly counters are written with the logs of the same records, so they can be lost no more than
- * the logs.
+ * While the database is away a flush fails and keeps its records for the next one (an error reported, never a rejection
+ * left unhandled), the relay keeps serving, and the queue grows up to `maxQueued` records: past that the relay admits
+ * no more paid calls (`isFull`, a 503 with Retry-After) rather than serve calls it could lose. The dashboard's hourly
+ * counters are written with the logs of the same records, so they can be lost no more than the logs.
  */
 import { randomBytes } from 'node:crypto';
 import {

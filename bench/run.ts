@@ -8,7 +8,8 @@
  * server where a `ROLE=relay` gateway gets a database of its own, measured beside the embedded all-in-one process;
  * without it only the embedded one), BENCH_GATEWAYS (`relay,embedded`: which of the two), BENCH_STREAMS (2000
  * concurrent streams from a slow upstream; 0 skips), BENCH_TTFT_STREAMS (300 streams one at a time for the time to
- * first token), BENCH_SOAK (1: a soak of BENCH_SOAK_MINUTES, 10, of mixed traffic after everything else),
+ * first token), BENCH_SOAK (1: a soak of BENCH_SOAK_MINUTES, 10, of mixed traffic after everything else), BENCH_LOGS
+ * (a number of consume logs: measures the console's log views over that many rows instead, bench/console-logs.ts),
  * BENCH_RELAY_LOG (file for the relay's
  * request log; default /dev/null), BENCH_CPU_PROF (1: take a V8 CPU profile of the relay during each of its
  * measured runs and print where the time goes).
@@ -358,6 +359,8 @@ const HUGE_PROMPT_BODY = JSON.stringify({
 });
 
 async function main() {
+  // BENCH_LOGS: the console's log views at scale instead (bench/console-logs.ts), which exits when done.
+  if (process.env.BENCH_LOGS) await import('./console-logs.ts');
   const startedAt = performance.now();
   const [upstreamUrl, slowUpstreamUrl] = await Promise.all([
     startUpstream(),

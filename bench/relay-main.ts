@@ -43,7 +43,15 @@ const START_QUOTA = 1_000_000_000_000;
 
 export type RelayChildMessage =
   | { type: 'ready'; port: number; token: string; database: string; role: 'relay' | 'all' }
-  | { type: 'rss'; rss: number; peak: number; heapAfterGc: number }
+  | {
+      type: 'rss';
+      rss: number;
+      peak: number;
+      heapAfterGc: number;
+      /** After the GC too: the heap V8 holds (live or not), and memory outside it (Buffers, native). */
+      heapTotal: number;
+      external: number;
+    }
   | { type: 'check'; logged: number; loggedQuota: number; quotaDrop: number }
   | { type: 'cpu'; micros: number; userMicros?: number }
   | { type: 'profiling' }
@@ -197,7 +205,15 @@ process.on('message', (message: RelayParentMessage) => {
       // which tells a leak from a heap that has simply not been collected yet.
       const { rss } = process.memoryUsage();
       (globalThis as { gc?: () => void }).gc?.();
-      send({ type: 'rss', rss, peak: peakRss(), heapAfterGc: process.memoryUsage().heapUsed });
+      const after = process.memoryUsage();
+      send({
+        type: 'rss',
+        rss,
+        peak: peakRss(),
+        heapAfterGc: after.heapUsed,
+        heapTotal: after.heapTotal,
+        external: after.external,
+      });
       break;
     }
     case 'cpu': {

@@ -10,6 +10,7 @@
  * concurrent streams from a slow upstream; 0 skips), BENCH_TTFT_STREAMS (300 streams one at a time for the time to
  * first token), BENCH_SOAK (1: a soak of BENCH_SOAK_MINUTES, 10, of mixed traffic after everything else), BENCH_LOGS
  * (a number of consume logs: measures the console's log views over that many rows instead, bench/console-logs.ts),
+ * BENCH_PRODUCTION (0: start every process without the production V8 and allocator settings, to compare),
  * BENCH_RELAY_LOG (file for the relay's
  * request log; default /dev/null), BENCH_CPU_PROF (1: take a V8 CPU profile of the relay during each of its
  * measured runs and print where the time goes).
@@ -52,8 +53,9 @@ const CONTENT_FRAMES = 10;
  * How every Turnpike process is started in production (Dockerfile, chart, make run): V8's young generation capped
  * and glibc returning large freed blocks (bench/README.md "Memory"). The bench measures what is deployed.
  */
-const PRODUCTION_NODE_FLAGS = ['--max-semi-space-size=16'];
-const PRODUCTION_ENV = { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' };
+const PRODUCTION_NODE_FLAGS = process.env.BENCH_PRODUCTION === '0' ? [] : ['--max-semi-space-size=16'];
+const PRODUCTION_ENV: Record<string, string> =
+  process.env.BENCH_PRODUCTION === '0' ? {} : { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' };
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const MODES = (process.env.BENCH_MODES ?? 'non-stream,stream,converted,converted-stream').split(',');
 const MODEL = 'gpt-4o-mini';
@@ -564,10 +566,10 @@ async function main() {
   }
 
   // RSS over a long run: sampled after 10%, 50% and 100% of the requests.
-  const rssSamples = new Map<Gateway, { at: number; rss: number; heapAfterGc: number }[]>();
+  const rssSamples = new Map<Gateway, ({ at: number } & Memory)[]>();
   if (RSS_REQUESTS > 0) {
     for (const gateway of gateways) {
-      const samples: { at: number; rss: number; heapAfterGc: number }[] = [];
+      const samples: ({ at: number } & Memory)[] = [];
       let sent = 0;
       for (const share of [0.1, 0.5, 1]) {
         const upTo = Math.round(RSS_REQUESTS * share);
@@ -762,7 +764,13 @@ async function main() {
     if (cap) {
       const maxGap = cap.maxGaps.at(-1) ?? Number.POSITIVE_INFINITY;
       lines.push(
-        `${verdict(cap.failed === 0 && cap.frames === cap.expectedFrames && maxGap <= TARGETS.maxGapMs)}  ${STREAMS} concurrent streams: ${cap.failed} failed, ${cap.expectedFrames - cap.frames} frames lost, longest gap ${ms(maxGap)} ms (target: none, none, ≤ ${TARGETS.maxGapMs} ms)`,
+        `${verdict(cap.failed === 0 && cap.frames === cap.expectedFrames && maxGap <= TARGETS.maxGapMs)}  ${STREAMS} concurrent streams: ${cap.failed} failed${
+          cap.failed
+            ? ` (${Object.entries(cap.failures)
+                .map(([why, n]) => `${n} ${why}`)
+                .join(', ')})`
+            : ''
+        }, ${cap.expectedFrames - cap.frames} frames lost, longest gap ${ms(maxGap)} ms (target: none, none, ≤ ${TARGETS.maxGapMs} ms)`,
         `${verdict(mib(cap.rssOpen) <= TARGETS.streamsRssMiB)}  RSS with ${cap.peakOpen} streams open: ${mb(cap.rssOpen)} (target ≤ ${TARGETS.streamsRssMiB} MiB)`,
       );
     }
@@ -779,7 +787,8 @@ async function main() {
       const change = `${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)}%`;
       lines.push(
         `${verdict(growth <= TARGETS.rssGrowth)}  RSS over ${RSS_REQUESTS} requests: ${samples.map((s) => `${s.at}: ${mb(s.rss)}`).join(', ')} ` +
-          `(${change} from the first sample; target ≤ ${TARGETS.rssGrowth * 100}%); JS heap after a full GC ${samples.map((s) => mb(s.heapAfterGc)).join(', ')}`,
+          `(${change} from the first sample; target ≤ ${TARGETS.rssGrowth * 100}%); JS heap after a full GC ${samples.map((s) => mb(s.heapAfterGc)).join(', ')}; ` +
+          `heap held ${samples.map((s) => mb(s.heapTotal)).join(', ')}; external ${samples.map((s) => mb(s.external)).join(', ')}`,
       );
     }
     const soak = soaks.get(name);

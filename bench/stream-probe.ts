@@ -20,6 +20,8 @@ export interface StreamStats {
   readonly maxGaps: Float64Array;
   /** Streams open at once at the most. */
   readonly peakOpen: number;
+  /** Why streams failed: a status other than 200, an error's message, or `cut` (no `[DONE]`), with their counts. */
+  readonly failures: Record<string, number>;
 }
 
 /** Whether an SSE data line carries generated content (OpenAI chat chunk with a non-empty delta content). */
@@ -46,6 +48,7 @@ export async function probeStreams(options: {
   let open = 0;
   let peakOpen = 0;
   let next = 0;
+  const failures: Record<string, number> = {};
 
   const one = () =>
     new Promise<void>((resolve) => {
@@ -55,8 +58,9 @@ export async function probeStreams(options: {
       let maxGap = 0;
       let done = false;
       let buffer = '';
-      const fail = () => {
+      const fail = (why: string) => {
         failed += 1;
+        failures[why] = (failures[why] ?? 0) + 1;
         resolve();
       };
       const request = http.request(
@@ -73,7 +77,7 @@ export async function probeStreams(options: {
           if (response.statusCode !== 200) {
             open -= 1;
             response.resume();
-            fail();
+            fail(`status ${response.statusCode}`);
             return;
           }
           response.setEncoding('utf8');
@@ -97,19 +101,19 @@ export async function probeStreams(options: {
           });
           response.on('end', () => {
             open -= 1;
-            if (!done || Number.isNaN(first)) return fail();
+            if (!done || Number.isNaN(first)) return fail('cut');
             ttft.push(first);
             maxGaps.push(maxGap);
             resolve();
           });
-          response.on('error', () => {
+          response.on('error', (error) => {
             open -= 1;
-            fail();
+            fail(error.message);
           });
         },
       );
       request.on('timeout', () => request.destroy(new Error('timed out')));
-      request.on('error', fail);
+      request.on('error', (error) => fail(error.message));
       request.end(options.body);
     });
 
@@ -129,5 +133,6 @@ export async function probeStreams(options: {
     ttft: Float64Array.from(ttft).sort(),
     maxGaps: Float64Array.from(maxGaps).sort(),
     peakOpen,
+    failures,
   };
 }

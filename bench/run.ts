@@ -418,8 +418,8 @@ async function main() {
   const gatewayOf = (name: Gateway) => gateways.find((g) => g.name === name) as GatewayProcess;
   const memoryOf = (gateway: GatewayProcess) => ask(gateway.child, { type: 'rss' }, 'rss');
 
-  // Idle: booted, nothing served yet, a few seconds to settle.
-  await new Promise((resolve) => setTimeout(resolve, 3000));
+  // Idle: booted, nothing served yet, ten seconds to settle.
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
   const idle = new Map<Gateway, Memory>();
   for (const gateway of gateways) idle.set(gateway.name, await memoryOf(gateway));
 

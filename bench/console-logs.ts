@@ -3,7 +3,8 @@
  * database on `TEST_POSTGRES_URL`'s server (one `INSERT ... SELECT` over `generate_series` per million: 200 users,
  * 50 models, 90 days, newest last as a relay writes them; the dashboard's hourly `quota_data` rows aggregated from
  * them), then asks the console API for each view five times (`app.inject`, signed in as root or as one of the 200
- * users) and prints the median. The database is dropped afterwards. Not a test.
+ * users) and prints the median. The database is dropped afterwards. Not a test. `BENCH_LOGS_MODEL_INDEX=plain` puts back
+ * the model index as it was before migration 0011, for a before/after.
  */
 import { createTestApp, registerUser, setupRoot } from '@turnpike/api/testing/test-app';
 import { sql } from 'drizzle-orm';
@@ -51,6 +52,11 @@ try {
     select user_id, username, model_name, created_at - created_at % 3600, sum(prompt_tokens + completion_tokens),
       count(*), sum(quota)
     from logs where type = 2 group by user_id, username, model_name, created_at - created_at % 3600`);
+  if (process.env.BENCH_LOGS_MODEL_INDEX === 'plain') {
+    // The model index as it was before migration 0011, to measure what that migration changed.
+    await db.execute(sql`drop index idx_logs_model_name_pattern_created_at`);
+    await db.execute(sql`create index idx_logs_model_name_created_at on logs (model_name, created_at)`);
+  }
   await db.execute(sql`analyze logs`);
   await db.execute(sql`analyze quota_data`);
   process.stdout.write(`  loaded and analyzed in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);

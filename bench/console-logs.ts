@@ -69,7 +69,7 @@ try {
     ['admin: page 50', root, '/api/log/?p=50&page_size=10&type=0'],
     ['admin: one user', root, `/api/log/?p=1&page_size=10&type=0&username=user${selfId + 17}`],
     ['admin: one model', root, '/api/log/?p=1&page_size=10&type=0&model_name=model-7'],
-    ['admin: models by prefix', root, '/api/log/?p=1&page_size=10&type=0&model_name=model-4%25'],
+    ['admin: models by prefix', root, '/api/log/?p=1&page_size=10&type=0&model_name=model-49%25'],
     ['admin: totals', root, '/api/log/stat?type=0'],
     ['admin: totals of a user', root, `/api/log/stat?type=0&username=user${selfId + 17}`],
     ['admin: totals of a model', root, '/api/log/stat?type=0&model_name=model-7'],

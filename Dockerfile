@@ -32,7 +32,10 @@ RUN npm run build -w @turnpike/console \
 
 # --- runtime: non-root, nothing writable but /tmp (the chart mounts it), no package manager needed ---
 FROM ${RUNTIME_IMAGE} AS runtime
+# glibc returns allocations of 64 KiB and more to the system when they are freed: without it the C++ garbage of
+# loading the modules (Node's package.json reader) stays in the heap as ~40 MiB of an idle process (bench/README.md)
 ENV NODE_ENV=production \
+    GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 \
     ROLE=all \
     PORT=3000 \
     DATA_DIR=/tmp/turnpike
@@ -47,4 +50,6 @@ COPY --from=build --chown=0:0 /src/console/dist ./console/dist
 COPY --from=build --chown=0:0 /src/console/package.json ./console/
 USER 10001:10001
 EXPOSE 3000 8081
-CMD ["node", "api/src/server.ts"]
+# a young generation of at most 2 x 16 MiB: left to itself V8 grows it to ~120 MiB while the modules load and
+# keeps it resident for good (bench/README.md "Memory")
+CMD ["node", "--max-semi-space-size=16", "api/src/server.ts"]

@@ -55,10 +55,10 @@ format: install
 
 ## make run: install if needed, build, start the all-in-one server on $$PORT (3000) with the embedded database
 run: build
-	node api/src/server.ts
+	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 api/src/server.ts
 
 start: install
-	node api/src/server.ts
+	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 api/src/server.ts
 
 ## make test: lint, type-check, then every unit and integration test
 test: lint typecheck

@@ -9,7 +9,10 @@
  * `node bench/duel.ts <checkout A> <checkout B>`; a checkout is a directory with the repository's files and its
  * dependencies installed (a `git worktree` of another commit with `npm ci`, or links to this one's node_modules).
  * Settings: DUEL_MODE (`non-stream`, `stream`, `converted` or `converted-stream`; non-stream), DUEL_ROUNDS (10), DUEL_SECONDS (5 per
- * round), DUEL_CONNECTIONS (16 per relay), TEST_POSTGRES_URL (as for make bench).
+ * round), DUEL_CONNECTIONS (16 per relay), TEST_POSTGRES_URL (as for make bench). DUEL_NODE_ARGS_A / _B (node flags,
+ * space-separated) and DUEL_ENV_A / _B (`KEY=value` pairs) start one side differently, so the same checkout can
+ * duel itself with other V8 or allocator settings; each round then prints the total CPU (user and kernel) too, as
+ * an allocator setting moves work into the kernel.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import path from 'node:path';
@@ -79,10 +82,18 @@ interface Relay {
   readonly token: string;
 }
 
-async function startRelay(checkout: string, upstream: string): Promise<Relay> {
+const wordsOf = (name: string): string[] => (process.env[name] ?? '').split(/\s+/).filter(Boolean);
+const envOf = (name: string): Record<string, string> =>
+  Object.fromEntries(
+    wordsOf(name).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+
+async function startRelay(checkout: string, upstream: string, side: 'A' | 'B'): Promise<Relay> {
   const child = fork(path.join(checkout, 'bench/relay-main.ts'), [upstream], {
     cwd: checkout,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    execArgv: wordsOf(`DUEL_NODE_ARGS_${side}`),
+    env: { ...process.env, ...envOf(`DUEL_ENV_${side}`) },
   });
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -94,13 +105,13 @@ async function startRelay(checkout: string, upstream: string): Promise<Relay> {
   });
 }
 
-/** User CPU time of the relay so far (all CPU time from a checkout whose relay reports no user part). */
-function cpuOf(relay: Relay): Promise<number> {
+/** User CPU time of the relay so far (all CPU time from a checkout whose relay reports no user part), and all. */
+function cpuOf(relay: Relay): Promise<{ user: number; total: number }> {
   return new Promise((resolve) => {
     const onMessage = (message: RelayChildMessage) => {
       if (message.type !== 'cpu') return;
       relay.child.off('message', onMessage);
-      resolve(message.userMicros ?? message.micros);
+      resolve({ user: message.userMicros ?? message.micros, total: message.micros });
     };
     relay.child.on('message', onMessage);
     relay.child.send({ type: 'cpu' });
@@ -128,36 +139,43 @@ async function load(relay: Relay, seconds: number): Promise<number> {
 
 const upstream = await startUpstream(checkouts[0] as string);
 const relays: Relay[] = [];
-for (const checkout of checkouts) relays.push(await startRelay(checkout, upstream));
+for (const [i, checkout] of checkouts.entries())
+  relays.push(await startRelay(checkout, upstream, i ? 'B' : 'A'));
+const settingsOf = (side: 'A' | 'B') =>
+  [process.env[`DUEL_NODE_ARGS_${side}`], process.env[`DUEL_ENV_${side}`]].filter(Boolean).join(' ');
 process.stdout.write(
   `duel: ${MODE}, ${ROUNDS} rounds of ${SECONDS} s, ${CONNECTIONS} connections per relay\n` +
-    `  A ${checkouts[0]}\n  B ${checkouts[1]}\n`,
+    `  A ${checkouts[0]} ${settingsOf('A')}\n  B ${checkouts[1]} ${settingsOf('B')}\n`,
 );
 await Promise.all(relays.map((relay) => load(relay, 2)));
 
 const ratios: number[] = [];
+const totalRatios: number[] = [];
 const totals = relays.map(() => ({ micros: 0, calls: 0 }));
 for (let round = 1; round <= ROUNDS; round += 1) {
   const before = await Promise.all(relays.map(cpuOf));
   const calls = await Promise.all(relays.map((relay) => load(relay, SECONDS)));
   const after = await Promise.all(relays.map(cpuOf));
-  const perCall = relays.map((_, i) => ((after[i] as number) - (before[i] as number)) / (calls[i] as number));
+  const perCall = relays.map((_, i) => (after[i]!.user - before[i]!.user) / calls[i]!);
+  const totalPerCall = relays.map((_, i) => (after[i]!.total - before[i]!.total) / calls[i]!);
   relays.forEach((_, i) => {
-    (totals[i] as { micros: number }).micros += (after[i] as number) - (before[i] as number);
-    (totals[i] as { calls: number }).calls += calls[i] as number;
+    totals[i]!.micros += after[i]!.user - before[i]!.user;
+    totals[i]!.calls += calls[i]!;
   });
-  const ratio = (perCall[1] as number) / (perCall[0] as number);
+  const ratio = perCall[1]! / perCall[0]!;
   ratios.push(ratio);
+  totalRatios.push(totalPerCall[1]! / totalPerCall[0]!);
   process.stdout.write(
-    `  round ${round}: A ${perCall[0]?.toFixed(1)} µs/call, B ${perCall[1]?.toFixed(1)} µs/call, B/A ${ratio.toFixed(3)}\n`,
+    `  round ${round}: A ${perCall[0]?.toFixed(1)} µs/call, B ${perCall[1]?.toFixed(1)} µs/call, B/A ${ratio.toFixed(3)}` +
+      ` (user and kernel: B/A ${totalRatios.at(-1)!.toFixed(3)})\n`,
   );
 }
-ratios.sort((a, b) => a - b);
-const median = ratios[Math.floor(ratios.length / 2)] as number;
+const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = medianOf(ratios);
 const mean = totals.map(({ micros, calls }) => (micros / calls).toFixed(1));
 process.stdout.write(
   `B/A user CPU per call: median ${median.toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(3)).join(' ')}); ` +
-    `over all rounds A ${mean[0]} µs, B ${mean[1]} µs\n`,
+    `over all rounds A ${mean[0]} µs, B ${mean[1]} µs; user and kernel B/A median ${medianOf(totalRatios).toFixed(3)}\n`,
 );
 for (const relay of relays) relay.child.send({ type: 'stop' });
 process.exit(0);

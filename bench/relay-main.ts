@@ -6,16 +6,22 @@
  * must never land in an installation's database. It seeds one user, one unlimited token, prices for the bench
  * model and one OpenAI channel pointing at the fake upstream, then listens on 127.0.0.1.
  *
- * Messages from the parent: `rss` (RSS now, and the JS heap after a full GC), `cpu` (CPU time used so far, and
+ * `node bench/relay-main.ts <upstream url> [<slow upstream url>]`: with a second upstream (one that streams slowly),
+ * model `gpt-4o` is routed to it (the stream capacity and inter-frame gap runs). `BENCH_ALL_IN_ONE=1` builds the
+ * all-in-one process (the console API with the relay on the same port, as `ROLE=all` does) instead of the relay
+ * alone.
+ *
+ * Messages from the parent: `rss` (RSS now, the peak RSS so far, and the JS heap after a full GC), `cpu` (CPU time used so far, and
  * the user part of it),
  * `profile-start` / `profile-stop` (V8 CPU profile of a window, written to a file), `check` (waits until the batching writer is idle, then compares
  * the user's quota with the logged charges), `stop`. Fastify's request log goes to stdout, which the parent
  * points at /dev/null or a file.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { buildApp } from '@turnpike/api/app';
 import { createRuntime } from '@turnpike/api/runtime';
 import { createTestDatabaseUrl } from '@turnpike/api/testing/test-app';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
@@ -26,16 +32,26 @@ import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
-import { buildRelayApp } from '@turnpike/relay';
+import { buildRelayApp, registerRelay } from '@turnpike/relay';
 import { count, eq, sum } from 'drizzle-orm';
 
 export const BENCH_MODEL = 'gpt-4o-mini';
+/** The model routed to the slow upstream, when there is one (bench/run.ts asks for it by name). */
+const BENCH_SLOW_MODEL = 'gpt-4o';
 /** Enough for any run: a request costs well under 1000 units. */
 const START_QUOTA = 1_000_000_000_000;
 
 export type RelayChildMessage =
-  | { type: 'ready'; port: number; token: string; database: string }
-  | { type: 'rss'; rss: number; heapAfterGc: number }
+  | { type: 'ready'; port: number; token: string; database: string; role: 'relay' | 'all' }
+  | {
+      type: 'rss';
+      rss: number;
+      peak: number;
+      heapAfterGc: number;
+      /** After the GC too: the heap V8 holds (live or not), and memory outside it (Buffers, native). */
+      heapTotal: number;
+      external: number;
+    }
   | { type: 'check'; logged: number; loggedQuota: number; quotaDrop: number }
   | { type: 'cpu'; micros: number; userMicros?: number }
   | { type: 'profiling' }
@@ -52,7 +68,18 @@ export type RelayParentMessage =
 
 const send = (message: RelayChildMessage) => process.send?.(message);
 const upstreamUrl = process.argv[2];
-if (!upstreamUrl) throw new Error('usage: relay-main.ts <upstream url>');
+const slowUpstreamUrl = process.argv[3];
+if (!upstreamUrl) throw new Error('usage: relay-main.ts <upstream url> [<slow upstream url>]');
+const allInOne = process.env.BENCH_ALL_IN_ONE === '1';
+
+/** The most RSS this process has had (the kernel's high-water mark), or RSS now where there is no /proc. */
+function peakRss(): number {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (match) return Number(match[1]) * 1024;
+  } catch {}
+  return process.memoryUsage().rss;
+}
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-bench-'));
 // A database of its own on TEST_POSTGRES_URL's server, or nothing (PGlite).
@@ -70,8 +97,11 @@ const { db, options } = runtime.deps;
 
 // BENCH_MODEL_RATIO=0 makes every call free, which skips the per-request balance write (a diagnosis aid).
 const modelRatio = Number(process.env.BENCH_MODEL_RATIO ?? 0.075);
-await options.set('ModelRatio', JSON.stringify({ [BENCH_MODEL]: modelRatio }));
-await options.set('CompletionRatio', JSON.stringify({ [BENCH_MODEL]: 4 }));
+await options.set(
+  'ModelRatio',
+  JSON.stringify({ [BENCH_MODEL]: modelRatio, [BENCH_SLOW_MODEL]: modelRatio }),
+);
+await options.set('CompletionRatio', JSON.stringify({ [BENCH_MODEL]: 4, [BENCH_SLOW_MODEL]: 4 }));
 const user = await createUserRepo(db).insert({
   username: `bench-${Date.now()}`,
   password: 'not-a-real-hash',
@@ -85,7 +115,7 @@ const token = await createTokenRepo(db).insert({
   unlimitedQuota: true,
 });
 const box = createChannelKeyBox(config.cryptoSecret);
-const [channel] = await createChannelRepo(db).insertMany([
+const channels = await createChannelRepo(db).insertMany([
   {
     type: 1,
     name: 'fake upstream',
@@ -94,10 +124,27 @@ const [channel] = await createChannelRepo(db).insertMany([
     models: BENCH_MODEL,
     group: 'default',
   },
+  ...(slowUpstreamUrl
+    ? [
+        {
+          type: 1,
+          name: 'slow fake upstream',
+          key: box.seal('sk-bench-upstream'),
+          baseUrl: slowUpstreamUrl,
+          models: BENCH_SLOW_MODEL,
+          group: 'default',
+        },
+      ]
+    : []),
 ]);
-await createAbilityRepo(db).rebuild([channel!]);
+await createAbilityRepo(db).rebuild(channels);
 
-const app = await buildRelayApp(runtime.deps, { logger: { level: config.logLevel } });
+const logger = { level: config.logLevel };
+// As api/src/server.ts composes ROLE=relay and ROLE=all.
+const app = allInOne
+  ? await buildApp(runtime.deps, { logger })
+  : await buildRelayApp(runtime.deps, { logger });
+if (allInOne) await registerRelay(app, runtime.deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 if (address === null || typeof address === 'string') throw new Error('no port');
@@ -158,7 +205,15 @@ process.on('message', (message: RelayParentMessage) => {
       // which tells a leak from a heap that has simply not been collected yet.
       const { rss } = process.memoryUsage();
       (globalThis as { gc?: () => void }).gc?.();
-      send({ type: 'rss', rss, heapAfterGc: process.memoryUsage().heapUsed });
+      const after = process.memoryUsage();
+      send({
+        type: 'rss',
+        rss,
+        peak: peakRss(),
+        heapAfterGc: after.heapUsed,
+        heapTotal: after.heapTotal,
+        external: after.external,
+      });
       break;
     }
     case 'cpu': {
@@ -184,9 +239,16 @@ process.on('disconnect', () => {
   stop().catch(() => process.exit(1));
 });
 
+// The peak RSS reported from here on is the serving process's, not the boot's (PGlite's initdb and the migrations
+// pass through several hundred MiB once): writing 5 to clear_refs resets the kernel's high-water mark.
+try {
+  writeFileSync('/proc/self/clear_refs', '5');
+} catch {}
+
 send({
   type: 'ready',
   port: address.port,
   token: `sk-${token.key}`,
   database: databaseUrl ? 'postgres' : 'pglite',
+  role: allInOne ? 'all' : 'relay',
 });

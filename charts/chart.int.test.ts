@@ -224,8 +224,8 @@ describe('charts/turnpike', () => {
       return container.command.join(' ');
     });
     expect(commands).toEqual([
-      'node api/src/server.ts',
-      'node api/src/server.ts',
+      'node --max-semi-space-size=16 api/src/server.ts',
+      'node --max-semi-space-size=16 api/src/server.ts',
       'node operator/src/main.ts',
     ]);
   });

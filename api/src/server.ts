@@ -3,9 +3,7 @@ import { loadConfig } from '@turnpike/core/config';
 import { dataDirErrorOf, isDataDirError } from '@turnpike/core/db/data-dir';
 import { waitForDatabase } from '@turnpike/core/db/wait-for-database';
 import { ensureSecrets } from '@turnpike/core/secrets';
-import { buildRelayApp, registerRelay } from '@turnpike/relay';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
 import { startBootServer } from './http/boot-server.ts';
 import { createReadiness, installDrainGate, registerHealthRoutes } from './http/health.ts';
 import { createRuntime, DATABASE_CONNECTION_LOST, type Runtime } from './runtime.ts';
@@ -43,12 +41,15 @@ let reportFailure = (err: unknown, context: string): void => {
 async function openAndBuild(): Promise<{ runtime: Runtime; app: FastifyInstance }> {
   const runtime = await createRuntime(config, { onError: (err, context) => reportFailure(err, context) });
   try {
-    // ROLE=relay serves only /v1/*; ROLE=all serves the relay beside the console API on the same port.
+    // ROLE=relay serves only /v1/*; ROLE=all serves the relay beside the console API on the same port. Each role
+    // loads only its own modules: a relay pod never imports the console API, an API pod never the relay (their
+    // module graphs are most of an idle process's memory, bench/README.md "Memory").
+    const relay = config.role === 'api' ? undefined : await import('@turnpike/relay');
     const app =
       config.role === 'relay'
-        ? await buildRelayApp(runtime.deps, { logger })
-        : await buildApp(runtime.deps, { logger });
-    if (config.role === 'all') await registerRelay(app, runtime.deps);
+        ? await relay!.buildRelayApp(runtime.deps, { logger })
+        : await (await import('./app.ts')).buildApp(runtime.deps, { logger });
+    if (config.role === 'all') await relay!.registerRelay(app, runtime.deps);
     return { runtime, app };
   } catch (error) {
     await runtime.close().catch(() => {});

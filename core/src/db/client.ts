@@ -1,8 +1,7 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { DataDirError, dataDirErrorOf, lockDataDir } from './data-dir.ts';
 import * as schema from './schema/index.ts';
@@ -43,6 +42,28 @@ export interface CreateDbOptions {
  */
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * PGlite and its driver, loaded only by a process that uses the embedded database (a relay on Postgres never
+ * holds them), started with a smaller buffer cache: Postgres's default `shared_buffers` (128 MB) lives in the
+ * process's own WebAssembly memory, where every page it ever touched stays resident. The embedded database serves
+ * one process's small installation; the files it reads stay in the operating system's page cache anyway
+ * (bench/README.md "Memory").
+ */
+async function loadPglite(): Promise<{
+  open: (dataDir?: string) => PGlite;
+  drizzle: (client: PGlite) => Db;
+}> {
+  const [{ PGlite }, { drizzle }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('drizzle-orm/pglite'),
+  ]);
+  const options: PGliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] };
+  return {
+    open: (dataDir) => (dataDir === undefined ? new PGlite(options) : new PGlite(dataDir, options)),
+    drizzle: (client) => drizzle({ client, schema }) as unknown as Db,
+  };
+}
+
 export async function createDb(options: CreateDbOptions): Promise<Database> {
   if (options.url) {
     const pool = new pg.Pool({
@@ -60,11 +81,12 @@ export async function createDb(options: CreateDbOptions): Promise<Database> {
     const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
     return { db, kind: 'postgres', url: options.url, close: () => pool.end() };
   }
+  const pglite = await loadPglite();
   if (!options.dataDir) {
-    const client = new PGlite();
+    const client = pglite.open();
     await client.waitReady;
     return {
-      db: drizzlePglite({ client, schema }) as unknown as Db,
+      db: pglite.drizzle(client),
       kind: 'pglite',
       close: () => client.close(),
     };
@@ -73,7 +95,7 @@ export async function createDb(options: CreateDbOptions): Promise<Database> {
   const unlock = await lockDataDir(dataDir);
   let client: PGlite;
   try {
-    client = new PGlite(dataDir);
+    client = pglite.open(dataDir);
     await client.waitReady;
   } catch (error) {
     unlock();
@@ -86,7 +108,7 @@ export async function createDb(options: CreateDbOptions): Promise<Database> {
       )
     );
   }
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  const db = pglite.drizzle(client);
   return {
     db,
     kind: 'pglite',

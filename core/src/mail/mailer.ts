@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import { AppError } from '../errors.ts';
 import type { OptionReader } from '../options/registry.ts';
 
@@ -87,7 +87,9 @@ export function createSmtpMailer(read: OptionReader, options: CreateSmtpMailerOp
           'outgoing mail has no sender address; ask the administrator to set SMTPFrom',
         );
       }
-      const transport = nodemailer.createTransport({
+      // Loaded on the first mail: most processes never send one, and nodemailer is ~20 MiB of resident memory.
+      const { createTransport } = (await import('nodemailer')).default;
+      const transport = createTransport({
         ...smtpTransportOptions(settings),
         ...options.transportOverrides,
       } as Parameters<typeof nodemailer.createTransport>[0]);

@@ -138,11 +138,12 @@ describe('the local spool', () => {
     const dir = path.join(os.tmpdir(), `turnpike-spool-${newJournalId()}`);
     const journal = newJournalId();
     const spool = openSettlementSpool(dir, journal);
-    // An interval far beyond the test: only an explicit flush writes.
+    // An interval far beyond the test, and no flush when idle: only an explicit flush writes.
     const writer = createBatchWriter({
       db,
       journal,
       intervalMs: 3_600_000,
+      flushWhenIdle: false,
       dashboard: () => true,
       durability: { journal: () => {}, attach: () => {}, spool },
     });

@@ -20,8 +20,8 @@ describe('batch writer', () => {
   it('aggregates counters and logs, and writes them all on close', async () => {
     const { db } = t.runtime.deps;
     const user = await createUserRepo(db).insert({ username: 'writer-user', password: 'x', quota: 100 });
-    // An interval far beyond the test: only close() can write.
-    const writer = createBatchWriter({ db, intervalMs: 3_600_000 });
+    // An interval far beyond the test, and no flush when idle: only close() can write.
+    const writer = createBatchWriter({ db, intervalMs: 3_600_000, flushWhenIdle: false });
     for (let i = 0; i < 5; i += 1) {
       writer.add({
         userId: user.id,
@@ -143,7 +143,12 @@ describe('balance debits', () => {
     const { db } = t.runtime.deps;
     const user = await createUserRepo(db).insert({ username: 'debit-user', password: 'x', quota: 100 });
     const reported: WrittenDebit[][] = [];
-    const writer = createBatchWriter({ db, intervalMs: 3_600_000, onDebitsWritten: (d) => reported.push(d) });
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 3_600_000,
+      flushWhenIdle: false,
+      onDebitsWritten: (d) => reported.push(d),
+    });
     for (const quota of [9, 4]) {
       writer.add({
         ...consume(user.id, { model: 'gpt-4o', createdAt: 1_750_000_000, quota, tokens: 1 }),

@@ -1,17 +1,21 @@
 /**
- * The batching writer (STYLE "Hot path"; docs/adr/0016, 0022): settled calls are queued in memory and written
- * every `intervalMs` in one transaction (write-records.ts), and on close. Before a call is queued it is made
- * durable beyond this process: in the ledger's journal (Redis: the record and its charges together, so a relay that
- * dies leaves them to another, which writes them and only then lets the charges out of the outstanding amounts),
- * or in the local spool when there is no Redis (settlement-spool.ts). Each record has this process's journal id
- * and a sequence number, and the database keeps how far each journal was written, so a record replayed after a
- * crash is written exactly once.
+ * The batching writer (STYLE "Hot path"; docs/adr/0016, 0022, 0030): settled calls are queued in memory and written
+ * in one transaction (write-records.ts) as soon as the writer is idle, so at low load a call's log and balance
+ * change are in the database within milliseconds; a record that arrives while a flush is in flight waits for it,
+ * and the next flush starts no sooner than `spacingMs` after the previous one began, so under load the records of
+ * that time coalesce into one transaction (batches stay batches: at most 1000 / `spacingMs` transactions a second).
+ * A flush that fails is retried every `intervalMs`; everything left is written on close.
  *
- * While the database is away a flush fails and keeps its records for the next one (an error reported, never a
- * rejection left unhandled), the relay keeps serving, and the queue grows up to `maxQueued` records: past that
- * the relay admits no more paid calls (`isFull`, a 503 with Retry-After) rather than serve calls it could lose.
- * The dashboard's hourly counters are written with the logs of the same records, so they can be lost no more than
- * the logs.
+ * Before a call is queued it is made durable beyond this process: in the ledger's journal (Redis: the record and its
+ * charges together, so a relay that dies leaves them to another, which writes them and only then lets the charges out
+ * of the outstanding amounts), or in the local spool when there is no Redis (settlement-spool.ts). Each record has this
+ * process's journal id and a sequence number, and the database keeps how far each journal was written, so a record
+ * replayed after a crash is written exactly once.
+ *
+ * While the database is away a flush fails and keeps its records for the next one (an error reported, never a rejection
+ * left unhandled), the relay keeps serving, and the queue grows up to `maxQueued` records: past that the relay admits
+ * no more paid calls (`isFull`, a 503 with Retry-After) rather than serve calls it could lose. The dashboard's hourly
+ * counters are written with the logs of the same records, so they can be lost no more than the logs.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -30,6 +34,9 @@ export type { UsageWrite } from './write-records.ts';
 
 /** The most records one transaction writes. */
 const BATCH_RECORDS = 5_000;
+
+/** The least time between the starts of two flushes the writer starts on its own. */
+const SPACING_MS = 25;
 
 /** Where queued records are kept durably until written: the ledger's journal, and/or a local spool. */
 export interface SettlementDurability {
@@ -60,7 +67,15 @@ export interface BatchWriter {
 
 export function createBatchWriter(options: {
   db: Db;
+  /** How often a flush is tried while the last one failed (and, with `flushWhenIdle` off, the only schedule). */
   intervalMs: number;
+  /**
+   * Flush as soon as records are queued and no flush is in flight (default on). Off, records wait for the
+   * interval, `flush()` or `close()`: for a test that needs records left unwritten, as if the process died.
+   */
+  flushWhenIdle?: boolean;
+  /** The least time between the starts of two flushes started on their own (default 25 ms). */
+  spacingMs?: number;
   /** Told, after each commit, which debits were written (with the versions the rows got) and how far the journal. */
   onDebitsWritten?: (debits: WrittenDebit[], journaledUpTo: number) => void;
   /** Told, after each commit, each debited user's balance before and after it (low-balance notices). */
@@ -90,6 +105,15 @@ export function createBatchWriter(options: {
   const pendingEntries: JournalEntry[] = [];
   let queuedLogCount = 0;
   let flushing: Promise<void> | undefined;
+  const flushWhenIdle = options.flushWhenIdle ?? true;
+  const spacingMs = options.spacingMs ?? SPACING_MS;
+  /** The flush scheduled to start on its own, if any. */
+  let scheduled: NodeJS.Timeout | undefined;
+  /** When (monotonic ms) the last flush began. */
+  let lastStart = Number.NEGATIVE_INFINITY;
+  /** The last flush failed: the next waits for the interval instead of hammering a database that is away. */
+  let failing = false;
+  let closed = false;
 
   durability?.attach(() => pendingEntries);
 
@@ -102,12 +126,16 @@ export function createBatchWriter(options: {
   };
 
   /**
-   * Writes the queue from its head, `BATCH_RECORDS` a transaction, until it is empty. A record leaves the queue
-   * only once committed, so a failure leaves everything where it was (and a backlog after an outage is written in
-   * transactions of bounded size, not one).
+   * Writes the queue from its head, `BATCH_RECORDS` a transaction: until it is empty (`all`), or, for a flush
+   * started on its own, while whole batches are waiting (what arrives meanwhile goes with the next, spaced, flush).
+   * A record leaves the queue only once committed, so a failure leaves everything where it was (and a backlog after
+   * an outage is written in transactions of bounded size, not one).
    */
-  async function flushNow(): Promise<void> {
-    while (pending.length > 0) {
+  async function flushNow(all: boolean): Promise<void> {
+    lastStart = performance.now();
+    let first = true;
+    while (pending.length > 0 && (all || first || pending.length >= BATCH_RECORDS)) {
+      first = false;
       const count = Math.min(pending.length, BATCH_RECORDS);
       const records = pending.slice(0, count);
       const result = await writeRecords(options.db, records);
@@ -117,22 +145,43 @@ export function createBatchWriter(options: {
       options.onDebitsWritten?.(result.debits, (records[count - 1] as SettlementRecord).seq);
       if (result.balances.length > 0) options.onUserBalances?.(result.balances);
     }
-    durability?.spool?.allWritten();
+    if (pending.length === 0) durability?.spool?.allWritten();
   }
 
   /** One flush at a time; a failure is reported and leaves the records for the next. */
-  function flush(): Promise<void> {
-    const next = (flushing ?? Promise.resolve()).then(flushNow);
-    const settled = next.catch(() => undefined);
+  function runFlush(all: boolean): Promise<void> {
+    const next = (flushing ?? Promise.resolve()).then(() => flushNow(all));
+    const settled = next.then(
+      () => {
+        failing = false;
+      },
+      () => {
+        failing = true;
+      },
+    );
     flushing = settled;
     void settled.finally(() => {
       if (flushing === settled) flushing = undefined;
+      scheduleFlush();
     });
     return next;
   }
 
+  const flush = (): Promise<void> => runFlush(true);
+
+  /** Starts a flush once the writer is idle and `spacingMs` has passed since the last began. */
+  function scheduleFlush(): void {
+    if (!flushWhenIdle || closed || failing || scheduled || flushing || pending.length === 0) return;
+    const wait = Math.max(0, lastStart + spacingMs - performance.now());
+    scheduled = setTimeout(() => {
+      scheduled = undefined;
+      if (!flushing) runFlush(false).catch(onError);
+    }, wait);
+  }
+
   const timer = setInterval(() => {
-    flush().catch(onError);
+    if (flushing || pending.length === 0) return;
+    runFlush(false).catch(onError);
   }, options.intervalMs);
   timer.unref();
 
@@ -148,6 +197,7 @@ export function createBatchWriter(options: {
       pending.push(record);
       pendingEntries.push(entry);
       if (write.log) queuedLogCount += 1;
+      scheduleFlush();
     },
     flush,
     queuedLogs: () => queuedLogCount,
@@ -161,7 +211,10 @@ export function createBatchWriter(options: {
     },
     isFull: () => pending.length >= maxQueued,
     async close() {
+      closed = true;
       clearInterval(timer);
+      clearTimeout(scheduled);
+      scheduled = undefined;
       let allWritten = true;
       await flush().catch((error: unknown) => {
         allWritten = false;

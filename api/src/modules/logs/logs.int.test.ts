@@ -2,7 +2,7 @@ import { channels, logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConsoleClient,
@@ -329,5 +329,31 @@ describe('the usage of one key', () => {
     const unknown = await t.app.inject({ method: 'GET', url: `/api/log/token?key=sk-${'c'.repeat(48)}` });
     expect(unknown.statusCode).toBe(401);
     expect(unknown.json()).toMatchObject({ success: false, message: 'invalid API key' });
+  });
+});
+
+describe('the console at scale', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('finds the rows of a model filter with a wildcard through an index, whatever the collation', async () => {
+    // Forbidding sequential scans shows whether an index can serve the condition at all, on a table of any size.
+    // Under a collation other than C (C.UTF-8, en_US.UTF-8) a btree of the default operators serves `like 'gpt-4%'`
+    // only as a filter; one of varchar_pattern_ops bounds it.
+    const plan = await t.runtime.deps.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const result = await tx.execute(
+        sql`explain select count(*) from logs where model_name like 'gpt-4%' and created_at >= 0`,
+      );
+      return (result as unknown as { rows: Record<string, string>[] }).rows
+        .map((row) => Object.values(row)[0])
+        .join('\n');
+    });
+    expect(plan).toMatch(/Index Cond: .*model_name/);
   });
 });

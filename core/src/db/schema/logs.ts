@@ -32,7 +32,9 @@ export const logs = pgTable(
     index('idx_logs_created_at_type').on(t.createdAt, t.type),
     index('idx_logs_user_id_created_at').on(t.userId, t.createdAt),
     index('idx_logs_username_created_at').on(t.username, t.createdAt),
-    index('idx_logs_model_name_created_at').on(t.modelName, t.createdAt),
+    // The model filter is a LIKE (`gpt-4%` as well as a plain name): under a collation other than C a btree bounds a
+    // prefix pattern only with pattern operators (bench/README.md "The console at scale").
+    index('idx_logs_model_name_pattern_created_at').on(t.modelName.op('varchar_pattern_ops'), t.createdAt),
     index('idx_logs_token_id_created_at').on(t.tokenId, t.createdAt),
     index('idx_logs_token_name').on(t.tokenName),
     index('idx_logs_channel_id_created_at').on(t.channelId, t.createdAt),

@@ -4,7 +4,7 @@
  * pods with skewed clocks agree). Rate counters are hashes of bucket → amount; slot counters are sorted sets of
  * lease → expiry. Every key carries the same hash tag, so one script may touch them all on a Redis Cluster too.
  */
-import { createHash } from 'node:crypto';
+import { scriptRunner } from '@turnpike/core/kv/redis-script';
 import type { Redis } from 'ioredis';
 import { bucketMsOf, type CounterResult, type CounterStore } from './counters.ts';
 
@@ -122,19 +122,6 @@ for i = 1, #KEYS do
 end
 return 0
 `;
-
-/** Runs a script by its hash, loading it on the first NOSCRIPT (a restarted or new Redis). */
-function scriptRunner(redis: Redis, script: string) {
-  const sha = createHash('sha1').update(script).digest('hex');
-  return async (keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
-    try {
-      return await redis.evalsha(sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.eval(script, keys.length, ...keys, ...args);
-    }
-  };
-}
 
 /** The counters in Redis, under `<prefix>limits:{limits}:<counter>`; every key expires with its window or lease. */
 export function createRedisCounterStore(redis: Redis, keyPrefix: string): CounterStore {

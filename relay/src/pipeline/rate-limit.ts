@@ -11,7 +11,9 @@
  * by this process alone (`fallback`) and the failure logged: the limiter must not take the gateway down with it.
  * A 429 carries `Retry-After`, `X-RateLimit-Limit`, `X-RateLimit-Remaining` (0) and `X-RateLimit-Reset`.
  */
-import { createHash, randomBytes } from 'node:crypto';
+
+import { randomBytes } from 'node:crypto';
+import { scriptRunner } from '@turnpike/core/kv/redis-script';
 import type { OptionStore } from '@turnpike/core/options/store';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -238,19 +240,6 @@ if extra > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, extra - 1) end
 redis.call('PEXPIRE', KEYS[1], window)
 return 0
 `;
-
-/** Runs a script by its hash, loading it on the first NOSCRIPT (a restarted or new Redis). */
-function scriptRunner(redis: Redis, script: string) {
-  const sha = createHash('sha1').update(script).digest('hex');
-  return async (keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
-    try {
-      return await redis.evalsha(sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.eval(script, keys.length, ...keys, ...args);
-    }
-  };
-}
 
 /**
  * The windows in Redis, shared by every relay process on it: `<prefix>ratelimit:{<user id>}:total|success`

@@ -10,13 +10,12 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RecordedCall, startRecordingProxy } from './testing/agent-run.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
   type FakeProviders,
@@ -36,62 +35,12 @@ const SKIP_REASON =
   'Claude Code is not installed: run `make claude-code-test` (installs @anthropic-ai/claude-code under .tools/claude-code) or set CLAUDE_CODE_BIN';
 
 /** One request Claude Code made to the gateway, and the status it got. */
-interface Recorded {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Record<string, string | string[] | undefined>;
-  readonly body: Record<string, unknown>;
-  status: number;
-}
-
 let t: RelayTestApp;
 let providers: FakeProviders;
-let proxy: Server;
+let proxy: Awaited<ReturnType<typeof startRecordingProxy>> | undefined;
 let gateway: string;
 let key: string;
-const recorded: Recorded[] = [];
-
-/** A proxy in front of the relay that records what Claude Code sends and the status of each answer. */
-function startRecordingProxy(target: URL): Promise<Server> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      let body: Record<string, unknown> = {};
-      try {
-        body = raw.length > 0 ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : {};
-      } catch {
-        body = {};
-      }
-      const entry: Recorded = {
-        method: req.method ?? 'GET',
-        path: req.url ?? '/',
-        headers: req.headers,
-        body,
-        status: 0,
-      };
-      recorded.push(entry);
-      const upstream = httpRequest(
-        {
-          host: target.hostname,
-          port: target.port,
-          method: req.method,
-          path: req.url,
-          headers: { ...req.headers, host: target.host },
-        },
-        (answer) => {
-          entry.status = answer.statusCode ?? 0;
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => res.destroy());
-      upstream.end(raw);
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+let recorded: RecordedCall[] = [];
 
 interface Run {
   readonly code: number | null;
@@ -163,13 +112,14 @@ describe.skipIf(CLAUDE === undefined)(
       const relay = await t.startRelay();
       const address = await relay.listen({ port: 0, host: '127.0.0.1' });
       proxy = await startRecordingProxy(new URL(address));
-      gateway = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      recorded = proxy.calls;
+      gateway = proxy.url;
       const user = await t.seedUser({ quota: 50_000_000 });
       key = `sk-${(await t.seedToken(user.id)).key}`;
     });
 
     afterAll(async () => {
-      await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+      await proxy?.close();
       await t?.close();
       await providers?.close();
     });

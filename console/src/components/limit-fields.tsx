@@ -2,7 +2,7 @@
  * The three limit fields of the token form, the channel drawer and the group limits (docs/adr/0028): requests per
  * minute, tokens per minute, requests at a time; blank or 0 is no limit. Each form names them in its own words.
  */
-import { MAX_LIMIT } from '@turnpike/core/options/rate-limits';
+import { MAX_LIMIT } from '@turnpike/core/options/limit-bound';
 import { Input } from './ui/index.ts';
 
 /** The fields as typed. */

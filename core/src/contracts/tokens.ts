@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Token } from '../db/schema/tokens.ts';
 import { displayTokenKey, NEVER_EXPIRES, parseAllowIps, TokenStatus } from '../domain/tokens.ts';
-import { MAX_LIMIT } from '../options/rate-limits.ts';
+import { MAX_LIMIT } from '../options/limit-bound.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
 
 export const TOKEN_NAME_MAX = 30;

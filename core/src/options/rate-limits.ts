@@ -5,6 +5,7 @@
  * contracts, the console and the operator read them the same way.
  */
 import { z } from 'zod';
+import { MAX_LIMIT } from './limit-bound.ts';
 
 /** Where a limit is counted. `user` and `group` are one counter per user: a group's entry replaces the default. */
 export const LimitScope = {
@@ -24,8 +25,6 @@ export const LimitKind = {
 } as const;
 export type LimitKind = (typeof LimitKind)[keyof typeof LimitKind];
 
-/** The largest value a limit column holds (Postgres integer). */
-export const MAX_LIMIT = 2_147_483_647;
 
 /** One limit: a whole number of 0 or more, 0 meaning no limit. */
 export const limitValueSchema = z

@@ -254,3 +254,14 @@ export function recordTaskCall(
     quota: call.quota,
   });
 }
+
+/** Charges a submit the upstream accepted and counts it in the call metrics. */
+export async function chargeAccepted(
+  ctx: RelayContext,
+  request: FastifyRequest,
+  charge: TaskCharge,
+  call: { upstreamMs: number; provider: string },
+): Promise<void> {
+  const charged = await settleTaskCharge(ctx, request, charge, true);
+  recordTaskCall(ctx, request, charge, { status: 200, quota: charged, ...call });
+}

@@ -20,6 +20,7 @@ import { ChannelStatus, type RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
   baseOf,
+  chargeAccepted,
   holdTaskPrice,
   isTaskChannelUsable,
   isTaskId,
@@ -378,13 +379,7 @@ async function submit(ctx: RelayContext, kind: MjSubmitKind, request: FastifyReq
     request.log.error({ err, channelId: channel.id }, 'could not store a drawing task');
     return refuse(reply, 500, 'the task could not be stored; it was not charged');
   }
-  const charged = await settleTaskCharge(ctx, request, charge, true);
-  recordTaskCall(ctx, request, charge, {
-    status: 200,
-    quota: charged,
-    upstreamMs: upstreamMs(),
-    provider: 'midjourney',
-  });
+  await chargeAccepted(ctx, request, charge, { upstreamMs: upstreamMs(), provider: 'midjourney' });
   count(SubmitOutcome.Accepted);
   if (upload) return reply.send(upload);
   return reply.send({ ...answer, code: clientCodeOf(plan.action, answer.code) });

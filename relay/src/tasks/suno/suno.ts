@@ -16,6 +16,7 @@ import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
   baseOf,
+  chargeAccepted,
   holdTaskPrice,
   isTaskChannelUsable,
   isTaskId,
@@ -271,13 +272,7 @@ async function submit(ctx: RelayContext, action: SunoAction, request: FastifyReq
     count(SubmitOutcome.Error);
     return refuse(reply, 500, 'internal_error', 'the task could not be stored; it was not charged');
   }
-  const charged = await settleTaskCharge(ctx, request, charge, true);
-  recordTaskCall(ctx, request, charge, {
-    status: 200,
-    quota: charged,
-    upstreamMs: performance.now() - sentAt,
-    provider: 'suno',
-  });
+  await chargeAccepted(ctx, request, charge, { upstreamMs: performance.now() - sentAt, provider: 'suno' });
   count(SubmitOutcome.Accepted);
   return reply.send({ code: 'success', message: '', data: taskId });
 }

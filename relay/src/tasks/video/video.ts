@@ -29,6 +29,7 @@ import { pickChannel } from '../../routing/pick.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
+  chargeAccepted,
   holdTaskPrice,
   isTaskChannelUsable,
   pickTaskChannel,
@@ -158,6 +159,13 @@ interface SubmitAnswer {
   readonly video: UpstreamVideo | undefined;
 }
 
+/** The reference image of a JSON create (`input_reference.image_url`): what the native providers take. */
+function referenceImageOf(payload: VideoJob['payload']): string | undefined {
+  const reference = payload.kind === 'json' ? payload.body.input_reference : undefined;
+  const url = (reference as { image_url?: unknown } | undefined)?.image_url;
+  return typeof url === 'string' ? url : undefined;
+}
+
 /** Sends the job to `channel`: the create as JSON or the client's form (model swapped), or the remix. */
 async function sendJob(
   ctx: RelayContext,
@@ -187,8 +195,7 @@ async function sendJob(
     }
     if (payload.kind === 'form' && payload.upload.files.length > 0)
       return refusalAnswer('a Kling channel takes input_reference as { image_url } in JSON, not as a file');
-    const reference = payload.kind === 'json' ? payload.body.input_reference : undefined;
-    const image = (reference as { image_url?: unknown } | undefined)?.image_url;
+    const image = referenceImageOf(payload);
     return klingSubmit(
       channel,
       dispatcher,
@@ -197,7 +204,7 @@ async function sendJob(
         prompt: job.prompt,
         seconds: job.seconds,
         size: job.size,
-        ...(typeof image === 'string' ? { image } : {}),
+        ...(image !== undefined ? { image } : {}),
       },
       SUBMIT_TIMEOUT_MS,
     );
@@ -207,8 +214,7 @@ async function sendJob(
       return refusalAnswer(
         'a Veo channel takes input_reference as { image_url: "data:image/…;base64,…" } in JSON, not as a file',
       );
-    const reference = payload.kind === 'json' ? payload.body.input_reference : undefined;
-    const imageUrl = (reference as { image_url?: unknown } | undefined)?.image_url;
+    const imageUrl = referenceImageOf(payload);
     return veoSubmit(
       channel,
       dispatcher,
@@ -217,7 +223,7 @@ async function sendJob(
         prompt: job.prompt,
         seconds: job.seconds,
         size: job.size,
-        ...(typeof imageUrl === 'string' ? { imageDataUrl: imageUrl } : {}),
+        ...(imageUrl !== undefined ? { imageDataUrl: imageUrl } : {}),
       },
       SUBMIT_TIMEOUT_MS,
     );
@@ -410,13 +416,7 @@ async function submit(
       localError(500, 'internal_error', 'the video task could not be stored; it was not charged'),
     );
   }
-  const charged = await settleTaskCharge(ctx, request, charge, true);
-  recordTaskCall(ctx, request, charge, {
-    status: 200,
-    quota: charged,
-    upstreamMs: performance.now() - sentAt,
-    provider: 'video',
-  });
+  await chargeAccepted(ctx, request, charge, { upstreamMs: performance.now() - sentAt, provider: 'video' });
   count(SubmitOutcome.Accepted);
   return reply.send(toClientVideo(row as Task));
 }

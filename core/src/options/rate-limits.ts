@@ -25,7 +25,6 @@ export const LimitKind = {
 } as const;
 export type LimitKind = (typeof LimitKind)[keyof typeof LimitKind];
 
-
 /** One limit: a whole number of 0 or more, 0 meaning no limit. */
 export const limitValueSchema = z
   .number({ error: 'must be a number' })

@@ -7,6 +7,7 @@ import { readSample } from './metrics/prometheus-text.ts';
 import { type FakePromptCache, startFakePromptCache } from './testing/fake-prompt-cache.ts';
 import { startFakeProviders } from './testing/fake-providers.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { waitFor } from './testing/wait.ts';
 
 let t: RelayTestApp;
 let root: ConsoleClient;
@@ -128,6 +129,12 @@ describe('session affinity on one relay', () => {
     const boundTo = east.calls.size > 0 ? eastId : westId;
     const other = boundTo === eastId ? west : east;
     await root.put('/api/channel/', { id: boundTo, status: 2 });
+    // The relay hears of the change through the event bus: the next calls are made once it has.
+    const stateIs = (state: string) => async () =>
+      (await metric('turnpike_relay_channel_state', { channel: String(boundTo), state })) === 1
+        ? true
+        : undefined;
+    await waitFor(stateIs('disabled'));
     const rebinds = await metric('turnpike_relay_affinity_total', { result: 'rebind' });
     const before = [...other.calls.values()].reduce((a, b) => a + b, 0);
     for (let turn = 1; turn < 4; turn += 1) {
@@ -143,6 +150,7 @@ describe('session affinity on one relay', () => {
     expect(await metric('turnpike_relay_affinity_total', { result: 'rebind' })).toBe(rebinds + 1);
     // The channel back on: the session stays where it was rebound.
     await root.put('/api/channel/', { id: boundTo, status: 1 });
+    await waitFor(stateIs('enabled'));
     const r = await t.relay.inject({
       method: 'POST',
       url: '/v1/chat/completions',

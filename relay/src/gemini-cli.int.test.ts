@@ -11,9 +11,11 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_CHANNEL_AFFINITY } from '@turnpike/core/channels/affinity-rules';
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionOf } from './routing/affinity.ts';
 import {
   type RecordedCall,
   runAgent,
@@ -139,6 +141,12 @@ describe.skipIf(GEMINI === undefined)(
         expect(made.length).toBeGreaterThanOrEqual(2);
         expect(made[0]!.path).toMatch(new RegExp(`^/v1beta/models/${model}:streamGenerateContent`));
         expect(made[0]!.headers['x-goog-api-key']).toBe(key);
+        // The default affinity rules keep its calls on one channel (it names no session of its own).
+        const first = { url: made[0]!.path, headers: made[0]!.headers };
+        expect(
+          sessionOf(DEFAULT_CHANNEL_AFFINITY.rules, first, made[0]!.body)?.rule,
+          String(first.headers['user-agent']),
+        ).toBe('gemini-cli');
         // The second turn carries the command's output back as the CLI wrote it.
         expect(JSON.stringify(made.at(-1)!.body.contents)).toContain(PROOF);
         const up = providers.requests.at(-1)!;

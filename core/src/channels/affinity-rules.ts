@@ -2,7 +2,7 @@
  * Session affinity rules (docs/adr/0027): where a call names its session, so every call of a session goes to the
  * channel and key that served its first one and the provider's prompt cache stays warm. One option,
  * `ChannelAffinity`, holds them as JSON; the defaults cover Claude Code, Codex (and any client sending OpenAI's
- * `prompt_cache_key` or `user`) and Gemini's cached contents. Pure: the relay reads them, the console edits them.
+ * `prompt_cache_key` or `user`), opencode, Gemini CLI and Gemini's cached contents. Pure: the relay reads them, the console edits them.
  */
 import { z } from 'zod';
 
@@ -78,7 +78,21 @@ export const DEFAULT_CHANNEL_AFFINITY: ChannelAffinity = {
       paths: ['/v1beta/models/', '/v1/models/'],
       body_field: 'cached_content',
     },
+    // opencode names its session in a header on its own providers, and as prompt_cache_key with setCacheKey.
+    {
+      name: 'opencode-session',
+      paths: ['/v1/chat/completions', '/v1/responses', '/v1/messages'],
+      header: 'x-opencode-session',
+    },
     { name: 'openai-user', paths: ['/v1/responses', '/v1/chat/completions'], body_field: 'user' },
+    // Gemini CLI on an API key sends no session: its calls stay on one channel per token and model, which is
+    // where the provider's implicit prompt cache is (bindings are kept per token, group and model).
+    {
+      name: 'gemini-cli',
+      paths: ['/v1beta/models/', '/v1/models/'],
+      header: 'user-agent',
+      pattern: '^(GeminiCLI)[-/]',
+    },
   ],
 };
 

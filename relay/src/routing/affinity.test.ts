@@ -28,6 +28,20 @@ describe('session affinity rules', () => {
     expect(
       session('/v1beta/models/gemini-2.5-pro:generateContent', {}, { cachedContent: 'cachedContents/xyz' }),
     ).toEqual({ rule: 'gemini-cached-content', value: 'cachedContents/xyz' });
+    expect(session('/v1/chat/completions', { 'x-opencode-session': 'ses_42' }, { user: 'alice' })).toEqual({
+      rule: 'opencode-session',
+      value: 'ses_42',
+    });
+    expect(
+      session(
+        '/v1beta/models/gemini-2.5-pro:streamGenerateContent',
+        { 'user-agent': 'GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64; terminal)' },
+        {},
+      ),
+    ).toEqual({ rule: 'gemini-cli', value: 'GeminiCLI' });
+    expect(
+      session('/v1beta/models/gemini-2.5-pro:generateContent', { 'user-agent': 'curl/8' }, {}),
+    ).toBeUndefined();
   });
 
   it('finds no session where no rule applies', () => {

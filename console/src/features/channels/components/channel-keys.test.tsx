@@ -7,40 +7,12 @@ import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { type FakeCall, fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { ChannelView } from '../api/channels.ts';
+import { channelView } from '../testing/channel-view.ts';
 import { ChannelsPage } from './channels-page.tsx';
 
-const pool: ChannelView = {
+const pool: ChannelView = channelView({
   id: 7,
-  type: 1,
-  key: '',
   name: 'pool',
-  status: 1,
-  base_url: '',
-  other: '',
-  openai_organization: '',
-  test_model: '',
-  models: 'gpt-4o',
-  group: 'default',
-  weight: 0,
-  priority: 0,
-  auto_ban: 1,
-  max_input_tokens: 0,
-  rpm_limit: 0,
-  tpm_limit: 0,
-  concurrency_limit: 0,
-  tag: '',
-  model_mapping: '',
-  status_code_mapping: '',
-  setting: '',
-  param_override: '',
-  other_info: '',
-  response_time: 0,
-  balance: 0,
-  balance_updated_time: 0,
-  used_quota: 0,
-  test_time: 0,
-  created_time: 1_700_000_000,
-  managed_by: null,
   channel_info: {
     ...parseChannelInfo(null),
     is_multi_key: true,
@@ -48,7 +20,7 @@ const pool: ChannelView = {
     multi_key_status_list: { 1: 3 },
     multi_key_mode: 'polling',
   },
-};
+});
 
 const keyPage: KeyStatusPage = {
   keys: [

@@ -1,48 +1,15 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { parseChannelInfo } from '@turnpike/core/channels/multi-key';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { ChannelView } from '../api/channels.ts';
+import { channelView } from '../testing/channel-view.ts';
 import { channelLimitInput } from './channel-limits-field.tsx';
 import { ChannelsPage } from './channels-page.tsx';
 
-const limited: ChannelView = {
-  id: 1,
-  type: 1,
-  key: '',
-  name: 'limited',
-  status: 1,
-  base_url: '',
-  other: '',
-  openai_organization: '',
-  test_model: '',
-  models: 'gpt-4o',
-  group: 'default',
-  weight: 0,
-  priority: 0,
-  auto_ban: 1,
-  max_input_tokens: 0,
-  rpm_limit: 0,
-  tpm_limit: 400000,
-  concurrency_limit: 8,
-  tag: '',
-  model_mapping: '',
-  status_code_mapping: '',
-  setting: '',
-  param_override: '',
-  other_info: '',
-  response_time: 0,
-  balance: 0,
-  balance_updated_time: 0,
-  used_quota: 0,
-  test_time: 0,
-  created_time: 1_700_000_000,
-  managed_by: null,
-  channel_info: parseChannelInfo(null),
-};
+const limited: ChannelView = channelView({ id: 1, name: 'limited', tpm_limit: 400000, concurrency_limit: 8 });
 
 function serve() {
   const ok = (data: unknown) => ({ body: { success: true, message: '', data } });

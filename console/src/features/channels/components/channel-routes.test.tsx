@@ -2,45 +2,15 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createMemoryHistory, createRouter, RouterProvider } from '@tanstack/react-router';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { parseChannelInfo } from '@turnpike/core/channels/multi-key';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setSessionUser } from '../../../lib/session.ts';
 import { routeTree } from '../../../routeTree.gen.ts';
 import { fakeServer, makeStatus } from '../../../testing/render.tsx';
+import { channelView } from '../testing/channel-view.ts';
 
 const ok = (data: unknown) => ({ body: { success: true, message: '', data } });
 
-const stored = {
-  id: 7,
-  name: 'eu-openai',
-  type: 1,
-  key: '',
-  status: 1,
-  base_url: '',
-  other: '',
-  openai_organization: '',
-  test_model: '',
-  models: 'gpt-4o',
-  group: 'default',
-  weight: 0,
-  priority: 0,
-  auto_ban: 1,
-  max_input_tokens: 0,
-  tag: '',
-  model_mapping: '',
-  status_code_mapping: '',
-  setting: '',
-  param_override: '',
-  other_info: '',
-  response_time: 0,
-  balance: 0,
-  balance_updated_time: 0,
-  used_quota: 0,
-  test_time: 0,
-  created_time: 1_700_000_000,
-  managed_by: null,
-  channel_info: parseChannelInfo(null),
-};
+const stored = channelView({ id: 7, name: 'eu-openai' });
 
 function serve() {
   return fakeServer({

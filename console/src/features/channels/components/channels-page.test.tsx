@@ -1,12 +1,12 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { parseChannelInfo } from '@turnpike/core/channels/multi-key';
 import { PROVIDER_TYPES, refusalOfType } from '@turnpike/core/providers/catalogue';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { type FakeCall, fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { ChannelRow, ChannelTagView, ChannelView } from '../api/channels.ts';
+import { channelView } from '../testing/channel-view.ts';
 import {
   autoDisabledInfo,
   buildTagEdit,
@@ -21,39 +21,8 @@ import {
 } from '../validation.ts';
 import { ChannelsPage } from './channels-page.tsx';
 
-const channel = (overrides: Partial<ChannelView> & Pick<ChannelView, 'id' | 'name'>): ChannelView => ({
-  type: 1,
-  key: '',
-  status: 1,
-  base_url: '',
-  other: '',
-  openai_organization: '',
-  test_model: '',
-  models: 'gpt-4o,gpt-4o-mini',
-  group: 'default',
-  weight: 0,
-  priority: 0,
-  auto_ban: 1,
-  max_input_tokens: 0,
-  rpm_limit: 0,
-  tpm_limit: 0,
-  concurrency_limit: 0,
-  tag: '',
-  model_mapping: '',
-  status_code_mapping: '',
-  setting: '',
-  param_override: '',
-  other_info: '',
-  response_time: 0,
-  balance: 0,
-  balance_updated_time: 0,
-  used_quota: 0,
-  test_time: 0,
-  created_time: 1_700_000_000,
-  managed_by: null,
-  channel_info: parseChannelInfo(null),
-  ...overrides,
-});
+const channel = (overrides: Partial<ChannelView> & Pick<ChannelView, 'id' | 'name'>): ChannelView =>
+  channelView({ models: 'gpt-4o,gpt-4o-mini', ...overrides });
 
 const fast = channel({ id: 1, name: 'fast', response_time: 800, balance: 12.5, used_quota: 1_000_000 });
 const slow = channel({ id: 2, name: 'slow', response_time: 4200, status: 2 });

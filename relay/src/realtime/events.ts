@@ -31,6 +31,12 @@ export function eventTypeOf(text: string): string | undefined {
   return typeof parsed?.type === 'string' ? parsed.type : undefined;
 }
 
+/** The type of an event as it arrived: only the frame's head is decoded, unless the type is not in it. */
+export function frameTypeOf(frame: Buffer): string | undefined {
+  const head = TYPE_AT_HEAD.exec(frame.toString('utf8', 0, HEAD_LENGTH));
+  return head ? head[1] : eventTypeOf(frame.toString('utf8'));
+}
+
 /** The event as an object, or undefined when it is not a JSON object. */
 export function parseEvent(text: string): Json | undefined {
   try {
@@ -74,11 +80,14 @@ const TEXT_DELTAS = new Set([
  * Output tokens a delta event carries, counted for a response the session ends before its `response.done`:
  * audio by its size, text by its length (a transcript repeats the audio and is not counted).
  */
-export function deltaTokens(type: string, text: string): { readonly audio: number; readonly text: number } {
+export function deltaTokens(
+  type: string,
+  frame: Buffer | string,
+): { readonly audio: number; readonly text: number } {
   if (AUDIO_DELTAS.has(type))
-    return { audio: Math.ceil(text.length / BASE64_CHARS_PER_OUTPUT_AUDIO_TOKEN), text: 0 };
+    return { audio: Math.ceil(frame.length / BASE64_CHARS_PER_OUTPUT_AUDIO_TOKEN), text: 0 };
   if (!TEXT_DELTAS.has(type)) return NO_TOKENS;
-  const delta = parseEvent(text)?.delta;
+  const delta = parseEvent(frame.toString())?.delta;
   return typeof delta === 'string'
     ? { audio: 0, text: Math.ceil(delta.length / CHARS_PER_TEXT_TOKEN) }
     : NO_TOKENS;

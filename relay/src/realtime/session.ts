@@ -26,7 +26,7 @@ import {
   deltaTokens,
   errorEvent,
   erroredEventIdOf,
-  eventTypeOf,
+  frameTypeOf,
   itemTokens,
   type Json,
   outputCapOf,
@@ -225,15 +225,15 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
 
   const fromClient = async (data: RawData, isBinary: boolean): Promise<void> => {
     if (!isText(data, isBinary)) return toUpstream(data, isBinary);
-    const text = data.toString('utf8');
-    const type = eventTypeOf(text);
+    // Only the head of a frame is decoded to learn its type; the few events that matter are read whole.
+    const type = frameTypeOf(data);
     if (type === 'input_audio_buffer.append') {
-      addedTokens += appendedAudioTokens(text.length);
+      addedTokens += appendedAudioTokens(data.length);
       return toUpstream(data, false);
     }
     if (type !== 'session.update' && type !== 'response.create' && type !== 'conversation.item.create')
       return toUpstream(data, false);
-    const event = parseEvent(text);
+    const event = parseEvent(data.toString('utf8'));
     if (!event) return toUpstream(data, false);
     if (type === 'conversation.item.create') {
       addedTokens += itemTokens(event);
@@ -279,10 +279,9 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
   // Upstream → client: forwarded at once; the few events that concern money are read on the way.
   const fromUpstream = (data: RawData, isBinary: boolean) => {
     if (!isText(data, isBinary)) return toClient(data, isBinary);
-    const text = data.toString('utf8');
-    const type = eventTypeOf(text) ?? '';
+    const type = frameTypeOf(data) ?? '';
     if (type.endsWith('.delta')) {
-      const counted = deltaTokens(type, text);
+      const counted = deltaTokens(type, data);
       if (counted.audio + counted.text > 0) {
         for (const charge of active.values()) {
           charge.firstOutputAt ??= performance.now();
@@ -293,9 +292,9 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
       }
       return toClient(data, false);
     }
-    if (type === 'response.created') onResponseCreated(parseEvent(text));
-    else if (type === 'response.done') onResponseDone(parseEvent(text));
-    else if (type === 'error') onUpstreamError(parseEvent(text));
+    if (type === 'response.created') onResponseCreated(parseEvent(data.toString('utf8')));
+    else if (type === 'response.done') onResponseDone(parseEvent(data.toString('utf8')));
+    else if (type === 'error') onUpstreamError(parseEvent(data.toString('utf8')));
     else if (type === 'session.created') limitSession();
     toClient(data, false);
   };
@@ -332,6 +331,8 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
       const nothing = await holdQuota(ctx, payer, 0);
       return nothing.ok ? billingOf(nothing.hold) : undefined;
     });
+    // Read only when the response settles; a failed hold is logged at once, never left an unhandled rejection.
+    billing.catch((err: unknown) => request.log.error({ err }, 'could not hold a realtime response'));
     const charge = newCharge(billing, inputEstimate);
     charge.createdAt = performance.now();
     active.set(responseId, charge);

@@ -1,13 +1,6 @@
+import { ChannelStatus } from '../domain/closed-sets.ts';
 import { isRecord } from '../json.ts';
 import { splitKeyInput } from './multi-key.ts';
-
-/** Channel status values stored in `channels.status`. */
-export const ChannelStatus = {
-  Enabled: 1,
-  Disabled: 2,
-  AutoDisabled: 3,
-} as const;
-export type ChannelStatusValue = (typeof ChannelStatus)[keyof typeof ChannelStatus];
 
 /**
  * The credentials a key field holds: one per non-blank line, except for types whose key is one JSON document

@@ -23,3 +23,10 @@ export type TokenStatus = (typeof TokenStatus)[keyof typeof TokenStatus];
 /** Redemption code statuses: a used code never changes again. */
 export const RedemptionStatus = { Unused: 1, Disabled: 2, Used: 3 } as const;
 export type RedemptionStatus = (typeof RedemptionStatus)[keyof typeof RedemptionStatus];
+
+/**
+ * Channel statuses as stored in `channels.status` and on the wire (the reference's names): an admin turns a channel
+ * off by hand (2); the relay or a balance check turns it off when it fails (3), and only those come back on their own.
+ */
+export const ChannelStatus = { Enabled: 1, ManuallyDisabled: 2, AutoDisabled: 3 } as const;
+export type ChannelStatus = (typeof ChannelStatus)[keyof typeof ChannelStatus];

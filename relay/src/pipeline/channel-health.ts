@@ -15,10 +15,11 @@
 import { changeKeyRing, keyFingerprint } from '@turnpike/core/channels/key-ring-writes';
 import { enabledKeyCount, KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import { abilities, channels } from '@turnpike/core/db/schema/index';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { eq } from 'drizzle-orm';
 import { disableReason, type RelayError } from '../errors.ts';
 import { type CooldownPolicy, countsTowardCooldown } from '../health/cooldown.ts';
-import { ChannelStatus, type RelayChannel } from '../state/channel-cache.ts';
+import type { RelayChannel } from '../state/channel-cache.ts';
 import type { RelayContext } from './context.ts';
 
 /** Gemini answers 403 for a revoked key (reference §4.7). */

@@ -23,15 +23,13 @@ import { settingProxy } from '@turnpike/core/channels/upstream';
 import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
 import { type Channel, channels } from '@turnpike/core/db/schema/index';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import type { EventBus } from '@turnpike/core/events/bus';
 import type { LimitSet } from '@turnpike/core/options/rate-limits';
 import { type CooldownTracker, createCooldownTracker } from '../health/cooldown.ts';
 import { providerFor } from '../providers/registry.ts';
 import { buildRoutingTable, type RoutingTable } from '../routing/pick.ts';
 import { createKeyStates, type KeyStates, type RelayKey } from './key-state.ts';
-
-/** Channel statuses (reference: 1 enabled, 2 disabled by hand, 3 disabled automatically). */
-export const ChannelStatus = { Enabled: 1, ManuallyDisabled: 2, AutoDisabled: 3 } as const;
 
 /** A channel as the request path needs it: settings parsed once per reload. */
 export interface RelayChannel {

@@ -21,11 +21,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isPricingRefusal, resolvePricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
-import { ChannelStatus } from '@turnpike/core/channels/channel-rules';
 import { changeKeyRing } from '@turnpike/core/channels/key-ring-writes';
 import { KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
 import { users } from '@turnpike/core/db/schema/users';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { LogType } from '@turnpike/core/domain/logs';
 import { Role } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
@@ -306,7 +306,7 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
   /** Channels a run tests: those of a testable type, except the ones an operator switched off by hand. */
   async function channelsToTest(): Promise<Channel[]> {
     return (await repo.all()).filter(
-      (c) => c.status !== ChannelStatus.Disabled && untestableReason(c.type) === undefined,
+      (c) => c.status !== ChannelStatus.ManuallyDisabled && untestableReason(c.type) === undefined,
     );
   }
 

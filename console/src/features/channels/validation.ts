@@ -5,8 +5,6 @@
 
 import { isProxyUrlAllowed, readSettingFields } from './channel-setting.ts';
 
-export const ChannelStatus = { Enabled: 1, Disabled: 2, AutoDisabled: 3 } as const;
-
 export const ROW_PRIORITY_MIN = -999;
 export const ROW_WEIGHT_MIN = 0;
 

@@ -32,6 +32,7 @@ import { AppError } from '@turnpike/core/errors';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
 import { createNotifier } from '@turnpike/core/notify/notifier';
 import { priceTablesOf } from '@turnpike/core/options/price-tables';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
@@ -80,7 +81,6 @@ const LOCK_KEY = 'channel-test:lock';
 const PROGRESS_KEY = 'channel-test:progress';
 /** The progress of the last run stays readable this long. */
 const PROGRESS_TTL_SECONDS = 7 * 24 * 3600;
-const GEMINI_TYPE = 24;
 
 export interface ChannelTestServiceOptions {
   /** Bound of one test; default 60 s. */
@@ -253,7 +253,7 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
       const reason = disableReason(result.error, {
         automaticDisableEnabled: opts.get('AutomaticDisableChannelEnabled'),
         autoBan: channel.autoBan === 1,
-        isGeminiChannel: channel.type === GEMINI_TYPE,
+        isGeminiChannel: channel.type === ProviderTypeId.Gemini,
         keywords: compiledKeywords(),
       });
       if (reason !== undefined && isEnabled && tested.isMultiKey && tested.key !== undefined) {

@@ -18,7 +18,12 @@
 
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { keyFingerprint } from '@turnpike/core/channels/key-ring-writes';
-import { type MultiKeyModeValue, parseChannelInfo, ringOf } from '@turnpike/core/channels/multi-key';
+import {
+  KeyStatus,
+  type MultiKeyModeValue,
+  parseChannelInfo,
+  ringOf,
+} from '@turnpike/core/channels/multi-key';
 import { settingProxy } from '@turnpike/core/channels/upstream';
 import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
@@ -143,7 +148,7 @@ export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
     fingerprint: keyFingerprint(key),
     status: ring?.states[index]?.status ?? 1,
   }));
-  const firstKey = info.is_multi_key ? keys.find((k) => k.status === 1)?.key : opened;
+  const firstKey = info.is_multi_key ? keys.find((k) => k.status === KeyStatus.Enabled)?.key : opened;
   return {
     id: row.id,
     name: row.name,

@@ -389,7 +389,10 @@ export function createChannelService(deps: AppDeps) {
       return rows.length;
     },
 
-    async setTagStatus(tag: string, status: 1 | 2): Promise<number> {
+    async setTagStatus(
+      tag: string,
+      status: typeof ChannelStatus.Enabled | typeof ChannelStatus.ManuallyDisabled,
+    ): Promise<number> {
       refuseManaged(await repo.byTag(tag));
       const rows = await write((tx) => createChannelRepo(tx).updateWhere(repo.whereTag(tag), { status }));
       if (rows.length === 0) throw new AppError('NOT_FOUND', 'no channel has this tag');

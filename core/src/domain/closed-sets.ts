@@ -1,7 +1,7 @@
 /**
  * The closed sets every layer shares, the console included: each declared once, here, as plain values with no
  * imports, so the console's bundle can take this file without pulling server code. The modules that give these
- * values behaviour (users, tokens, logs, redemptions, channels) re-export them.
+ * values behaviour (users, tokens, logs, redemptions) re-export them; the channel status is imported from here.
  */
 
 /** User roles; anything at or above Admin counts as an admin, Root is the one super administrator. */

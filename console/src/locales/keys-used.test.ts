@@ -1,8 +1,14 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { PROVIDER_TYPES } from '@turnpike/core/providers/catalogue';
 import { describe, expect, it } from 'vitest';
 import { menuGroups } from '../components/layout/side-menu.tsx';
-import { PROVIDERS_NS, providerTextKeys } from '../features/channels/provider-texts.ts';
+import {
+  PROVIDERS_NS,
+  providerFieldKey,
+  providerKeyFormatKey,
+  providerKeyPlaceholderKey,
+} from '../features/channels/provider-texts.ts';
 import { CHANNEL_COLUMNS, TYPE_FORM_HINTS } from '../features/channels/validation.ts';
 import { LOG_COLUMNS, LOG_TYPE_NAMES } from '../features/logs/rules.ts';
 import { validateLogFilters } from '../features/logs/validation.ts';
@@ -233,7 +239,11 @@ describe('every text the console shows has a translation', () => {
   });
 
   it('every catalogue provider type has its key format, key placeholder and extra-field labels in both languages', () => {
-    const keys = providerTextKeys();
+    const keys = PROVIDER_TYPES.flatMap((p) => [
+      providerKeyFormatKey(p.value),
+      providerKeyPlaceholderKey(p.value),
+      ...p.extraFields.map((x) => providerFieldKey(p.value, x.field)),
+    ]);
     expect(keys.length).toBeGreaterThan(0);
     const absent = (['zh', 'en'] as const).flatMap((lng) =>
       keys.filter((k) => tables[lng][PROVIDERS_NS]?.[k] === undefined).map((k) => `${lng}: ${k}`),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ChannelStatus } from '../domain/closed-sets.ts';
 import {
-  ChannelStatus,
   checkChannelJsonField,
   checkChannelOther,
   computeAbilities,
@@ -93,7 +93,7 @@ describe('computeAbilities', () => {
     });
   });
   it('disables every row of a channel that is not enabled', () => {
-    for (const status of [ChannelStatus.Disabled, ChannelStatus.AutoDisabled])
+    for (const status of [ChannelStatus.ManuallyDisabled, ChannelStatus.AutoDisabled])
       expect(computeAbilities({ ...channel, status }).every((r) => !r.enabled)).toBe(true);
   });
   it('makes no rows without models', () => {

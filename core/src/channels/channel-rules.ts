@@ -1,13 +1,7 @@
+import { ChannelStatus } from '../domain/closed-sets.ts';
 import { isRecord } from '../json.ts';
+import { ProviderTypeId } from '../providers/catalogue.ts';
 import { splitKeyInput } from './multi-key.ts';
-
-/** Channel status values stored in `channels.status`. */
-export const ChannelStatus = {
-  Enabled: 1,
-  Disabled: 2,
-  AutoDisabled: 3,
-} as const;
-export type ChannelStatusValue = (typeof ChannelStatus)[keyof typeof ChannelStatus];
 
 /**
  * The credentials a key field holds: one per non-blank line, except for types whose key is one JSON document
@@ -96,7 +90,7 @@ function isProxyUrl(text: string): boolean {
 
 /** The type-specific rule on `other`: Vertex AI needs a region or a JSON map with a `default` region. */
 export function checkChannelOther(type: number, other: string): string | undefined {
-  if (type !== 41) return undefined;
+  if (type !== ProviderTypeId.VertexAi) return undefined;
   const text = other.trim();
   if (text === '') return 'Vertex AI needs a region in other';
   if (!text.startsWith('{')) return undefined;

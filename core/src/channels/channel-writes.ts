@@ -7,11 +7,11 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { SealedBox } from '../crypto/sealed-box.ts';
 import type { Db, Executor } from '../db/client.ts';
 import { type Channel, channels, type NewChannel } from '../db/schema/channels.ts';
+import { ChannelStatus } from '../domain/closed-sets.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { ResourceSource, SourceRef } from '../ownership/source.ts';
 import { createAbilityRepo } from '../repos/ability.repo.ts';
 import { createChannelRepo } from '../repos/channel.repo.ts';
-import { ChannelStatus } from './channel-rules.ts';
 import { ringStatusPatch } from './key-ring-writes.ts';
 import {
   infoOfRing,
@@ -42,7 +42,7 @@ export interface DesiredChannel {
   readonly priority: number;
   readonly weight: number;
   readonly tag: string | null;
-  readonly status: typeof ChannelStatus.Enabled | typeof ChannelStatus.Disabled;
+  readonly status: typeof ChannelStatus.Enabled | typeof ChannelStatus.ManuallyDisabled;
   readonly autoBan: number;
   readonly maxInputTokens: number;
   readonly rpmLimit: number;

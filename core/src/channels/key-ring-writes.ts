@@ -9,9 +9,9 @@ import { eq } from 'drizzle-orm';
 import type { SealedBox } from '../crypto/sealed-box.ts';
 import type { Db } from '../db/client.ts';
 import { type Channel, channels, type NewChannel } from '../db/schema/channels.ts';
+import { ChannelStatus } from '../domain/closed-sets.ts';
 import type { EventBus } from '../events/bus.ts';
 import { createAbilityRepo } from '../repos/ability.repo.ts';
-import { ChannelStatus } from './channel-rules.ts';
 import {
   enabledKeyCount,
   infoOfRing,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   type CHANNEL_JSON_FIELDS,
-  ChannelStatus,
   checkChannelJsonField,
   joinCommaList,
   normalizeBaseUrl,
@@ -16,6 +15,7 @@ import {
   parseChannelInfo,
 } from '../channels/multi-key.ts';
 import type { Channel } from '../db/schema/channels.ts';
+import { ChannelStatus } from '../domain/closed-sets.ts';
 import { type ResourceSource, sourceOfRow } from '../ownership/source.ts';
 import { isKnownProviderType } from '../providers/catalogue.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
@@ -85,7 +85,7 @@ const channelType = z.coerce
 const settableStatus = z.union(
   [
     z.literal(ChannelStatus.Enabled),
-    z.literal(ChannelStatus.Disabled),
+    z.literal(ChannelStatus.ManuallyDisabled),
     z.literal(ChannelStatus.AutoDisabled),
   ],
   { error: 'status must be 1 (enabled), 2 (disabled) or 3 (auto-disabled)' },
@@ -435,7 +435,7 @@ export function toChannelTagView(tag: string, children: ChannelView[]): ChannelT
     name: tag,
     status: children.some((c) => c.status === ChannelStatus.Enabled)
       ? ChannelStatus.Enabled
-      : ChannelStatus.Disabled,
+      : ChannelStatus.ManuallyDisabled,
     group: joinCommaList(children.map((c) => c.group)),
     models: joinCommaList(children.map((c) => c.models)),
     response_time: Math.round(

@@ -1,7 +1,7 @@
 /**
  * The closed sets every layer shares, the console included: each declared once, here, as plain values with no
  * imports, so the console's bundle can take this file without pulling server code. The modules that give these
- * values behaviour (users, tokens, logs, redemptions, channels) re-export them.
+ * values behaviour (users, tokens, logs, redemptions) re-export them; the channel status is imported from here.
  */
 
 /** User roles; anything at or above Admin counts as an admin, Root is the one super administrator. */
@@ -23,3 +23,10 @@ export type TokenStatus = (typeof TokenStatus)[keyof typeof TokenStatus];
 /** Redemption code statuses: a used code never changes again. */
 export const RedemptionStatus = { Unused: 1, Disabled: 2, Used: 3 } as const;
 export type RedemptionStatus = (typeof RedemptionStatus)[keyof typeof RedemptionStatus];
+
+/**
+ * Channel statuses as stored in `channels.status` and on the wire (the reference's names): an admin turns a channel
+ * off by hand (2); the relay or a balance check turns it off when it fails (3), and only those come back on their own.
+ */
+export const ChannelStatus = { Enabled: 1, ManuallyDisabled: 2, AutoDisabled: 3 } as const;
+export type ChannelStatus = (typeof ChannelStatus)[keyof typeof ChannelStatus];

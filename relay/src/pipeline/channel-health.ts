@@ -15,14 +15,13 @@
 import { changeKeyRing, keyFingerprint } from '@turnpike/core/channels/key-ring-writes';
 import { enabledKeyCount, KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import { abilities, channels } from '@turnpike/core/db/schema/index';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { eq } from 'drizzle-orm';
 import { disableReason, type RelayError } from '../errors.ts';
 import { type CooldownPolicy, countsTowardCooldown } from '../health/cooldown.ts';
-import { ChannelStatus, type RelayChannel } from '../state/channel-cache.ts';
+import type { RelayChannel } from '../state/channel-cache.ts';
 import type { RelayContext } from './context.ts';
-
-/** Gemini answers 403 for a revoked key (reference §4.7). */
-const GEMINI_TYPE = 24;
 
 /** The `ChannelCooldown*` options as a policy, or undefined when cool-down is off. */
 export function cooldownPolicyOf(options: RelayContext['deps']['options']): CooldownPolicy | undefined {
@@ -43,7 +42,8 @@ export function checkChannelHealth(ctx: RelayContext, channel: RelayChannel, err
   const reason = disableReason(error, {
     automaticDisableEnabled: ctx.deps.options.get('AutomaticDisableChannelEnabled'),
     autoBan: channel.autoBan,
-    isGeminiChannel: channel.type === GEMINI_TYPE,
+    // Gemini answers 403 for a revoked key (reference §4.7)
+    isGeminiChannel: channel.type === ProviderTypeId.Gemini,
     keywords: ctx.keywords(),
   });
   if (channel.isMultiKey && channel.keyFingerprint !== undefined) {

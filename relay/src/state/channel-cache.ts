@@ -18,20 +18,23 @@
 
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { keyFingerprint } from '@turnpike/core/channels/key-ring-writes';
-import { type MultiKeyModeValue, parseChannelInfo, ringOf } from '@turnpike/core/channels/multi-key';
+import {
+  KeyStatus,
+  type MultiKeyModeValue,
+  parseChannelInfo,
+  ringOf,
+} from '@turnpike/core/channels/multi-key';
 import { settingProxy } from '@turnpike/core/channels/upstream';
 import type { SealedBox } from '@turnpike/core/crypto/sealed-box';
 import type { Db } from '@turnpike/core/db/client';
 import { type Channel, channels } from '@turnpike/core/db/schema/index';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import type { EventBus } from '@turnpike/core/events/bus';
 import type { LimitSet } from '@turnpike/core/options/rate-limits';
 import { type CooldownTracker, createCooldownTracker } from '../health/cooldown.ts';
 import { providerFor } from '../providers/registry.ts';
 import { buildRoutingTable, type RoutingTable } from '../routing/pick.ts';
 import { createKeyStates, type KeyStates, type RelayKey } from './key-state.ts';
-
-/** Channel statuses (reference: 1 enabled, 2 disabled by hand, 3 disabled automatically). */
-export const ChannelStatus = { Enabled: 1, ManuallyDisabled: 2, AutoDisabled: 3 } as const;
 
 /** A channel as the request path needs it: settings parsed once per reload. */
 export interface RelayChannel {
@@ -145,7 +148,7 @@ export function toRelayChannel(row: Channel, box: SealedBox): RelayChannel {
     fingerprint: keyFingerprint(key),
     status: ring?.states[index]?.status ?? 1,
   }));
-  const firstKey = info.is_multi_key ? keys.find((k) => k.status === 1)?.key : opened;
+  const firstKey = info.is_multi_key ? keys.find((k) => k.status === KeyStatus.Enabled)?.key : opened;
   return {
     id: row.id,
     name: row.name,

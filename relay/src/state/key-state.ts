@@ -8,7 +8,7 @@
  * cool-downs (ADR 0008); they live in memory and end by themselves. Memory: one number per resting key and one
  * counter per multi-key channel, dropped with the channel.
  */
-import type { MultiKeyModeValue } from '@turnpike/core/channels/multi-key';
+import { KeyStatus, type MultiKeyModeValue } from '@turnpike/core/channels/multi-key';
 
 /** One key of a channel as the request path holds it. */
 export interface RelayKey {
@@ -67,7 +67,7 @@ export function createKeyStates(options: { now?: () => number; random?: () => nu
   }
 
   const isUsable = (channelId: number, key: RelayKey): boolean =>
-    key.status === 1 &&
+    key.status === KeyStatus.Enabled &&
     !(disabled.size > 0 && disabled.has(id(channelId, key.fingerprint))) &&
     restingUntil(channelId, key.fingerprint) === undefined;
 
@@ -110,7 +110,8 @@ export function createKeyStates(options: { now?: () => number; random?: () => nu
       };
       for (const [key, since] of disabled) {
         const status = storedStatus(...split(key));
-        if (status === undefined || status !== 1 || at - since > 600_000) disabled.delete(key);
+        if (status === undefined || status !== KeyStatus.Enabled || at - since > 600_000)
+          disabled.delete(key);
       }
       for (const [key, until] of resting)
         if (until <= at || storedStatus(...split(key)) === undefined) resting.delete(key);

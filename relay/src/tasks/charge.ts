@@ -14,6 +14,7 @@ import {
   lookupModelPrice,
   resolvePricing,
 } from '@turnpike/core/billing/ratios';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { LogType } from '@turnpike/core/domain/logs';
 import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import type { FastifyRequest } from 'fastify';
@@ -24,7 +25,7 @@ import { authenticateRequest } from '../pipeline/authenticate-request.ts';
 import { holdQuota, type Payer } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { pickChannel, tiersFor } from '../routing/pick.ts';
-import { ChannelStatus, type RelayChannel } from '../state/channel-cache.ts';
+import type { RelayChannel } from '../state/channel-cache.ts';
 
 /**
  * Token auth of a task request. Midjourney clients send the key as `mj-api-secret` (and some send

@@ -6,10 +6,10 @@
  */
 
 import { abilities, channels, midjourneys, users } from '@turnpike/core/db/schema/index';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSample } from '../metrics/prometheus-text.ts';
-import { ChannelStatus } from '../state/channel-cache.ts';
 import { type FakeMidjourney, startFakeMidjourney } from '../testing/fake-task-upstreams.ts';
 import { createRelayTestApp, type RelayTestApp } from '../testing/relay-test-app.ts';
 import { waitFor } from '../testing/wait.ts';

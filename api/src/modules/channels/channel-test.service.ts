@@ -21,17 +21,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isPricingRefusal, resolvePricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
-import { ChannelStatus } from '@turnpike/core/channels/channel-rules';
 import { changeKeyRing } from '@turnpike/core/channels/key-ring-writes';
 import { KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
 import { users } from '@turnpike/core/db/schema/users';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { LogType } from '@turnpike/core/domain/logs';
 import { Role } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
 import { createNotifier } from '@turnpike/core/notify/notifier';
 import { priceTablesOf } from '@turnpike/core/options/price-tables';
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
@@ -80,7 +81,6 @@ const LOCK_KEY = 'channel-test:lock';
 const PROGRESS_KEY = 'channel-test:progress';
 /** The progress of the last run stays readable this long. */
 const PROGRESS_TTL_SECONDS = 7 * 24 * 3600;
-const GEMINI_TYPE = 24;
 
 export interface ChannelTestServiceOptions {
   /** Bound of one test; default 60 s. */
@@ -253,7 +253,7 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
       const reason = disableReason(result.error, {
         automaticDisableEnabled: opts.get('AutomaticDisableChannelEnabled'),
         autoBan: channel.autoBan === 1,
-        isGeminiChannel: channel.type === GEMINI_TYPE,
+        isGeminiChannel: channel.type === ProviderTypeId.Gemini,
         keywords: compiledKeywords(),
       });
       if (reason !== undefined && isEnabled && tested.isMultiKey && tested.key !== undefined) {
@@ -306,7 +306,7 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
   /** Channels a run tests: those of a testable type, except the ones an operator switched off by hand. */
   async function channelsToTest(): Promise<Channel[]> {
     return (await repo.all()).filter(
-      (c) => c.status !== ChannelStatus.Disabled && untestableReason(c.type) === undefined,
+      (c) => c.status !== ChannelStatus.ManuallyDisabled && untestableReason(c.type) === undefined,
     );
   }
 

@@ -10,6 +10,7 @@ import {
   tagSchema,
   updateChannelSchema,
 } from '@turnpike/core/contracts/channels';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { Role } from '@turnpike/core/domain/users';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -96,10 +97,10 @@ export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): 
   app.post('/channel/fix', admin, async () => ok(await channels.fixAbilities()));
 
   app.post('/channel/tag/enabled', admin, async (request) =>
-    ok(await channels.setTagStatus(parseInput(tagSchema, request.body).tag, 1)),
+    ok(await channels.setTagStatus(parseInput(tagSchema, request.body).tag, ChannelStatus.Enabled)),
   );
   app.post('/channel/tag/disabled', admin, async (request) =>
-    ok(await channels.setTagStatus(parseInput(tagSchema, request.body).tag, 2)),
+    ok(await channels.setTagStatus(parseInput(tagSchema, request.body).tag, ChannelStatus.ManuallyDisabled)),
   );
   app.put('/channel/tag', admin, async (request) =>
     ok(await channels.editTag(parseInput(editTagSchema, request.body))),

@@ -1,10 +1,5 @@
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
-import {
-  ChannelStatus,
-  checkChannelOther,
-  splitChannelKeys,
-  splitCommaList,
-} from '@turnpike/core/channels/channel-rules';
+import { checkChannelOther, splitChannelKeys, splitCommaList } from '@turnpike/core/channels/channel-rules';
 import { createChannelWriter } from '@turnpike/core/channels/channel-writes';
 import { ringColumns } from '@turnpike/core/channels/key-ring-writes';
 import {
@@ -37,6 +32,7 @@ import type { Page } from '@turnpike/core/contracts/envelope';
 import type { Executor } from '@turnpike/core/db/client';
 import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
 import { channels as channelsTable } from '@turnpike/core/db/schema/channels';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { AppError } from '@turnpike/core/errors';
 import { managedByKubernetes, sourceOfRow } from '@turnpike/core/ownership/source';
 import {
@@ -393,7 +389,10 @@ export function createChannelService(deps: AppDeps) {
       return rows.length;
     },
 
-    async setTagStatus(tag: string, status: 1 | 2): Promise<number> {
+    async setTagStatus(
+      tag: string,
+      status: typeof ChannelStatus.Enabled | typeof ChannelStatus.ManuallyDisabled,
+    ): Promise<number> {
       refuseManaged(await repo.byTag(tag));
       const rows = await write((tx) => createChannelRepo(tx).updateWhere(repo.whereTag(tag), { status }));
       if (rows.length === 0) throw new AppError('NOT_FOUND', 'no channel has this tag');

@@ -1,4 +1,4 @@
-import { PROVIDER_TYPES, type ProviderType } from '@turnpike/core/providers/catalogue';
+import type { ProviderType } from '@turnpike/core/providers/catalogue';
 
 /**
  * The console's texts for the provider-type catalogue. The catalogue (core) is English and shared with the API,
@@ -18,12 +18,3 @@ export const providerKeyPlaceholderKey = (type: number): string => `provider.${t
 /** Label of an extra field (`other`, `openai_organization`) the catalogue declares for this type. */
 export const providerFieldKey = (type: number, field: ExtraField): string =>
   `provider.${type}.field.${field}`;
-
-/** Every key of the `providers` namespace the console builds for these types (the whole catalogue by default). */
-export function providerTextKeys(providers: readonly ProviderType[] = PROVIDER_TYPES): string[] {
-  return providers.flatMap((p) => [
-    providerKeyFormatKey(p.value),
-    providerKeyPlaceholderKey(p.value),
-    ...p.extraFields.map((x) => providerFieldKey(p.value, x.field)),
-  ]);
-}

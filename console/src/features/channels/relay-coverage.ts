@@ -1,37 +1,23 @@
-import { carriedBy, relayingOf, type UpstreamFormat } from '@turnpike/core/providers/catalogue';
+import { type Carried, carriedBy, relayingOf, type UpstreamFormat } from '@turnpike/core/providers/catalogue';
 
 /**
  * What the relay can carry on a channel of each type, so the channel form can warn before an admin lists models
  * the channel will never be asked for. It reads the catalogue's one declaration (`relay`: the provider, the
- * format and what the type carries), the same the relay's provider registry reads (relay/src/providers/registry.ts,
- * checked against it by relay-coverage.test.ts): Midjourney and Suno carry only their tasks, and a type the relay
- * does not serve carries nothing (the console API refuses new channels of it).
+ * format and what the type carries), the same the relay's provider registry reads and checks its providers against
+ * (relay/src/providers/registry.test.ts): Midjourney and Suno carry only their tasks, and a type the relay does not
+ * serve carries nothing (the console API refuses new channels of it).
  */
 export type RelayReach = UpstreamFormat | 'tasks' | 'none';
 
-/** The kind of request a model is asked with, read from its name. */
-export type ModelNeed = 'chat' | 'embeddings' | 'images' | 'audio' | 'moderations' | 'rerank' | 'tasks';
-
-/** The relay endpoints (relay/src/formats/format.ts `Endpoint`) each need takes; tasks are not provider calls. */
-export const NEED_ENDPOINTS = {
-  chat: ['chat'],
-  embeddings: ['embeddings'],
-  images: ['image-generation'],
-  audio: ['speech', 'transcription'],
-  moderations: ['moderations'],
-  rerank: ['rerank'],
-  tasks: [],
-} as const satisfies Record<ModelNeed, readonly string[]>;
-
 /** What the relay reaches on a channel of this type: the format of its provider, its tasks, or nothing. */
-export function relayReachOf(type: number): RelayReach {
+function relayReachOf(type: number): RelayReach {
   const relay = relayingOf(type);
   if (relay?.kind === 'relayed') return relay.format;
   return relay?.kind === 'tasks' ? 'tasks' : 'none';
 }
 
 /** The kind of request a model needs, by its name (the families the catalogue and the price table list). */
-export function modelNeedOf(model: string): ModelNeed {
+export function modelNeedOf(model: string): Carried {
   const name = model.toLowerCase();
   if (/^(mj_|midjourney$|swap_face$|suno_)/.test(name)) return 'tasks';
   if (/embed/.test(name)) return 'embeddings';
@@ -51,7 +37,7 @@ export type CoverageWarning =
 export function coverageWarning(type: number, models: readonly string[]): CoverageWarning | null {
   const reach = relayReachOf(type);
   if (reach === 'none') return { kind: 'notRelayed' };
-  const carries: ReadonlySet<ModelNeed> = new Set(carriedBy(type));
+  const carries: ReadonlySet<Carried> = new Set(carriedBy(type));
   const unserved = models.filter((m) => !carries.has(modelNeedOf(m)));
   if (unserved.length === 0) return null;
   return reach === 'tasks'

@@ -3,9 +3,8 @@
  * `channels` namespace so the components and the tests share them.
  */
 
+import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { isProxyUrlAllowed, readSettingFields } from './channel-setting.ts';
-
-export const ChannelStatus = { Enabled: 1, Disabled: 2, AutoDisabled: 3 } as const;
 
 export const ROW_PRIORITY_MIN = -999;
 export const ROW_WEIGHT_MIN = 0;
@@ -93,23 +92,27 @@ export interface TypeFormHints {
 
 /** Type-specific fields of the drawer (spec 02 section 9); every value is a key of the `channels` namespace. */
 export const TYPE_FORM_HINTS: Readonly<Record<number, TypeFormHints>> = {
-  1: { organization: true },
-  3: {
+  [ProviderTypeId.OpenAI]: { organization: true },
+  [ProviderTypeId.Azure]: {
     baseUrlLabel: 'extra.azureEndpoint',
     baseUrlHint: 'extra.azureEndpointHint',
     baseUrlRequired: true,
     otherLabel: 'extra.apiVersion',
     otherHint: 'extra.azureVersionHint',
   },
-  8: { baseUrlLabel: 'extra.customUrl', baseUrlHint: 'extra.customUrlHint', baseUrlRequired: true },
-  17: { otherLabel: 'extra.aliPlugin' },
-  22: { baseUrlHint: 'extra.fastGptHint' },
-  24: { otherLabel: 'extra.geminiVersion' },
-  36: { baseUrlHint: 'extra.sunoHint', baseUrlRequired: true },
-  37: { baseUrlHint: 'extra.difyHint' },
-  39: { otherLabel: 'extra.cloudflareAccount' },
-  40: { baseUrlHint: 'extra.siliconHint' },
-  41: { otherLabel: 'extra.vertexRegion', otherHint: 'extra.vertexRegionHint' },
+  [ProviderTypeId.Custom]: {
+    baseUrlLabel: 'extra.customUrl',
+    baseUrlHint: 'extra.customUrlHint',
+    baseUrlRequired: true,
+  },
+  [ProviderTypeId.Ali]: { otherLabel: 'extra.aliPlugin' },
+  [ProviderTypeId.FastGpt]: { baseUrlHint: 'extra.fastGptHint' },
+  [ProviderTypeId.Gemini]: { otherLabel: 'extra.geminiVersion' },
+  [ProviderTypeId.Suno]: { baseUrlHint: 'extra.sunoHint', baseUrlRequired: true },
+  [ProviderTypeId.Dify]: { baseUrlHint: 'extra.difyHint' },
+  [ProviderTypeId.Cloudflare]: { otherLabel: 'extra.cloudflareAccount' },
+  [ProviderTypeId.SiliconFlow]: { baseUrlHint: 'extra.siliconHint' },
+  [ProviderTypeId.VertexAi]: { otherLabel: 'extra.vertexRegion', otherHint: 'extra.vertexRegionHint' },
 };
 
 export const typeFormHints = (type: number): TypeFormHints => TYPE_FORM_HINTS[type] ?? {};

@@ -1,4 +1,4 @@
-import { ChannelStatus } from '@turnpike/core/channels/channel-rules';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { describe, expect, it } from 'vitest';
 import type { ChannelResource, ChannelSpec, SecretObject } from '../../api/v1alpha1.ts';
@@ -139,7 +139,7 @@ describe('desired channel rows', () => {
 
   it('disables the row when the resource says enabled: false', () => {
     const result = desiredChannels(resource({ enabled: false }), secret({ apiKey: 'k' }));
-    expect(result.ok && result.rows[0]?.status).toBe(ChannelStatus.Disabled);
+    expect(result.ok && result.rows[0]?.status).toBe(ChannelStatus.ManuallyDisabled);
   });
 
   it.each([

@@ -4,8 +4,8 @@
  * region rule).
  * Pure: no I/O, no clock.
  */
+
 import {
-  ChannelStatus,
   checkChannelJsonField,
   checkChannelOther,
   joinCommaList,
@@ -14,6 +14,7 @@ import {
 } from '@turnpike/core/channels/channel-rules';
 import type { DesiredChannel } from '@turnpike/core/channels/channel-writes';
 import { MultiKeyMode } from '@turnpike/core/channels/multi-key';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import {
   isKnownProviderType,
   ProviderTypeId,
@@ -134,7 +135,7 @@ export function desiredChannels(
     priority: spec.priority ?? 0,
     weight: spec.weight ?? 0,
     tag: spec.tag || null,
-    status: spec.enabled === false ? ChannelStatus.Disabled : ChannelStatus.Enabled,
+    status: spec.enabled === false ? ChannelStatus.ManuallyDisabled : ChannelStatus.Enabled,
     autoBan: spec.autoBan === false ? 0 : 1,
     maxInputTokens: spec.maxInputTokens ?? 0,
     rpmLimit: spec.limits?.rpm ?? 0,

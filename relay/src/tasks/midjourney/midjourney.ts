@@ -8,6 +8,7 @@
 
 import type { Midjourney } from '@turnpike/core/db/schema/index';
 import { midjourneys } from '@turnpike/core/db/schema/index';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { FINISHED_TASK_STATUSES, isTaskFinished, TaskStatus } from '@turnpike/core/domain/tasks';
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, asc, eq, inArray, notInArray } from 'drizzle-orm';
@@ -16,7 +17,7 @@ import { fetch, type Response } from 'undici';
 import { checkModelAllowed } from '../../pipeline/authenticate.ts';
 import { disableInDatabase } from '../../pipeline/channel-health.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
-import { ChannelStatus, type RelayChannel } from '../../state/channel-cache.ts';
+import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
   baseOf,

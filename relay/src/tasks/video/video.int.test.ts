@@ -5,13 +5,13 @@
  * corrected to the real length and refunded on failure or time-out exactly once, across relays and under concurrency.
  */
 import { channels, logs, tasks, users } from '@turnpike/core/db/schema/index';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { LogType } from '@turnpike/core/domain/logs';
 import { and, eq } from 'drizzle-orm';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRelayApp } from '../../app.ts';
 import { readSample } from '../../metrics/prometheus-text.ts';
-import { ChannelStatus } from '../../state/channel-cache.ts';
 import { createRelayTestApp, type RelayTestApp } from '../../testing/relay-test-app.ts';
 import { waitFor } from '../../testing/wait.ts';
 import { failAndRefund } from '../finish.ts';

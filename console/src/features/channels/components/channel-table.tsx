@@ -1,16 +1,11 @@
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { findProviderType } from '@turnpike/core/providers/catalogue';
 import { Fragment, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, cx, Spinner, Tag } from '../../../components/ui/index.ts';
 import { formatQuota, formatTimestamp, type QuotaDisplay } from '../../../lib/format.ts';
 import { type ChannelRow, type ChannelTagView, type ChannelView, isTagRow } from '../api/channels.ts';
-import {
-  autoDisabledInfo,
-  type ChannelColumn,
-  ChannelStatus,
-  responseTimeColor,
-  splitList,
-} from '../validation.ts';
+import { autoDisabledInfo, type ChannelColumn, responseTimeColor, splitList } from '../validation.ts';
 import { ManagedBadge } from './managed-badge.tsx';
 
 const timeClass = {
@@ -93,7 +88,7 @@ function InlineNumber({
 function StatusTag({ channel }: { channel: ChannelView }) {
   const { t } = useTranslation('channels');
   if (channel.status === ChannelStatus.Enabled) return <Tag color="green">{t('status.enabled')}</Tag>;
-  if (channel.status === ChannelStatus.Disabled) return <Tag color="red">{t('status.disabled')}</Tag>;
+  if (channel.status === ChannelStatus.ManuallyDisabled) return <Tag color="red">{t('status.disabled')}</Tag>;
   if (channel.status === ChannelStatus.AutoDisabled) {
     const info = autoDisabledInfo(channel.other_info);
     const tip = info

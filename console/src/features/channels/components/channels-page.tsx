@@ -1,4 +1,5 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
@@ -36,7 +37,6 @@ import { channelsSearch } from '../search.ts';
 import {
   CHANNEL_COLUMNS,
   type ChannelColumn,
-  ChannelStatus,
   COLUMNS_STORAGE_KEY,
   checkTagPriority,
   checkTagWeight,
@@ -372,7 +372,10 @@ export function ChannelsPage({
           onToggleStatus={(c) =>
             void quickEdit(
               c,
-              { status: c.status === ChannelStatus.Enabled ? ChannelStatus.Disabled : ChannelStatus.Enabled },
+              {
+                status:
+                  c.status === ChannelStatus.Enabled ? ChannelStatus.ManuallyDisabled : ChannelStatus.Enabled,
+              },
               c.status === ChannelStatus.Enabled ? 'done.disabled' : 'done.enabled',
             )
           }

@@ -19,6 +19,10 @@ describe('relay coverage of channel types', () => {
       ProviderTypeId.Suno,
       ProviderTypeId.GeminiVeo,
       ProviderTypeId.Kling,
+      ProviderTypeId.Jimeng,
+      ProviderTypeId.Vidu,
+      ProviderTypeId.DoubaoVideo,
+      ProviderTypeId.Sora,
     ];
     for (const { value } of PROVIDER_TYPES) {
       const expected =

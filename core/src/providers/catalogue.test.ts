@@ -15,7 +15,8 @@ const SPEC_VALUES = [
   38, 40, 42, 8, 22, 21, 44, 45, 48,
   // Beyond the spec: video task types (issue 31), numbered as the reference numbers them (Kling 50, Jimeng 51, Vidu 52,
   // Doubao video 54, Sora 55), and Gemini Veo.
-  50, 51, 52, 54, 55, 60,
+  50,
+  51, 52, 54, 55, 60,
 ];
 
 describe('provider catalogue', () => {

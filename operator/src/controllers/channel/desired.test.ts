@@ -199,7 +199,10 @@ describe('desired channel rows', () => {
       [54, 'ark-key'],
       [55, 'sk-1'],
     ] as const)
-      expect(desiredChannels(resource({ type, models: ['m'] }), secret({ apiKey })), String(type)).toMatchObject({
+      expect(
+        desiredChannels(resource({ type, models: ['m'] }), secret({ apiKey })),
+        String(type),
+      ).toMatchObject({
         ok: true,
         type,
       });

@@ -41,11 +41,18 @@ import {
 } from '../charge.ts';
 import { SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import type { TaskProvider } from '../provider.ts';
-import { KLING_SECONDS, klingContent, klingSubmit, klingToken } from './kling.ts';
+import { klingSubmit, klingToken } from './kling.ts';
+import { clipLengthsOf, fetchPublicClip } from './native.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
 import { isVideoId, newVideoId, propertiesOf, toClientVideo, type VideoProperties } from './task-row.ts';
-import { callVideoApi, isNativeVideoType, type UpstreamAnswer, VIDEO_CHANNEL_TYPES } from './upstream.ts';
+import {
+  callVideoApi,
+  isNativeVideoType,
+  NATIVE_VIDEO_APIS,
+  type UpstreamAnswer,
+  VIDEO_CHANNEL_TYPES,
+} from './upstream.ts';
 import { veoContent, veoSubmit } from './veo.ts';
 import {
   DEFAULT_VIDEO_MODEL,
@@ -176,23 +183,29 @@ async function sendJob(
   const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
   const upstreamModel = channel.modelMapping[job.model] ?? job.model;
   const { payload } = job;
+  const native = NATIVE_VIDEO_APIS.get(channel.type);
+  if (native) {
+    if (!native.isUsableKey(channel.key ?? '')) return misconfigured(request, channel);
+    if (payload.kind === 'form' && payload.upload.files.length > 0)
+      return refusalAnswer('this channel takes input_reference as { image_url } in JSON, not as a file');
+    const image = referenceImageOf(payload);
+    return native.submit(
+      channel,
+      dispatcher,
+      {
+        model: upstreamModel,
+        prompt: job.prompt,
+        seconds: job.seconds,
+        size: job.size,
+        ...(image !== undefined ? { image } : {}),
+      },
+      SUBMIT_TIMEOUT_MS,
+    );
+  }
   if (channel.type === ProviderTypeId.Kling) {
     // A key that is not `<access key>|<secret key>` cannot sign a call: the channel's trouble (503, the next
     // channel is tried), never the caller's.
-    if (!klingToken(channel.key ?? '', Math.floor(Date.now() / 1000))) {
-      request.log.warn({ channelId: channel.id }, 'kling channel key is not access key|secret key');
-      return {
-        status: 503,
-        text: JSON.stringify({
-          error: {
-            message: 'the video channel is misconfigured',
-            type: 'upstream_error',
-            code: 'channel_misconfigured',
-          },
-        }),
-        video: undefined,
-      };
-    }
+    if (!klingToken(channel.key ?? '', Math.floor(Date.now() / 1000))) return misconfigured(request, channel);
     if (payload.kind === 'form' && payload.upload.files.length > 0)
       return refusalAnswer('a Kling channel takes input_reference as { image_url } in JSON, not as a file');
     const image = referenceImageOf(payload);
@@ -257,6 +270,25 @@ async function sendJob(
   return { status: answer.status, text, video };
 }
 
+/**
+ * A channel whose key cannot authenticate a call: the channel's trouble (503, the next channel is tried), never the
+ * caller's.
+ */
+function misconfigured(request: FastifyRequest, channel: RelayChannel): SubmitAnswer {
+  request.log.warn({ channelId: channel.id, type: channel.type }, 'video channel key has the wrong shape');
+  return {
+    status: 503,
+    text: JSON.stringify({
+      error: {
+        message: 'the video channel is misconfigured',
+        type: 'upstream_error',
+        code: 'channel_misconfigured',
+      },
+    }),
+    video: undefined,
+  };
+}
+
 /** A refusal of the gateway's own, in the shape an upstream's would be read. */
 const refusalAnswer = (message: string): SubmitAnswer => ({
   status: 400,
@@ -296,12 +328,13 @@ async function submit(
     }
     channel = picked;
   }
-  if (channel.type === ProviderTypeId.Kling) {
-    // Kling makes 5 or 10 second clips: its own default, and nothing else is held or charged.
-    const seconds = job.secondsGiven ? job.seconds : 5;
-    if (!KLING_SECONDS.includes(seconds)) {
+  const lengths = clipLengthsOf(channel.type);
+  if (lengths) {
+    // A converted provider makes its own lengths: its own default, and nothing else is held or charged.
+    const seconds = job.secondsGiven ? job.seconds : lengths.fallback;
+    if (!lengths.isAllowed(seconds)) {
       count(SubmitOutcome.Rejected);
-      return refuse(request, reply, invalid('a Kling video is 5 or 10 seconds long', 'seconds'));
+      return refuse(request, reply, invalid(lengths.says, 'seconds'));
     }
     job = { ...job, seconds };
   }
@@ -510,9 +543,9 @@ async function content(
       upstream =
         typeof uri !== 'string'
           ? undefined
-          : channel.type === ProviderTypeId.Kling
-            ? await klingContent(dispatcher, uri, CONTENT_TIMEOUT_MS)
-            : await veoContent(channel, dispatcher, uri, CONTENT_TIMEOUT_MS);
+          : channel.type === ProviderTypeId.GeminiVeo
+            ? await veoContent(channel, dispatcher, uri, CONTENT_TIMEOUT_MS)
+            : await fetchPublicClip(dispatcher, uri, CONTENT_TIMEOUT_MS);
       if (!upstream)
         return refuse(
           request,

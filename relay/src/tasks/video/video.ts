@@ -75,12 +75,28 @@ const MAX_LIST_LIMIT = 100;
 /** Worth another channel: the upstream is busy or failing (as for every other relayed call). */
 const isRetryable = (status: number): boolean => status === 429 || (status >= 500 && status !== 504);
 
-function refuse(request: FastifyRequest, reply: FastifyReply, error: RelayError) {
-  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-  return reply.code(error.status).send(toOpenAiErrorBody(error, request.id));
+/** How a route answers a submit: the stored task, or a refusal, each in its caller's shape. */
+export interface VideoAnswer {
+  readonly task: (row: Task, request: FastifyRequest) => unknown;
+  readonly refusal: (error: RelayError, requestId: string) => unknown;
 }
 
-const invalid = (message: string, param: string | null = null): RelayError => ({
+const OPENAI_ANSWER: VideoAnswer = { task: (row) => toClientVideo(row), refusal: toOpenAiErrorBody };
+
+export function refuseAs(
+  answer: VideoAnswer,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: RelayError,
+) {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  return reply.code(error.status).send(answer.refusal(error, request.id));
+}
+
+const refuse = (request: FastifyRequest, reply: FastifyReply, error: RelayError) =>
+  refuseAs(OPENAI_ANSWER, request, reply, error);
+
+export const invalid = (message: string, param: string | null = null): RelayError => ({
   ...localError(400, 'invalid_value', message, 'invalid_request_error'),
   param,
 });
@@ -89,7 +105,7 @@ const notFound = (id: string): RelayError =>
   localError(404, 'video_not_found', `video ${id} not found`, 'invalid_request_error');
 
 /** What a submit asks for, read from the client's JSON or form. */
-interface VideoJob {
+export interface VideoJob {
   readonly action: 'GENERATE' | 'REMIX';
   readonly model: string;
   readonly seconds: number;
@@ -149,7 +165,7 @@ async function readCreateRequest(request: FastifyRequest): Promise<VideoJob | Re
   return { ...job, action: 'GENERATE', payload: { kind: 'json', body: input } };
 }
 
-async function ownVideo(ctx: RelayContext, userId: number, id: string): Promise<Task | undefined> {
+export async function ownVideo(ctx: RelayContext, userId: number, id: string): Promise<Task | undefined> {
   if (!isVideoId(id)) return undefined;
   const [row] = await ctx.deps.db
     .select()
@@ -296,13 +312,17 @@ const refusalAnswer = (message: string): SubmitAnswer => ({
   video: undefined,
 });
 
-async function submit(
+/** Submits a job, answering in `answer`'s shape (OpenAI's video object by default). */
+export async function submitVideo(
   ctx: RelayContext,
   request: FastifyRequest,
   reply: FastifyReply,
   caller: Caller,
   job: VideoJob,
+  answer: VideoAnswer = OPENAI_ANSWER,
 ) {
+  const refuse = (_request: FastifyRequest, _reply: FastifyReply, error: RelayError) =>
+    refuseAs(answer, request, reply, error);
   const startedAt = performance.now();
   const count = (outcome: SubmitOutcome) => taskMetricsOf(ctx).recordSubmit('video', job.action, outcome);
   const notAllowed = checkModelAllowed(caller, job.model);
@@ -356,18 +376,18 @@ async function submit(
   const retries =
     job.source === undefined && caller.forcedChannelId === undefined ? ctx.deps.options.get('RetryTimes') : 0;
   const tried = new Set<number>();
-  let answer: SubmitAnswer | undefined;
+  let sent: SubmitAnswer | undefined;
   let sentAt = performance.now();
   for (let attempt = 0; ; attempt++) {
     tried.add(channel.id);
     sentAt = performance.now();
     try {
-      answer = await sendJob(ctx, request, channel, job);
+      sent = await sendJob(ctx, request, channel, job);
     } catch (err) {
-      answer = undefined;
+      sent = undefined;
       request.log.warn({ err, channelId: channel.id }, 'video submit failed');
     }
-    if (attempt >= retries || (answer !== undefined && !isRetryable(answer.status))) break;
+    if (attempt >= retries || (sent !== undefined && !isRetryable(sent.status))) break;
     const next = pickChannel(ctx.channels.table, {
       group: caller.group,
       model: job.model,
@@ -389,15 +409,15 @@ async function submit(
     modelPrice: price.modelPrice,
     groupRatio: price.groupRatio,
   };
-  if (answer === undefined) {
+  if (sent === undefined) {
     await settleTaskCharge(ctx, request, charge, false);
     count(SubmitOutcome.Error);
     return refuse(request, reply, localError(502, 'upstream_error', 'the video upstream did not answer'));
   }
-  const { video } = answer;
+  const { video } = sent;
   if (!video) {
     await settleTaskCharge(ctx, request, charge, false);
-    const error = parseUpstreamError(answer.status >= 400 ? answer.status : 502, answer.text);
+    const error = parseUpstreamError(sent.status >= 400 ? sent.status : 502, sent.text);
     recordTaskCall(ctx, request, charge, {
       status: error.status,
       quota: 0,
@@ -451,7 +471,7 @@ async function submit(
   }
   await chargeAccepted(ctx, request, charge, { upstreamMs: performance.now() - sentAt, provider: 'video' });
   count(SubmitOutcome.Accepted);
-  return reply.send(toClientVideo(row as Task));
+  return reply.send(answer.task(row as Task, request));
 }
 
 function parseJson(text: string): unknown {
@@ -469,7 +489,7 @@ async function create(ctx: RelayContext, request: FastifyRequest, reply: Fastify
   const job = await readCreateRequest(request);
   if ('status' in job) return refuse(request, reply, job);
   try {
-    return await submit(ctx, request, reply, auth.caller, job);
+    return await submitVideo(ctx, request, reply, auth.caller, job);
   } finally {
     if (job.payload.kind === 'form') await job.payload.upload.dispose();
   }
@@ -500,7 +520,7 @@ async function remix(
   const properties = propertiesOf(source);
   // A remix keeps its source's length and size: that is what it is held and charged for.
   const data = (source.data ?? {}) as Record<string, unknown>;
-  return submit(ctx, request, reply, auth.caller, {
+  return submitVideo(ctx, request, reply, auth.caller, {
     action: 'REMIX',
     model: properties.model,
     seconds: parseSeconds(data.seconds) ?? properties.seconds,
@@ -670,8 +690,11 @@ async function retrieve(
   return reply.send(toClientVideo(row));
 }
 
-function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
-  // Fastify's own refusals (unreadable JSON, a body too large), bugs and an unreachable database, in OpenAI's shape.
+/**
+ * Fastify's own refusals (unreadable JSON, a body too large), bugs and an unreachable database, in the routes' shape
+ * (OpenAI's by default).
+ */
+export function setVideoErrorHandler(scope: FastifyInstance, answer: VideoAnswer = OPENAI_ANSWER) {
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     const unreachable = isDatabaseUnreachable(error);
     const failure = unreachable
@@ -679,8 +702,12 @@ function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
       : gatewayFailureOf(error);
     if (failure.status === 500) request.log.error({ err: error }, 'video request failed');
     if (failure.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-    return reply.code(failure.status).send(toOpenAiErrorBody(failure, request.id));
+    return reply.code(failure.status).send(answer.refusal(failure, request.id));
   });
+}
+
+function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
+  setVideoErrorHandler(scope);
   // The form is spooled to disk by the route (pipeline/multipart.ts), not parsed here.
   scope.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
   scope.post('/v1/videos', (request, reply) => create(ctx, request, reply));

@@ -214,7 +214,9 @@ describe('Grafana dashboards (deploy/grafana)', () => {
       ]),
     );
     const relay = dashboards.find((d) => d.uid === 'turnpike-relay');
-    const tasksRow = relay?.panels.find((p) => p.type === 'row' && p.title === 'Tasks (Midjourney, Suno, video)');
+    const tasksRow = relay?.panels.find(
+      (p) => p.type === 'row' && p.title === 'Tasks (Midjourney, Suno, video)',
+    );
     expect(tasksRow).toBeDefined();
     // the task panels sit under their row: below it and above the next one
     const nextRowY = Math.min(

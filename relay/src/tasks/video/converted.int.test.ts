@@ -372,17 +372,20 @@ describe('a key the provider refuses', () => {
     ['jimeng-wrong-key', () => jimeng.requests],
     ['vidu-wrong-key', () => vidu.requests],
     ['seedance-wrong-key', () => seedance.requests],
-  ])('%s: the upstream refuses it, no task is made and nothing is charged', async (model, requestsOf) => {
-    const { user, client } = await payer();
-    const before = requestsOf().length;
-    const error = await client.videos
-      .create({ model, prompt: 'x', seconds: '5' as '4' })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(OpenAI.APIError);
-    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBeGreaterThanOrEqual(400);
-    expect(requestsOf().length).toBe(before + 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await quotaOfUser(user.id)).toBe(START);
-    expect(await db().select().from(tasks).where(eq(tasks.userId, user.id))).toHaveLength(0);
-  });
+  ])(
+    '%s: the upstream refuses it, the caller gets a 503 (not a 401 about their own key), no task, no charge',
+    async (model, requestsOf) => {
+      const { user, client } = await payer();
+      const before = requestsOf().length;
+      const error = await client.videos
+        .create({ model, prompt: 'x', seconds: '5' as '4' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect(error).toMatchObject({ status: 503, error: { code: 'channel_unauthorized' } });
+      expect(requestsOf().length).toBe(before + 1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await quotaOfUser(user.id)).toBe(START);
+      expect(await db().select().from(tasks).where(eq(tasks.userId, user.id))).toHaveLength(0);
+    },
+  );
 });

@@ -383,6 +383,25 @@ export async function submitVideo(
     sentAt = performance.now();
     try {
       sent = await sendJob(ctx, request, channel, job);
+      // The upstream refusing the channel's own credential is the channel's trouble (the next one is tried), never
+      // a 401 that would tell the caller their key is wrong.
+      if (sent.status === 401) {
+        request.log.warn(
+          { channelId: channel.id, type: channel.type },
+          'video upstream refused the channel key',
+        );
+        sent = {
+          status: 503,
+          text: JSON.stringify({
+            error: {
+              message: 'the video channel was refused by its upstream',
+              type: 'upstream_error',
+              code: 'channel_unauthorized',
+            },
+          }),
+          video: undefined,
+        };
+      }
     } catch (err) {
       sent = undefined;
       request.log.warn({ err, channelId: channel.id }, 'video submit failed');

@@ -23,19 +23,22 @@ import {
   type FakeSeedanceUpstream,
   startFakeSeedanceUpstream,
 } from './testing/fake-seedance-upstream.ts';
+import { FAKE_MP4, type FakeVideoUpstream, startFakeVideoUpstream } from './testing/fake-video-upstream.ts';
 import { FAKE_VIDU_MP4, type FakeViduUpstream, startFakeViduUpstream } from './testing/fake-vidu-upstream.ts';
 
 const START = 10_000_000;
 const JIMENG = 'jimeng_t2v_v30';
 const VIDU = 'viduq2';
 const SEEDANCE = 'doubao-seedance-1-0-pro-250528';
-const PRICES: Record<string, number> = { [JIMENG]: 0.04, [VIDU]: 0.05, [SEEDANCE]: 0.03 };
+const SORA = 'sora-2-for-sora-channel';
+const PRICES: Record<string, number> = { [JIMENG]: 0.04, [VIDU]: 0.05, [SEEDANCE]: 0.03, [SORA]: 0.1 };
 const quotaOf = (model: string, seconds: number) => Math.trunc((PRICES[model] as number) * 500_000 * seconds);
 
 let t: RelayTestApp;
 let jimeng: FakeJimengUpstream;
 let vidu: FakeViduUpstream;
 let seedance: FakeSeedanceUpstream;
+let sora: FakeVideoUpstream;
 let baseURL: string;
 
 const db = () => t.runtime.deps.db;
@@ -90,6 +93,14 @@ beforeAll(async () => {
   jimeng = await startFakeJimengUpstream('AKLTtestaccess', 'dGVzdHNlY3JldA==');
   vidu = await startFakeViduUpstream('vda_test_token');
   seedance = await startFakeSeedanceUpstream('ark-test-key');
+  sora = await startFakeVideoUpstream({ key: 'sk-sora-upstream' });
+  await t.seedChannel({
+    type: ProviderTypeId.Sora,
+    key: 'sk-sora-upstream',
+    baseUrl: sora.url,
+    models: SORA,
+    modelMapping: { [SORA]: 'sora-2' },
+  });
   await t.seedChannel({
     type: ProviderTypeId.Jimeng,
     key: 'AKLTtestaccess|dGVzdHNlY3JldA==',
@@ -138,7 +149,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await Promise.all([jimeng?.close(), vidu?.close(), seedance?.close()]);
+  await Promise.all([jimeng?.close(), vidu?.close(), seedance?.close(), sora?.close()]);
 });
 
 describe('Jimeng through the OpenAI video API', () => {
@@ -364,6 +375,26 @@ describe('Doubao Seedance through the OpenAI video API', () => {
     expect(await client.videos.retrieve(video.id)).toMatchObject({ status: 'failed' });
     expect(await quotaOfUser(user.id)).toBe(START);
     expect(await logsOf(user.id, LogType.System)).toHaveLength(1);
+  });
+});
+
+describe('a Sora channel (55)', () => {
+  it("is OpenAI's video API as it is: bearer, /v1/videos, settled on the reported length, content piped", async () => {
+    const { user, client } = await payer();
+    const video = await client.videos.create({ model: SORA, prompt: 'a comet', seconds: '8' });
+    await settled(user.id, START - quotaOf(SORA, 8));
+    const sent = sora.requests.find((r) => r.method === 'POST');
+    expect(sent).toMatchObject({
+      path: '/v1/videos',
+      body: { model: 'sora-2', prompt: 'a comet', seconds: '8' },
+    });
+    expect(sent?.headers.authorization).toBe('Bearer sk-sora-upstream');
+    sora.complete(await upstreamIdOf(video.id), '4');
+    await poll();
+    expect(await client.videos.retrieve(video.id)).toMatchObject({ status: 'completed', seconds: '4' });
+    expect(await quotaOfUser(user.id)).toBe(START - quotaOf(SORA, 4));
+    const content = await client.videos.downloadContent(video.id);
+    expect(Buffer.from(await content.arrayBuffer()).equals(FAKE_MP4)).toBe(true);
   });
 });
 

@@ -209,11 +209,14 @@ describe('Grafana dashboards (deploy/grafana)', () => {
         'turnpike_task_submits_total',
         'turnpike_task_polls_total',
         'turnpike_task_refunds_total',
+        'turnpike_task_refunded_quota_total',
         'turnpike_tasks_unfinished',
       ]),
     );
     const relay = dashboards.find((d) => d.uid === 'turnpike-relay');
-    const tasksRow = relay?.panels.find((p) => p.type === 'row' && p.title === 'Tasks (Midjourney, Suno)');
+    const tasksRow = relay?.panels.find(
+      (p) => p.type === 'row' && p.title === 'Tasks (Midjourney, Suno, video)',
+    );
     expect(tasksRow).toBeDefined();
     // the task panels sit under their row: below it and above the next one
     const nextRowY = Math.min(
@@ -229,6 +232,7 @@ describe('Grafana dashboards (deploy/grafana)', () => {
       'Task polls per second by outcome',
       'Task refunds by reason',
       'Unfinished tasks',
+      'Quota refunded by provider',
     ]);
     expect([...read('turnpike-operator')]).toEqual(
       expect.arrayContaining([

@@ -265,6 +265,15 @@ export const DEFAULT_MODEL_PRICE: Readonly<Record<string, number>> = Object.free
   // Veo on the Gemini API, per second whatever the resolution (Google's published prices).
   ...alikePrices(['veo-3.1-generate-preview', 'veo-3.0-generate-001'], 0.4),
   ...alikePrices(['veo-3.1-fast-generate-preview', 'veo-3.0-fast-generate-001'], 0.15),
+  // Kling in std mode (what the relay asks for), per second, from Kling's API resource packages ($0.14 a unit;
+  // a 5 s std clip is 1 unit on kling-v1-6, 1.5 on kling-v2-1, 10 on the master models). docs/adr/0033.
+  'kling-v1-6': 0.028,
+  'kling-v2-1': 0.042,
+  ...alikePrices(['kling-v2-master', 'kling-v2-1-master'], 0.28),
+  // Doubao Seedance at 720p, per second: Ark's token price (¥15 / ¥10 per million tokens for 1.0 pro / lite, 20,592
+  // tokens a 720p second) at ¥7.2 a dollar; 1080p costs its token step more (relay/src/tasks/video/price.ts).
+  'doubao-seedance-1-0-pro-250528': 0.043,
+  ...alikePrices(['doubao-seedance-1-0-lite-t2v-250428', 'doubao-seedance-1-0-lite-i2v-250428'], 0.029),
 });
 
 function alikePrices(names: readonly string[], price: number): Record<string, number> {

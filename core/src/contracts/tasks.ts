@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Midjourney } from '../db/schema/midjourneys.ts';
 import type { Task } from '../db/schema/tasks.ts';
+import { TaskPlatform } from '../domain/tasks.ts';
+import { isRecord } from '../json.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
 import { queryInt, queryText } from './logs.ts';
 
@@ -112,7 +114,45 @@ export interface TaskView {
   channel_id?: number;
 }
 
+/**
+ * What the task log shows of a video task's stored request: what was asked (model, length, size, prompt, the video it
+ * remixes). The upstream's id is for administrators only (to ask the provider about a job); the price per second
+ * is the bill's business, not the log's.
+ */
+function videoPropertiesView(properties: unknown, admin: boolean): Record<string, unknown> | null {
+  if (!isRecord(properties)) return null;
+  const { model, seconds, size, prompt, remixed_from, deleted, upstream_id } = properties;
+  return {
+    model,
+    seconds,
+    size,
+    prompt,
+    remixed_from: remixed_from ?? null,
+    ...(deleted === true ? { deleted: true } : {}),
+    ...(admin ? { upstream_id } : {}),
+  };
+}
+
+/**
+ * What the task log shows of a video task's last upstream answer: its state and the clip's real length and size,
+ * never the provider's file address (the gateway's own `/v1/videos/{id}/content` serves the clip) or its job id.
+ */
+function videoDataView(data: unknown): Record<string, unknown> | null {
+  if (!isRecord(data)) return null;
+  const error = isRecord(data.error)
+    ? { code: data.error.code ?? null, message: data.error.message ?? null }
+    : null;
+  return {
+    status: data.status ?? null,
+    progress: data.progress ?? null,
+    seconds: data.seconds ?? null,
+    size: data.size ?? null,
+    error,
+  };
+}
+
 export function toTaskView(row: Task, options: { admin: boolean }): TaskView {
+  const isVideo = row.platform === TaskPlatform.Video;
   return {
     id: row.id,
     user_id: row.userId,
@@ -128,8 +168,8 @@ export function toTaskView(row: Task, options: { admin: boolean }): TaskView {
     finish_time: row.finishTime,
     progress: row.progress,
     quota: row.quota,
-    properties: row.properties ?? null,
-    data: row.data ?? null,
+    properties: isVideo ? videoPropertiesView(row.properties, options.admin) : (row.properties ?? null),
+    data: isVideo ? videoDataView(row.data) : (row.data ?? null),
     ...(options.admin ? { channel_id: row.channelId } : {}),
   };
 }

@@ -69,7 +69,8 @@ export const channelDrops: Readonly<Record<string, string>> = {
 };
 
 /**
- * one-api numbers channel types differently from new-api (whose numbering Turnpike's catalogue follows) from
+ * one-api numbers channel types differently from new-api (whose numbering Turnpike's catalogue follows, its video
+ * types too: Kling 50, Jimeng 51, Vidu 52, Doubao video 54, Sora 55, so a new-api type is kept as it is) from
  * type 2 on. Each entry: the one-api type -> the Turnpike type and, for providers that only differ by address,
  * the base URL one-api filled in when the channel had none.
  */

@@ -99,6 +99,28 @@ describe('channels', () => {
     });
   });
 
+  it("keeps new-api's video channel types (Kling 50, Jimeng 51, Vidu 52, Doubao video 54, Sora 55) as they are, while one-api's 50 is its OpenAI-compatible type", () => {
+    for (const [type, key] of [
+      [50, 'ak|sk'],
+      [51, 'AKLT|c2s='],
+      [52, 'vda_1'],
+      [54, 'ark-key'],
+      [55, 'sk-sora'],
+    ] as const)
+      expect(mapChannel({ id: type, type, key }, { isOneApi: false }), String(type)).toMatchObject({
+        channels: [{ row: { type, key } }],
+      });
+    // Submodel (53) has no Turnpike type: skipped with the reason, never imported as something else.
+    expect(mapChannel({ id: 53, type: 53, key: 'k' }, { isOneApi: false })).toEqual({
+      skip: 'type 53 is not a channel type Turnpike knows',
+    });
+    expect(
+      mapChannel({ id: 7, type: 50, key: 'k', base_url: 'https://compat.example' }, { isOneApi: true }),
+    ).toMatchObject({
+      channels: [{ row: { type: 1, baseUrl: 'https://compat.example' } }],
+    });
+  });
+
   it('keeps a multi-key channel as one channel with each key status, reason, time and the selection mode', () => {
     const mapped = mapChannel(
       {

@@ -13,8 +13,10 @@ import {
 const SPEC_VALUES = [
   1, 2, 5, 36, 4, 14, 33, 41, 3, 34, 39, 43, 15, 46, 17, 18, 16, 26, 24, 11, 47, 25, 20, 19, 23, 31, 35, 37,
   38, 40, 42, 8, 22, 21, 44, 45, 48,
-  // Beyond the spec: Gemini Veo and Kling video tasks (issue 31).
-  60, 61,
+  // Beyond the spec: video task types (issue 31), numbered as the reference numbers them (Kling 50, Jimeng 51, Vidu 52,
+  // Doubao video 54, Sora 55), and Gemini Veo.
+  50,
+  51, 52, 54, 55, 60,
 ];
 
 describe('provider catalogue', () => {
@@ -39,12 +41,17 @@ describe('provider catalogue', () => {
     const withBalance = PROVIDER_TYPES.filter((p) => p.balance).map((p) => p.value);
     expect(withBalance.sort((a, b) => a - b)).toEqual([1, 8, 40, 43]);
   });
-  it("refuses a key whose shape cannot work for its type, saying what to enter: Spark's triple, a Kling key without both halves", () => {
+  it("refuses a key whose shape cannot work for its type, saying what to enter: Spark's triple, a Kling or Jimeng key without both halves, a Vidu key that is not one token", () => {
     expect(refusalOfKey(ProviderTypeId.Xunfei, 'app|secret|key')).toMatch(/APIPassword/);
     expect(refusalOfKey(ProviderTypeId.Xunfei, 'api-password')).toBeUndefined();
     for (const bad of ['only-access', 'access|', '|secret', 'a|b|c'])
       expect(refusalOfKey(ProviderTypeId.Kling, bad), bad).toMatch(/AccessKey\|SecretKey/);
     expect(refusalOfKey(ProviderTypeId.Kling, 'ak-123|sk-456')).toBeUndefined();
+    for (const bad of ['AKLT-only', 'AKLT|', 'a|b|c'])
+      expect(refusalOfKey(ProviderTypeId.Jimeng, bad), bad).toMatch(/AccessKey\|SecretKey/);
+    expect(refusalOfKey(ProviderTypeId.Jimeng, 'AKLTabc|c2VjcmV0')).toBeUndefined();
+    expect(refusalOfKey(ProviderTypeId.Vidu, 'vda_1|2')).toMatch(/Token/);
+    expect(refusalOfKey(ProviderTypeId.Vidu, 'vda_123')).toBeUndefined();
     expect(refusalOfKey(ProviderTypeId.OpenAI, 'a|b')).toBeUndefined();
   });
 

@@ -142,8 +142,16 @@ export const ProviderTypeId = {
   Xai: 48,
   /** Google's Veo on the Gemini API: video tasks only (relay/src/tasks/video/veo.ts). */
   GeminiVeo: 60,
-  /** Kling's video API: video tasks only (relay/src/tasks/video/kling.ts). */
-  Kling: 61,
+  /** Kling's video API: video tasks only (relay/src/tasks/video/kling.ts); the reference's number. */
+  Kling: 50,
+  /** Jimeng on Volcengine's visual API (`AK|SK`, signed calls): video tasks only (relay/src/tasks/video/jimeng.ts). */
+  Jimeng: 51,
+  /** Vidu's enterprise API: video tasks only (relay/src/tasks/video/vidu.ts). */
+  Vidu: 52,
+  /** Doubao Seedance on Volcano Ark's content generation tasks: video only (relay/src/tasks/video/seedance.ts). */
+  DoubaoVideo: 54,
+  /** Sora through OpenAI's video API only: an OpenAI channel for `/v1/videos` and nothing else. */
+  Sora: 55,
 } as const;
 
 const bearer = 'one API key per line';
@@ -561,20 +569,56 @@ const list: ProviderType[] = [
     ...openaiLike,
   },
   {
+    value: 50,
+    label: 'Kling (video)',
+    defaultBaseUrl: 'https://api-singapore.klingai.com',
+    defaultModels: ['kling-v2-1', 'kling-v2-master', 'kling-v1-6'],
+    keyFormat: 'access key|secret key, one pair per line',
+    extraFields: [],
+    relay: tasks,
+  },
+  {
+    value: 51,
+    label: 'Jimeng (video)',
+    defaultBaseUrl: 'https://visual.volcengineapi.com',
+    defaultModels: ['jimeng_t2v_v30', 'jimeng_t2v_v30_1080p'],
+    keyFormat: 'Volcengine AccessKeyID|SecretAccessKey, one pair per line',
+    extraFields: [],
+    relay: tasks,
+  },
+  {
+    value: 52,
+    label: 'Vidu (video)',
+    defaultBaseUrl: 'https://api.vidu.cn',
+    defaultModels: ['viduq2', 'viduq1', 'vidu2.0'],
+    keyFormat: 'one Vidu API key per line',
+    extraFields: [],
+    relay: tasks,
+  },
+  {
+    value: 54,
+    label: 'Doubao Seedance (video)',
+    defaultBaseUrl: 'https://ark.cn-beijing.volces.com',
+    defaultModels: ['doubao-seedance-1-0-pro-250528', 'doubao-seedance-1-0-lite-t2v-250428'],
+    keyFormat: 'one Ark API key per line',
+    extraFields: [],
+    relay: tasks,
+  },
+  {
+    value: 55,
+    label: 'Sora (OpenAI video)',
+    defaultBaseUrl: 'https://api.openai.com',
+    defaultModels: ['sora-2', 'sora-2-pro'],
+    keyFormat: bearer,
+    extraFields: [],
+    relay: tasks,
+  },
+  {
     value: 60,
     label: 'Gemini Veo (video)',
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     defaultModels: ['veo-3.1-generate-preview', 'veo-3.1-fast-generate-preview', 'veo-3.0-generate-001'],
     keyFormat: 'one Gemini API key per line',
-    extraFields: [],
-    relay: tasks,
-  },
-  {
-    value: 61,
-    label: 'Kling (video)',
-    defaultBaseUrl: 'https://api-singapore.klingai.com',
-    defaultModels: ['kling-v2-1', 'kling-v2-master', 'kling-v1-6'],
-    keyFormat: 'access key|secret key, one pair per line',
     extraFields: [],
     relay: tasks,
   },
@@ -613,11 +657,15 @@ export function refusalOfType(value: number): string | undefined {
 export function refusalOfKey(type: number, key: string): string | undefined {
   if (type === ProviderTypeId.Xunfei && key.includes('|'))
     return "iFlytek Spark's APPID|APISecret|APIKey is the WebSocket API's credential; the relay uses Spark's HTTP API: enter the APIPassword shown in the Spark console (or APIKey:APISecret)";
-  if (type === ProviderTypeId.Kling) {
+  if (type === ProviderTypeId.Kling || type === ProviderTypeId.Jimeng) {
     const [access, secret, ...rest] = key.split('|');
     if (!access?.trim() || !secret?.trim() || rest.length > 0)
-      return "a Kling key is the access key and the secret key joined by '|' (AccessKey|SecretKey): the relay signs each call's JWT with them";
+      return type === ProviderTypeId.Kling
+        ? "a Kling key is the access key and the secret key joined by '|' (AccessKey|SecretKey): the relay signs each call's JWT with them"
+        : "a Jimeng key is the Volcengine AccessKeyID and SecretAccessKey joined by '|' (AccessKey|SecretKey): the relay signs each call with them";
   }
+  if (type === ProviderTypeId.Vidu && /\s|\|/.test(key.trim()))
+    return 'a Vidu key is one API token (sent as "Authorization: Token <key>"), without spaces or "|"';
   return undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `registerTaskRoutes(app, ctx)`: the task providers' routes (Midjourney `/mj/*`, Suno `/suno/*`, video `/v1/videos`) in their own
+ * `registerTaskRoutes(app, ctx)`: the task providers' routes (Midjourney `/mj/*`, Suno `/suno/*`, video `/v1/videos` and the reference's video routes) in their own
  * scope, and the poller, started when the app is ready and stopped (lease given up) when it closes.
  */
 import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
@@ -12,6 +12,7 @@ import { midjourneyProvider } from './midjourney/midjourney.ts';
 import { createTaskPoller, type TaskPoller } from './poller.ts';
 import type { TaskProvider } from './provider.ts';
 import { sunoProvider } from './suno/suno.ts';
+import { registerReferenceVideoRoutes } from './video/reference.ts';
 import { videoProvider } from './video/video.ts';
 
 export const TASK_PROVIDERS: readonly TaskProvider[] = [midjourneyProvider, sunoProvider, videoProvider];
@@ -52,6 +53,8 @@ export async function registerTaskRoutes(app: FastifyInstance, ctx: RelayContext
       return reply.code(status).send({ code: status, description: message, type: 'turnpike_error' });
     });
     for (const provider of TASK_PROVIDERS) provider.register(scope, ctx);
+    // The reference's own video routes, on the video provider's tasks (polled with them).
+    registerReferenceVideoRoutes(scope, ctx);
   });
   const { redis, config } = ctx.deps;
   const poller = createTaskPoller({

@@ -190,6 +190,55 @@ describe('drawing and creative task logs', () => {
     expect(badChannel.statusCode).toBe(400);
   });
 
+  it("shows a video task's request and state, never the provider's file address or price internals", async () => {
+    await t.runtime.deps.db.insert(tasks).values({
+      userId: ann.userId!,
+      taskId: 'video_00112233445566778899aabbccddeeff',
+      platform: 'video',
+      action: 'GENERATE',
+      status: 'SUCCESS',
+      progress: '100%',
+      submitTime: s0 + 7200,
+      finishTime: s0 + 7300,
+      channelId: 9,
+      quota: 1_000_000,
+      properties: {
+        upstream_id: 'text2video/kling-task-1',
+        model: 'kling-v2-1',
+        seconds: 10,
+        size: '1280x720',
+        per_second_quota: 100_000,
+        prompt: 'a koi pond',
+        remixed_from: null,
+      },
+      data: {
+        id: 'text2video/kling-task-1',
+        status: 'completed',
+        progress: 100,
+        seconds: 5,
+        content_uri: 'https://cdn.provider.example/clip.mp4?signature=secret',
+      },
+    });
+    const mine = (await ann.get('/api/task/self?task_id=video_00112233445566778899aabbccddeeff')).json().data;
+    expect(mine).toHaveLength(1);
+    expect(mine[0].properties).toEqual({
+      model: 'kling-v2-1',
+      seconds: 10,
+      size: '1280x720',
+      prompt: 'a koi pond',
+      remixed_from: null,
+    });
+    expect(mine[0].data).toEqual({ status: 'completed', progress: 100, seconds: 5, size: null, error: null });
+    const text = JSON.stringify(mine);
+    for (const hidden of ['cdn.provider.example', 'kling-task-1', 'per_second_quota'])
+      expect(text, hidden).not.toContain(hidden);
+    // An administrator also gets the channel and the provider's job id (to ask the provider about it), still no file.
+    const admin = (await root.get('/api/task/?task_id=video_00112233445566778899aabbccddeeff')).json()
+      .data[0];
+    expect(admin).toMatchObject({ channel_id: 9, properties: { upstream_id: 'text2video/kling-task-1' } });
+    expect(JSON.stringify(admin)).not.toContain('cdn.provider.example');
+  });
+
   it('keeps the admin lists from regular users and visitors', async () => {
     for (const url of ['/api/mj/', '/api/mj', '/api/task/', '/api/task']) {
       expect((await ann.get(url)).statusCode, url).toBe(403);

@@ -182,17 +182,32 @@ describe('desired channel rows', () => {
     expect(desiredChannels(resource({ type: 'xunfei' }), secret({ apiKey: 'pass:word' })).ok).toBe(true);
   });
 
-  it('accepts the video task types, Gemini Veo (60) and Kling (61)', () => {
+  it('accepts the video task types by their reference numbers: Gemini Veo (60), Kling (50), Jimeng (51), Vidu (52), Doubao video (54), Sora (55)', () => {
     const veo = desiredChannels(
       resource({ type: 60, models: ['veo-3.0-generate-001'] }),
       secret({ apiKey: 'k' }),
     );
     expect(veo).toMatchObject({ ok: true, type: ProviderTypeId.GeminiVeo });
     const kling = desiredChannels(
-      resource({ type: '61', models: ['kling-v2-1'] }),
+      resource({ type: '50', models: ['kling-v2-1'] }),
       secret({ apiKey: 'ak|sk' }),
     );
     expect(kling).toMatchObject({ ok: true, type: ProviderTypeId.Kling });
+    for (const [type, apiKey] of [
+      [51, 'AKLT|sk'],
+      [52, 'vda_1'],
+      [54, 'ark-key'],
+      [55, 'sk-1'],
+    ] as const)
+      expect(
+        desiredChannels(resource({ type, models: ['m'] }), secret({ apiKey })),
+        String(type),
+      ).toMatchObject({
+        ok: true,
+        type,
+      });
+    // A Jimeng key without its secret half cannot sign a call: refused, never applied.
+    expect(desiredChannels(resource({ type: 51, models: ['m'] }), secret({ apiKey: 'AKLT' })).ok).toBe(false);
   });
 
   it('reads the key named in keySecretRef.key', () => {

@@ -1,5 +1,5 @@
 /**
- * Kling (https://app.klingai.com/global/dev/document-api), channel type 61, behind the OpenAI video API clients
+ * Kling (https://app.klingai.com/global/dev/document-api), channel type 50 (the reference's number), behind the OpenAI video API clients
  * call. The channel's key is `<access key>|<secret key>`; every call carries a fresh HS256 JWT
  * (`{ iss: access key, exp: now + 30 min, nbf: now - 5 s }`, signed with the secret key) as its bearer.
  * `POST <base>/v1/videos/text2video` (or `image2video` with a first frame) `{ model_name, prompt, duration: "5" |
@@ -14,9 +14,6 @@ import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 import type { UpstreamVideo } from './wire.ts';
-
-/** The clip lengths Kling makes. */
-export const KLING_SECONDS: readonly number[] = [5, 10];
 
 export interface KlingJob {
   readonly model: string;
@@ -168,25 +165,4 @@ export async function klingFetch(
   const kind = id.split('/')[0] as string;
   const answer = await call(channel, dispatcher, id, { method: 'GET', timeoutMs });
   return answer.status === 200 ? videoOfKlingTask(kind, parse(answer.text)) : undefined;
-}
-
-/** Downloads a finished clip from its public address, without credentials (one redirect followed). */
-export async function klingContent(
-  dispatcher: Dispatcher,
-  uri: string,
-  timeoutMs: number,
-): Promise<{
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
-}> {
-  const options = { dispatcher, method: 'GET' as const, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
-  const first = await request(uri, options);
-  const location = first.headers.location;
-  if (first.statusCode >= 300 && first.statusCode < 400 && typeof location === 'string') {
-    await first.body.dump();
-    const next = await request(new URL(location, uri).toString(), options);
-    return { status: next.statusCode, headers: next.headers, body: next.body };
-  }
-  return { status: first.statusCode, headers: first.headers, body: first.body };
 }

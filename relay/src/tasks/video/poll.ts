@@ -17,7 +17,7 @@ import { klingFetch } from './kling.ts';
 import { refundForLength } from './price.ts';
 import { completeVideo } from './settle.ts';
 import { propertiesOf } from './task-row.ts';
-import { callVideoApi, readJson } from './upstream.ts';
+import { callVideoApi, NATIVE_VIDEO_APIS, readJson } from './upstream.ts';
 import { veoFetch } from './veo.ts';
 import {
   failureOf,
@@ -42,6 +42,12 @@ async function fetchVideos(ctx: RelayContext, channelId: number, ids: string[]):
     for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
       if (channel.type === ProviderTypeId.Kling) {
         const video = await klingFetch(channel, dispatcher, id, POLL_TIMEOUT_MS);
+        if (video) found.push(video);
+        continue;
+      }
+      const native = NATIVE_VIDEO_APIS.get(channel.type);
+      if (native) {
+        const video = await native.fetch(channel, dispatcher, id, POLL_TIMEOUT_MS);
         if (video) found.push(video);
         continue;
       }

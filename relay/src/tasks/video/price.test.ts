@@ -17,6 +17,10 @@ describe('video prices', () => {
     expect(0.3 * sizeTierFactor('sora-2-pro', '1792x1024')).toBeCloseTo(0.5, 10);
     // Veo costs the same a second at 1080p.
     expect(sizeTierFactor('veo-3.1-generate-preview', '1920x1080')).toBe(1);
+    // Seedance is priced by tokens: a 1080p second is 1920×1088 / 1248×704 of a 720p one.
+    expect(sizeTierFactor('doubao-seedance-1-0-pro-250528', '1280x720')).toBe(1);
+    expect(sizeTierFactor('doubao-seedance-1-0-pro-250528', '1920x1080')).toBeCloseTo(2.3776, 4);
+    expect(sizeTierFactor('kling-v2-1', '1920x1080')).toBe(1);
   });
 
   it('charges seconds × price × group ratio × tier, truncated once', () => {

@@ -8,17 +8,29 @@
 /** Price step above 720p (OpenAI: sora-2-pro $0.50 / $0.30 a second). */
 export const HIGH_RES_FACTOR = 5 / 3;
 
-/** Models whose provider prices by resolution tier (OpenAI's Sora); Veo costs the same at 720p and 1080p. */
-const isTiered = (model: string): boolean => /^sora-/.test(model);
+/**
+ * Seedance's step from 720p to 1080p: Ark prices its video by tokens, `width × height × fps × seconds / 1024`, so a
+ * 1920x1088 second costs what 2.38 seconds of 1248x704 do (https://www.volcengine.com/docs/82379/1544106).
+ */
+export const SEEDANCE_1080P_FACTOR = (1920 * 1088) / (1248 * 704);
 
 /**
- * 1 for frames up to 1280 pixels on their long side (720p), {@link HIGH_RES_FACTOR} above, for the models priced
- * by tier; 1 for the others.
+ * The price step above 720p of the models priced by resolution tier (OpenAI's Sora; Doubao Seedance, which the
+ * relay asks for 1080p above 1280 pixels); Veo costs the same at 720p and 1080p, Jimeng names its 1080p tier as a
+ * model of its own, and Kling and Vidu are asked for their default resolution.
  */
+function highResFactorOf(model: string): number {
+  if (/^sora-/.test(model)) return HIGH_RES_FACTOR;
+  if (/seedance/.test(model)) return SEEDANCE_1080P_FACTOR;
+  return 1;
+}
+
+/** 1 for frames up to 1280 pixels on their long side (720p), the model's step above (1 for untiered models). */
 export function sizeTierFactor(model: string, size: string): number {
-  if (!isTiered(model)) return 1;
+  const factor = highResFactorOf(model);
+  if (factor === 1) return 1;
   const [width = 0, height = 0] = size.split('x').map(Number);
-  return Math.max(width, height) > 1280 ? HIGH_RES_FACTOR : 1;
+  return Math.max(width, height) > 1280 ? factor : 1;
 }
 
 /**

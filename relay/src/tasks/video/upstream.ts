@@ -5,6 +5,7 @@
  * - Azure OpenAI (type 3): Sora 2 is served by Azure's v1 API with OpenAI's own schema, `<base>/openai/v1/videos…`,
  *   the key in `api-key`, the deployment named as `model`
  *   (https://learn.microsoft.com/en-us/azure/ai-foundry/openai/concepts/video-generation).
+ * - Sora (type 55): an OpenAI channel for video only, called exactly as OpenAI.
  * The channel's extra headers go first, so they can never replace the credential.
  */
 
@@ -13,18 +14,34 @@ import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
+import { jimengApi } from './jimeng.ts';
+import type { NativeVideoApi } from './native.ts';
+import { seedanceApi } from './seedance.ts';
+import { viduApi } from './vidu.ts';
 
-/** Channel types that serve OpenAI's video API to clients: OpenAI and Azure as it is, Veo and Kling converted. */
+/** The converted providers that share one shape (native.ts); Veo and Kling keep their own calls. */
+export const NATIVE_VIDEO_APIS: ReadonlyMap<number, NativeVideoApi> = new Map([
+  [ProviderTypeId.Jimeng, jimengApi],
+  [ProviderTypeId.Vidu, viduApi],
+  [ProviderTypeId.DoubaoVideo, seedanceApi],
+]);
+
+/**
+ * Channel types that serve OpenAI's video API to clients: OpenAI, Sora (an OpenAI channel for video only) and Azure
+ * as it is, Veo, Kling, Jimeng, Vidu and Doubao Seedance converted.
+ */
 export const VIDEO_CHANNEL_TYPES: readonly number[] = [
   ProviderTypeId.OpenAI,
+  ProviderTypeId.Sora,
   ProviderTypeId.Azure,
   ProviderTypeId.GeminiVeo,
   ProviderTypeId.Kling,
+  ...NATIVE_VIDEO_APIS.keys(),
 ];
 
 /** Types converted from their own task APIs: no remix, no thumbnail, no upstream delete. */
 export const isNativeVideoType = (type: number): boolean =>
-  type === ProviderTypeId.GeminiVeo || type === ProviderTypeId.Kling;
+  type === ProviderTypeId.GeminiVeo || type === ProviderTypeId.Kling || NATIVE_VIDEO_APIS.has(type);
 
 /** The URL of `path` (`''`, `/<id>`, `/<id>/content`, ...) under the channel's video jobs. */
 export function videoUrlOf(channel: RelayChannel, path: string): string {

@@ -41,11 +41,18 @@ import {
 } from '../charge.ts';
 import { SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import type { TaskProvider } from '../provider.ts';
-import { KLING_SECONDS, klingContent, klingSubmit, klingToken } from './kling.ts';
+import { klingSubmit, klingToken } from './kling.ts';
+import { clipLengthsOf, fetchPublicClip } from './native.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
 import { isVideoId, newVideoId, propertiesOf, toClientVideo, type VideoProperties } from './task-row.ts';
-import { callVideoApi, isNativeVideoType, type UpstreamAnswer, VIDEO_CHANNEL_TYPES } from './upstream.ts';
+import {
+  callVideoApi,
+  isNativeVideoType,
+  NATIVE_VIDEO_APIS,
+  type UpstreamAnswer,
+  VIDEO_CHANNEL_TYPES,
+} from './upstream.ts';
 import { veoContent, veoSubmit } from './veo.ts';
 import {
   DEFAULT_VIDEO_MODEL,
@@ -68,12 +75,28 @@ const MAX_LIST_LIMIT = 100;
 /** Worth another channel: the upstream is busy or failing (as for every other relayed call). */
 const isRetryable = (status: number): boolean => status === 429 || (status >= 500 && status !== 504);
 
-function refuse(request: FastifyRequest, reply: FastifyReply, error: RelayError) {
-  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-  return reply.code(error.status).send(toOpenAiErrorBody(error, request.id));
+/** How a route answers a submit: the stored task, or a refusal, each in its caller's shape. */
+export interface VideoAnswer {
+  readonly task: (row: Task, request: FastifyRequest) => unknown;
+  readonly refusal: (error: RelayError, requestId: string) => unknown;
 }
 
-const invalid = (message: string, param: string | null = null): RelayError => ({
+const OPENAI_ANSWER: VideoAnswer = { task: (row) => toClientVideo(row), refusal: toOpenAiErrorBody };
+
+export function refuseAs(
+  answer: VideoAnswer,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: RelayError,
+) {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  return reply.code(error.status).send(answer.refusal(error, request.id));
+}
+
+const refuse = (request: FastifyRequest, reply: FastifyReply, error: RelayError) =>
+  refuseAs(OPENAI_ANSWER, request, reply, error);
+
+export const invalid = (message: string, param: string | null = null): RelayError => ({
   ...localError(400, 'invalid_value', message, 'invalid_request_error'),
   param,
 });
@@ -82,7 +105,7 @@ const notFound = (id: string): RelayError =>
   localError(404, 'video_not_found', `video ${id} not found`, 'invalid_request_error');
 
 /** What a submit asks for, read from the client's JSON or form. */
-interface VideoJob {
+export interface VideoJob {
   readonly action: 'GENERATE' | 'REMIX';
   readonly model: string;
   readonly seconds: number;
@@ -142,7 +165,7 @@ async function readCreateRequest(request: FastifyRequest): Promise<VideoJob | Re
   return { ...job, action: 'GENERATE', payload: { kind: 'json', body: input } };
 }
 
-async function ownVideo(ctx: RelayContext, userId: number, id: string): Promise<Task | undefined> {
+export async function ownVideo(ctx: RelayContext, userId: number, id: string): Promise<Task | undefined> {
   if (!isVideoId(id)) return undefined;
   const [row] = await ctx.deps.db
     .select()
@@ -176,23 +199,29 @@ async function sendJob(
   const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
   const upstreamModel = channel.modelMapping[job.model] ?? job.model;
   const { payload } = job;
+  const native = NATIVE_VIDEO_APIS.get(channel.type);
+  if (native) {
+    if (!native.isUsableKey(channel.key ?? '')) return misconfigured(request, channel);
+    if (payload.kind === 'form' && payload.upload.files.length > 0)
+      return refusalAnswer('this channel takes input_reference as { image_url } in JSON, not as a file');
+    const image = referenceImageOf(payload);
+    return native.submit(
+      channel,
+      dispatcher,
+      {
+        model: upstreamModel,
+        prompt: job.prompt,
+        seconds: job.seconds,
+        size: job.size,
+        ...(image !== undefined ? { image } : {}),
+      },
+      SUBMIT_TIMEOUT_MS,
+    );
+  }
   if (channel.type === ProviderTypeId.Kling) {
     // A key that is not `<access key>|<secret key>` cannot sign a call: the channel's trouble (503, the next
     // channel is tried), never the caller's.
-    if (!klingToken(channel.key ?? '', Math.floor(Date.now() / 1000))) {
-      request.log.warn({ channelId: channel.id }, 'kling channel key is not access key|secret key');
-      return {
-        status: 503,
-        text: JSON.stringify({
-          error: {
-            message: 'the video channel is misconfigured',
-            type: 'upstream_error',
-            code: 'channel_misconfigured',
-          },
-        }),
-        video: undefined,
-      };
-    }
+    if (!klingToken(channel.key ?? '', Math.floor(Date.now() / 1000))) return misconfigured(request, channel);
     if (payload.kind === 'form' && payload.upload.files.length > 0)
       return refusalAnswer('a Kling channel takes input_reference as { image_url } in JSON, not as a file');
     const image = referenceImageOf(payload);
@@ -257,6 +286,25 @@ async function sendJob(
   return { status: answer.status, text, video };
 }
 
+/**
+ * A channel whose key cannot authenticate a call: the channel's trouble (503, the next channel is tried), never the
+ * caller's.
+ */
+function misconfigured(request: FastifyRequest, channel: RelayChannel): SubmitAnswer {
+  request.log.warn({ channelId: channel.id, type: channel.type }, 'video channel key has the wrong shape');
+  return {
+    status: 503,
+    text: JSON.stringify({
+      error: {
+        message: 'the video channel is misconfigured',
+        type: 'upstream_error',
+        code: 'channel_misconfigured',
+      },
+    }),
+    video: undefined,
+  };
+}
+
 /** A refusal of the gateway's own, in the shape an upstream's would be read. */
 const refusalAnswer = (message: string): SubmitAnswer => ({
   status: 400,
@@ -264,13 +312,17 @@ const refusalAnswer = (message: string): SubmitAnswer => ({
   video: undefined,
 });
 
-async function submit(
+/** Submits a job, answering in `answer`'s shape (OpenAI's video object by default). */
+export async function submitVideo(
   ctx: RelayContext,
   request: FastifyRequest,
   reply: FastifyReply,
   caller: Caller,
   job: VideoJob,
+  answer: VideoAnswer = OPENAI_ANSWER,
 ) {
+  const refuse = (_request: FastifyRequest, _reply: FastifyReply, error: RelayError) =>
+    refuseAs(answer, request, reply, error);
   const startedAt = performance.now();
   const count = (outcome: SubmitOutcome) => taskMetricsOf(ctx).recordSubmit('video', job.action, outcome);
   const notAllowed = checkModelAllowed(caller, job.model);
@@ -296,12 +348,13 @@ async function submit(
     }
     channel = picked;
   }
-  if (channel.type === ProviderTypeId.Kling) {
-    // Kling makes 5 or 10 second clips: its own default, and nothing else is held or charged.
-    const seconds = job.secondsGiven ? job.seconds : 5;
-    if (!KLING_SECONDS.includes(seconds)) {
+  const lengths = clipLengthsOf(channel.type);
+  if (lengths) {
+    // A converted provider makes its own lengths: its own default, and nothing else is held or charged.
+    const seconds = job.secondsGiven ? job.seconds : lengths.fallback;
+    if (!lengths.isAllowed(seconds)) {
       count(SubmitOutcome.Rejected);
-      return refuse(request, reply, invalid('a Kling video is 5 or 10 seconds long', 'seconds'));
+      return refuse(request, reply, invalid(lengths.says, 'seconds'));
     }
     job = { ...job, seconds };
   }
@@ -323,18 +376,37 @@ async function submit(
   const retries =
     job.source === undefined && caller.forcedChannelId === undefined ? ctx.deps.options.get('RetryTimes') : 0;
   const tried = new Set<number>();
-  let answer: SubmitAnswer | undefined;
+  let sent: SubmitAnswer | undefined;
   let sentAt = performance.now();
   for (let attempt = 0; ; attempt++) {
     tried.add(channel.id);
     sentAt = performance.now();
     try {
-      answer = await sendJob(ctx, request, channel, job);
+      sent = await sendJob(ctx, request, channel, job);
+      // The upstream refusing the channel's own credential is the channel's trouble (the next one is tried), never
+      // a 401 that would tell the caller their key is wrong.
+      if (sent.status === 401) {
+        request.log.warn(
+          { channelId: channel.id, type: channel.type },
+          'video upstream refused the channel key',
+        );
+        sent = {
+          status: 503,
+          text: JSON.stringify({
+            error: {
+              message: 'the video channel was refused by its upstream',
+              type: 'upstream_error',
+              code: 'channel_unauthorized',
+            },
+          }),
+          video: undefined,
+        };
+      }
     } catch (err) {
-      answer = undefined;
+      sent = undefined;
       request.log.warn({ err, channelId: channel.id }, 'video submit failed');
     }
-    if (attempt >= retries || (answer !== undefined && !isRetryable(answer.status))) break;
+    if (attempt >= retries || (sent !== undefined && !isRetryable(sent.status))) break;
     const next = pickChannel(ctx.channels.table, {
       group: caller.group,
       model: job.model,
@@ -356,15 +428,15 @@ async function submit(
     modelPrice: price.modelPrice,
     groupRatio: price.groupRatio,
   };
-  if (answer === undefined) {
+  if (sent === undefined) {
     await settleTaskCharge(ctx, request, charge, false);
     count(SubmitOutcome.Error);
     return refuse(request, reply, localError(502, 'upstream_error', 'the video upstream did not answer'));
   }
-  const { video } = answer;
+  const { video } = sent;
   if (!video) {
     await settleTaskCharge(ctx, request, charge, false);
-    const error = parseUpstreamError(answer.status >= 400 ? answer.status : 502, answer.text);
+    const error = parseUpstreamError(sent.status >= 400 ? sent.status : 502, sent.text);
     recordTaskCall(ctx, request, charge, {
       status: error.status,
       quota: 0,
@@ -418,7 +490,7 @@ async function submit(
   }
   await chargeAccepted(ctx, request, charge, { upstreamMs: performance.now() - sentAt, provider: 'video' });
   count(SubmitOutcome.Accepted);
-  return reply.send(toClientVideo(row as Task));
+  return reply.send(answer.task(row as Task, request));
 }
 
 function parseJson(text: string): unknown {
@@ -436,7 +508,7 @@ async function create(ctx: RelayContext, request: FastifyRequest, reply: Fastify
   const job = await readCreateRequest(request);
   if ('status' in job) return refuse(request, reply, job);
   try {
-    return await submit(ctx, request, reply, auth.caller, job);
+    return await submitVideo(ctx, request, reply, auth.caller, job);
   } finally {
     if (job.payload.kind === 'form') await job.payload.upload.dispose();
   }
@@ -467,7 +539,7 @@ async function remix(
   const properties = propertiesOf(source);
   // A remix keeps its source's length and size: that is what it is held and charged for.
   const data = (source.data ?? {}) as Record<string, unknown>;
-  return submit(ctx, request, reply, auth.caller, {
+  return submitVideo(ctx, request, reply, auth.caller, {
     action: 'REMIX',
     model: properties.model,
     seconds: parseSeconds(data.seconds) ?? properties.seconds,
@@ -510,9 +582,9 @@ async function content(
       upstream =
         typeof uri !== 'string'
           ? undefined
-          : channel.type === ProviderTypeId.Kling
-            ? await klingContent(dispatcher, uri, CONTENT_TIMEOUT_MS)
-            : await veoContent(channel, dispatcher, uri, CONTENT_TIMEOUT_MS);
+          : channel.type === ProviderTypeId.GeminiVeo
+            ? await veoContent(channel, dispatcher, uri, CONTENT_TIMEOUT_MS)
+            : await fetchPublicClip(dispatcher, uri, CONTENT_TIMEOUT_MS);
       if (!upstream)
         return refuse(
           request,
@@ -637,8 +709,11 @@ async function retrieve(
   return reply.send(toClientVideo(row));
 }
 
-function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
-  // Fastify's own refusals (unreadable JSON, a body too large), bugs and an unreachable database, in OpenAI's shape.
+/**
+ * Fastify's own refusals (unreadable JSON, a body too large), bugs and an unreachable database, in the routes' shape
+ * (OpenAI's by default).
+ */
+export function setVideoErrorHandler(scope: FastifyInstance, answer: VideoAnswer = OPENAI_ANSWER) {
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     const unreachable = isDatabaseUnreachable(error);
     const failure = unreachable
@@ -646,8 +721,12 @@ function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
       : gatewayFailureOf(error);
     if (failure.status === 500) request.log.error({ err: error }, 'video request failed');
     if (failure.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-    return reply.code(failure.status).send(toOpenAiErrorBody(failure, request.id));
+    return reply.code(failure.status).send(answer.refusal(failure, request.id));
   });
+}
+
+function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
+  setVideoErrorHandler(scope);
   // The form is spooled to disk by the route (pipeline/multipart.ts), not parsed here.
   scope.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
   scope.post('/v1/videos', (request, reply) => create(ctx, request, reply));

@@ -20,16 +20,10 @@ const root = resolve(import.meta.dirname, '..');
 
 /**
  * Exports waiting on work in flight elsewhere, each with the issue that wires or deletes it. Keep this list short.
- * Issues 26 and 28 (providers, speed) move relay/src/{adapters,ingress,upstream} and make sse.ts's writer the one
- * SSE writer every stream goes through; the closed-sets part of issue 30 declares what each provider type carries
- * once, in core, and deletes the tests that pin a copy.
+ * The closed-sets part of issue 30 declares what each provider type carries once, in core, and deletes the tests
+ * that pin a copy.
  */
 const PENDING: Readonly<Record<string, string>> = {
-  'relay/src/sse.ts: formatSseEvent': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: isDoneEvent': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: SSE_HEADERS': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: formatSseJson': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: formatSseComment': 'issue 28: sse.ts becomes the one SSE reader and writer',
   'console/src/features/channels/relay-coverage.ts: NEED_ENDPOINTS':
     'issue 30 closed sets: what a provider type carries is declared once, in core',
   'console/src/features/channels/provider-texts.ts: providerTextKeys':

@@ -195,7 +195,7 @@ export function createSseParser(options: SseParserOptions = {}): SseParser {
  * Response headers of every stream the relay answers (no compression, no proxy buffering); the one declaration,
  * a format whose streams are not server-sent events (Gemini's JSON arrays) overrides only the content type.
  */
-export const SSE_HEADERS: Readonly<Record<string, string>> = {
+const SSE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
   connection: 'keep-alive',

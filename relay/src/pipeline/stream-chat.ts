@@ -4,7 +4,7 @@
  */
 import { streamErrorOf } from '../formats/openai/stream.ts';
 import { hasUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
-import { DONE, formatSseEvent, formatSseJson } from '../sse.ts';
+import { formatSseEvent, formatSseJson, isDoneEvent } from '../sse.ts';
 import { isRecord, type Json } from './respond.ts';
 import type { StreamReader, StreamState } from './stream-state.ts';
 
@@ -124,7 +124,7 @@ export function createChatReader(state: StreamState, body: Json): StreamReader {
   return {
     writesEnd: true,
     read(event) {
-      if (event.data === DONE) {
+      if (isDoneEvent(event)) {
         state.finished = true;
         return true;
       }

@@ -5,7 +5,7 @@
  */
 import { streamErrorOf } from '../formats/openai/stream.ts';
 import { hasUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
-import { DONE, formatSseEvent, formatSseNamedJson, type SseEvent } from '../sse.ts';
+import { formatSseEvent, formatSseNamedJson, isDoneEvent, type SseEvent } from '../sse.ts';
 import { isRecord, type Json } from './respond.ts';
 import { SENSITIVE_REPLACEMENT } from './sensitive-words.ts';
 import type { StreamReader, StreamState } from './stream-state.ts';
@@ -69,7 +69,7 @@ export function createResponsesReader(state: StreamState): StreamReader {
   return {
     writesEnd: false,
     read(event) {
-      if (event.data === DONE) {
+      if (isDoneEvent(event)) {
         state.finished = true;
         return true;
       }

@@ -206,18 +206,14 @@ const SSE_HEADERS: Readonly<Record<string, string>> = {
 export const SSE_DONE_FRAME = 'data: [DONE]\n\n';
 
 /** One event as wire text. Multi-line data becomes several `data:` lines, so any string round-trips. */
-export function formatSseEvent(
-  data: string,
-  options: { event?: string | undefined; id?: string } = {},
-): string {
-  let frame = '';
-  if (options.event !== undefined) frame += `event: ${assertSingleLine(options.event)}\n`;
-  if (options.id !== undefined) frame += `id: ${assertSingleLine(options.id)}\n`;
-  if (data.includes('\n') || data.includes('\r')) {
-    for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
-  } else {
-    frame += `data: ${data}\n`;
-  }
+export function formatSseEvent(data: string, options?: { event?: string | undefined; id?: string }): string {
+  let head = '';
+  if (options?.event !== undefined) head += `event: ${assertSingleLine(options.event)}\n`;
+  if (options?.id !== undefined) head += `id: ${assertSingleLine(options.id)}\n`;
+  // One line of data (every JSON chunk): one template, no split.
+  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) return `${head}data: ${data}\n\n`;
+  let frame = head;
+  for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
   return `${frame}\n`;
 }
 

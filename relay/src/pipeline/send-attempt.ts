@@ -12,8 +12,13 @@ import { markAttempt } from '../metrics/tracing.ts';
 import { CredentialError } from '../providers/provider.ts';
 import { type Provider, providerFor } from '../providers/registry.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
-import { abortedWith, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
-import { redactorOf } from '../upstream/redact.ts';
+import {
+  abortedWith,
+  toUpstreamFailure,
+  type UpstreamFailureKind,
+  type UpstreamResponse,
+} from '../upstream/client.ts';
+import { type Redactor, redactorOf } from '../upstream/redact.ts';
 import {
   type AnswerResult,
   relayBinary,
@@ -78,7 +83,7 @@ export async function sendAttempt(
   channel: RelayChannel,
   attempt: number,
 ): Promise<AttemptOutcome> {
-  const { spec, ingress, request, reply, caller, prepared } = exchange;
+  const { spec, ingress, request, reply, prepared } = exchange;
   const upstreamModel = channel.modelMapping[prepared.model] ?? prepared.model;
   const provider = providerFor(channel.type, upstreamModel);
   const route = provider && routeOf(spec, ingress, provider);
@@ -96,6 +101,42 @@ export async function sendAttempt(
   const channelTicket = channelLimit.ticket;
   if (channelTicket) exchange.billing.limits?.push(channelTicket);
   attempts.used.push(channel.id);
+  const upstreamSentAt = performance.now();
+  try {
+    return await sendUpstream(ctx, exchange, attempts, {
+      channel,
+      provider,
+      route,
+      upstreamModel,
+      attempt,
+      upstreamSentAt,
+    });
+  } finally {
+    // An attempt that did not settle the call used no tokens of its channel: its slot is free again.
+    if (!exchange.billing.settled) channelTicket?.settle(0);
+    attempts.upstreamMsBefore += performance.now() - upstreamSentAt;
+  }
+}
+
+/** The channel an attempt was admitted to, and how it is reached. */
+interface Admitted {
+  readonly channel: RelayChannel;
+  readonly provider: Provider;
+  readonly route: Route;
+  readonly upstreamModel: string;
+  readonly attempt: number;
+  /** When the attempt began: its time on the upstream is counted from here. */
+  readonly upstreamSentAt: number;
+}
+
+/** Sends the request to the admitted channel and hands a 200 to the answer step; anything else is a failure. */
+async function sendUpstream(
+  ctx: RelayContext,
+  exchange: HeldExchange,
+  attempts: Attempts,
+  { channel, provider, route, upstreamModel, attempt, upstreamSentAt }: Admitted,
+): Promise<AttemptOutcome> {
+  const { ingress, request, reply, caller, prepared } = exchange;
   const redactor = redactorOf(channel);
   const retryContext = {
     remaining: attempts.retryTimes - attempt,
@@ -136,7 +177,6 @@ export async function sendAttempt(
 
   let call: UpstreamCall | undefined;
   let answered = false;
-  const upstreamSentAt = performance.now();
   try {
     let response: UpstreamResponse;
     try {
@@ -157,24 +197,12 @@ export async function sendAttempt(
       });
     } catch (error) {
       if (firstTokenTimedOut && !exchange.clientGone.signal.aborted) return failedFor('first-token-timeout');
-      if (error instanceof CredentialError) {
-        // No credential to send (a refused token exchange, a key that does not parse): as if answered so.
-        const refusal = { ...error.error, message: redactor.redact(error.error.message) };
-        request.log.warn({ channelId: channel.id, code: refusal.code }, 'upstream credential failed');
-        return failed(refusal);
-      }
-      const failure = toUpstreamFailure(error);
-      if (failure.kind === 'aborted') return { kind: 'done' }; // the client left; the caller refunds
-      request.log.warn({ channelId: channel.id, kind: failure.kind }, 'upstream request failed');
-      const broken: RelayError = {
-        status: failure.kind === 'timeout' ? 504 : 502,
-        message: failure.message,
-        type: 'upstream_error',
-        code: 'do_request_failed',
-        param: null,
-        isLocal: false,
-      };
-      return failed(broken, failure.kind === 'connect' ? 'connect-error' : broken);
+      const refusal = requestFailure(error, redactor);
+      if (refusal === undefined) return { kind: 'done' }; // the client left; the caller refunds
+      if (refusal.kind === 'credential')
+        request.log.warn({ channelId: channel.id, code: refusal.error.code }, 'upstream credential failed');
+      else request.log.warn({ channelId: channel.id, kind: refusal.kind }, 'upstream request failed');
+      return failed(refusal.error, refusal.retryAs);
     }
 
     // A provider that reports errors inside a 200 (Wenxin) says which status the answer stands for.
@@ -226,13 +254,46 @@ export async function sendAttempt(
   } finally {
     // The answering attempt is marked by the settlement, which ends the call's trace before this runs.
     if (!answered) markAttempt(exchange.billing.steps, channel.id, upstreamSentAt, true);
-    // An attempt that did not settle the call used no tokens of its channel: its slot is free again.
-    if (!exchange.billing.settled) channelTicket?.settle(0);
-    attempts.upstreamMsBefore += performance.now() - upstreamSentAt;
     clearTimeout(firstTokenTimer);
     // An upload stream the upstream did not read to the end (a refused connection, an early error) is closed.
     if (call && typeof call.body !== 'string' && !call.body.destroyed) call.body.destroy();
   }
+}
+
+/**
+ * A request that got no answer, as the error to answer with and what to judge a retry by; undefined when the
+ * client left (the attempt was aborted with it).
+ */
+function requestFailure(
+  error: unknown,
+  redactor: Redactor,
+):
+  | {
+      readonly kind: 'credential' | UpstreamFailureKind;
+      readonly error: RelayError;
+      readonly retryAs: RelayError | AttemptFailure;
+    }
+  | undefined {
+  // No credential to send (a refused token exchange, a key that does not parse): as if answered so.
+  if (error instanceof CredentialError) {
+    const refusal = { ...error.error, message: redactor.redact(error.error.message) };
+    return { kind: 'credential', error: refusal, retryAs: refusal };
+  }
+  const failure = toUpstreamFailure(error);
+  if (failure.kind === 'aborted') return undefined;
+  const broken: RelayError = {
+    status: failure.kind === 'timeout' ? 504 : 502,
+    message: failure.message,
+    type: 'upstream_error',
+    code: 'do_request_failed',
+    param: null,
+    isLocal: false,
+  };
+  return {
+    kind: failure.kind,
+    error: broken,
+    retryAs: failure.kind === 'connect' ? 'connect-error' : broken,
+  };
 }
 
 /** A 200 with what the stream step needs of the attempt's first-token timer. */

@@ -21,7 +21,7 @@ import { affinityOf, type CallAffinity } from '../routing/affinity.ts';
 import { chooseChannel } from './choose-channel.ts';
 import type { RelayContext } from './context.ts';
 import type { HeldExchange } from './exchange.ts';
-import { sendAttempt } from './send-attempt.ts';
+import { admitAttempt, sendAttempt } from './send-attempt.ts';
 import { type CompletionCheck, completionCheckOf } from './sensitive-words.ts';
 
 /** The attempts of one call: the options they read once, and what the earlier attempts left. */
@@ -67,14 +67,25 @@ export async function runAttempts(
   exchange: HeldExchange,
 ): Promise<RelayError | undefined> {
   const { caller, prepared } = exchange;
-  const attempts = await planAttempts(ctx, exchange);
+  // Session affinity (docs/adr/0027): the session's bound channel and key first, when they can serve now.
+  const affinity =
+    caller.forcedChannelId === undefined
+      ? await affinityOf(ctx, exchange.request, bodyOf(exchange), {
+          tokenId: caller.token.id,
+          group: caller.group,
+          model: prepared.model,
+        })
+      : undefined;
+  const attempts = planAttempts(ctx, exchange, affinity);
   const isForced = caller.forcedChannelId !== undefined;
   let lastError: RelayError | undefined;
   for (let attempt = 0; attempt <= attempts.retryTimes; ) {
     const choice = chooseChannel(ctx, exchange, attempts, attempt);
     if (choice.kind === 'unavailable') return choice.error;
     if (choice.kind === 'none') break;
-    const outcome = await sendAttempt(ctx, exchange, attempts, choice.channel, attempt);
+    const admitted = await admitAttempt(ctx, exchange, attempts, choice.channel, attempt);
+    const outcome =
+      admitted.kind === 'admitted' ? await sendAttempt(ctx, exchange, attempts, admitted) : admitted;
     if (outcome.kind === 'done') return undefined;
     if (outcome.kind === 'skipped') {
       lastError = outcome.error ?? lastError;
@@ -97,11 +108,15 @@ export async function runAttempts(
 }
 
 /** Reads the options the attempts of this call go by, once. */
-async function planAttempts(ctx: RelayContext, exchange: HeldExchange): Promise<Attempts> {
-  const { caller, prepared, spec, ingress } = exchange;
+function planAttempts(
+  ctx: RelayContext,
+  exchange: HeldExchange,
+  affinity: CallAffinity | undefined,
+): Attempts {
+  const { prepared, spec, ingress } = exchange;
   const { options } = ctx.deps;
   const isStream = prepared.isStream && spec.stream !== undefined;
-  const body = prepared.payload.kind === 'json' ? prepared.payload.body : undefined;
+  const body = bodyOf(exchange);
   let chat: ChatRequest | undefined;
   let refused: RelayError | null | undefined;
   return {
@@ -115,14 +130,7 @@ async function planAttempts(ctx: RelayContext, exchange: HeldExchange): Promise<
       : 0,
     completionCheck: completionCheckOf(ctx),
     passThrough: options.get('global.pass_through_request_enabled'),
-    affinity:
-      caller.forcedChannelId === undefined
-        ? await affinityOf(ctx, exchange.request, body, {
-            tokenId: caller.token.id,
-            group: caller.group,
-            model: prepared.model,
-          })
-        : undefined,
+    affinity,
     canonical() {
       chat ??= ingress.toChat(body ?? {}, prepared.model, isStream);
       return chat;
@@ -136,3 +144,6 @@ async function planAttempts(ctx: RelayContext, exchange: HeldExchange): Promise<
     upstreamMsBefore: 0,
   };
 }
+
+const bodyOf = ({ prepared }: HeldExchange) =>
+  prepared.payload.kind === 'json' ? prepared.payload.body : undefined;

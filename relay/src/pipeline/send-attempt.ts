@@ -8,6 +8,7 @@ import { keepHostedTools } from '../formats/canonical.ts';
 import type { Endpoint, Format, UpstreamCall } from '../formats/format.ts';
 import type { Ingress } from '../formats/ingress.ts';
 import { admitChannelLimits } from '../limits/admit.ts';
+import type { LimitTicket } from '../limits/limiter.ts';
 import { markAttempt } from '../metrics/tracing.ts';
 import { CredentialError } from '../providers/provider.ts';
 import { type Provider, providerFor } from '../providers/registry.ts';
@@ -75,14 +76,18 @@ const failureError = (reason: AttemptFailure, seconds: number): RelayError =>
 
 type Failed = Extract<AttemptOutcome, { kind: 'failed' }>;
 
-/** One attempt of the call on `channel`, the `attempt`-th that counts (retries are counted from 0). */
-export async function sendAttempt(
+/**
+ * Admits the `attempt`-th attempt that counts (from 0) to `channel`: the route to it, a conversion the request
+ * allows, the channel's own limits. Answers the channel to send to, or the outcome when there is nothing to send
+ * (`skipped`; `done` for a token count answered locally).
+ */
+export async function admitAttempt(
   ctx: RelayContext,
   exchange: HeldExchange,
   attempts: Attempts,
   channel: RelayChannel,
   attempt: number,
-): Promise<AttemptOutcome> {
+): Promise<AttemptOutcome | Admitted> {
   const { spec, ingress, request, reply, prepared } = exchange;
   const upstreamModel = channel.modelMapping[prepared.model] ?? prepared.model;
   const provider = providerFor(channel.type, upstreamModel);
@@ -98,43 +103,30 @@ export async function sendAttempt(
   // A channel at its own limit is passed over like one that cannot serve (docs/adr/0028).
   const channelLimit = await admitChannelLimits(ctx, request, channel, prepared);
   if (!channelLimit.ok) return { kind: 'skipped', error: channelLimit.error };
-  const channelTicket = channelLimit.ticket;
-  if (channelTicket) exchange.billing.limits?.push(channelTicket);
+  const { ticket } = channelLimit;
+  if (ticket) exchange.billing.limits?.push(ticket);
   attempts.used.push(channel.id);
-  const upstreamSentAt = performance.now();
-  try {
-    return await sendUpstream(ctx, exchange, attempts, {
-      channel,
-      provider,
-      route,
-      upstreamModel,
-      attempt,
-      upstreamSentAt,
-    });
-  } finally {
-    // An attempt that did not settle the call used no tokens of its channel: its slot is free again.
-    if (!exchange.billing.settled) channelTicket?.settle(0);
-    attempts.upstreamMsBefore += performance.now() - upstreamSentAt;
-  }
+  return { kind: 'admitted', channel, provider, route, upstreamModel, attempt, ticket };
 }
 
 /** The channel an attempt was admitted to, and how it is reached. */
-interface Admitted {
+export interface Admitted {
+  readonly kind: 'admitted';
   readonly channel: RelayChannel;
   readonly provider: Provider;
   readonly route: Route;
   readonly upstreamModel: string;
   readonly attempt: number;
-  /** When the attempt began: its time on the upstream is counted from here. */
-  readonly upstreamSentAt: number;
+  /** The channel's concurrency and token slot this attempt holds, if it has limits. */
+  readonly ticket: LimitTicket | undefined;
 }
 
 /** Sends the request to the admitted channel and hands a 200 to the answer step; anything else is a failure. */
-async function sendUpstream(
+export async function sendAttempt(
   ctx: RelayContext,
   exchange: HeldExchange,
   attempts: Attempts,
-  { channel, provider, route, upstreamModel, attempt, upstreamSentAt }: Admitted,
+  { channel, provider, route, upstreamModel, attempt, ticket }: Admitted,
 ): Promise<AttemptOutcome> {
   const { ingress, request, reply, caller, prepared } = exchange;
   const redactor = redactorOf(channel);
@@ -162,21 +154,11 @@ async function sendUpstream(
   if (hosted.dropped.length > 0) reply.header(DROPPED_TOOLS_HEADER, hosted.dropped.join(', '));
   else reply.removeHeader(DROPPED_TOOLS_HEADER);
 
-  // The first-token timer covers the wait for the response head too; it aborts this attempt only (without one,
-  // the attempt ends when the client leaves, and its controller serves).
-  const { firstTokenSeconds } = attempts;
-  const attemptAbort = firstTokenSeconds > 0 ? abortedWith(exchange.clientGone.signal) : exchange.clientGone;
-  let firstTokenTimedOut = false;
-  const firstTokenTimer =
-    firstTokenSeconds > 0
-      ? setTimeout(() => {
-          firstTokenTimedOut = true;
-          attemptAbort.abort();
-        }, firstTokenSeconds * 1000)
-      : undefined;
+  const firstToken = startFirstTokenTimer(attempts.firstTokenSeconds, exchange.clientGone);
 
   let call: UpstreamCall | undefined;
   let answered = false;
+  const upstreamSentAt = performance.now();
   try {
     let response: UpstreamResponse;
     try {
@@ -192,11 +174,12 @@ async function sendUpstream(
       response = await ctx.upstream.request({
         ...call,
         proxy: channel.proxy,
-        signal: attemptAbort.signal,
+        signal: firstToken.signal,
         ...(attempts.isStream ? { bodyTimeoutMs: attempts.streamTimeoutSeconds * 1000 } : {}),
       });
     } catch (error) {
-      if (firstTokenTimedOut && !exchange.clientGone.signal.aborted) return failedFor('first-token-timeout');
+      if (firstToken.timedOut() && !exchange.clientGone.signal.aborted)
+        return failedFor('first-token-timeout');
       const refusal = requestFailure(error, redactor);
       if (refusal === undefined) return { kind: 'done' }; // the client left; the caller refunds
       if (refusal.kind === 'credential')
@@ -241,11 +224,8 @@ async function sendUpstream(
       conversion: route.converted ? { format: provider.format, ingress } : undefined,
       retryEmpty: mayRetryEmpty,
       completionCheck: attempts.completionCheck,
-      firstToken: {
-        held: firstTokenSeconds > 0 || mayRetryEmpty,
-        arrived: () => clearTimeout(firstTokenTimer),
-        timedOut: () => firstTokenTimedOut,
-      },
+      holdHead: attempts.firstTokenSeconds > 0 || mayRetryEmpty,
+      firstToken,
     });
     answered = result.kind === 'done';
     if (result.kind === 'done') return { kind: 'done' };
@@ -254,7 +234,10 @@ async function sendUpstream(
   } finally {
     // The answering attempt is marked by the settlement, which ends the call's trace before this runs.
     if (!answered) markAttempt(exchange.billing.steps, channel.id, upstreamSentAt, true);
-    clearTimeout(firstTokenTimer);
+    // An attempt that did not settle the call used no tokens of its channel: its slot is free again.
+    if (!exchange.billing.settled) ticket?.settle(0);
+    attempts.upstreamMsBefore += performance.now() - upstreamSentAt;
+    firstToken.arrived();
     // An upload stream the upstream did not read to the end (a refused connection, an early error) is closed.
     if (call && typeof call.body !== 'string' && !call.body.destroyed) call.body.destroy();
   }
@@ -296,18 +279,41 @@ function requestFailure(
   };
 }
 
-/** A 200 with what the stream step needs of the attempt's first-token timer. */
+/** The attempt's first-token timer (`FirstTokenTimeoutSeconds`), or a stand-in that never fires. */
+interface FirstTokenTimer {
+  /** Aborts the attempt: when the client leaves, or when the timer fires. */
+  readonly signal: AbortSignal;
+  /** The first output arrived (or the attempt ended): the timer stops. */
+  arrived(): void;
+  /** Whether the attempt was aborted by the timer. */
+  timedOut(): boolean;
+}
+
+const doNothing = () => {};
+const never = () => false;
+
+/**
+ * The first-token timer covers the wait for the response head too; it aborts this attempt only. Without one the
+ * attempt ends when the client leaves, and the call's controller serves.
+ */
+function startFirstTokenTimer(seconds: number, clientGone: AbortController): FirstTokenTimer {
+  if (seconds <= 0) return { signal: clientGone.signal, arrived: doNothing, timedOut: never };
+  const abort = abortedWith(clientGone.signal);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, seconds * 1000);
+  return { signal: abort.signal, arrived: () => clearTimeout(timer), timedOut: () => timedOut };
+}
+
+/** A 200 with what the stream step needs of the attempt. */
 interface AttemptAnswer extends UpstreamAnswer {
   /** The channel's format. */
   readonly format: Format;
-  readonly firstToken: {
-    /** Send nothing until the first output: the attempt may still be given up for another channel. */
-    readonly held: boolean;
-    /** Called once, at the first output (stops the first-token timer). */
-    arrived(): void;
-    /** Whether the attempt was aborted by the first-token timer. */
-    timedOut(): boolean;
-  };
+  /** Send nothing until the first output: the attempt may still be given up for another channel. */
+  readonly holdHead: boolean;
+  readonly firstToken: FirstTokenTimer;
 }
 
 /** Hands the upstream's 200 to the endpoint's relay step: a stream, JSON, audio bytes or a transcription. */
@@ -333,7 +339,7 @@ function answerAttempt(
     return pipeStream(ctx, exchange, answer, {
       reading,
       encoder: ingress.streamEncoder(body, exchange.prepared.model, request.id, request.url),
-      holdHead: answer.firstToken.held,
+      holdHead: answer.holdHead,
       onFirstOutput: answer.firstToken.arrived,
       firstTokenTimedOut: answer.firstToken.timedOut,
       pingMs: attempts.pingMs,

@@ -692,6 +692,7 @@ async function main() {
         'frames / expected',
         'max gap p99 ms',
         'max gap ms',
+        'first token p99 ms',
         'answering at once',
         'RSS open',
       ],
@@ -709,6 +710,8 @@ async function main() {
         cap ? `${cap.frames} / ${cap.expectedFrames}` : '',
         cap ? ms(percentile(cap.maxGaps, 99)) : '',
         cap ? ms(cap.maxGaps.at(-1) ?? Number.NaN) : '',
+        // A stream that waits for an upstream connection shows here, not in its gaps.
+        cap ? ms(percentile(cap.ttft, 99)) : '',
         cap ? String(cap.peakOpen) : '',
         cap && cap.rssOpen > 0 ? mb(cap.rssOpen) : '',
       ]);

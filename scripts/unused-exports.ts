@@ -19,17 +19,10 @@ import ts from 'typescript';
 const root = resolve(import.meta.dirname, '..');
 
 /**
- * Exports waiting on work in flight elsewhere, each with the issue that wires or deletes it. Keep this list short.
- * Issues 26 and 28 (providers, speed) move relay/src/{adapters,ingress,upstream} and make sse.ts's writer the one
- * SSE writer every stream goes through.
+ * Exports waiting on work in flight elsewhere, each with the issue that wires or deletes it. Keep this list short
+ * (empty today).
  */
-const PENDING: Readonly<Record<string, string>> = {
-  'relay/src/sse.ts: formatSseEvent': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: isDoneEvent': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: SSE_HEADERS': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: formatSseJson': 'issue 28: sse.ts becomes the one SSE reader and writer',
-  'relay/src/sse.ts: formatSseComment': 'issue 28: sse.ts becomes the one SSE reader and writer',
-};
+const PENDING: Readonly<Record<string, string>> = {};
 
 /**
  * Test seams: hooks a test uses to replace or read the state of a product module, kept beside that state because

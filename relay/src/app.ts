@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { Ledger } from '@turnpike/core/billing/ledger';
 import { openLedger } from '@turnpike/core/billing/open-ledger';
-import { edgeErrorBody } from '@turnpike/core/http/edge-errors';
+import { clientProtocolOf, edgeErrorBody } from '@turnpike/core/http/edge-errors';
 import { loggerOptions } from '@turnpike/core/http/log-redaction';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv } from '@turnpike/core/kv/kv';
@@ -35,9 +35,9 @@ import {
   toOpenAiErrorBody,
 } from './errors.ts';
 import { countTokensSpec, messagesSpec } from './formats/anthropic/endpoints.ts';
-import { anthropicMessagesIngress } from './formats/anthropic/ingress.ts';
 import { geminiSpecOf, readModelAction } from './formats/gemini/endpoints.ts';
 import { geminiIngress } from './formats/gemini/ingress.ts';
+import { ingressOfProtocol } from './formats/ingress.ts';
 import { openAiChatIngress } from './formats/openai/chat-ingress.ts';
 import {
   imageEditSpec,
@@ -463,13 +463,9 @@ function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply:
   const failure = gatewayFailureOf(error);
   if (failure.status === 500) request.log.error({ err: error }, 'relay request failed');
   if (failure.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-  // Anthropic's routes refuse in Anthropic's shape, even before their handler ran (a body Fastify could not read).
-  // Gemini's actions are also served as POST /v1/models/{model}:{action}, and refuse in Gemini's shape there too.
-  const ingress = request.url.startsWith('/v1/messages')
-    ? anthropicMessagesIngress
-    : request.method === 'POST' && request.url.startsWith('/v1/models/')
-      ? geminiIngress
-      : openAiChatIngress;
+  // Anthropic's routes refuse in Anthropic's shape, even before their handler ran (a body Fastify could not read),
+  // and Gemini's in Gemini's (its actions are also served as POST /v1/models/{model}:{action}).
+  const ingress = ingressOfProtocol(clientProtocolOf(request.url, request.method));
   return reply.code(failure.status).send(ingress.errorBody(failure, request.id));
 }
 

@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { EventEmitter } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+import type { RelayReply } from './pipeline/exchange.ts';
 import {
   createSseParser,
+  createSseWriter,
   DONE,
   formatSseComment,
   formatSseEvent,
@@ -212,5 +215,129 @@ describe('SSE writer', () => {
   it('refuses a line break in a field that would split the frame', () => {
     expect(() => formatSseComment('a\nb')).toThrow(RangeError);
     expect(() => formatSseEvent('x', { event: 'a\nb' })).toThrow(RangeError);
+  });
+});
+
+/** A response socket as the writer sees it: full after `capacity` characters until drained. */
+class FakeResponse extends EventEmitter {
+  head: { status: number; headers: Record<string, unknown> } | undefined;
+  written: string[] = [];
+  buffered = 0;
+  destroyed = false;
+  writableEnded = false;
+  private readonly capacity: number;
+  constructor(capacity = Number.POSITIVE_INFINITY) {
+    super();
+    this.capacity = capacity;
+  }
+  writeHead(status: number, headers: Record<string, unknown>) {
+    this.head = { status, headers };
+    return this;
+  }
+  write(text: string) {
+    this.written.push(text);
+    this.buffered += text.length;
+    return this.buffered < this.capacity;
+  }
+  end(text?: string) {
+    if (text) this.written.push(text);
+    this.writableEnded = true;
+  }
+  drain() {
+    this.buffered = 0;
+    this.emit('drain');
+  }
+}
+
+const replyOver = (raw: FakeResponse, headers: Record<string, string> = {}) => {
+  let hijacked = false;
+  const reply = {
+    raw: raw as unknown as RelayReply['raw'],
+    get sent() {
+      return hijacked;
+    },
+    hijack() {
+      hijacked = true;
+      return reply;
+    },
+    getHeaders: () => headers,
+  } as unknown as RelayReply;
+  return { reply, hijacked: () => hijacked };
+};
+
+describe('SSE writer of a stream', () => {
+  it('holds the head and every frame until it is opened, then sends them first, in order', async () => {
+    const raw = new FakeResponse();
+    const { reply, hijacked } = replyOver(raw, { 'x-request-id': 'r1' });
+    const writer = createSseWriter(reply, { pingMs: 0 });
+    writer.write(formatSseJson({ role: 'assistant' }));
+    await writer.flush();
+    expect(raw.head).toBeUndefined();
+    expect(raw.written).toEqual([]);
+    expect(hijacked()).toBe(false);
+    writer.open();
+    writer.write(formatSseJson({ content: 'hi' }));
+    await writer.flush();
+    expect(raw.head).toEqual({
+      status: 200,
+      headers: {
+        'x-request-id': 'r1',
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      },
+    });
+    expect(raw.written.join('')).toBe('data: {"role":"assistant"}\n\ndata: {"content":"hi"}\n\n');
+    writer.write(SSE_DONE_FRAME);
+    writer.end();
+    expect(raw.writableEnded).toBe(true);
+    expect(raw.written.at(-1)).toBe(SSE_DONE_FRAME);
+  });
+
+  it('takes the content type of a stream that is not server-sent events', () => {
+    const raw = new FakeResponse();
+    const writer = createSseWriter(replyOver(raw).reply, { pingMs: 0, contentType: 'application/json' });
+    writer.open();
+    expect(raw.head?.headers['content-type']).toBe('application/json');
+  });
+
+  it('waits for the socket to drain when it is full', async () => {
+    const raw = new FakeResponse(10);
+    const writer = createSseWriter(replyOver(raw).reply, { pingMs: 0 });
+    writer.open();
+    writer.write(formatSseJson({ content: 'a long enough frame' }));
+    let flushed = false;
+    const flushing = writer.flush().then(() => {
+      flushed = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(flushed).toBe(false);
+    raw.drain();
+    await flushing;
+    expect(flushed).toBe(true);
+  });
+
+  it('sends a ping only after the head is out and nothing was written for the interval', async () => {
+    vi.useFakeTimers();
+    try {
+      const raw = new FakeResponse();
+      const writer = createSseWriter(replyOver(raw).reply, { pingMs: 1000 });
+      vi.advanceTimersByTime(5000);
+      expect(raw.written).toEqual([]);
+      writer.open();
+      vi.advanceTimersByTime(600);
+      writer.write(formatSseJson({ content: 'x' }));
+      await writer.flush();
+      vi.advanceTimersByTime(600);
+      expect(raw.written).not.toContain(': PING\n\n');
+      vi.advanceTimersByTime(500);
+      expect(raw.written.at(-1)).toBe(': PING\n\n');
+      writer.end();
+      vi.advanceTimersByTime(5000);
+      expect(raw.written.filter((text) => text === ': PING\n\n')).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,10 +1,16 @@
 /**
  * The one server-sent-events parser and writer of the relay (WHATWG HTML "Server-sent events" §9.2.6 wire format).
  *
+ * The writer (`createSseWriter`) answers every stream of the relay: the held head, the keep-alive pings and the
+ * socket's backpressure are its business alone; the frame builders (`formatSse*`) are what every format's encoder
+ * writes its events with.
+ *
  * The parser is incremental: feed it upstream chunks as they arrive, split anywhere (inside a line, inside a
  * CRLF pair, inside a multi-byte UTF-8 character), and it returns the events completed so far. Memory is bounded
  * by one event: a line or event larger than `maxEventBytes` throws instead of growing without end.
  */
+import type { ServerResponse } from 'node:http';
+import type { RelayReply } from './pipeline/exchange.ts';
 
 /** One dispatched event. `data` lines are joined with "\n", as the standard says. */
 export interface SseEvent {
@@ -185,9 +191,12 @@ export function createSseParser(options: SseParserOptions = {}): SseParser {
   };
 }
 
-/** Response headers of a relayed stream (no compression, no proxy buffering). */
-export const SSE_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': 'text/event-stream; charset=utf-8',
+/**
+ * Response headers of every stream the relay answers (no compression, no proxy buffering); the one declaration,
+ * a format whose streams are not server-sent events (Gemini's JSON arrays) overrides only the content type.
+ */
+const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
@@ -197,20 +206,23 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
 export const SSE_DONE_FRAME = 'data: [DONE]\n\n';
 
 /** One event as wire text. Multi-line data becomes several `data:` lines, so any string round-trips. */
-export function formatSseEvent(data: string, options: { event?: string; id?: string } = {}): string {
-  let frame = '';
-  if (options.event !== undefined) frame += `event: ${assertSingleLine(options.event)}\n`;
-  if (options.id !== undefined) frame += `id: ${assertSingleLine(options.id)}\n`;
-  if (data.includes('\n') || data.includes('\r')) {
-    for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
-  } else {
-    frame += `data: ${data}\n`;
-  }
+export function formatSseEvent(data: string, options?: { event?: string | undefined; id?: string }): string {
+  let head = '';
+  if (options?.event !== undefined) head += `event: ${assertSingleLine(options.event)}\n`;
+  if (options?.id !== undefined) head += `id: ${assertSingleLine(options.id)}\n`;
+  // One line of data (every JSON chunk): one template, no split.
+  if (data.indexOf('\n') === -1 && data.indexOf('\r') === -1) return `${head}data: ${data}\n\n`;
+  let frame = head;
+  for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
   return `${frame}\n`;
 }
 
 /** A data-only event carrying JSON: `data: {...}\n\n` (JSON.stringify never emits a raw newline). */
 export const formatSseJson = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+
+/** A named event carrying JSON: `event: <name>\ndata: {...}\n\n`. */
+export const formatSseNamedJson = (event: string, value: unknown): string =>
+  `event: ${event}\ndata: ${JSON.stringify(value)}\n\n`;
 
 /** A comment frame (`: PING\n\n`): ignored by clients, keeps proxies from closing an idle stream. */
 export const formatSseComment = (text: string): string => `: ${assertSingleLine(text)}\n\n`;
@@ -218,4 +230,103 @@ export const formatSseComment = (text: string): string => `: ${assertSingleLine(
 function assertSingleLine(value: string): string {
   if (/[\r\n]/.test(value)) throw new RangeError('an SSE field value cannot contain a line break');
   return value;
+}
+
+const PING_FRAME = formatSseComment('PING');
+
+export interface SseWriterOptions {
+  /** The stream's content type when it is not `text/event-stream` (Gemini's JSON-array streams). */
+  readonly contentType?: string | undefined;
+  /** Keep-alive: a `: PING` comment whenever nothing was written for this long, once the head is out; 0 = none. */
+  readonly pingMs: number;
+  /** Called once, when the head is written (the active-streams gauge). */
+  onOpen?(raw: ServerResponse): void;
+}
+
+/**
+ * The one writer of every stream the relay answers. Frames are gathered and written once per upstream piece
+ * (`flush`: one syscall per piece, not per event), waiting for the socket to drain when it is full
+ * (backpressure: a slow client slows the upstream read, and memory stays one piece). Until `open`, nothing is
+ * sent: the head is held (the attempt may still be given up for another channel) and frames wait with it.
+ */
+export interface SseWriter {
+  /** Whether the head is out (the answer is committed to this attempt). */
+  readonly isOpen: boolean;
+  /** Writes the head (the reply's headers so far with the stream's) and lets held frames go; once only. */
+  open(): void;
+  /** Adds frame text, sent at the next `flush` (or `end`). */
+  write(frame: string): void;
+  /** Sends what was written since the last flush, and waits while the socket is full. */
+  flush(): Promise<void>;
+  /** Sends the rest with the end of the response (if the head is out), and stops the pings. */
+  end(): void;
+  /** Stops the pings without ending (the attempt is given up before its head went out). */
+  stop(): void;
+}
+
+/** A stream writer over a reply the pipeline takes over (`hijack`) when the head goes out. */
+export function createSseWriter(reply: RelayReply, options: SseWriterOptions): SseWriter {
+  const raw = reply.raw;
+  let isOpen = false;
+  let held: string[] = [];
+  let out = '';
+  let pingTimer: NodeJS.Timeout | undefined;
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+  return {
+    get isOpen() {
+      return isOpen;
+    },
+    open() {
+      if (isOpen) return;
+      isOpen = true;
+      reply.hijack();
+      if (raw.destroyed) return;
+      // The reply's headers so far (the request id, cross-origin access) go with the stream's own.
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        ...SSE_HEADERS,
+        ...(options.contentType ? { 'content-type': options.contentType } : {}),
+      });
+      options.onOpen?.(raw);
+      if (held.length > 0) out = held.join('') + out;
+      held = [];
+      if (options.pingMs > 0) {
+        pingTimer = setTimeout(function ping() {
+          if (raw.destroyed || raw.writableEnded) return;
+          raw.write(PING_FRAME);
+          pingTimer?.refresh();
+        }, options.pingMs);
+        pingTimer.unref();
+      }
+    },
+    write(frame) {
+      if (isOpen) out += frame;
+      else held.push(frame);
+    },
+    async flush() {
+      if (out === '') return;
+      const text = out;
+      out = '';
+      if (raw.destroyed || raw.writableEnded) return;
+      pingTimer?.refresh();
+      if (!raw.write(text)) await drained();
+    },
+    end() {
+      clearTimeout(pingTimer);
+      if (isOpen && !raw.writableEnded) raw.end(raw.destroyed ? undefined : out);
+      out = '';
+    },
+    stop() {
+      clearTimeout(pingTimer);
+    },
+  };
 }

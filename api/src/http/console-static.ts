@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
+import { edgeErrorBody } from '@turnpike/core/http/edge-errors';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 
 export const CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist', import.meta.url));
@@ -35,9 +36,9 @@ export async function registerConsole(
   app.setNotFoundHandler({ preHandler: options.webLimit }, async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     if (request.method !== 'GET' || API_PATH.test(path)) {
-      return reply
-        .status(404)
-        .send({ success: false, message: `no route ${request.method} ${path}`, code: 'NOT_FOUND' });
+      // In the shape of the protocol the path belongs to (the one map, core's edge-errors.ts).
+      const message = `no route ${request.method} ${path}`;
+      return reply.status(404).send(edgeErrorBody(path, 404, 'NOT_FOUND', message, request.method));
     }
     if (!built) {
       return reply

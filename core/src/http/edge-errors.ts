@@ -15,9 +15,21 @@ export const MAX_PARAM_LENGTH = 100;
 
 const RELAY_PREFIXES = ['/v1/', '/v1beta/', '/pg/', '/dashboard/', '/mj/', '/suno/'];
 
-type Protocol = 'console' | 'openai' | 'anthropic' | 'gemini' | 'midjourney' | 'suno' | 'unknown';
+/** Whose client calls a path, and so in whose shape its errors are answered. */
+export type ClientProtocol =
+  | 'console'
+  | 'openai'
+  | 'anthropic'
+  | 'gemini'
+  | 'midjourney'
+  | 'suno'
+  | 'unknown';
 
-function protocolOf(path: string | undefined, method: string | undefined): Protocol {
+/**
+ * The one map of path to client protocol (and so to error shape): the edge refusals here, the relay's error
+ * handlers and the console API's not-found handler all read it.
+ */
+export function clientProtocolOf(path: string | undefined, method: string | undefined): ClientProtocol {
   if (path === undefined) return 'unknown';
   // Gemini's actions are also served as POST /v1/models/{model}:{action}.
   if (method === 'POST' && path.startsWith('/v1/models/')) return 'gemini';
@@ -61,7 +73,7 @@ export function edgeErrorBody(
   method?: string,
 ): Record<string, unknown> {
   const openAi = { message, type: 'invalid_request_error', param: null, code: RELAY_CODES[code] };
-  switch (protocolOf(path, method)) {
+  switch (clientProtocolOf(path, method)) {
     case 'console':
       return { success: false, message, code };
     case 'openai':

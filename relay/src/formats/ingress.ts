@@ -4,11 +4,15 @@
  * another format, and how answers, streams and errors are written back in the client's shapes.
  */
 
+import type { ClientProtocol } from '@turnpike/core/http/edge-errors';
 import type { RelayError } from '../errors.ts';
 import type { NormalisedUsage } from '../metering/usage.ts';
 import type { RelayRequest } from '../pipeline/exchange.ts';
+import { anthropicMessagesIngress } from './anthropic/ingress.ts';
 import type { ChatChunk, ChatRequest, Json } from './canonical.ts';
 import type { WireFormat } from './format.ts';
+import { geminiIngress } from './gemini/ingress.ts';
+import { openAiChatIngress } from './openai/chat-ingress.ts';
 
 /** Writes a canonical stream in a client's format. One per streamed answer (it keeps the answer's state). */
 export interface StreamEncoder {
@@ -64,3 +68,13 @@ export function bearerKey(header: unknown): string | undefined {
 /** A message with the request id, so a user can quote it to an operator. */
 export const withRequestId = (message: string, requestId: string): string =>
   requestId ? `${message} (request id: ${requestId})` : message;
+
+/**
+ * The ingress whose shapes a client of `protocol` reads its errors in (core's `clientProtocolOf` says which
+ * protocol a path belongs to); the relay's own errors outside the three model protocols are OpenAI's.
+ */
+export function ingressOfProtocol(protocol: ClientProtocol): Ingress {
+  if (protocol === 'anthropic') return anthropicMessagesIngress;
+  if (protocol === 'gemini') return geminiIngress;
+  return openAiChatIngress;
+}

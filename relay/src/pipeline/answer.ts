@@ -13,18 +13,25 @@ import { countTextTokens, encodingForModel } from '../metering/tokens.ts';
 import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
 import { HOP_BY_HOP_HEADERS, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import type { Redactor } from '../upstream/redact.ts';
-import type { Caller } from './authenticate.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
-import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
+import type { EndpointSpec } from './endpoints/spec.ts';
+import type { HeldExchange, RelayReply } from './exchange.ts';
 import { isRecord, type Json, upstreamFault } from './respond.ts';
 import { type CompletionCheck, SENSITIVE_REPLACEMENT, sensitiveCompletionError } from './sensitive-words.ts';
-import { type Billing, type SettleOutcome, settle } from './settle.ts';
+import { type SettleOutcome, settle } from './settle.ts';
 
-export interface AnswerInput {
-  readonly caller: Caller;
-  readonly prepared: PreparedRequest;
-  readonly billing: Billing;
+/** The upstream's 200 for one attempt, with what the answer steps need to read, check and bill it. */
+export interface UpstreamAnswer {
+  readonly response: UpstreamResponse;
+  /** The attempt as the settlement logs it (channel, upstream model, timings). */
+  readonly outcome: Outcome;
+  /** Removes the channel's credentials from upstream text that reaches the client. */
+  readonly redactor: Redactor;
+  /** The upstream speaks another format than the client: its answer goes through the canonical shape. */
+  readonly conversion: { readonly format: Format; readonly ingress: Ingress } | undefined;
+  /** An answer with no output and no usage is a retryable failure (RetryEmptyResponseEnabled). */
+  readonly retryEmpty: boolean;
+  readonly completionCheck: CompletionCheck | undefined;
 }
 
 export type AnswerResult =
@@ -32,7 +39,7 @@ export type AnswerResult =
   | { readonly kind: 'error'; readonly error: RelayError }
   | { readonly kind: 'retry'; readonly reason: AttemptFailure };
 
-type Outcome = Omit<SettleOutcome, 'usage' | 'isStream' | 'frtMs'>;
+export type Outcome = Omit<SettleOutcome, 'usage' | 'isStream' | 'frtMs'>;
 
 const ANSWER_LIMIT = 64 * 1024 * 1024;
 
@@ -48,20 +55,11 @@ async function readAnswer(response: UpstreamResponse): Promise<string | AnswerRe
 /** A JSON answer: usage from the endpoint, else counted; sensitive words checked when asked. */
 export async function relayJson(
   ctx: RelayContext,
-  spec: EndpointSpec,
-  request: RelayRequest,
-  reply: RelayReply,
-  input: AnswerInput,
-  response: UpstreamResponse,
-  outcome: Outcome,
-  options: {
-    retryEmpty: boolean;
-    completionCheck: CompletionCheck | undefined;
-    /** The upstream speaks another format than the client: its answer goes through the canonical shape. */
-    conversion: { readonly format: Format; readonly ingress: Ingress } | undefined;
-    readonly redactor: Redactor;
-  },
+  exchange: HeldExchange,
+  answered: UpstreamAnswer,
 ): Promise<AnswerResult> {
+  const { spec, request, reply, prepared } = exchange;
+  const { response, outcome } = answered;
   const text = await readAnswer(response);
   if (typeof text !== 'string') return text;
   const frtMs = performance.now() - outcome.startedAt;
@@ -74,7 +72,7 @@ export async function relayJson(
   if (!isRecord(parsed))
     return { kind: 'error', error: upstreamFault('the upstream answer is not JSON', 'bad_response_body') };
 
-  const { conversion } = options;
+  const { conversion } = answered;
   let answer: Json = parsed;
   let reported: NormalisedUsage | undefined;
   // What reads the answer's output: the endpoint's own, or the canonical chat answer's.
@@ -90,7 +88,7 @@ export async function relayJson(
     view = isEmbeddings ? {} : { visitOutput: visitChat, countedOutput: countedChat };
   } else reported = spec.usageOf?.(answer);
   // The output text is read only to count it (no usage reported) or to check it for sensitive words.
-  const readsOutput = !hasUsage(reported) || options.completionCheck !== undefined;
+  const readsOutput = !hasUsage(reported) || answered.completionCheck !== undefined;
   const outputParts: string[] = [];
   if (readsOutput)
     view.visitOutput?.(answer, (part) => {
@@ -99,9 +97,8 @@ export async function relayJson(
     });
   const counted = !readsOutput ? '' : view.countedOutput ? view.countedOutput(answer) : outputParts.join('');
   // Empty: an endpoint with output that produced none and reported no usage (an upstream glitch).
-  if (options.retryEmpty && view.visitOutput !== undefined && !hasUsage(reported) && counted === '')
+  if (answered.retryEmpty && view.visitOutput !== undefined && !hasUsage(reported) && counted === '')
     return { kind: 'retry', reason: 'empty-response' };
-  const { prepared } = input;
   const usage: NormalisedUsage = hasUsage(reported)
     ? reported
     : {
@@ -112,9 +109,9 @@ export async function relayJson(
       };
 
   // An answer that echoes a credential of the channel (rare: checked by a substring search) is rewritten.
-  let body = options.redactor.mayContain(text) ? options.redactor.redact(text) : text;
+  let body = answered.redactor.mayContain(text) ? answered.redactor.redact(text) : text;
   let stopped: RelayError | undefined;
-  const check = options.completionCheck;
+  const check = answered.completionCheck;
   if (check && view.visitOutput) {
     const found = new Set<string>();
     for (const part of outputParts) for (const word of check.words.matcher.findWords(part)) found.add(word);
@@ -128,7 +125,7 @@ export async function relayJson(
     }
   }
   if (conversion)
-    body = options.redactor.redact(
+    body = answered.redactor.redact(
       JSON.stringify(
         conversion.ingress.fromChat(
           answer,
@@ -139,7 +136,7 @@ export async function relayJson(
       ),
     );
 
-  const charged = await settle(ctx, request, input.caller, input.billing, {
+  const charged = await settle(ctx, request, exchange.caller, exchange.billing, {
     ...outcome,
     usage,
     isStream: false,
@@ -176,19 +173,17 @@ function sendJsonRaw(reply: RelayReply, body: string, charged: number): void {
 /** Speech: the bill is the input's characters, known before; the audio is piped as it comes. */
 export async function relayBinary(
   ctx: RelayContext,
-  request: RelayRequest,
-  reply: RelayReply,
-  input: AnswerInput,
-  response: UpstreamResponse,
-  outcome: Outcome,
+  exchange: HeldExchange,
+  { response, outcome }: UpstreamAnswer,
 ): Promise<AnswerResult> {
+  const { request, reply, prepared } = exchange;
   const frtMs = performance.now() - outcome.startedAt;
-  const charged = await settle(ctx, request, input.caller, input.billing, {
+  const charged = await settle(ctx, request, exchange.caller, exchange.billing, {
     ...outcome,
-    usage: { ...EMPTY_USAGE, promptTokens: input.prepared.promptTokens },
+    usage: { ...EMPTY_USAGE, promptTokens: prepared.promptTokens },
     isStream: false,
     frtMs,
-    note: input.prepared.note,
+    note: prepared.note,
   });
   for (const [name, value] of Object.entries(response.headers)) {
     if (value === undefined || HOP_BY_HOP_HEADERS.has(name) || name === 'x-request-id') continue;
@@ -208,12 +203,10 @@ export async function relayBinary(
 /** Transcription or translation: JSON (json, verbose_json) or text (text, srt, vtt), relayed as it came. */
 export async function relayTranscription(
   ctx: RelayContext,
-  request: RelayRequest,
-  reply: RelayReply,
-  input: AnswerInput,
-  response: UpstreamResponse,
-  outcome: Outcome,
+  exchange: HeldExchange,
+  { response, outcome }: UpstreamAnswer,
 ): Promise<AnswerResult> {
+  const { request, reply, prepared } = exchange;
   const text = await readAnswer(response);
   if (typeof text !== 'string') return text;
   const frtMs = performance.now() - outcome.startedAt;
@@ -225,7 +218,6 @@ export async function relayTranscription(
     answer = undefined;
   }
   const measured = answer ? transcriptionUsage(answer) : undefined;
-  const { prepared } = input;
   let usage: NormalisedUsage;
   let note: string;
   if (measured) {
@@ -235,7 +227,7 @@ export async function relayTranscription(
     usage = { ...EMPTY_USAGE, promptTokens: prepared.promptTokens, source: 'counted' };
     note = prepared.note ?? 'audio length estimated';
   }
-  const charged = await settle(ctx, request, input.caller, input.billing, {
+  const charged = await settle(ctx, request, exchange.caller, exchange.billing, {
     ...outcome,
     usage,
     isStream: false,

@@ -19,7 +19,7 @@ import type { TokenSnapshot, UserSnapshot } from '../state/auth-cache.ts';
 import type { Caller } from './authenticate.ts';
 import type { RelayContext } from './context.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
-import { limitRequest, relayAs } from './relay.ts';
+import { limitRequest, openExchange, relayAs } from './relay.ts';
 import { invalidRequest, isRecord, sendError } from './respond.ts';
 
 const unauthorized = (code: string, message: string) =>
@@ -124,5 +124,8 @@ export async function handlePlayground(
   const caller: Caller = { user, token, group, forcedChannelId: undefined };
   const limited = await limitRequest(ctx, request, reply, caller);
   if (limited) return sendError(request, reply, limited);
-  return relayAs(ctx, chatSpec, request, reply, caller, { startedAt, isPlayground: true });
+  return relayAs(
+    ctx,
+    openExchange({ request, reply, spec: chatSpec, caller, startedAt, steps: undefined, isPlayground: true }),
+  );
 }

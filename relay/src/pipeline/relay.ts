@@ -10,8 +10,9 @@ import { isPricingRefusal, type Pricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
 import { localError, type RelayError } from '../errors.ts';
+import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
-import { markStep, type StepMarks, startSteps } from '../metrics/tracing.ts';
+import { markStep, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';
 import { runAttempts } from './attempts.ts';
 import { type Caller, checkModelAllowed } from './authenticate.ts';
@@ -19,7 +20,13 @@ import { authenticateRequest } from './authenticate-request.ts';
 import { holdQuota, type Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
 import { type EndpointSpec, isRelayError, type PreparedRequest } from './endpoints/spec.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
+import {
+  type Exchange,
+  growExchange,
+  type PreparedExchange,
+  type RelayReply,
+  type RelayRequest,
+} from './exchange.ts';
 import { sendError } from './respond.ts';
 import { checkPrompt } from './sensitive-words.ts';
 import { type Billing, settle } from './settle.ts';
@@ -40,7 +47,7 @@ export async function handleRelay(
   const limited = await limitRequest(ctx, request, reply, caller);
   if (limited) return sendError(request, reply, limited);
   markStep(steps, 'rate limit');
-  return relayAs(ctx, spec, request, reply, caller, { startedAt, isPlayground: false, steps });
+  return relayAs(ctx, openExchange({ request, reply, spec, caller, startedAt, steps, isPlayground: false }));
 }
 
 /** The per-user request rate limit: the 429 to answer (counted in `/metrics`), or undefined to go on. */
@@ -55,28 +62,20 @@ export async function limitRequest(
   return limited;
 }
 
-export interface RelayAsOptions {
-  readonly startedAt: number;
-  /** The console playground: billed to the user only (no token balance). */
-  readonly isPlayground: boolean;
-  /** Step marks for the call's trace; undefined while tracing is off. */
-  readonly steps?: StepMarks | undefined;
-}
+/** The call's exchange, made at the edge once the caller is known; the client's format is the endpoint's. */
+export const openExchange = (fields: Omit<Exchange, 'ingress'>): Exchange => ({
+  ...fields,
+  ingress: fields.spec.ingress ?? openAiChatIngress,
+});
 
 /** The pipeline after authentication, for a caller from a token or from a console session (`/pg`). */
-export async function relayAs(
-  ctx: RelayContext,
-  spec: EndpointSpec,
-  request: RelayRequest,
-  reply: RelayReply,
-  caller: Caller,
-  options: RelayAsOptions,
-): Promise<RelayReply | undefined> {
-  const prepared = await spec.prepare(request);
+export async function relayAs(ctx: RelayContext, exchange: Exchange): Promise<RelayReply | undefined> {
+  const { request, reply } = exchange;
+  const prepared = await exchange.spec.prepare(request);
   if (isRelayError(prepared)) return sendError(request, reply, prepared);
-  markStep(options.steps, 'read request');
+  markStep(exchange.steps, 'read request');
   try {
-    return await relayPrepared(ctx, spec, request, reply, caller, prepared, options);
+    return await relayPrepared(ctx, growExchange(exchange, { prepared }));
   } finally {
     await prepared
       .dispose?.()
@@ -119,15 +118,8 @@ function estimateOf(ctx: RelayContext, pricing: Pricing, prepared: PreparedReque
   });
 }
 
-async function relayPrepared(
-  ctx: RelayContext,
-  spec: EndpointSpec,
-  request: RelayRequest,
-  reply: RelayReply,
-  caller: Caller,
-  prepared: PreparedRequest,
-  { startedAt, isPlayground, steps }: RelayAsOptions,
-): Promise<RelayReply | undefined> {
+async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Promise<RelayReply | undefined> {
+  const { request, reply, caller, prepared, steps } = exchange;
   const { model } = prepared;
   const refused = checkModelAllowed(caller, model);
   if (refused) return sendError(request, reply, refused);
@@ -154,7 +146,7 @@ async function relayPrepared(
   const payer: Payer = {
     userId: caller.user.id,
     tokenId: caller.token.id,
-    tokenUnlimited: isPlayground || caller.token.unlimitedQuota,
+    tokenUnlimited: exchange.isPlayground || caller.token.unlimitedQuota,
   };
   const held = await holdQuota(ctx, payer, estimate).catch((error: unknown) => {
     limited.ticket?.settle(0);
@@ -183,13 +175,7 @@ async function relayPrepared(
 
   let failure: RelayError | undefined;
   try {
-    failure = await runAttempts(ctx, spec, request, reply, {
-      caller,
-      prepared,
-      billing,
-      clientGone,
-      startedAt,
-    });
+    failure = await runAttempts(ctx, growExchange(exchange, { billing, clientGone }));
   } finally {
     // Every exit path that did not settle (errors, exceptions, a disconnect before the answer) refunds.
     if (!billing.settled) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainChunk } from './stream.ts';
+import { plainChunk } from './stream-chat.ts';
 
 describe('plainChunk', () => {
   const content = '{"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}';

@@ -22,7 +22,7 @@ import {
 import { Agent, type Dispatcher, errors } from 'undici';
 
 export interface UpstreamClientOptions {
-  /** Connections per origin (undici Pool size); default 128. */
+  /** Connections per origin (undici Pool size); default `CONNECTIONS_PER_ORIGIN`. */
   readonly connectionsPerOrigin?: number;
   /** Establishing the TCP/TLS connection; default 10 s. */
   readonly connectTimeoutMs?: number;
@@ -147,11 +147,19 @@ export function abortedWith(parent: AbortSignal | undefined): AbortController {
   return controller;
 }
 
+/**
+ * Connections the relay may hold open to one origin (docs/adr/0035). A streamed answer holds its connection for
+ * as long as it lasts, so this is how many streams one upstream can serve at once; the rest wait in undici's queue,
+ * and a stream that waits there starts late and then delivers its frames in bursts. It is a guard against running
+ * out of file descriptors, not a throttle: every stream a client opens needs one.
+ */
+const CONNECTIONS_PER_ORIGIN = 4096;
+
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
   const defaultHeadersTimeoutMs = options.headersTimeoutMs ?? 300_000;
   const defaultBodyTimeoutMs = options.bodyTimeoutMs ?? 300_000;
   const agent = new Agent({
-    connections: options.connectionsPerOrigin ?? 128,
+    connections: options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN,
     connectTimeout: options.connectTimeoutMs ?? 10_000,
     // Both timeouts are enforced per request below (undici's may not fire, and cannot be raised per request
     // above the Agent's value), so undici's are off.
@@ -168,7 +176,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     let dispatcher = proxies.get(proxy);
     if (dispatcher === undefined) {
       dispatcher = createProxyDispatcher(proxy, {
-        connections: options.connectionsPerOrigin ?? 128,
+        connections: options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN,
         connectTimeout: options.connectTimeoutMs ?? 10_000,
         headersTimeout: 0,
         bodyTimeout: 0,

@@ -25,6 +25,7 @@
  */
 
 import { localError, type RelayError } from '../../errors.ts';
+import { formatSseNamedJson } from '../../sse.ts';
 import {
   asNumber,
   asString,
@@ -292,8 +293,7 @@ export function chatToMessagesAnswer(
   };
 }
 
-const event = (name: string, data: Json): string =>
-  `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+const event = (name: string, data: Json): string => formatSseNamedJson(name, { type: name, ...data });
 
 /** Canonical chunks as Messages stream events: blocks opened and closed as the kind of output changes. */
 export function createMessagesEncoder(body: Readonly<Json>, model: string, requestId: string): StreamEncoder {

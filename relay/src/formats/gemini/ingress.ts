@@ -17,6 +17,7 @@
 
 import { localError, type RelayError } from '../../errors.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
+import { formatSseEvent } from '../../sse.ts';
 import { asNumber, contentText, isRecord, type Json, parseArguments } from '../canonical.ts';
 import { bearerKey, type Ingress, type StreamEncoder, withRequestId } from '../ingress.ts';
 import { FINISH_REASON_OF } from './chat.ts';
@@ -209,7 +210,7 @@ interface Framing {
 
 const SSE_FRAMING: Framing = {
   contentType: undefined,
-  element: (json) => `data: ${json}\n\n`,
+  element: (json) => formatSseEvent(json),
   close: () => '',
 };
 

@@ -7,13 +7,13 @@
 
 import { toOpenAiErrorBody } from '../../errors.ts';
 import { toOpenAiUsage } from '../../metering/usage.ts';
-import { SSE_DONE_FRAME } from '../../sse.ts';
+import { formatSseEvent, formatSseJson, SSE_DONE_FRAME } from '../../sse.ts';
 import { isRecord, type Json } from '../canonical.ts';
 import { bearerKey, type Ingress, type StreamEncoder } from '../ingress.ts';
 
 /** An error chunk in a chat stream. */
 export const chatErrorChunk = (message: string, type: string, code: string | number | null): string =>
-  `data: ${JSON.stringify({ error: { message, type, param: null, code } })}\n\n`;
+  formatSseJson({ error: { message, type, param: null, code } });
 
 /** A chat answer without the signed thinking the canonical shape may carry (canonical.ts). */
 function withoutThinkingBlocks(answer: Json): Json {
@@ -41,7 +41,7 @@ export function createChatEncoder(body: Readonly<Json>, model: string, requestId
     quotaComment: true,
     chunk(input, raw) {
       last = input;
-      if (raw !== undefined) return `data: ${raw}\n\n`;
+      if (raw !== undefined) return formatSseEvent(raw);
       let chunk = input;
       // Signed thinking is for the clients that keep it (canonical.ts); an OpenAI chat client is not one.
       const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
@@ -52,20 +52,20 @@ export function createChatEncoder(body: Readonly<Json>, model: string, requestId
       }
       if (!askedUsage && 'usage' in chunk) {
         const { usage: _hidden, ...visible } = chunk;
-        return `data: ${JSON.stringify(visible)}\n\n`;
+        return formatSseJson(visible);
       }
-      return `data: ${JSON.stringify(chunk)}\n\n`;
+      return formatSseJson(chunk);
     },
     end(usage, usageShown) {
       if (!askedUsage || usageShown) return '';
-      return `data: ${JSON.stringify({
+      return formatSseJson({
         id: last.id ?? `chatcmpl-${requestId}`,
         object: last.object ?? 'chat.completion.chunk',
         created: last.created ?? Math.floor(Date.now() / 1000),
         model: last.model ?? model,
         choices: [],
         usage: toOpenAiUsage(usage),
-      })}\n\n`;
+      });
     },
     error: (error) => chatErrorChunk(error.message, error.type, error.code),
     done: SSE_DONE_FRAME,

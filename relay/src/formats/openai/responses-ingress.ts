@@ -27,6 +27,7 @@
 import { createHash } from 'node:crypto';
 import { localError, type RelayError, toOpenAiErrorBody } from '../../errors.ts';
 import type { NormalisedUsage } from '../../metering/usage.ts';
+import { formatSseNamedJson } from '../../sse.ts';
 import {
   asNumber,
   asString,
@@ -458,7 +459,7 @@ export function createResponsesEncoder(
   let sequence = 0;
   let out = '';
   const emit = (type: string, data: Json) => {
-    out += `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence, ...data })}\n\n`;
+    out += formatSseNamedJson(type, { type, sequence_number: sequence, ...data });
     sequence += 1;
   };
   const items: Json[] = [];
@@ -668,7 +669,13 @@ export function createResponsesEncoder(
       return take();
     },
     error: (error) =>
-      `event: error\ndata: ${JSON.stringify({ type: 'error', sequence_number: sequence, code: error.code, message: error.message, param: null })}\n\n`,
+      formatSseNamedJson('error', {
+        type: 'error',
+        sequence_number: sequence,
+        code: error.code,
+        message: error.message,
+        param: null,
+      }),
     done: '',
   };
 }

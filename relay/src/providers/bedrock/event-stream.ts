@@ -10,12 +10,13 @@
  */
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { formatSseEvent } from '../../sse.ts';
 import type { UpstreamBody } from '../../upstream/client.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-const sse = (event: string, data: string): Uint8Array => encoder.encode(`event: ${event}\ndata: ${data}\n\n`);
+const sse = (event: string, data: string): Uint8Array => encoder.encode(formatSseEvent(data, { event }));
 
 /** Anthropic's error type for a Bedrock exception in a stream. */
 function errorTypeOf(exception: string): string {

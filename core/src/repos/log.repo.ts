@@ -1,6 +1,14 @@
 import { and, desc, eq, gte, ilike, inArray, like, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.ts';
-import { channels, type Log, logHours, logSearchText, logs, type NewLog } from '../db/schema/index.ts';
+import {
+  channels,
+  type Log,
+  logDays,
+  logHours,
+  logSearchText,
+  logs,
+  type NewLog,
+} from '../db/schema/index.ts';
 import { LogType } from '../domain/logs.ts';
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
@@ -42,16 +50,47 @@ export interface LogPage {
 export const LOG_COUNT_CAP = 10_000;
 
 const HOUR = 3600;
+const DAY = 86_400;
 
-/** The hours `[from, to)` of a range `[start, end]` (inclusive seconds) that it covers whole; absent ends are open. */
-export function wholeHoursOf(
+/** Half-open seconds `[from, to)`; an absent end is open. */
+export interface Span {
+  readonly from?: number;
+  readonly to?: number;
+}
+
+const spanOf = (from: number | undefined, to: number | undefined): Span => ({
+  ...(from === undefined ? {} : { from }),
+  ...(to === undefined ? {} : { to }),
+});
+const up = (time: number | undefined, unit: number) =>
+  time === undefined ? undefined : Math.ceil(time / unit) * unit;
+const down = (time: number | undefined, unit: number) =>
+  time === undefined ? undefined : Math.floor(time / unit) * unit;
+const isEmpty = (from: number | undefined, to: number | undefined) =>
+  from !== undefined && to !== undefined && from >= to;
+
+/**
+ * Splits the range `[start, end]` (inclusive seconds; absent ends are open) into the UTC days it covers whole, the
+ * whole hours beside them and the seconds left at its two ends: each second of the range in exactly one span.
+ */
+export function splitRange(
   start: number | undefined,
   end: number | undefined,
-): { from?: number; to?: number } {
-  return {
-    ...(start === undefined ? {} : { from: Math.ceil(start / HOUR) * HOUR }),
-    ...(end === undefined ? {} : { to: Math.floor((end + 1) / HOUR) * HOUR }),
-  };
+): { days: Span[]; hours: Span[]; seconds: Span[] } {
+  const to = end === undefined ? undefined : end + 1;
+  const [hourFrom, hourTo] = [up(start, HOUR), down(to, HOUR)];
+  if (isEmpty(hourFrom, hourTo)) return { days: [], hours: [], seconds: [spanOf(start, to)] };
+  const seconds: Span[] = [];
+  if (start !== undefined && hourFrom !== undefined && start < hourFrom)
+    seconds.push(spanOf(start, hourFrom));
+  if (to !== undefined && hourTo !== undefined && hourTo < to) seconds.push(spanOf(hourTo, to));
+  const [dayFrom, dayTo] = [up(hourFrom, DAY), down(hourTo, DAY)];
+  if (isEmpty(dayFrom, dayTo)) return { days: [], hours: [spanOf(hourFrom, hourTo)], seconds };
+  const hours: Span[] = [];
+  if (hourFrom !== undefined && dayFrom !== undefined && hourFrom < dayFrom)
+    hours.push(spanOf(hourFrom, dayFrom));
+  if (hourTo !== undefined && dayTo !== undefined && dayTo < hourTo) hours.push(spanOf(dayTo, hourTo));
+  return { days: [spanOf(dayFrom, dayTo)], hours, seconds };
 }
 
 /** Log types that count as usage records, the ones retention deletes. */
@@ -122,13 +161,29 @@ export function createLogRepo(db: Executor) {
     return { rows, total };
   }
 
-  /** Quota of the consume logs under `filter` created in `[start, end]` (inclusive; absent ends are open). */
-  async function spentInLogs(filter: LogFilter, start: number | undefined, end: number | undefined) {
+  /** The condition "created in one of the spans" on a `created_at` column; undefined when they are open. */
+  function inSpans(
+    column: typeof logs.createdAt | typeof logHours.createdAt | typeof logDays.createdAt,
+    spans: readonly Span[],
+  ) {
+    return or(
+      ...spans.map(
+        (span) =>
+          and(
+            span.from === undefined ? undefined : gte(column, span.from),
+            span.to === undefined ? undefined : lt(column, span.to),
+          ) ?? sql`true`,
+      ),
+    );
+  }
+
+  /** Quota of the consume logs under `filter` (its own time range aside) created in the spans. */
+  async function spentInLogs(filter: LogFilter, spans: readonly Span[]): Promise<number> {
+    if (spans.length === 0) return 0;
     const where = and(
       ...conditionsOf({ ...filter, type: undefined, start: undefined, end: undefined }),
       eq(logs.type, LogType.Consume),
-      start === undefined ? undefined : gte(logs.createdAt, start),
-      end === undefined ? undefined : lte(logs.createdAt, end),
+      inSpans(logs.createdAt, spans),
     );
     const [spent] = await db
       .select({ quota: sql<number>`coalesce(sum(${logs.quota}), 0)`.mapWith(Number) })
@@ -137,39 +192,41 @@ export function createLogRepo(db: Executor) {
     return spent?.quota ?? 0;
   }
 
-  /** Quota of the consume logs in the hours `[from, to)` from `log_hours`, which triggers keep equal to the logs. */
-  async function spentInHours(filter: LogFilter, hours: { from?: number; to?: number }) {
+  /** Quota of the consume logs in the spans from `log_hours` or `log_days`, which triggers keep equal to the logs. */
+  async function spentInSums(
+    table: typeof logHours | typeof logDays,
+    filter: LogFilter,
+    spans: readonly Span[],
+  ): Promise<number> {
+    if (spans.length === 0) return 0;
     const where = and(
-      filter.userId !== undefined ? eq(logHours.userId, filter.userId) : undefined,
-      filter.username ? eq(logHours.username, filter.username) : undefined,
-      filter.modelName ? like(logHours.modelName, filter.modelName) : undefined,
-      hours.from === undefined ? undefined : gte(logHours.createdAt, hours.from),
-      hours.to === undefined ? undefined : lt(logHours.createdAt, hours.to),
+      filter.userId !== undefined ? eq(table.userId, filter.userId) : undefined,
+      filter.username ? eq(table.username, filter.username) : undefined,
+      filter.modelName ? like(table.modelName, filter.modelName) : undefined,
+      inSpans(table.createdAt, spans),
     );
     const [spent] = await db
-      .select({ quota: sql<number>`coalesce(sum(${logHours.quota}), 0)`.mapWith(Number) })
-      .from(logHours)
+      .select({ quota: sql<number>`coalesce(sum(${table.quota}), 0)`.mapWith(Number) })
+      .from(table)
       .where(where);
     return spent?.quota ?? 0;
   }
 
   /**
-   * Quota spent under the filters. Filters `log_hours` keeps (user, username, model, time) read the whole hours
-   * from it and only the partial hours at the range's ends from the logs; any other filter sums the logs.
+   * Quota spent under the filters. Filters the sums keep (user, username, model, time) read whole days from
+   * `log_days`, whole hours beside them from `log_hours` and only the seconds left at the range's ends from the logs;
+   * any other filter sums the logs (docs/adr/0031).
    */
   async function spent(filter: LogFilter): Promise<number> {
     const start = filter.start || undefined;
     const end = filter.end || undefined;
-    const byHours = filter.tokenId === undefined && !filter.tokenName && !filter.channelId && !filter.group;
-    const hours = wholeHoursOf(start, end);
-    if (!byHours || (hours.from !== undefined && hours.to !== undefined && hours.from >= hours.to))
-      return spentInLogs(filter, start, end);
+    const bySums = filter.tokenId === undefined && !filter.tokenName && !filter.channelId && !filter.group;
+    if (!bySums) return spentInLogs(filter, [spanOf(start, end === undefined ? undefined : end + 1)]);
+    const { days, hours, seconds } = splitRange(start, end);
     const parts = await Promise.all([
-      spentInHours(filter, hours),
-      start !== undefined && hours.from !== undefined && start < hours.from
-        ? spentInLogs(filter, start, hours.from - 1)
-        : 0,
-      end !== undefined && hours.to !== undefined && hours.to <= end ? spentInLogs(filter, hours.to, end) : 0,
+      spentInSums(logDays, filter, days),
+      spentInSums(logHours, filter, hours),
+      spentInLogs(filter, seconds),
     ]);
     return parts[0] + parts[1] + parts[2];
   }

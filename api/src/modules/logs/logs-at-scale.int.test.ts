@@ -1,6 +1,6 @@
-import { logHours, logs } from '@turnpike/core/db/schema/index';
+import { logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
-import { createLogRepo, LOG_COUNT_CAP, wholeHoursOf } from '@turnpike/core/repos/log.repo';
+import { createLogRepo, LOG_COUNT_CAP, splitRange } from '@turnpike/core/repos/log.repo';
 import { and, eq, gte, like, lte, type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsoleClient, createTestApp, setupRoot, type TestApp } from '../../testing/test-app.ts';
@@ -9,7 +9,7 @@ const HOUR = 3600;
 /** A fixed hour far in the past, so nothing the test does not write falls in its ranges. */
 const H0 = 1_700_000_000 - (1_700_000_000 % HOUR);
 
-/** The log queries of issue 28 (docs/adr/0031): totals from log_hours and the edges, capped counts, the search. */
+/** The log queries of issue 28 (docs/adr/0031): totals from the sums and the edges, capped counts, the search. */
 describe('usage logs at scale', () => {
   let t: TestApp;
   let root: ConsoleClient;
@@ -23,31 +23,41 @@ describe('usage logs at scale', () => {
     return row?.quota ?? 0;
   }
 
-  /** log_hours and the consume logs grouped the same way, as sorted text, to compare whole. */
-  async function hoursAndLogs(): Promise<[string[], string[]]> {
+  /** A table of sums and the consume logs grouped the same way (per hour or day), as sorted text, to compare whole. */
+  async function sumsAndLogs(table: 'log_hours' | 'log_days', span: number): Promise<[string[], string[]]> {
     const db = t.runtime.deps.db;
-    const hours = await db
-      .select({
-        key: sql<string>`${logHours.userId} || ' ' || ${logHours.username} || ' ' || ${logHours.modelName} || ' ' || ${logHours.createdAt} || ' ' || ${logHours.count} || ' ' || ${logHours.quota} || ' ' || ${logHours.tokens}`,
-      })
-      .from(logHours);
-    const grouped = await db.execute(sql`
-      select user_id || ' ' || username || ' ' || model_name || ' ' || (created_at - created_at % 3600) || ' ' ||
-        count(*) || ' ' || sum(quota) || ' ' || sum(prompt_tokens + completion_tokens) as key
-      from logs where type = 2 group by user_id, username, model_name, created_at - created_at % 3600`);
+    const keys = async (query: string) =>
+      ((await db.execute(sql.raw(query))) as unknown as { rows: { key: string }[] }).rows
+        .map((row) => row.key)
+        .sort();
     return [
-      hours.map((row) => row.key).sort(),
-      (grouped as unknown as { rows: { key: string }[] }).rows.map((row) => row.key).sort(),
+      await keys(`select concat_ws(' ', user_id, username, model_name, created_at, count, quota, tokens) as key
+        from ${table}`),
+      await keys(`select concat_ws(' ', user_id, username, model_name, created_at - created_at % ${span}, count(*),
+          sum(quota), sum(prompt_tokens + completion_tokens)) as key
+        from logs where type = 2 group by user_id, username, model_name, created_at - created_at % ${span}`),
     ];
   }
 
+  /** Both tables of sums equal the logs. */
+  async function expectSumsOfLogs(): Promise<string[]> {
+    const [hours, hourly] = await sumsAndLogs('log_hours', HOUR);
+    expect(hours).toEqual(hourly);
+    const [days, daily] = await sumsAndLogs('log_days', 86_400);
+    expect(days).toEqual(daily);
+    return hours;
+  }
+
   beforeAll(async () => {
-    t = await createTestApp();
+    // Hundreds of console calls from one address: the per-IP limit of the API is not under test here.
+    t = await createTestApp({ env: { GLOBAL_API_RATE_LIMIT_ENABLE: 'false' } });
     root = await setupRoot(t.app);
     const repo = createLogRepo(t.runtime.deps.db);
     // Consume logs on and around the hour boundaries of five hours, by two users and three models; an error log,
     // a top-up and a log of another token in the same hours, which the totals must leave out or filter.
-    const offsets = [0, 1, 1799, 3599, 3600, 3601, 7199, 7200, 10_000, 14_399, 14_400, 17_999];
+    const offsets = [
+      0, 1, 1799, 3599, 3600, 3601, 7199, 7200, 10_000, 14_399, 14_400, 17_999, 93_599, 93_600, 180_001,
+    ];
     let n = 0;
     for (const offset of offsets) {
       for (const [userId, username] of [
@@ -81,23 +91,61 @@ describe('usage logs at scale', () => {
     await t?.close();
   });
 
-  it('names the whole hours of a range, and none when it lies inside one hour', () => {
-    expect(wholeHoursOf(H0, H0 + 3 * HOUR - 1)).toEqual({ from: H0, to: H0 + 3 * HOUR });
-    expect(wholeHoursOf(H0 + 1, H0 + 3 * HOUR - 2)).toEqual({ from: H0 + HOUR, to: H0 + 2 * HOUR });
-    expect(wholeHoursOf(H0 + 1, H0 + 10)).toEqual({ from: H0 + HOUR, to: H0 });
-    expect(wholeHoursOf(undefined, H0 + 1)).toEqual({ to: H0 });
-    expect(wholeHoursOf(H0, undefined)).toEqual({ from: H0 });
+  it('splits a range into whole days, whole hours and the seconds at its ends, each second once', () => {
+    const D0 = H0 + 2 * HOUR; // the start of a UTC day
+    expect(D0 % 86_400).toBe(0);
+    expect(splitRange(D0 - HOUR + 5, D0 + 86_400 + 2 * HOUR + 9)).toEqual({
+      days: [{ from: D0, to: D0 + 86_400 }],
+      hours: [{ from: D0 + 86_400, to: D0 + 86_400 + 2 * HOUR }],
+      seconds: [
+        { from: D0 - HOUR + 5, to: D0 },
+        { from: D0 + 86_400 + 2 * HOUR, to: D0 + 86_400 + 2 * HOUR + 10 },
+      ],
+    });
+    expect(splitRange(H0, H0 + 3 * HOUR - 1)).toEqual({
+      days: [],
+      hours: [{ from: H0, to: H0 + 3 * HOUR }],
+      seconds: [],
+    });
+    expect(splitRange(H0 + 1, H0 + 10)).toEqual({
+      days: [],
+      hours: [],
+      seconds: [{ from: H0 + 1, to: H0 + 11 }],
+    });
+    expect(splitRange(undefined, H0 + 1)).toEqual({
+      days: [{ to: D0 - 86_400 }],
+      hours: [{ from: D0 - 86_400, to: H0 }],
+      seconds: [{ from: H0, to: H0 + 2 }],
+    });
+    expect(splitRange(D0 + 1, undefined)).toEqual({
+      days: [{ from: D0 + 86_400 }],
+      hours: [{ from: D0 + HOUR, to: D0 + 86_400 }],
+      seconds: [{ from: D0 + 1, to: D0 + HOUR }],
+    });
+    expect(splitRange(undefined, undefined)).toEqual({ days: [{}], hours: [], seconds: [] });
   });
 
   it('sums the same quota as the logs for every range, whole hours or partial, under each filter', async () => {
     const points = [H0 - 1, H0, H0 + 1, H0 + 1799, H0 + 3599, H0 + 3600, H0 + 3601, H0 + 7200, H0 + 14_399];
-    const ends = [H0, H0 + 1, H0 + 3599, H0 + 3600, H0 + 7199, H0 + 10_000, H0 + 14_400, H0 + 20_000];
+    // H0 + 7200 starts a UTC day: ends a day and more later cover whole days.
+    const ends = [
+      H0,
+      H0 + 1,
+      H0 + 3599,
+      H0 + 3600,
+      H0 + 7199,
+      H0 + 10_000,
+      H0 + 14_400,
+      H0 + 93_599,
+      H0 + 97_200,
+      H0 + 180_001,
+    ];
     const filters: [string, SQL | undefined][] = [
       ['', undefined],
       ['&username=uma', eq(logs.username, 'uma')],
       ['&model_name=gpt-4o', like(logs.modelName, 'gpt-4o')],
       ['&model_name=gpt-4o%25', like(logs.modelName, 'gpt-4o%')],
-      // Not kept by log_hours: summed over the logs.
+      // Not kept by the sums: summed over the logs.
       ['&token_name=side', eq(logs.tokenName, 'side')],
     ];
     let checked = 0;
@@ -127,11 +175,9 @@ describe('usage logs at scale', () => {
     expect(upTo).toBe(await truth(lte(logs.createdAt, H0 + 7198)));
   });
 
-  it('keeps log_hours equal to the consume logs through inserts, updates, deletes and a truncate', async () => {
+  it('keeps log_hours and log_days equal to the consume logs through inserts, updates, deletes and a truncate', async () => {
     const db = t.runtime.deps.db;
-    let [hours, grouped] = await hoursAndLogs();
-    expect(hours.length).toBeGreaterThan(10);
-    expect(hours).toEqual(grouped);
+    expect((await expectSumsOfLogs()).length).toBeGreaterThan(10);
     // An edit of a row's type or quota moves it in or out of the sums.
     await db
       .update(logs)
@@ -141,17 +187,18 @@ describe('usage logs at scale', () => {
       .update(logs)
       .set({ quota: sql`${logs.quota} * 2` })
       .where(eq(logs.createdAt, H0 + 1));
-    [hours, grouped] = await hoursAndLogs();
-    expect(hours).toEqual(grouped);
+    await expectSumsOfLogs();
     // Retention deletes in batches; an hour whose logs are all gone leaves no row behind.
     await createLogRepo(db).deleteBefore(H0 + 3601);
-    [hours, grouped] = await hoursAndLogs();
-    expect(hours).toEqual(grouped);
+    const hours = await expectSumsOfLogs();
     expect(hours.some((key) => key.includes(` ${H0} `))).toBe(false);
     const stat = (
-      await root.get(`/api/log/stat?start_timestamp=${H0 - HOUR}&end_timestamp=${H0 + 9 * HOUR}`)
+      await root.get(`/api/log/stat?start_timestamp=${H0 - HOUR}&end_timestamp=${H0 + 9 * 86_400}`)
     ).json();
     expect(stat.data.quota).toBe(await truth());
+    await db.execute(sql`truncate logs`);
+    expect(await expectSumsOfLogs()).toEqual([]);
+    expect((await root.get('/api/log/stat')).json().data.quota).toBe(0);
   });
 
   it('counts a page exactly up to the cap and estimates past it, newest first by creation time', async () => {

@@ -1,6 +1,7 @@
 export * from './abilities.ts';
 export * from './channels.ts';
 export * from './leases.ts';
+export * from './log-days.ts';
 export * from './log-hours.ts';
 export * from './logs.ts';
 export * from './midjourneys.ts';

@@ -85,6 +85,8 @@ try {
     ['admin: totals of a user', root, `/api/log/stat?type=0&username=user${selfId + 17}`],
     ['admin: totals of a model', root, '/api/log/stat?type=0&model_name=model-7'],
     ['admin: keyword search', root, '/api/log/search?keyword=upstream%20error%20999&p=1&page_size=10'],
+    ['admin: keyword, 1 row in 7', root, '/api/log/search?keyword=token-3&p=1&page_size=10'],
+    ['user: my keyword search', self, '/api/log/self/search?keyword=error%2099&p=1&page_size=10'],
     ['admin: dashboard, 7 days', root, `/api/data/?start_timestamp=${now - 7 * 86_400}&end_timestamp=${now}`],
     ['user: my newest logs', self, '/api/log/self?p=1&page_size=10&type=0'],
     ['user: one day, 85 days back', self, `/api/log/self?p=1&page_size=10&type=0&${day(85)}`],
@@ -161,5 +163,6 @@ async function load(): Promise<void> {
  */
 async function vacuum(): Promise<void> {
   const { db } = t.runtime.deps;
-  for (const table of ['logs', 'log_hours', 'quota_data']) await db.execute(sql.raw(`vacuum analyze ${table}`));
+  for (const table of ['logs', 'log_hours', 'quota_data'])
+    await db.execute(sql.raw(`vacuum analyze ${table}`));
 }

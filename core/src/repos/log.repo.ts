@@ -39,7 +39,10 @@ export interface PageRequest {
 
 export interface LogPage {
   readonly rows: { log: Log; channelName: string | null }[];
-  /** Exact up to {@link LOG_COUNT_CAP}; above it, the planner's estimate (never less than the cap + 1). */
+  /**
+   * Exact up to {@link LOG_COUNT_CAP} ({@link LOG_SEARCH_COUNT_CAP} for the search); above it, the planner's
+   * estimate (never less than the cap + 1).
+   */
   readonly total: number;
 }
 
@@ -48,6 +51,12 @@ export interface LogPage {
  * pager gets the planner's estimate, which is what it needs to draw itself (docs/adr/0031).
  */
 export const LOG_COUNT_CAP = 10_000;
+
+/**
+ * The keyword search counts exactly up to 1,000 matches (100 pages of 10): a common word's matches are found by
+ * testing rows one by one, so counting 10,000 of them would cost more than the page.
+ */
+export const LOG_SEARCH_COUNT_CAP = 1_000;
 
 const HOUR = 3600;
 const DAY = 86_400;
@@ -126,29 +135,29 @@ function plannedRows(result: { rows: unknown[] }): number {
 }
 
 export function createLogRepo(db: Executor) {
-  /** Rows under `where`: exact up to the cap, else the planner's estimate (see {@link LOG_COUNT_CAP}). */
-  async function countOf(where: SQL | undefined): Promise<number> {
+  /** Rows under `where`: exact up to `cap`, else the planner's estimate (see {@link LOG_COUNT_CAP}). */
+  async function countOf(where: SQL | undefined, cap: number): Promise<number> {
     const capped = db
       .select({ one: sql`1` })
       .from(logs)
       .where(where)
-      .limit(LOG_COUNT_CAP + 1)
+      .limit(cap + 1)
       .as('capped');
     const [row] = await db.select({ total: sql<number>`count(*)`.mapWith(Number) }).from(capped);
     const total = row?.total ?? 0;
-    if (total <= LOG_COUNT_CAP) return total;
+    if (total <= cap) return total;
     // Both drivers answer `{ rows }` (node-postgres and PGlite); the Db type leaves the result unknown.
     const explained = (await db.execute(
       sql`explain (format json) ${db.select({ one: sql`1` }).from(logs).where(where)}`,
     )) as { rows: unknown[] };
-    return Math.max(LOG_COUNT_CAP + 1, plannedRows(explained));
+    return Math.max(cap + 1, plannedRows(explained));
   }
 
-  async function page(where: SQL | undefined, request: PageRequest): Promise<LogPage> {
+  async function page(where: SQL | undefined, request: PageRequest, cap = LOG_COUNT_CAP): Promise<LogPage> {
     // Newest first by creation time, the id breaking ties: each filter's index is (column, created_at), so a page
     // is read off the index in this order instead of sorting every match (docs/adr/0031).
     const [total, rows] = await Promise.all([
-      countOf(where),
+      countOf(where, cap),
       db
         .select({ log: logs, channelName: channels.name })
         .from(logs)
@@ -255,6 +264,7 @@ export function createLogRepo(db: Executor) {
       return page(
         scope.userId !== undefined ? and(eq(logs.userId, scope.userId), matches) : matches,
         request,
+        LOG_SEARCH_COUNT_CAP,
       );
     },
 

@@ -1,6 +1,11 @@
 import { logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
-import { createLogRepo, LOG_COUNT_CAP, splitRange } from '@turnpike/core/repos/log.repo';
+import {
+  createLogRepo,
+  LOG_COUNT_CAP,
+  LOG_SEARCH_COUNT_CAP,
+  splitRange,
+} from '@turnpike/core/repos/log.repo';
 import { and, eq, gte, like, lte, type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConsoleClient, createTestApp, setupRoot, type TestApp } from '../../testing/test-app.ts';
@@ -254,6 +259,12 @@ describe('usage logs at scale', () => {
     expect(last.data.items.map((row: { created_at: number }) => row.created_at)).toEqual(
       Array.from({ length: 10 }, (_, i) => base + 10 - i),
     );
+
+    // The search counts up to its own, lower cap.
+    const searched = (await root.get('/api/log/search?keyword=BULK&p=1&page_size=10')).json().data;
+    expect(searched.items).toHaveLength(10);
+    expect(searched.total).toBeGreaterThan(LOG_SEARCH_COUNT_CAP);
+    expect((await root.get('/api/log/search?keyword=xan')).json().data.total).toBe(3);
 
     const xan = (await root.get('/api/log/?p=1&page_size=10&username=xan')).json().data;
     expect(xan.total).toBe(3);

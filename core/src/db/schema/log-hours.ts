@@ -3,10 +3,10 @@ import { quotaAmount, unixSeconds } from './columns.ts';
 
 /**
  * Consume logs summed per user, username, model and hour, for the console's totals (`/api/log/stat`). Kept by
- * triggers on `logs` (migration 0012): every insert, delete or truncate of consume logs changes it in the same
- * statement, so it always equals the sums over the logs themselves, whoever wrote or deleted them (the relay's
+ * triggers on `logs` (migration 0012): every insert, update, delete or truncate of consume logs changes it in the
+ * same statement, so it always equals the sums over the logs themselves, whoever wrote or deleted them (the relay's
  * writer, a channel test, an import, retention). Unlike `quota_data`, which follows DataExportEnabled and is never
- * deleted. Never written by the application (docs/adr/0031).
+ * deleted. Never written by the application; `log_days` is the same a level up (docs/adr/0031).
  */
 export const logHours = pgTable(
   'log_hours',

@@ -212,6 +212,9 @@ export function createLogRepo(db: Executor) {
       filter.userId !== undefined ? eq(table.userId, filter.userId) : undefined,
       filter.username ? eq(table.username, filter.username) : undefined,
       filter.modelName ? like(table.modelName, filter.modelName) : undefined,
+      filter.tokenName ? eq(table.tokenName, filter.tokenName) : undefined,
+      filter.channelId ? eq(table.channelId, filter.channelId) : undefined,
+      filter.group ? eq(table.group, filter.group) : undefined,
       inSpans(table.createdAt, spans),
     );
     const [spent] = await db
@@ -222,15 +225,15 @@ export function createLogRepo(db: Executor) {
   }
 
   /**
-   * Quota spent under the filters. Filters the sums keep (user, username, model, time) read whole days from
-   * `log_days`, whole hours beside them from `log_hours` and only the seconds left at the range's ends from the logs;
-   * any other filter sums the logs (docs/adr/0031).
+   * Quota spent under the filters: whole days from `log_days`, whole hours beside them from `log_hours` and only the
+   * seconds left at the range's ends from the logs (docs/adr/0031). The sums keep every filter of the console's
+   * totals; a token id (not one of them) sums the logs.
    */
   async function spent(filter: LogFilter): Promise<number> {
     const start = filter.start || undefined;
     const end = filter.end || undefined;
-    const bySums = filter.tokenId === undefined && !filter.tokenName && !filter.channelId && !filter.group;
-    if (!bySums) return spentInLogs(filter, [spanOf(start, end === undefined ? undefined : end + 1)]);
+    if (filter.tokenId !== undefined)
+      return spentInLogs(filter, [spanOf(start, end === undefined ? undefined : end + 1)]);
     const { days, hours, seconds } = splitRange(start, end);
     const parts = await Promise.all([
       spentInSums(logDays, filter, days),

@@ -36,11 +36,13 @@ describe('usage logs at scale', () => {
         .map((row) => row.key)
         .sort();
     return [
-      await keys(`select concat_ws(' ', user_id, username, model_name, created_at, count, quota, tokens) as key
+      await keys(`select concat_ws(' ', user_id, username, model_name, token_name, channel_id, "group", created_at,
+          count, quota, tokens) as key
         from ${table}`),
-      await keys(`select concat_ws(' ', user_id, username, model_name, created_at - created_at % ${span}, count(*),
-          sum(quota), sum(prompt_tokens + completion_tokens)) as key
-        from logs where type = 2 group by user_id, username, model_name, created_at - created_at % ${span}`),
+      await keys(`select concat_ws(' ', user_id, username, model_name, token_name, channel_id, "group",
+          created_at - created_at % ${span}, count(*), sum(quota), sum(prompt_tokens + completion_tokens)) as key
+        from logs where type = 2
+        group by user_id, username, model_name, token_name, channel_id, "group", created_at - created_at % ${span}`),
     ];
   }
 
@@ -76,6 +78,8 @@ describe('usage logs at scale', () => {
           type: LogType.Consume,
           modelName: ['gpt-4o', 'gpt-4o-mini', 'claude'][n % 3] as string,
           tokenName: n % 4 === 0 ? 'side' : 'main',
+          channelId: 1 + (n % 2),
+          group: n % 5 === 0 ? 'vip' : 'default',
           quota: 1000 + n,
           promptTokens: n,
           completionTokens: 2 * n,
@@ -150,8 +154,9 @@ describe('usage logs at scale', () => {
       ['&username=uma', eq(logs.username, 'uma')],
       ['&model_name=gpt-4o', like(logs.modelName, 'gpt-4o')],
       ['&model_name=gpt-4o%25', like(logs.modelName, 'gpt-4o%')],
-      // Not kept by the sums: summed over the logs.
       ['&token_name=side', eq(logs.tokenName, 'side')],
+      ['&channel=2', eq(logs.channelId, 2)],
+      ['&group=vip&model_name=gpt-4o%25', and(eq(logs.group, 'vip'), like(logs.modelName, 'gpt-4o%'))],
     ];
     let checked = 0;
     for (const [query, condition] of filters) {

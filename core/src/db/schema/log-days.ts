@@ -2,7 +2,7 @@ import { bigserial, index, integer, pgTable, uniqueIndex, varchar } from 'drizzl
 import { quotaAmount, unixSeconds } from './columns.ts';
 
 /**
- * Consume logs summed per user, username, model and UTC day: `log_hours` a level up, kept by the same triggers
+ * Consume logs summed per UTC day and per user, username, model, token name, channel and group: `log_hours` a level up, kept by the same triggers
  * (migration 0012), so a total over months reads a row per day instead of one per hour (docs/adr/0031).
  */
 export const logDays = pgTable(
@@ -12,6 +12,9 @@ export const logDays = pgTable(
     userId: integer('user_id').notNull(),
     username: varchar('username', { length: 64 }).notNull(),
     modelName: varchar('model_name', { length: 255 }).notNull(),
+    tokenName: varchar('token_name', { length: 64 }).notNull(),
+    channelId: integer('channel_id').notNull(),
+    group: varchar('group', { length: 64 }).notNull(),
     /** Start of the UTC day, Unix seconds. */
     createdAt: unixSeconds('created_at').notNull(),
     count: integer('count').notNull().default(0),
@@ -20,9 +23,18 @@ export const logDays = pgTable(
     tokens: quotaAmount('tokens').notNull().default(0),
   },
   (t) => [
-    uniqueIndex('uq_log_days_user_name_model_day').on(t.userId, t.username, t.modelName, t.createdAt),
+    uniqueIndex('uq_log_days_key').on(
+      t.userId,
+      t.username,
+      t.modelName,
+      t.tokenName,
+      t.channelId,
+      t.group,
+      t.createdAt,
+    ),
     index('idx_log_days_username_created_at').on(t.username, t.createdAt),
     index('idx_log_days_model_name_created_at').on(t.modelName.op('varchar_pattern_ops'), t.createdAt),
+    index('idx_log_days_channel_id_created_at').on(t.channelId, t.createdAt),
     index('idx_log_days_created_at').on(t.createdAt),
   ],
 );

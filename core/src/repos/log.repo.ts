@@ -201,33 +201,46 @@ export function createLogRepo(db: Executor) {
     return spent?.quota ?? 0;
   }
 
-  /** Quota of the consume logs in the spans from `log_hours` or `log_days`, which triggers keep equal to the logs. */
-  async function spentInSums(
-    table: typeof logHours | typeof logDays,
-    filter: LogFilter,
-    spans: readonly Span[],
-  ): Promise<number> {
+  /** Quota of the consume logs in the spans from `log_days`, which triggers keep equal to the logs. */
+  async function spentInDays(filter: LogFilter, spans: readonly Span[]): Promise<number> {
     if (spans.length === 0) return 0;
     const where = and(
-      filter.userId !== undefined ? eq(table.userId, filter.userId) : undefined,
-      filter.username ? eq(table.username, filter.username) : undefined,
-      filter.modelName ? like(table.modelName, filter.modelName) : undefined,
-      filter.tokenName ? eq(table.tokenName, filter.tokenName) : undefined,
-      filter.channelId ? eq(table.channelId, filter.channelId) : undefined,
-      filter.group ? eq(table.group, filter.group) : undefined,
-      inSpans(table.createdAt, spans),
+      filter.userId !== undefined ? eq(logDays.userId, filter.userId) : undefined,
+      filter.username ? eq(logDays.username, filter.username) : undefined,
+      filter.modelName ? like(logDays.modelName, filter.modelName) : undefined,
+      filter.tokenName ? eq(logDays.tokenName, filter.tokenName) : undefined,
+      filter.channelId ? eq(logDays.channelId, filter.channelId) : undefined,
+      filter.group ? eq(logDays.group, filter.group) : undefined,
+      inSpans(logDays.createdAt, spans),
     );
     const [spent] = await db
-      .select({ quota: sql<number>`coalesce(sum(${table.quota}), 0)`.mapWith(Number) })
-      .from(table)
+      .select({ quota: sql<number>`coalesce(sum(${logDays.quota}), 0)`.mapWith(Number) })
+      .from(logDays)
+      .where(where);
+    return spent?.quota ?? 0;
+  }
+
+  /** The same from `log_hours`, which keeps the user, username and model only. */
+  async function spentInHours(filter: LogFilter, spans: readonly Span[]): Promise<number> {
+    if (spans.length === 0) return 0;
+    const where = and(
+      filter.userId !== undefined ? eq(logHours.userId, filter.userId) : undefined,
+      filter.username ? eq(logHours.username, filter.username) : undefined,
+      filter.modelName ? like(logHours.modelName, filter.modelName) : undefined,
+      inSpans(logHours.createdAt, spans),
+    );
+    const [spent] = await db
+      .select({ quota: sql<number>`coalesce(sum(${logHours.quota}), 0)`.mapWith(Number) })
+      .from(logHours)
       .where(where);
     return spent?.quota ?? 0;
   }
 
   /**
    * Quota spent under the filters: whole days from `log_days`, whole hours beside them from `log_hours` and only the
-   * seconds left at the range's ends from the logs (docs/adr/0031). The sums keep every filter of the console's
-   * totals; a token id (not one of them) sums the logs.
+   * seconds left at the range's ends from the logs (docs/adr/0031). A token name, channel or group, which `log_hours`
+   * does not keep, reads those hours from the logs too (through that filter's `(column, created_at)` index); a token
+   * id (not a filter of the console's totals) sums the logs.
    */
   async function spent(filter: LogFilter): Promise<number> {
     const start = filter.start || undefined;
@@ -235,10 +248,11 @@ export function createLogRepo(db: Executor) {
     if (filter.tokenId !== undefined)
       return spentInLogs(filter, [spanOf(start, end === undefined ? undefined : end + 1)]);
     const { days, hours, seconds } = splitRange(start, end);
+    const byHours = !filter.tokenName && !filter.channelId && !filter.group;
     const parts = await Promise.all([
-      spentInSums(logDays, filter, days),
-      spentInSums(logHours, filter, hours),
-      spentInLogs(filter, seconds),
+      spentInDays(filter, days),
+      byHours ? spentInHours(filter, hours) : 0,
+      spentInLogs(filter, byHours ? seconds : [...hours, ...seconds]),
     ]);
     return parts[0] + parts[1] + parts[2];
   }

@@ -28,21 +28,22 @@ describe('usage logs at scale', () => {
     return row?.quota ?? 0;
   }
 
-  /** A table of sums and the consume logs grouped the same way (per hour or day), as sorted text, to compare whole. */
+  /** A table of sums and the consume logs grouped the same way (by its key), as sorted text, to compare whole. */
   async function sumsAndLogs(table: 'log_hours' | 'log_days', span: number): Promise<[string[], string[]]> {
     const db = t.runtime.deps.db;
+    const key =
+      table === 'log_hours'
+        ? 'user_id, username, model_name'
+        : 'user_id, username, model_name, token_name, channel_id, "group"';
     const keys = async (query: string) =>
       ((await db.execute(sql.raw(query))) as unknown as { rows: { key: string }[] }).rows
         .map((row) => row.key)
         .sort();
     return [
-      await keys(`select concat_ws(' ', user_id, username, model_name, token_name, channel_id, "group", created_at,
-          count, quota, tokens) as key
-        from ${table}`),
-      await keys(`select concat_ws(' ', user_id, username, model_name, token_name, channel_id, "group",
-          created_at - created_at % ${span}, count(*), sum(quota), sum(prompt_tokens + completion_tokens)) as key
-        from logs where type = 2
-        group by user_id, username, model_name, token_name, channel_id, "group", created_at - created_at % ${span}`),
+      await keys(`select concat_ws(' ', ${key}, created_at, count, quota, tokens) as key from ${table}`),
+      await keys(`select concat_ws(' ', ${key}, created_at - created_at % ${span}, count(*), sum(quota),
+          sum(prompt_tokens + completion_tokens)) as key
+        from logs where type = 2 group by ${key}, created_at - created_at % ${span}`),
     ];
   }
 

@@ -2,8 +2,9 @@ import { bigserial, index, integer, pgTable, uniqueIndex, varchar } from 'drizzl
 import { quotaAmount, unixSeconds } from './columns.ts';
 
 /**
- * Consume logs summed per UTC day and per user, username, model, token name, channel and group: `log_hours` a level up, kept by the same triggers
- * (migration 0012), so a total over months reads a row per day instead of one per hour (docs/adr/0031).
+ * Consume logs summed per UTC day and per every value the console's totals filter by (user, username, model, token
+ * name, channel, group), kept by the same triggers as `log_hours` (migration 0012): a total over months reads a row
+ * per day and combination instead of the logs (docs/adr/0031).
  */
 export const logDays = pgTable(
   'log_days',

@@ -2,12 +2,12 @@ import { bigserial, index, integer, pgTable, uniqueIndex, varchar } from 'drizzl
 import { quotaAmount, unixSeconds } from './columns.ts';
 
 /**
- * Consume logs summed per hour and per every value the console's totals filter by (user, username, model, token
- * name, channel, group), for those totals (`/api/log/stat`). Kept by
- * triggers on `logs` (migration 0012): every insert, update, delete or truncate of consume logs changes it in the
- * same statement, so it always equals the sums over the logs themselves, whoever wrote or deleted them (the relay's
- * writer, a channel test, an import, retention). Unlike `quota_data`, which follows DataExportEnabled and is never
- * deleted. Never written by the application; `log_days` is the same a level up (docs/adr/0031).
+ * Consume logs summed per user, username, model and hour, for the console's totals (`/api/log/stat`) at the hours
+ * beside the whole days of `log_days`. Kept by triggers on `logs` (migration 0012): every insert, update, delete or
+ * truncate of consume logs changes it in the same statement, so it always equals the sums over the logs themselves,
+ * whoever wrote or deleted them (the relay's writer, a channel test, an import, retention). Unlike `quota_data`, which
+ * follows DataExportEnabled and is never deleted. Never written by the application. Not per token, channel and group
+ * as `log_days` is: per hour that key would make nearly a row per log (docs/adr/0031).
  */
 export const logHours = pgTable(
   'log_hours',
@@ -16,9 +16,6 @@ export const logHours = pgTable(
     userId: integer('user_id').notNull(),
     username: varchar('username', { length: 64 }).notNull(),
     modelName: varchar('model_name', { length: 255 }).notNull(),
-    tokenName: varchar('token_name', { length: 64 }).notNull(),
-    channelId: integer('channel_id').notNull(),
-    group: varchar('group', { length: 64 }).notNull(),
     /** Start of the hour, Unix seconds. */
     createdAt: unixSeconds('created_at').notNull(),
     count: integer('count').notNull().default(0),
@@ -27,18 +24,8 @@ export const logHours = pgTable(
     tokens: quotaAmount('tokens').notNull().default(0),
   },
   (t) => [
-    uniqueIndex('uq_log_hours_key').on(
-      t.userId,
-      t.username,
-      t.modelName,
-      t.tokenName,
-      t.channelId,
-      t.group,
-      t.createdAt,
-    ),
-    index('idx_log_hours_username_created_at').on(t.username, t.createdAt),
-    index('idx_log_hours_model_name_created_at').on(t.modelName.op('varchar_pattern_ops'), t.createdAt),
-    index('idx_log_hours_channel_id_created_at').on(t.channelId, t.createdAt),
+    uniqueIndex('uq_log_hours_user_name_model_hour').on(t.userId, t.username, t.modelName, t.createdAt),
+    // Read for at most the 46 hours beside the whole days of a range: by time, the filters checked on each row.
     index('idx_log_hours_created_at').on(t.createdAt),
   ],
 );

@@ -72,6 +72,8 @@ try {
   const now = Number(mark?.now_seconds);
   process.stdout.write(`  ready in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 
+  // The last `count` days up to the moment of the load: a range whose ends fall inside an hour and a day.
+  const days = (count: number) => `start_timestamp=${now - count * 86_400}&end_timestamp=${now}`;
   const day = (daysAgo: number) =>
     `start_timestamp=${now - daysAgo * 86_400}&end_timestamp=${now - (daysAgo - 1) * 86_400}`;
   const views: [string, typeof root, string][] = [
@@ -87,6 +89,8 @@ try {
     ['admin: totals of a channel', root, '/api/log/stat?type=0&channel=3'],
     ['admin: totals of a token name', root, '/api/log/stat?type=0&token_name=token-3'],
     ['admin: totals of a group', root, '/api/log/stat?type=0&group=default'],
+    ['admin: totals, 7 days', root, `/api/log/stat?type=0&${days(7)}`],
+    ['admin: totals of a group, 7 days', root, `/api/log/stat?type=0&group=default&${days(7)}`],
     ['admin: error logs', root, '/api/log/?p=1&page_size=10&type=5'],
     ['admin: logs of a channel', root, '/api/log/?p=1&page_size=10&type=0&channel=3'],
     ['admin: keyword search', root, '/api/log/search?keyword=upstream%20error%20999&p=1&page_size=10'],

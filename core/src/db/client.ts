@@ -47,17 +47,22 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * holds them), started with a smaller buffer cache: Postgres's default `shared_buffers` (128 MB) lives in the
  * process's own WebAssembly memory, where every page it ever touched stays resident. The embedded database serves
  * one process's small installation; the files it reads stay in the operating system's page cache anyway
- * (bench/README.md "Memory").
+ * (bench/README.md "Memory"). pg_trgm is the one extension it loads.
  */
 async function loadPglite(): Promise<{
   open: (dataDir?: string) => PGlite;
   drizzle: (client: PGlite) => Db;
 }> {
-  const [{ PGlite }, { drizzle }] = await Promise.all([
+  const [{ PGlite }, { drizzle }, { pg_trgm }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('drizzle-orm/pglite'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
   ]);
-  const options: PGliteOptions = { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] };
+  // pg_trgm: the keyword search's trigram index (migration 0012, docs/adr/0031).
+  const options: PGliteOptions = {
+    startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'],
+    extensions: { pg_trgm },
+  };
   return {
     open: (dataDir) => (dataDir === undefined ? new PGlite(options) : new PGlite(dataDir, options)),
     drizzle: (client) => drizzle({ client, schema }) as unknown as Db,

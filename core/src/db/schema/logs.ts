@@ -1,5 +1,28 @@
-import { bigserial, boolean, index, integer, pgTable, text, varchar } from 'drizzle-orm/pg-core';
+import { type SQL, sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  text,
+  varchar,
+} from 'drizzle-orm/pg-core';
 import { quotaAmount, unixSeconds } from './columns.ts';
+
+/**
+ * The text the keyword search looks in: content, model, token name and username joined by a character a keyword
+ * never holds (chr(1)), so a match inside the joined text is a match inside one of them. The trigram index below is
+ * built on this very expression, which is how the planner knows it may use it (docs/adr/0031).
+ */
+export const logSearchText = (t: {
+  content: AnyPgColumn;
+  modelName: AnyPgColumn;
+  tokenName: AnyPgColumn;
+  username: AnyPgColumn;
+}): SQL =>
+  sql`(${t.content} || chr(1) || ${t.modelName} || chr(1) || ${t.tokenName} || chr(1) || ${t.username})`;
 
 /** Usage, top-up, management and system records. Type: 1 top-up, 2 consume, 3 manage, 4 system, 5 error. */
 export const logs = pgTable(
@@ -29,17 +52,22 @@ export const logs = pgTable(
     other: text('other').notNull().default(''),
   },
   (t) => [
+    // Each filter's column first, then created_at: the list is newest first (created_at desc, id desc) and a
+    // filtered page reads its rows straight off the index in that order (docs/adr/0031).
     index('idx_logs_created_at_type').on(t.createdAt, t.type),
+    index('idx_logs_type_created_at').on(t.type, t.createdAt),
     index('idx_logs_user_id_created_at').on(t.userId, t.createdAt),
     index('idx_logs_username_created_at').on(t.username, t.createdAt),
     // The model filter is a LIKE (`gpt-4%` as well as a plain name): under a collation other than C a btree bounds a
     // prefix pattern only with pattern operators (bench/README.md "The console at scale").
     index('idx_logs_model_name_pattern_created_at').on(t.modelName.op('varchar_pattern_ops'), t.createdAt),
     index('idx_logs_token_id_created_at').on(t.tokenId, t.createdAt),
-    index('idx_logs_token_name').on(t.tokenName),
+    index('idx_logs_token_name_created_at').on(t.tokenName, t.createdAt),
     index('idx_logs_channel_id_created_at').on(t.channelId, t.createdAt),
     index('idx_logs_group_created_at').on(t.group, t.createdAt),
     index('idx_logs_request_id').on(t.requestId),
+    // The keyword search (`ILIKE '%…%'`) by trigrams (pg_trgm, loaded by the embedded database too).
+    index('idx_logs_search_trgm').using('gin', sql`${logSearchText(t)} gin_trgm_ops`),
   ],
 );
 

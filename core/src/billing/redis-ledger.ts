@@ -411,7 +411,16 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   function setDegraded(value: boolean): void {
     if (degraded === value) return;
     degraded = value;
-    if (!value) degradedUsed.clear();
+    if (!value) {
+      // What was admitted on this process's own view is in Redis's books now (the registration sent it), not yet
+      // in the view Redis last gave: the view loses it, or a second outage before Redis answers a hold for the
+      // account would admit the same balance again.
+      for (const [account, used] of degradedUsed) {
+        const known = lastAvailable.get(account);
+        if (known !== undefined) lastAvailable.set(account, known - used);
+      }
+      degradedUsed.clear();
+    }
     options.onDegraded?.(value);
   }
 

@@ -6,14 +6,32 @@
  * {@link createTokenCounter} counts a streamed completion without keeping it: see its comment for why its count
  * equals the count of the whole text.
  */
-import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
 import { imagePartTokens } from './image-tokens.ts';
 
 export type EncodingName = 'o200k_base' | 'cl100k_base';
 
 /** Special-token text (`<|endoftext|>`) in user content is counted as plain text, never rejected. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
+type CountTokens = (text: string, options: typeof AS_TEXT) => number;
+
+/**
+ * Each encoding's table is loaded the first time a text is counted with it, not at start (ADR 0036): o200k_base
+ * and cl100k_base hold ~28 MiB of an idle relay's memory between them, and a relay whose models all use one
+ * encoding never loads the other. Loading one takes a few hundred milliseconds once per process, on the call that
+ * first needs it. `require` because counting is synchronous, as are its callers.
+ */
+const loadEncoding = createRequire(import.meta.url);
+const encodings: Partial<Record<EncodingName, CountTokens>> = {};
+function counterOf(encoding: EncodingName): CountTokens {
+  let count = encodings[encoding];
+  if (!count) {
+    count = (loadEncoding(`gpt-tokenizer/encoding/${encoding}`) as { countTokens: CountTokens }).countTokens;
+    encodings[encoding] = count;
+  }
+  return count;
+}
 
 /** The encoding of a model family; unknown models use cl100k_base, as the reference does. */
 export function encodingForModel(model: string): EncodingName {
@@ -36,7 +54,7 @@ export function encodingForModel(model: string): EncodingName {
 /** Tokens in a text with the given encoding. */
 export function countTextTokens(text: string, encoding: EncodingName): number {
   if (text === '') return 0;
-  return encoding === 'o200k_base' ? countO200k(text, AS_TEXT) : countCl100k(text, AS_TEXT);
+  return counterOf(encoding)(text, AS_TEXT);
 }
 
 export interface TokenCounter {

@@ -86,7 +86,9 @@ describe('the embedded database in its own thread', () => {
 
   it('keeps timestamps as Postgres text for drizzle to read (a function cannot cross threads)', async () => {
     await database.db.execute(sql`insert into things (id, at) values (30, '2026-01-02 03:04:05+00')`);
-    const [row] = rowsOf<{ at: unknown }>(await database.db.execute(sql`select at from things where id = 30`));
+    const [row] = rowsOf<{ at: unknown }>(
+      await database.db.execute(sql`select at from things where id = 30`),
+    );
     expect(row?.at).toBe('2026-01-02 03:04:05+00');
     await database.db.execute(sql`delete from things`);
   });

@@ -50,7 +50,9 @@ export interface SerializedError {
   fields: Record<string, string | number | boolean>;
 }
 
-export type ThreadReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
+export type ThreadReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: SerializedError };
 
 /** An error of the worker's as an Error here, with the fields a DatabaseError carries (`code`, `constraint`, …). */
 function errorOf(serialized: SerializedError): Error {
@@ -113,8 +115,12 @@ export async function openPgliteThread(setup: ThreadSetup): Promise<PgliteThread
       waiter.reject(stopped);
     }
   };
-  worker.on('error', (error) => stop(new Error(`the embedded database's thread failed: ${error.message}`, { cause: error })));
-  worker.on('exit', (code) => stop(new Error(`the embedded database's thread has stopped (exit code ${code})`)));
+  worker.on('error', (error) =>
+    stop(new Error(`the embedded database's thread failed: ${error.message}`, { cause: error })),
+  );
+  worker.on('exit', (code) =>
+    stop(new Error(`the embedded database's thread has stopped (exit code ${code})`)),
+  );
 
   const send = <T>(request: ThreadRequest): Promise<T> => {
     if (stopped) return Promise.reject(stopped);
@@ -143,7 +149,8 @@ export async function openPgliteThread(setup: ThreadSetup): Promise<PgliteThread
         ...(options?.rowMode ? { rowMode: options.rowMode } : {}),
         ...(options?.parsers ? { textTypes: Object.keys(options.parsers).map(Number) } : {}),
       }),
-    exec: (sql: string) => send<Results[]>({ id: ++lastId, op: 'exec', sql, ...(tx === undefined ? {} : { tx }) }),
+    exec: (sql: string) =>
+      send<Results[]>({ id: ++lastId, op: 'exec', sql, ...(tx === undefined ? {} : { tx }) }),
   });
 
   return {

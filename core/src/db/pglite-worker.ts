@@ -8,12 +8,15 @@
 
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type PGliteOptions, type QueryOptions, type Transaction } from '@electric-sql/pglite';
 import type { SerializedError, ThreadReply, ThreadRequest, ThreadSetup } from './pglite-thread.ts';
 
-const port = parentPort;
-if (!port) throw new Error('pglite-worker.ts runs as a worker thread of pglite-thread.ts');
+function portToMain(): MessagePort {
+  if (!parentPort) throw new Error('pglite-worker.ts runs as a worker thread of pglite-thread.ts');
+  return parentPort;
+}
+const port = portToMain();
 const setup = workerData as ThreadSetup;
 
 /** Errors as plain data: structured clone keeps an Error's message and name but drops a DatabaseError's fields. */
@@ -22,7 +25,8 @@ function serializeError(error: unknown): SerializedError {
   const fields: Record<string, string | number | boolean> = {};
   for (const [key, value] of Object.entries(error)) {
     if (key === 'params' || key === 'queryOptions') continue;
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      fields[key] = value;
   }
   return {
     name: error.name,

@@ -89,7 +89,12 @@ export interface PgliteThreadClient extends PgliteThreadQueries {
  * that cannot be used, a damaged database) rejects with the worker's error, its `code` kept.
  */
 export async function openPgliteThread(setup: ThreadSetup): Promise<PgliteThreadClient> {
-  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url), { workerData: setup });
+  const worker = new Worker(new URL('./pglite-worker.ts', import.meta.url), {
+    workerData: setup,
+    // The thread's garbage is small and short-lived (statements and their rows); a young generation grown to the
+    // process's cap (2 x 16 MiB, ADR 0030) would stay resident for nothing (ADR 0036).
+    resourceLimits: { maxYoungGenerationSizeMb: 8 },
+  });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let lastId = 0;
   let stopped: Error | undefined;

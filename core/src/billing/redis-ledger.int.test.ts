@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServer, startTestRedisServer, type TestRedisServer } from '../testing/redis-server.ts';
-import { type Account, type AccountBase, type BaseLoader, userAccount } from './ledger.ts';
+import { type Account, type AccountBase, type BaseLoader, type HoldResult, userAccount } from './ledger.ts';
 import { connectLedgerRedis } from './open-ledger.ts';
 import { createRedisLedger, type RedisLedger } from './redis-ledger.ts';
 
@@ -154,7 +154,7 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
     const a = await process(db, p);
     const first = await a.ledger.hold([U], 10);
     if (!first.ok) throw new Error('admitted');
-    const admitted = [first];
+    const admitted: HoldResult[] = [first];
 
     for (let outage = 0; outage < 2; outage += 1) {
       await server.stop();

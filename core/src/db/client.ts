@@ -1,4 +1,4 @@
-import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
@@ -43,30 +43,27 @@ export interface CreateDbOptions {
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
- * PGlite and its driver, loaded only by a process that uses the embedded database (a relay on Postgres never
- * holds them), started with a smaller buffer cache: Postgres's default `shared_buffers` (128 MB) lives in the
- * process's own WebAssembly memory, where every page it ever touched stays resident. The embedded database serves
- * one process's small installation; the files it reads stay in the operating system's page cache anyway
- * (bench/README.md "Memory"). pg_trgm is the one extension it loads.
+ * The embedded database: PGlite in a worker thread of its own (pglite-thread.ts, ADR 0036), so its queries, which
+ * run synchronously in WebAssembly, leave the event loop that serves requests, and drizzle's pglite driver over
+ * the thread's client. Loaded only by a process that uses the embedded database (a relay on Postgres never holds
+ * them). Postgres runs with a smaller buffer cache: its default `shared_buffers` (128 MB) lives in the process's
+ * own WebAssembly memory, where every page it ever touched stays resident. The embedded database serves one
+ * process's small installation; the files it reads stay in the operating system's page cache anyway
+ * (bench/README.md "Memory"). The thread loads pg_trgm, the one extension it needs (the keyword search's trigram
+ * index: migration 0012, docs/adr/0031).
  */
-async function loadPglite(): Promise<{
-  open: (dataDir?: string) => PGlite;
-  drizzle: (client: PGlite) => Db;
-}> {
-  const [{ PGlite }, { drizzle }, { pg_trgm }] = await Promise.all([
-    import('@electric-sql/pglite'),
+async function openPglite(dataDir?: string): Promise<{ db: Db; close: () => Promise<void> }> {
+  const [{ openPgliteThread }, { drizzle }] = await Promise.all([
+    import('./pglite-thread.ts'),
     import('drizzle-orm/pglite'),
-    import('@electric-sql/pglite/contrib/pg_trgm'),
   ]);
-  // pg_trgm: the keyword search's trigram index (migration 0012, docs/adr/0031).
-  const options: PGliteOptions = {
-    startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'],
-    extensions: { pg_trgm },
-  };
-  return {
-    open: (dataDir) => (dataDir === undefined ? new PGlite(options) : new PGlite(dataDir, options)),
-    drizzle: (client) => drizzle({ client, schema }) as unknown as Db,
-  };
+  const client = await openPgliteThread({
+    ...(dataDir === undefined ? {} : { dataDir }),
+    extraStartParams: ['-c', 'shared_buffers=16MB'],
+  });
+  // The thread's client has the part of PGlite's interface the driver calls (query, exec, transaction).
+  const db = drizzle({ client: client as unknown as PGlite, schema }) as unknown as Db;
+  return { db, close: () => client.close() };
 }
 
 export async function createDb(options: CreateDbOptions): Promise<Database> {
@@ -86,22 +83,15 @@ export async function createDb(options: CreateDbOptions): Promise<Database> {
     const db = drizzleNodePg({ client: pool, schema }) as unknown as Db;
     return { db, kind: 'postgres', url: options.url, close: () => pool.end() };
   }
-  const pglite = await loadPglite();
   if (!options.dataDir) {
-    const client = pglite.open();
-    await client.waitReady;
-    return {
-      db: pglite.drizzle(client),
-      kind: 'pglite',
-      close: () => client.close(),
-    };
+    const opened = await openPglite();
+    return { db: opened.db, kind: 'pglite', close: opened.close };
   }
   const dataDir = options.dataDir;
   const unlock = await lockDataDir(dataDir);
-  let client: PGlite;
+  let opened: Awaited<ReturnType<typeof openPglite>>;
   try {
-    client = pglite.open(dataDir);
-    await client.waitReady;
+    opened = await openPglite(dataDir);
   } catch (error) {
     unlock();
     throw (
@@ -113,13 +103,12 @@ export async function createDb(options: CreateDbOptions): Promise<Database> {
       )
     );
   }
-  const db = pglite.drizzle(client);
   return {
-    db,
+    db: opened.db,
     kind: 'pglite',
     async close() {
       try {
-        await client.close();
+        await opened.close();
       } finally {
         unlock();
       }

@@ -41,7 +41,7 @@ describe('Dockerfile', () => {
       'RUN apt-get install -y curl',
       'COPY --from=builder /src /app',
       'USER root',
-      'CMD node api/src/server.ts',
+      'CMD node server/src/main.ts',
     ].join('\n');
     const problems = checkDockerfile(bad, ROOT).join('\n');
     for (const expected of [
@@ -56,7 +56,7 @@ describe('Dockerfile', () => {
       'names no earlier stage',
       'runs as root',
       'shell form',
-      'api/src/server.ts (run by the chart) is not copied',
+      'server/src/main.ts (run by the chart) is not copied',
     ])
       expect(problems).toContain(expected);
   });

@@ -19,7 +19,7 @@ describe('Dockerfile', () => {
   it('builds on Node.js 24 and starts the server as a non-root user', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-/m);
     expect(dockerfile).toMatch(/^USER 10001:10001$/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=16", "api\/src\/server\.ts"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=16", "server\/src\/main\.ts"\]$/m);
   });
 
   it('keeps every entry point the chart runs in the build context', () => {

@@ -11,10 +11,9 @@ import type { FastifyInstance } from 'fastify';
 import { lazyChannelProbe } from './channel-probe.ts';
 
 /**
- * The process of every role (docs/adr/0037): the only place that composes the console API and the relay. It
- * loads the configuration, opens core's runtime and builds the app of its ROLE; then the server of every role:
- * configuration, database, migrations, then listen until a signal asks to stop. A
- * process started while the database is unreachable waits for it (live, not ready: http/boot-server.ts) instead
+ * The process of every role (docs/adr/0037), the only place that composes the console API and the relay:
+ * configuration, core's runtime (database, migrations), the app of its ROLE, then listen until a signal asks to
+ * stop. A process started while the database is unreachable waits for it (live, not ready: http/boot-server.ts) instead
  * of exiting. On SIGTERM (or SIGINT) it drains (docs/adr/0016): /readyz fails and new requests get a 503,
  * requests in flight and streams go on for up to SHUTDOWN_GRACE_SECONDS, then the rest are cut, the batching
  * writer flushes what was settled, and the process exits 0.

@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# One image for every role: ROLE=api|relay|all runs `node api/src/server.ts`, the operator `node
+# One image for every role: ROLE=api|relay|all runs `node server/src/main.ts`, the operator `node
 # operator/src/main.ts`, the migration Job `node core/src/db/migrate-cli.ts`. TypeScript runs as is on Node.js 24
 # (type stripping, docs/adr/0004), so the image holds sources, production dependencies and the built console.
 #
@@ -21,6 +21,7 @@ COPY api/package.json api/
 COPY relay/package.json relay/
 COPY console/package.json console/
 COPY operator/package.json operator/
+COPY server/package.json server/
 RUN npm ci --no-audit --no-fund --ignore-scripts
 
 # --- build: the console's static files ---
@@ -46,10 +47,11 @@ COPY --from=build --chown=0:0 /src/core ./core
 COPY --from=build --chown=0:0 /src/api ./api
 COPY --from=build --chown=0:0 /src/relay ./relay
 COPY --from=build --chown=0:0 /src/operator ./operator
+COPY --from=build --chown=0:0 /src/server ./server
 COPY --from=build --chown=0:0 /src/console/dist ./console/dist
 COPY --from=build --chown=0:0 /src/console/package.json ./console/
 USER 10001:10001
 EXPOSE 3000 8081
 # a young generation of at most 2 x 16 MiB: left to itself V8 grows it to ~120 MiB while the modules load and
 # keeps it resident for good (bench/README.md "Memory")
-CMD ["node", "--max-semi-space-size=16", "api/src/server.ts"]
+CMD ["node", "--max-semi-space-size=16", "server/src/main.ts"]

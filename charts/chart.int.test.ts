@@ -224,8 +224,8 @@ describe('charts/turnpike', () => {
       return container.command.join(' ');
     });
     expect(commands).toEqual([
-      'node --max-semi-space-size=16 api/src/server.ts',
-      'node --max-semi-space-size=16 api/src/server.ts',
+      'node --max-semi-space-size=16 server/src/main.ts',
+      'node --max-semi-space-size=16 server/src/main.ts',
       'node operator/src/main.ts',
     ]);
   });
@@ -294,7 +294,7 @@ describe('charts/turnpike', () => {
     // The finished Job stays, so its report can be read with kubectl logs.
     expect(annotations['helm.sh/hook-delete-policy']).toBe('before-hook-creation');
     const container = podOf(job).containers[0] as Pod;
-    expect(container.command).toEqual(['node', 'api/src/server.ts', 'import']);
+    expect(container.command).toEqual(['node', 'server/src/main.ts', 'import']);
     expect(container.args).toEqual(['--logs-since=2025-01-01']);
     const env = Object.fromEntries((container.env as Pod[]).map((e) => [e.name, e]));
     expect(env.IMPORT_FROM.valueFrom.secretKeyRef).toEqual({ name: 'old-gateway', key: 'source-url' });

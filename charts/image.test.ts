@@ -19,7 +19,7 @@ describe('Dockerfile', () => {
   it('builds on Node.js 24 and starts the server as a non-root user', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-/m);
     expect(dockerfile).toMatch(/^USER 10001:10001$/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=16", "api\/src\/server\.ts"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=16", "server\/src\/main\.ts"\]$/m);
   });
 
   it('keeps every entry point the chart runs in the build context', () => {
@@ -41,7 +41,7 @@ describe('Dockerfile', () => {
       'RUN apt-get install -y curl',
       'COPY --from=builder /src /app',
       'USER root',
-      'CMD node api/src/server.ts',
+      'CMD node server/src/main.ts',
     ].join('\n');
     const problems = checkDockerfile(bad, ROOT).join('\n');
     for (const expected of [
@@ -56,7 +56,7 @@ describe('Dockerfile', () => {
       'names no earlier stage',
       'runs as root',
       'shell form',
-      'api/src/server.ts (run by the chart) is not copied',
+      'server/src/main.ts (run by the chart) is not copied',
     ])
       expect(problems).toContain(expected);
   });

@@ -1,21 +1,11 @@
-import type { ResolvedConfig } from '@turnpike/core/config';
-import type { DatabaseKind, Db } from '@turnpike/core/db/client';
-import type { EventBus } from '@turnpike/core/events/bus';
-import type { KvStore } from '@turnpike/core/kv/kv';
-import type { OptionStore } from '@turnpike/core/options/store';
-import type { Redis } from 'ioredis';
+import type { ChannelProbe } from '@turnpike/core/channels/channel-probe';
+import type { RuntimeDeps } from '@turnpike/core/runtime/runtime';
 
-/** Everything the API needs from the outside world, built once by the server (or a test) and passed in. */
-export interface AppDeps {
-  readonly config: ResolvedConfig;
-  readonly db: Db;
-  readonly dbKind: DatabaseKind;
-  readonly bus: EventBus;
-  readonly options: OptionStore;
-  readonly kv: KvStore;
-  /** Present when REDIS_URL is set: shared rate-limit counters. */
-  readonly redis?: Redis | undefined;
-  readonly version: string;
-  /** Unix seconds when this process started. */
-  readonly startTime: number;
+/**
+ * Everything the API needs from the outside world, built once by the server (or a test) and passed in: core's
+ * runtime, and the channel probe the server brings from the relay (the API never imports the relay itself).
+ */
+export interface AppDeps extends RuntimeDeps {
+  /** Tests a channel as the relay would call it; absent, the channel tests answer that they are unavailable. */
+  readonly channelProbe?: ChannelProbe | undefined;
 }

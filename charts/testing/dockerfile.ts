@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { DockerfileParser } from 'dockerfile-ast';
 
 /** The files the chart's containers run (charts/turnpike/templates). */
-export const ENTRY_POINTS = ['api/src/server.ts', 'operator/src/main.ts', 'core/src/db/migrate-cli.ts'];
+export const ENTRY_POINTS = ['server/src/main.ts', 'operator/src/main.ts', 'core/src/db/migrate-cli.ts'];
 
 const SECRET_NAME = /SECRET|PASSWORD|TOKEN|API_?KEY|CREDENTIAL/i;
 

@@ -71,14 +71,14 @@ export interface RunningServer {
 }
 
 /**
- * Starts `node api/src/server.ts` on a free port with an empty data directory and waits until it answers; `env`
+ * Starts `node server/src/main.ts` on a free port with an empty data directory and waits until it answers; `env`
  * adds to its environment (a fake provider's address).
  */
 export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'turnpike-e2e-'));
   let output = '';
-  const child: ChildProcess = spawn(process.execPath, ['api/src/server.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['server/src/main.ts'], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH ?? '',

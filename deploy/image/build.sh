@@ -25,7 +25,7 @@ echo "built $TAG"
 port=$((20000 + RANDOM % 20000))
 ctr="$(buildah from "$TAG")"
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; buildah rm "$ctr" >/dev/null' EXIT
-buildah run --user 10001:10001 -e PORT="$port" -e HOST=127.0.0.1 -e LOG_LEVEL=warn "$ctr" -- node api/src/server.ts &
+buildah run --user 10001:10001 -e PORT="$port" -e HOST=127.0.0.1 -e LOG_LEVEL=warn "$ctr" -- node server/src/main.ts &
 server=$!
 for _ in $(seq 1 120); do
   if curl -fsS "http://127.0.0.1:$port/api/status" >/dev/null 2>&1; then break; fi

@@ -1,3 +1,6 @@
+import { Role } from '@turnpike/core/domain/users';
+import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
+import { newSessionId } from '@turnpike/core/sessions/session-end';
 import {
   createRandom,
   fillParamsHostile,
@@ -5,10 +8,7 @@ import {
   hostileBody,
   hostileQuery,
   type Random,
-} from '@turnpike/api/testing/fuzz-values';
-import { Role } from '@turnpike/core/domain/users';
-import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
-import { newSessionId } from '@turnpike/core/sessions/session-end';
+} from '@turnpike/core/testing/fuzz-values';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';

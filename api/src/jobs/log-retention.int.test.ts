@@ -5,9 +5,10 @@ import { loadConfig, type ResolvedConfig } from '@turnpike/core/config';
 import { logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
+import { purgeOldLogs, startLogRetention } from '@turnpike/core/runtime/log-retention';
+import { createRuntime, type Runtime } from '@turnpike/core/runtime/runtime';
 import { asc } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, type Runtime } from '../runtime.ts';
 import {
   type ConsoleClient,
   createTestApp,
@@ -15,7 +16,6 @@ import {
   setupRoot,
   type TestApp,
 } from '../testing/test-app.ts';
-import { purgeOldLogs, startLogRetention } from './log-retention.ts';
 
 const DAY = 24 * 3600;
 

@@ -1,43 +1,21 @@
-import { randomBytes } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig, type ResolvedConfig } from '@turnpike/core/config';
+import type { ChannelProbe } from '@turnpike/core/channels/channel-probe';
+import type { ResolvedConfig } from '@turnpike/core/config';
+import type { Runtime, RuntimeDeps } from '@turnpike/core/runtime/runtime';
+import { createTestRuntime, type TestRuntimeOptions } from '@turnpike/core/testing/test-runtime';
+
+export { createTestDatabaseUrl } from '@turnpike/core/testing/test-runtime';
+
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import pg from 'pg';
 import { buildApp } from '../app.ts';
-import { createRuntime, type Runtime } from '../runtime.ts';
 
 /**
- * A fresh database for one test file: in-memory PGlite by default, or a database of its own on the Postgres of
- * TEST_POSTGRES_URL (so files run in parallel). Redis joins when TEST_REDIS_URL is set, under a key prefix of
- * the file's own unless `redisKeyPrefix` is shared on purpose.
+ * The console API on core's test runtime (`createTestRuntime`: PGlite, or Postgres and Redis when
+ * TEST_POSTGRES_URL / TEST_REDIS_URL are set). A test of the API with the relay (the channel probe, ROLE=all)
+ * lives in server/.
  */
-export async function createTestDatabaseUrl(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
-  const base = process.env.TEST_POSTGRES_URL;
-  if (!base) return { url: undefined, drop: async () => {} };
-  const name = `turnpike_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
-}
-
-export interface TestAppOptions {
-  /** Share one database between apps (multi-instance tests). */
-  databaseUrl?: string;
-  env?: Record<string, string>;
-  redisKeyPrefix?: string;
+export interface TestAppOptions extends TestRuntimeOptions {
+  /** Makes the channel tests' probe (the server's tests pass the relay's); without it they are unavailable. */
+  channelProbe?: (deps: RuntimeDeps) => ChannelProbe;
 }
 
 export interface TestApp {
@@ -48,32 +26,23 @@ export interface TestApp {
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const owned = options.databaseUrl === undefined ? await createTestDatabaseUrl() : undefined;
-  const databaseUrl = options.databaseUrl ?? owned?.url;
-  const redisUrl = process.env.TEST_REDIS_URL;
-  const base = loadConfig({
-    DATA_DIR: path.join(os.tmpdir(), `turnpike-test-${randomBytes(4).toString('hex')}`),
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
-    REDIS_KEY_PREFIX: options.redisKeyPrefix ?? `turnpike-test:${randomBytes(4).toString('hex')}:`,
-    SESSION_SECRET: 'test-session-secret-0123456789',
-    CRYPTO_SECRET: 'test-crypto-secret-0123456789',
-    LOG_LEVEL: 'silent',
-    ...options.env,
+  const { channelProbe, ...runtimeOptions } = options;
+  const base = await createTestRuntime(runtimeOptions);
+  const probe = channelProbe?.(base.runtime.deps);
+  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe }).catch(async (error: unknown) => {
+    await probe?.close();
+    await base.close();
+    throw error;
   });
-  const config = base as ResolvedConfig;
-  // Without a Postgres URL the runtime would open PGlite on disk; tests want it in memory.
-  const runtime = await createRuntime(config, { inMemory: !databaseUrl });
-  const app = await buildApp(runtime.deps);
   await app.ready();
   return {
     app,
-    runtime,
-    config,
+    runtime: base.runtime,
+    config: base.config,
     async close() {
       await app.close();
-      await runtime.close();
-      await owned?.drop();
+      await probe?.close();
+      await base.close();
     },
   };
 }

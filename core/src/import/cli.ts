@@ -1,5 +1,5 @@
 /**
- * `make import FROM=<source>` and `node api/src/server.ts import --from <source>`: moves a new-api or one-api
+ * `make import FROM=<source>` and `node server/src/main.ts import --from <source>`: moves a new-api or one-api
  * gateway into the database Turnpike is configured with (DATABASE_URL, or the embedded one in DATA_DIR).
  * Flags: --dry-run (or DRY_RUN=1), --merge, --skip-logs, --logs-since=<date>, --batch-size=<n>.
  */

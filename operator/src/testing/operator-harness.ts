@@ -1,7 +1,8 @@
 /**
  * One test file's world: the stand-in API server, a fresh database (PGlite in memory, or a database of its own on
- * TEST_POSTGRES_URL), Redis under a key prefix of its own when TEST_REDIS_URL is set, operator instances and
- * relay processes built with `buildRelayApp` on the same database and key prefix.
+ * TEST_POSTGRES_URL, core's `createTestDatabaseUrl`), Redis under a key prefix of its own when TEST_REDIS_URL is
+ * set, operator instances and, when the caller hands over the relay's `buildRelayApp` (the server's tests:
+ * server/src/testing/operator-harness.ts), relay processes on the same database and key prefix.
  *
  * Each relay keeps its presence key (`<prefix>presence:relay:<id>`) with core's `startPresence`, as the server
  * does for ROLE=relay, so the operator's `status.relays` counts them.
@@ -9,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestDatabaseUrl } from '@turnpike/api/testing/test-app';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { startPresence } from '@turnpike/core/cluster/presence';
 import { loadConfig, type ResolvedConfig } from '@turnpike/core/config';
@@ -20,7 +20,7 @@ import { createMemoryBus, createRedisBus, type EventBus } from '@turnpike/core/e
 import { createOptionStore, type OptionStore } from '@turnpike/core/options/store';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
-import { buildRelayApp } from '@turnpike/relay';
+import { createTestDatabaseUrl } from '@turnpike/core/testing/test-runtime';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -51,15 +51,30 @@ export interface Harness {
   startOperator(
     options?: Partial<OperatorOptions> & { identity?: string; databaseUrl?: string },
   ): Promise<Operator>;
+  /** A relay process of its own; only with the relay handed to `createHarness`. */
   startRelay(): Promise<RelayProcess>;
   /** Sets an option as the console would, from a process of its own. */
   setOption(key: string, value: string): Promise<void>;
   close(): Promise<void>;
 }
 
+/** The relay's `buildRelayApp`, which the operator's own tests never import (layers: operator -> core only). */
+export type RelayBuilder = (
+  deps: Pick<ResolvedDeps, 'config' | 'db' | 'bus' | 'options' | 'redis'>,
+  options: { flushIntervalMs: number },
+) => Promise<FastifyInstance>;
+
+interface ResolvedDeps {
+  readonly config: ResolvedConfig;
+  readonly db: Database['db'];
+  readonly bus: EventBus;
+  readonly options: OptionStore;
+  readonly redis: Redis | undefined;
+}
+
 const SILENT = pino({ level: process.env.OPERATOR_TEST_LOG ?? 'silent' });
 
-export async function createHarness(): Promise<Harness> {
+export async function createHarness(setup: { buildRelay?: RelayBuilder } = {}): Promise<Harness> {
   const api = await startFakeApiServer();
   const owned = await createTestDatabaseUrl();
   const redisUrl = process.env.TEST_REDIS_URL;
@@ -145,6 +160,8 @@ export async function createHarness(): Promise<Harness> {
     },
 
     async startRelay() {
+      const { buildRelay } = setup;
+      if (!buildRelay) throw new Error("startRelay needs the relay: use the server tests' harness");
       relayCount += 1;
       const id = `relay-${relayCount}-${randomBytes(3).toString('hex')}`;
       const own = await newDb();
@@ -153,7 +170,7 @@ export async function createHarness(): Promise<Harness> {
       const options = createOptionStore({ db, bus, syncIntervalMs: 60_000 });
       await options.load();
       options.start();
-      const app = await buildRelayApp({ config, db, bus, options, redis }, { flushIntervalMs: 20 });
+      const app = await buildRelay({ config, db, bus, options, redis }, { flushIntervalMs: 20 });
       await app.ready();
       const presence = redis
         ? startPresence({ redis, keyPrefix: prefix, role: 'relay', bus, processId: id })

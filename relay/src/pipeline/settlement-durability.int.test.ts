@@ -6,13 +6,17 @@
 import { existsSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestApp, createTestDatabaseUrl, type TestApp } from '@turnpike/api/testing/test-app';
 import { createDb } from '@turnpike/core/db/client';
 import { migrate } from '@turnpike/core/db/migrate';
 import { logs, quotaData, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { startTcpProxy } from '@turnpike/core/testing/tcp-proxy';
+import {
+  createTestRuntime as createTestApp,
+  createTestDatabaseUrl,
+  type TestRuntime as TestApp,
+} from '@turnpike/core/testing/test-runtime';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSettlementSpool, recoverSettlementSpools } from './settlement-spool.ts';

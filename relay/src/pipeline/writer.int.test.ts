@@ -1,9 +1,12 @@
-import { createTestApp, type TestApp } from '@turnpike/api/testing/test-app';
 import type { WrittenDebit } from '@turnpike/core/billing/ledger';
 import { logs, quotaData, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { type BalanceChange, crossedThreshold } from '@turnpike/core/notify/notifier';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import {
+  createTestRuntime as createTestApp,
+  type TestRuntime as TestApp,
+} from '@turnpike/core/testing/test-runtime';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchWriter } from './writer.ts';

@@ -4,9 +4,9 @@
  * failure and time-out (refunded exactly once), the proxy's callback, and two relay processes polling at once.
  */
 
-import { createTestApp } from '@turnpike/api/testing/test-app';
 import { logs, midjourneys, tasks, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
+import { createTestRuntime as createTestApp } from '@turnpike/core/testing/test-runtime';
 import { and, eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

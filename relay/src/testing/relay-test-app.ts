@@ -1,9 +1,9 @@
 /**
- * A relay on a fresh database for one test file: the console API's test runtime (PGlite, or Postgres + Redis
- * when TEST_POSTGRES_URL / TEST_REDIS_URL are set) with the relay built on the same deps, as ROLE=all does.
- * Seeding goes through the core repos, like the console API writes them.
+ * A relay on a fresh database for one test file: core's test runtime (PGlite, or Postgres + Redis when
+ * TEST_POSTGRES_URL / TEST_REDIS_URL are set) with only the relay built on it, as ROLE=relay runs. Users, tokens
+ * and channels are seeded through the core repos, as the console API writes them. A test that drives the console
+ * API beside the relay (ROLE=all) lives in server/ (server/src/testing/all-test-app.ts).
  */
-import { createTestApp, type TestApp } from '@turnpike/api/testing/test-app';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import type { Channel, Token, User } from '@turnpike/core/db/schema/index';
 import { generateTokenKey } from '@turnpike/core/domain/tokens';
@@ -11,11 +11,16 @@ import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import {
+  createTestRuntime,
+  type TestRuntime,
+  type TestRuntimeOptions,
+} from '@turnpike/core/testing/test-runtime';
 import type { FastifyInstance } from 'fastify';
 import { type InjectOptions, inject } from 'light-my-request';
 import { buildRelayApp } from '../app.ts';
 
-export interface RelayTestApp extends TestApp {
+export interface RelayTestApp extends TestRuntime {
   readonly relay: FastifyInstance;
   /** Builds the relay (after channels and options are seeded: it loads channels at boot). */
   startRelay(): Promise<FastifyInstance>;
@@ -82,8 +87,8 @@ export function injectThroughServer(app: FastifyInstance): FastifyInstance {
   return app;
 }
 
-export async function createRelayTestApp(): Promise<RelayTestApp> {
-  const base = await createTestApp();
+export async function createRelayTestApp(options: TestRuntimeOptions = {}): Promise<RelayTestApp> {
+  const base = await createTestRuntime(options);
   const { db, config } = base.runtime.deps;
   const box = createChannelKeyBox(config.cryptoSecret);
   let relay: FastifyInstance | undefined;

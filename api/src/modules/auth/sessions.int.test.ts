@@ -2,11 +2,9 @@ import { hashPassword } from '@turnpike/core/crypto/password';
 import { users } from '@turnpike/core/db/schema/index';
 import { createSessionCodec, type SessionData } from '@turnpike/core/sessions/session-codec';
 import { endSession, MAX_ENDED_SESSIONS, newSessionId } from '@turnpike/core/sessions/session-end';
-import { registerRelay } from '@turnpike/relay';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../app.ts';
 import {
   ConsoleClient,
   createTestApp,
@@ -17,7 +15,7 @@ import {
 } from '../../testing/test-app.ts';
 
 /**
- * Sessions that end (issue 16, docs/adr/0020). With TEST_POSTGRES_URL the console API runs as two processes on one
+ * Sessions that end (issue 16, docs/adr/0020); the playground's side (ROLE=all) is server/src/playground-sessions.int.test.ts. With TEST_POSTGRES_URL the console API runs as two processes on one
  * database, and every session is made on one and checked on the other; on PGlite both are the one process.
  */
 const twoProcesses = Boolean(process.env.TEST_POSTGRES_URL);
@@ -245,48 +243,5 @@ describe(`sessions that end (${twoProcesses ? 'two processes on one Postgres' : 
     expect(row).toMatchObject({ sessionGeneration: 1, endedSessions: [] });
     await expectEnded(live);
     await expectLive(await signIn(b.app, name, password));
-  });
-});
-
-describe('the playground honours ended sessions (ROLE=all: /api and /pg on one app)', () => {
-  let t: TestApp;
-  let app: FastifyInstance;
-  beforeAll(async () => {
-    t = await createTestApp({ env: ENV });
-    app = await buildApp(t.runtime.deps);
-    await registerRelay(app, t.runtime.deps, { flushIntervalMs: 20 });
-    await app.ready();
-    await setupRoot(app);
-  });
-  afterAll(async () => {
-    await app.close();
-    await t.close();
-  });
-
-  const playground = (client: ConsoleClient) =>
-    client.post('/pg/chat/completions', {
-      model: 'no-channel-model',
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-
-  it('refuses a signed-out cookie and a session ended by a password change, in OpenAI’s error shape', async () => {
-    const user = await registerUser(app, 'pgses', 'pgses-pass-1');
-    const saved = new ConsoleClient(app);
-    saved.cookie = user.cookie;
-    saved.userId = user.userId;
-    // Live: the session passes (the request then fails for want of a channel, not of a session).
-    expect((await playground(saved)).statusCode).not.toBe(401);
-    await user.get('/api/user/logout');
-    const ended = await playground(saved);
-    expect(ended.statusCode).toBe(401);
-    expect(ended.json()).toMatchObject({ error: { code: 'unauthenticated' } });
-
-    const changer = new ConsoleClient(app);
-    await changer.login('pgses', 'pgses-pass-1');
-    const other = new ConsoleClient(app);
-    await other.login('pgses', 'pgses-pass-1');
-    await changer.put('/api/user/self', { password: 'pgses-pass-2', original_password: 'pgses-pass-1' });
-    expect((await playground(other)).statusCode).toBe(401);
-    expect((await playground(changer)).statusCode).not.toBe(401);
   });
 });

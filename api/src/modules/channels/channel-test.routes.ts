@@ -12,8 +12,9 @@
  * With `CHANNEL_TEST_FREQUENCY` set, the same run starts every that many minutes in this process (the console
  * API's, never a relay-only one), pausing `POLLING_INTERVAL` seconds between channels; it stops with the app.
  */
+
+import { startTestLoop } from '@turnpike/core/channels/test-loop';
 import { Role } from '@turnpike/core/domain/users';
-import { startTestLoop } from '@turnpike/relay/health/test-loop';
 import type { FastifyInstance } from 'fastify';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';

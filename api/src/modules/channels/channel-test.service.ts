@@ -7,20 +7,24 @@
  *   quota the call would cost, which is never deducted from anyone;
  * - a failure that says the key is unusable, or an answer slower than `ChannelDisableThreshold` seconds,
  *   disables an enabled channel (status 3) when `AutomaticDisableChannelEnabled` is on and the channel's
- *   `auto_ban` is set: the relay's rule (relay/src/errors.ts `disableReason`); a slow answer that disables
- *   nothing is still a success, with the slowness in the message;
+ *   `auto_ban` is set: the relay's rule (relay/src/errors.ts `disableReason`), which the channel probe applies;
+ *   a slow answer that disables nothing is still a success, with the slowness in the message;
  * - a success re-enables a channel the system disabled (status 3 only, never one disabled by hand) when
  *   `AutomaticEnableChannelEnabled` is on.
  *
  * Status changes rebuild the channel's abilities and publish `channels.changed`, so every relay's routing table
  * follows. A run over every channel holds a lease in the shared key/value store (Redis when configured), so two
  * runs never overlap, across replicas included; its progress is kept there too, for the console to poll.
+ *
+ * The call itself goes through `deps.channelProbe` (core/src/channels/channel-probe.ts), which the server brings
+ * from the relay: this module decides what a result does, the relay how a channel is called (docs/adr/0037).
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPricingRefusal, resolvePricing } from '@turnpike/core/billing/ratios';
 import { settleTokens } from '@turnpike/core/billing/settle';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
+import type { ChannelProbe, ChannelProbeSuccess } from '@turnpike/core/channels/channel-probe';
 import { changeKeyRing } from '@turnpike/core/channels/key-ring-writes';
 import { KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
@@ -32,20 +36,9 @@ import { AppError } from '@turnpike/core/errors';
 import { createSmtpMailer } from '@turnpike/core/mail/mailer';
 import { createNotifier } from '@turnpike/core/notify/notifier';
 import { priceTablesOf } from '@turnpike/core/options/price-tables';
-import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createLogRepo, nowSeconds } from '@turnpike/core/repos/log.repo';
-import { disableReason } from '@turnpike/relay/errors';
-import {
-  type ChannelTestResult,
-  chooseTestModel,
-  runChannelTest,
-  untestableReason,
-} from '@turnpike/relay/health/channel-tester';
-import { createWordMatcher } from '@turnpike/relay/metering/sensitive';
-import { toRelayChannel } from '@turnpike/relay/state/channel-cache';
-import { createUpstreamClient } from '@turnpike/relay/upstream/client';
 import { and, asc, gte, isNull } from 'drizzle-orm';
 import type { AppDeps } from '../../deps.ts';
 
@@ -93,7 +86,6 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
   const box = createChannelKeyBox(deps.config.cryptoSecret);
   const repo = createChannelRepo(deps.db);
   const logRepo = createLogRepo(deps.db);
-  const upstream = createUpstreamClient({ connectionsPerOrigin: 4 });
   const onError = options.onError ?? (() => {});
   const closing = new AbortController();
   const pauseMs = deps.config.pollingIntervalSeconds * 1000;
@@ -108,17 +100,15 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
     kv: deps.kv,
     log: { warn: (object, message) => onError(Object.assign(new Error(message), { cause: object })) },
   });
-  let keywordsText: string | undefined;
-  let keywords = createWordMatcher([]);
 
-  const compiledKeywords = () => {
-    const text = deps.options.getText('AutomaticDisableKeywords');
-    if (text !== keywordsText) {
-      keywordsText = text;
-      keywords = createWordMatcher(deps.options.get('AutomaticDisableKeywords'));
-    }
-    return keywords;
-  };
+  /** The probe the server handed over; a process without one (an API alone in a test) cannot test channels. */
+  function probeOf(): ChannelProbe {
+    if (!deps.channelProbe)
+      throw new AppError('FEATURE_DISABLED', 'channel tests are not available in this process', {
+        status: 503,
+      });
+    return deps.channelProbe;
+  }
 
   /** Writes a status change with the channel's abilities, then tells every process. */
   async function setStatus(channel: Channel, status: number, reason: string | undefined): Promise<void> {
@@ -151,11 +141,11 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
     return root;
   }
 
-  async function writeLog(channel: Channel, result: Extract<ChannelTestResult, { ok: true }>) {
+  async function writeLog(channel: Channel, result: ChannelProbeSuccess) {
     if (!deps.options.get('LogConsumeEnabled')) return;
     const root = await findRoot();
     const group = root?.group ?? 'default';
-    const { model, upstreamModel } = result.request;
+    const { model, upstreamModel } = result;
     const pricing = resolvePricing({
       // The root user's group prices it, its own group prices (GroupModelRatio, ...) included, as the relay would.
       tables: priceTablesOf((key) => deps.options.get(key)),
@@ -231,41 +221,35 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
   ): Promise<ChannelTestOutcome> {
     const channel = await repo.find(id);
     if (!channel) throw new AppError('NOT_FOUND', 'channel not found');
-    const untestable = untestableReason(channel.type);
+    const probe = probeOf();
+    const untestable = await probe.untestableReason(channel.type);
     if (untestable) return { success: false, message: untestable, time: 0 };
-    const model = chooseTestModel(channel, requestedModel);
     const cancelled = signal ? AbortSignal.any([signal, closing.signal]) : closing.signal;
-    const tested = toRelayChannel(channel, box);
-    const result = await runChannelTest(upstream, tested, model, {
-      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    const result = await probe.probe(channel, {
+      model: requestedModel,
+      timeoutMs: options.timeoutMs,
       signal: cancelled,
-      settings: deps.options,
     });
     const time = result.elapsedMs / 1000;
     // A test cut short by shutdown says nothing about the channel.
     if (cancelled.aborted) return { success: false, message: 'the test was cancelled', time };
-    if (!result.ok && result.error.isLocal) return { success: false, message: result.error.message, time };
+    if (!result.ok && result.isLocal) return { success: false, message: result.message, time };
     await repo.update(channel.id, { responseTime: result.elapsedMs, testTime: nowSeconds() });
 
     const { options: opts } = deps;
     const isEnabled = channel.status === ChannelStatus.Enabled;
     if (!result.ok) {
-      const reason = disableReason(result.error, {
-        automaticDisableEnabled: opts.get('AutomaticDisableChannelEnabled'),
-        autoBan: channel.autoBan === 1,
-        isGeminiChannel: channel.type === ProviderTypeId.Gemini,
-        keywords: compiledKeywords(),
-      });
-      if (reason !== undefined && isEnabled && tested.isMultiKey && tested.key !== undefined) {
+      const reason = result.disableReason;
+      if (reason !== undefined && isEnabled && result.multiKey !== undefined) {
         // A multi-key channel tests its first enabled key: that key goes, the channel goes only with its last.
-        await disableTestedKey(channel.id, tested.key, reason);
-        return { success: false, message: `${result.error.message} (the key was disabled)`, time };
+        await disableTestedKey(channel.id, result.multiKey, reason);
+        return { success: false, message: `${result.message} (the key was disabled)`, time };
       }
       if (reason !== undefined && isEnabled) {
         await setStatus(channel, ChannelStatus.AutoDisabled, reason);
-        return { success: false, message: `${result.error.message} (the channel was disabled)`, time };
+        return { success: false, message: `${result.message} (the channel was disabled)`, time };
       }
-      return { success: false, message: result.error.message, time };
+      return { success: false, message: result.message, time };
     }
 
     await writeLog(channel, result);
@@ -305,9 +289,15 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
 
   /** Channels a run tests: those of a testable type, except the ones an operator switched off by hand. */
   async function channelsToTest(): Promise<Channel[]> {
-    return (await repo.all()).filter(
-      (c) => c.status !== ChannelStatus.ManuallyDisabled && untestableReason(c.type) === undefined,
+    const probe = probeOf();
+    const testable = await Promise.all(
+      (await repo.all()).map(async (c) =>
+        c.status !== ChannelStatus.ManuallyDisabled && (await probe.untestableReason(c.type)) === undefined
+          ? c
+          : undefined,
+      ),
     );
+    return testable.filter((c) => c !== undefined);
   }
 
   /** Runs over every channel (the lease is held); never throws. */
@@ -362,6 +352,7 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
 
     /** `GET /api/channel/test`: starts a run over every channel and answers at once. */
     async startTestAll(): Promise<void> {
+      probeOf();
       if (!(await startRun()))
         throw new AppError('CONFLICT', 'a test of all channels is already running; wait for it to finish');
     },
@@ -381,11 +372,10 @@ export function createChannelTestService(deps: AppDeps, options: ChannelTestServ
       return true;
     },
 
-    /** Aborts a run in progress (tests in flight included), waits for it, and closes the connections. */
+    /** Aborts a run in progress (tests in flight included) and waits for it; the server closes the probe. */
     async close(): Promise<void> {
       closing.abort();
       await background;
-      await upstream.close();
     },
   };
 }

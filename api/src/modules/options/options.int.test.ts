@@ -1,7 +1,7 @@
 import { DEFAULT_MODEL_RATIO } from '@turnpike/core/billing/default-ratios';
 import { createManagedOptionWriter } from '@turnpike/core/options/managed-options';
 import { optionAudience } from '@turnpike/core/options/registry';
-import { waitFor } from '@turnpike/relay/testing/wait';
+import { waitFor } from '@turnpike/core/testing/wait';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ConsoleClient,

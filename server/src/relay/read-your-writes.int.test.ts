@@ -3,10 +3,11 @@
  * next relay call of the same process already sees it — no window of `model_not_found`, however fast the edits
  * come.
  */
-import { setupRoot } from '@turnpike/api/testing/test-app';
+
+import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
+import { createRelayTestApp, type RelayTestApp } from '../testing/all-test-app.ts';
+import { setupRoot } from '../testing/test-app.ts';
 
 let t: RelayTestApp;
 let fake: FakeOpenAi;

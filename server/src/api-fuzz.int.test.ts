@@ -1,9 +1,5 @@
 import { hashPassword } from '@turnpike/core/crypto/password';
 import { users } from '@turnpike/core/db/schema/index';
-import { eq } from 'drizzle-orm';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify';
-import { type Dispatcher, getGlobalDispatcher, MockAgent, setGlobalDispatcher } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createRandom,
   type FieldTypes,
@@ -15,7 +11,11 @@ import {
   readFieldTypes,
   saturatedObject,
   saturatedQuery,
-} from './testing/fuzz-values.ts';
+} from '@turnpike/core/testing/fuzz-values';
+import { eq } from 'drizzle-orm';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify';
+import { type Dispatcher, getGlobalDispatcher, MockAgent, setGlobalDispatcher } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ConsoleClient,
   createTestApp,

@@ -1,27 +1,45 @@
 import path from 'node:path';
-import type { ResolvedConfig } from '@turnpike/core/config';
-import { createDb } from '@turnpike/core/db/client';
-import { migrate } from '@turnpike/core/db/migrate';
-import { createEventBus } from '@turnpike/core/events/bus';
-import { createMemoryKv, createRedisKv } from '@turnpike/core/kv/kv';
-import { createOptionStore } from '@turnpike/core/options/store';
 import { Redis } from 'ioredis';
-import rootPackage from '../../package.json' with { type: 'json' };
-import type { AppDeps } from './deps.ts';
-import { startLogRetention } from './jobs/log-retention.ts';
+import rootPackage from '../../../package.json' with { type: 'json' };
+import type { ResolvedConfig } from '../config.ts';
+import { createDb, type DatabaseKind, type Db } from '../db/client.ts';
+import { migrate } from '../db/migrate.ts';
+import { createEventBus, type EventBus } from '../events/bus.ts';
+import { createMemoryKv, createRedisKv, type KvStore } from '../kv/kv.ts';
+import { createOptionStore, type OptionStore } from '../options/store.ts';
+import { startLogRetention } from './log-retention.ts';
 
 export const VERSION: string = rootPackage.version;
 
 /** The `onError` context of a pooled connection lost (a failover, a restart): a warning, the pool recovers. */
 export const DATABASE_CONNECTION_LOST = 'database connection lost';
 
+/**
+ * What every role gets from the runtime, built once by the server (or a test) and passed in: the console API's
+ * `AppDeps` and the relay's `RelayDeps` are this, with what only that role needs beside it.
+ */
+export interface RuntimeDeps {
+  readonly config: ResolvedConfig;
+  readonly db: Db;
+  readonly dbKind: DatabaseKind;
+  readonly bus: EventBus;
+  readonly options: OptionStore;
+  readonly kv: KvStore;
+  /** Present when REDIS_URL is set: shared rate-limit counters, presence, state every process shares. */
+  readonly redis?: Redis | undefined;
+  readonly version: string;
+  /** Unix seconds when this process started. */
+  readonly startTime: number;
+}
+
 export interface Runtime {
-  readonly deps: AppDeps;
+  readonly deps: RuntimeDeps;
   close(): Promise<void>;
 }
 
 /**
- * Opens the database (migrated), Redis, the event bus and the option cache that every role needs. Throws when
+ * Opens the database (migrated), Redis, the event bus and the option cache that every role needs, and starts the
+ * log retention job (every role runs it: a purge is safe on every replica at once). Throws when
  * the database is unreachable, having closed what it opened, so the caller can wait and try again
  * (`waitForDatabase`). Redis being away does not stop it: every user of Redis rides an outage through.
  */
@@ -65,7 +83,7 @@ export async function createRuntime(
     throw error;
   }
   options.start();
-  const deps: AppDeps = {
+  const deps: RuntimeDeps = {
     config,
     db: database.db,
     dbKind: database.kind,

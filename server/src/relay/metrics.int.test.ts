@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import { buildApp } from '@turnpike/api/app';
+import { buildApp } from '@turnpike/api';
+import { buildRelayApp, registerRelay } from '@turnpike/relay';
+import { readSample } from '@turnpike/relay/metrics/prometheus-text';
+import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRelayApp, registerRelay } from '../app.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp } from '../testing/relay-test-app.ts';
-import { readSample } from './prometheus-text.ts';
+import { createRelayTestApp, type RelayTestApp } from '../testing/all-test-app.ts';
 
 const CHAT = '/v1/chat/completions';
 const METRICS_TOKEN = 'scrape-token-0123456789';

@@ -6,13 +6,13 @@ import { optionSources } from '@turnpike/core/db/schema/option-sources';
 import { options as optionsTable } from '@turnpike/core/db/schema/options';
 import { generateTokenKey } from '@turnpike/core/domain/tokens';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
+import { FINALIZER } from '@turnpike/operator/api/v1alpha1';
+import type { Operator } from '@turnpike/operator/operator';
+import { waitFor } from '@turnpike/operator/testing/wait';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FINALIZER } from './api/v1alpha1.ts';
-import type { Operator } from './operator.ts';
-import { createHarness, type Harness, type RelayProcess } from './testing/operator-harness.ts';
-import { waitFor } from './testing/wait.ts';
+import { createHarness, type Harness, type RelayProcess } from '../testing/operator-harness.ts';
 
 const NS = 'team-a';
 const T = { group: 'turnpike.dev', version: 'v1alpha1' } as const;

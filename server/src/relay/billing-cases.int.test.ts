@@ -4,14 +4,15 @@
  * and the token's balance, the consume log, the `x-turnpike-quota` header and the used-quota / request-count
  * counters of user, token and channel exactly once.
  */
-import { registerUser } from '@turnpike/api/testing/test-app';
+
 import { channels, logs, quotaData, tokens, users } from '@turnpike/core/db/schema/index';
+import { buildRelayApp } from '@turnpike/relay';
+import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
+import { sleep, waitFor } from '@turnpike/relay/testing/wait';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRelayApp } from './app.ts';
-import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, injectThroughServer, type RelayTestApp } from './testing/relay-test-app.ts';
-import { sleep, waitFor } from './testing/wait.ts';
+import { createRelayTestApp, injectThroughServer, type RelayTestApp } from '../testing/all-test-app.ts';
+import { registerUser } from '../testing/test-app.ts';
 
 const START = 1_000_000;
 const QUOTA_PER_UNIT = 500_000;

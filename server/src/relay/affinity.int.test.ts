@@ -1,13 +1,13 @@
-import { type ConsoleClient, saveOption, setupRoot } from '@turnpike/api/testing/test-app';
 import { DEFAULT_CHANNEL_AFFINITY } from '@turnpike/core/channels/affinity-rules';
 import type { ChannelView } from '@turnpike/core/contracts/channels';
 import { channels } from '@turnpike/core/db/schema/index';
+import { readSample } from '@turnpike/relay/metrics/prometheus-text';
+import { type FakePromptCache, startFakePromptCache } from '@turnpike/relay/testing/fake-prompt-cache';
+import { startFakeProviders } from '@turnpike/relay/testing/fake-providers';
+import { waitFor } from '@turnpike/relay/testing/wait';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readSample } from './metrics/prometheus-text.ts';
-import { type FakePromptCache, startFakePromptCache } from './testing/fake-prompt-cache.ts';
-import { startFakeProviders } from './testing/fake-providers.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
-import { waitFor } from './testing/wait.ts';
+import { createRelayTestApp, type RelayTestApp } from '../testing/all-test-app.ts';
+import { type ConsoleClient, saveOption, setupRoot } from '../testing/test-app.ts';
 
 let t: RelayTestApp;
 let root: ConsoleClient;

@@ -11,7 +11,7 @@ import {
   saveOption,
   setupRoot,
   type TestApp,
-} from '../../testing/test-app.ts';
+} from './testing/test-app.ts';
 
 const KEYS = ['sk-multi-aaaa-0000000001', 'sk-multi-bbbb-0000000002', 'sk-multi-cccc-0000000003'];
 

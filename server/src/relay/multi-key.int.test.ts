@@ -1,13 +1,13 @@
-import { type ConsoleClient, setupRoot } from '@turnpike/api/testing/test-app';
 import type { ChannelView } from '@turnpike/core/contracts/channels';
 import { channels } from '@turnpike/core/db/schema/index';
 import { createRedisBus } from '@turnpike/core/events/bus';
+import { createChannelCache } from '@turnpike/relay/state/channel-cache';
+import { type FakePromptCache, startFakePromptCache } from '@turnpike/relay/testing/fake-prompt-cache';
+import { waitFor } from '@turnpike/relay/testing/wait';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createChannelCache } from './state/channel-cache.ts';
-import { type FakePromptCache, startFakePromptCache } from './testing/fake-prompt-cache.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
-import { waitFor } from './testing/wait.ts';
+import { createRelayTestApp, type RelayTestApp } from '../testing/all-test-app.ts';
+import { type ConsoleClient, setupRoot } from '../testing/test-app.ts';
 
 const K1 = 'sk-pool-key-one-000000001';
 const K2 = 'sk-pool-key-two-000000002';

@@ -3,18 +3,18 @@
  * and of a first-token timeout, sensitive words on prompts and completions, and the console playground.
  */
 import type { AddressInfo } from 'node:net';
-import { buildApp } from '@turnpike/api/app';
-import { ConsoleClient } from '@turnpike/api/testing/test-app';
+import { buildApp } from '@turnpike/api';
 import { hashPassword } from '@turnpike/core/crypto/password';
 import { logs, users } from '@turnpike/core/db/schema/index';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
+import { registerRelay } from '@turnpike/relay';
+import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
+import { waitFor } from '@turnpike/relay/testing/wait';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerRelay } from './app.ts';
-import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
-import { waitFor } from './testing/wait.ts';
+import { createRelayTestApp, type RelayTestApp } from '../testing/all-test-app.ts';
+import { ConsoleClient } from '../testing/test-app.ts';
 
 const REPLY = 'Hello! This is a reply from the fake OpenAI upstream.';
 

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildApp } from '@turnpike/api';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { channels, logs, tokens, users } from '@turnpike/core/db/schema/index';
 import { generateTokenKey } from '@turnpike/core/domain/tokens';
@@ -24,7 +25,6 @@ import { waitFor } from '@turnpike/relay/testing/wait';
 import { and, eq, gt } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from './app.ts';
 import { ConsoleClient, createTestApp, type TestApp } from './testing/test-app.ts';
 
 const ENV = { CRITICAL_RATE_LIMIT: '10000', GLOBAL_API_RATE_LIMIT: '100000' };
@@ -196,7 +196,7 @@ describe.each(SOURCE_KINDS)('a gateway moved from new-api on %s', (kind) => {
 describe('the server entry point', () => {
   it('runs the import as a subcommand (the chart Job runs this)', async () => {
     const source = await createReferenceSource('sqlite', 'one-api', 'http://127.0.0.1:9');
-    const server = fileURLToPath(new URL('./server.ts', import.meta.url));
+    const server = fileURLToPath(new URL('./main.ts', import.meta.url));
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-import-entry-'));
     const run = spawnSync(process.execPath, [server, 'import', '--from', source!.url, '--dry-run'], {
       env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },

@@ -1,5 +1,5 @@
 /**
- * The database or Redis away, at boot and while running, for real `node api/src/server.ts` processes: Postgres
+ * The database or Redis away, at boot and while running, for real `node server/src/main.ts` processes: Postgres
  * "goes away" through a TCP proxy of the test's own (core/src/testing/tcp-proxy.ts), Redis is a server of the
  * test's own; the Postgres other tests share is never stopped. No process may exit; the console API answers
  * 503 DATABASE_UNAVAILABLE in its envelope while the database is unreachable, and 200 again once it is back.
@@ -22,7 +22,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseUrl } from './testing/test-app.ts';
 
-const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
+const SERVER = fileURLToPath(new URL('./main.ts', import.meta.url));
 const postgres = process.env.TEST_POSTGRES_URL;
 
 interface ServerProcess {

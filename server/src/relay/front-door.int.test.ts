@@ -4,14 +4,14 @@
  */
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { buildApp } from '@turnpike/api/app';
+import { buildApp } from '@turnpike/api';
 import { logs, users } from '@turnpike/core/db/schema/index';
+import { registerRelay } from '@turnpike/relay';
+import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerRelay } from './app.ts';
-import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { createRelayTestApp, type RelayTestApp, seedFakeModels } from './testing/relay-test-app.ts';
+import { createRelayTestApp, type RelayTestApp, seedFakeModels } from '../testing/all-test-app.ts';
 
 let t: RelayTestApp;
 let fake: FakeOpenAi;

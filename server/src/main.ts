@@ -1,21 +1,24 @@
+import { startBootServer } from '@turnpike/api/http/boot-server';
+import { createReadiness, installDrainGate, registerHealthRoutes } from '@turnpike/api/http/health';
+import type { ChannelProbe } from '@turnpike/core/channels/channel-probe';
 import { startPresence } from '@turnpike/core/cluster/presence';
 import { loadConfig } from '@turnpike/core/config';
 import { dataDirErrorOf, isDataDirError } from '@turnpike/core/db/data-dir';
 import { waitForDatabase } from '@turnpike/core/db/wait-for-database';
+import { createRuntime, DATABASE_CONNECTION_LOST, type Runtime } from '@turnpike/core/runtime/runtime';
 import { ensureSecrets } from '@turnpike/core/secrets';
 import type { FastifyInstance } from 'fastify';
-import { startBootServer } from './http/boot-server.ts';
-import { createReadiness, installDrainGate, registerHealthRoutes } from './http/health.ts';
-import { createRuntime, DATABASE_CONNECTION_LOST, type Runtime } from './runtime.ts';
+import { lazyChannelProbe } from './channel-probe.ts';
 
 /**
- * The server of every role: configuration, database, migrations, then listen until a signal asks to stop. A
- * process started while the database is unreachable waits for it (live, not ready: http/boot-server.ts) instead
+ * The process of every role (docs/adr/0037), the only place that composes the console API and the relay:
+ * configuration, core's runtime (database, migrations), the app of its ROLE, then listen until a signal asks to
+ * stop. A process started while the database is unreachable waits for it (live, not ready: http/boot-server.ts) instead
  * of exiting. On SIGTERM (or SIGINT) it drains (docs/adr/0016): /readyz fails and new requests get a 503,
  * requests in flight and streams go on for up to SHUTDOWN_GRACE_SECONDS, then the rest are cut, the batching
  * writer flushes what was settled, and the process exits 0.
  */
-// `node api/src/server.ts import --from <source>`: the import of issue 29, for a Job run from the same image.
+// `node server/src/main.ts import --from <source>`: the import of issue 29, for a Job run from the same image.
 if (process.argv[2] === 'import')
   process.exit(await (await import('@turnpike/core/import/cli')).runImport(process.argv.slice(3)));
 const loaded = loadConfig();
@@ -38,19 +41,24 @@ let reportFailure = (err: unknown, context: string): void => {
 };
 
 /** The runtime and the app of this role; closes what it opened when the database goes away meanwhile. */
-async function openAndBuild(): Promise<{ runtime: Runtime; app: FastifyInstance }> {
+async function openAndBuild(): Promise<{ runtime: Runtime; app: FastifyInstance; probe?: ChannelProbe }> {
   const runtime = await createRuntime(config, { onError: (err, context) => reportFailure(err, context) });
   try {
     // ROLE=relay serves only /v1/*; ROLE=all serves the relay beside the console API on the same port. Each role
-    // loads only its own modules: a relay pod never imports the console API, an API pod never the relay (their
-    // module graphs are most of an idle process's memory, bench/README.md "Memory").
-    const relay = config.role === 'api' ? undefined : await import('@turnpike/relay');
-    const app =
-      config.role === 'relay'
-        ? await relay!.buildRelayApp(runtime.deps, { logger })
-        : await (await import('./app.ts')).buildApp(runtime.deps, { logger });
-    if (config.role === 'all') await relay!.registerRelay(app, runtime.deps);
-    return { runtime, app };
+    // loads only its own modules: a relay pod never imports the console API, an API pod loads the relay's channel
+    // probe only when a channel is first tested (their module graphs are most of an idle process's memory,
+    // bench/README.md "Memory").
+    if (config.role === 'relay') {
+      const app = await (await import('@turnpike/relay')).buildRelayApp(runtime.deps, { logger });
+      return { runtime, app };
+    }
+    const probe = lazyChannelProbe(runtime.deps);
+    const app = await (await import('@turnpike/api')).buildApp(
+      { ...runtime.deps, channelProbe: probe },
+      { logger },
+    );
+    if (config.role === 'all') await (await import('@turnpike/relay')).registerRelay(app, runtime.deps);
+    return { runtime, app, probe };
   } catch (error) {
     await runtime.close().catch(() => {});
     throw error;
@@ -76,10 +84,11 @@ const started = await waitForDatabase(openAndBuild, {
   return failToStart(error);
 });
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.off(signal, stopWhileWaiting);
-const { runtime, app } = started;
+const { runtime, app, probe } = started;
 if (stopWaiting.signal.aborted) {
   // Asked to stop while the app was being built: nothing was served yet.
   await app.close();
+  await probe?.close();
   await runtime.close();
   await boot.close();
   process.exit(0);
@@ -123,6 +132,8 @@ async function stop(reason: { signal?: string; err?: unknown }): Promise<void> {
   }, config.shutdownGraceSeconds * 1000);
   try {
     await app.close();
+    // After the app: the API's channel tests run until it closes.
+    await probe?.close();
     await runtime.close();
   } finally {
     clearTimeout(cut);

@@ -6,11 +6,11 @@
  */
 import { optionSources } from '@turnpike/core/db/schema/option-sources';
 import { options as optionsTable } from '@turnpike/core/db/schema/options';
+import { waitFor } from '@turnpike/operator/testing/wait';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, type RelayProcess } from './testing/operator-harness.ts';
-import { waitFor } from './testing/wait.ts';
+import { createHarness, type Harness, type RelayProcess } from '../testing/operator-harness.ts';
 
 const NS = 'team-p';
 const TRIALS = 20;

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
+import { buildApp } from '@turnpike/api';
+import { startBootServer } from '@turnpike/api/http/boot-server';
 import { registerRelay } from '@turnpike/relay';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from './app.ts';
-import { startBootServer } from './http/boot-server.ts';
 import { createTestApp, type TestApp } from './testing/test-app.ts';
 
 const SECRET = 'sk-log-secret-4f9a2c7e1b';

@@ -1,5 +1,5 @@
 import { createLogRepo, USAGE_LOG_TYPES } from '@turnpike/core/repos/log.repo';
-import type { AppDeps } from '../deps.ts';
+import type { RuntimeDeps } from './runtime.ts';
 
 const DAY_SECONDS = 24 * 3600;
 /** Once a day is enough for a limit counted in days; a purge also runs at every boot. */
@@ -11,7 +11,7 @@ export const LOG_RETENTION_INTERVAL_MS = DAY_SECONDS * 1000;
  * rows went. Safe to run on every replica at once: a row can only be deleted once.
  */
 export async function purgeOldLogs(
-  deps: Pick<AppDeps, 'db' | 'options'>,
+  deps: Pick<RuntimeDeps, 'db' | 'options'>,
   now: Date = new Date(),
 ): Promise<number> {
   const days = deps.options.get('LogRetentionDays');
@@ -33,7 +33,7 @@ export interface LogRetentionOptions {
  * purge in progress to finish (so shutdown can close the database afterwards).
  */
 export function startLogRetention(
-  deps: Pick<AppDeps, 'db' | 'options'>,
+  deps: Pick<RuntimeDeps, 'db' | 'options'>,
   options: LogRetentionOptions = {},
 ): () => Promise<void> {
   const { intervalMs = LOG_RETENTION_INTERVAL_MS, onError = () => {}, onPurged = () => {} } = options;

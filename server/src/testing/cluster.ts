@@ -1,7 +1,7 @@
 /**
  * A Turnpike cluster on one machine, as on Kubernetes but on loopback (docs/adr/0016): one `ROLE=api` process,
  * `relays` `ROLE=relay` processes behind a round-robin balancer, a Redis server of the cluster's own (so a test
- * can stop it), and a Postgres database. Every process is a real `node api/src/server.ts`, so signals, crashes
+ * can stop it), and a Postgres database. Every process is a real `node server/src/main.ts`, so signals, crashes
  * and restarts are the real thing. Used by the cluster tests and by `make cluster`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -15,7 +15,7 @@ import { freePort } from '@turnpike/core/testing/free-port';
 import { startTestRedisServer, type TestRedisServer } from '@turnpike/core/testing/redis-server';
 import { startTcpProxy, type TcpProxy } from '@turnpike/core/testing/tcp-proxy';
 
-const SERVER = fileURLToPath(new URL('../server.ts', import.meta.url));
+const SERVER = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 /** One end of a process: its exit code (null when a signal ended it) and whether a test asked for it. */
 export interface ProcessExit {

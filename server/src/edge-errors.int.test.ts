@@ -1,9 +1,9 @@
 import net from 'node:net';
+import { buildApp } from '@turnpike/api';
 import { buildRelayApp, registerRelay } from '@turnpike/relay';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../app.ts';
-import { createTestApp, type TestApp } from '../testing/test-app.ts';
+import { createTestApp, type TestApp } from './testing/test-app.ts';
 
 /**
  * Issue 16, item 6: refusals made before any route — oversized headers (431), an over-long request line or path

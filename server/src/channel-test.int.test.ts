@@ -13,7 +13,7 @@ import {
   registerUser,
   setupRoot,
   type TestApp,
-} from '../../testing/test-app.ts';
+} from './testing/test-app.ts';
 
 const GOOD_KEY = 'sk-upstream-good';
 

@@ -4,14 +4,13 @@
  * (Volcengine's signature, Vidu's token, Ark's bearer) and refuses a wrong one; billed per second, settled on the
  * length the provider reports, refunded once on failure.
  */
-import { logs, tasks, users } from '@turnpike/core/db/schema/index';
+import { logs, tasks } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayTestApp, type RelayTestApp } from '../../testing/relay-test-app.ts';
-import { waitFor } from '../../testing/wait.ts';
 import { taskPollerOf } from '../register.ts';
 import {
   FAKE_JIMENG_MP4,
@@ -25,8 +24,9 @@ import {
 } from './testing/fake-seedance-upstream.ts';
 import { FAKE_MP4, type FakeVideoUpstream, startFakeVideoUpstream } from './testing/fake-video-upstream.ts';
 import { FAKE_VIDU_MP4, type FakeViduUpstream, startFakeViduUpstream } from './testing/fake-vidu-upstream.ts';
+import { VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
 
-const START = 10_000_000;
+const START = VIDEO_TEST_QUOTA;
 const JIMENG = 'jimeng_t2v_v30';
 const VIDU = 'viduq2';
 const SEEDANCE = 'doubao-seedance-1-0-pro-250528';
@@ -41,27 +41,10 @@ let seedance: FakeSeedanceUpstream;
 let sora: FakeVideoUpstream;
 let baseURL: string;
 
-const db = () => t.runtime.deps.db;
-
-async function payer(quota = START) {
-  const user = await t.seedUser({ quota });
-  const token = await t.seedToken(user.id);
-  return { user, client: new OpenAI({ apiKey: `sk-${token.key}`, baseURL, maxRetries: 0 }) };
-}
-
-async function quotaOfUser(id: number): Promise<number> {
-  const [row] = await db().select({ quota: users.quota }).from(users).where(eq(users.id, id));
-  return row?.quota ?? Number.NaN;
-}
-
-const settled = (id: number, expected: number) =>
-  waitFor(async () => ((await quotaOfUser(id)) === expected ? true : undefined));
-
-async function upstreamIdOf(id: string): Promise<string> {
-  const [row] = await db().select().from(tasks).where(eq(tasks.taskId, id));
-  if (!row) throw new Error(`no task ${id}`);
-  return (row.properties as { upstream_id: string }).upstream_id;
-}
+const { db, payer, quotaOfUser, settled, upstreamIdOf } = videoBooks(
+  () => t,
+  () => baseURL,
+);
 
 const logsOf = (userId: number, type: number) =>
   db()
@@ -310,7 +293,7 @@ describe('Vidu through the OpenAI video API', () => {
   it('never serves more seconds than the balance pays for when submits arrive at once', async () => {
     const price = quotaOf(VIDU, 5);
     const balance = price * 2 + Math.trunc(price / 2);
-    const { user, client } = await payer(balance);
+    const { user, client } = await payer({ quota: balance });
     const results = await Promise.allSettled(
       Array.from({ length: 6 }, (_, i) =>
         client.videos.create({ model: VIDU, prompt: `clip ${i}`, seconds: '5' as '4' }),

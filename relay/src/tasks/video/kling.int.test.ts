@@ -3,11 +3,10 @@
  * relay signs a fresh JWT from the channel's access and secret keys for a fake Kling API that checks it; 5 or 10
  * second clips only, billed per second and settled on the reported length, refunded once on failure.
  */
-import { logs, tasks, users } from '@turnpike/core/db/schema/index';
+import { logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, eq } from 'drizzle-orm';
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayTestApp, type RelayTestApp } from '../../testing/relay-test-app.ts';
 import { waitFor } from '../../testing/wait.ts';
@@ -19,7 +18,10 @@ import {
 } from './testing/fake-kling-upstream.ts';
 
 const PRICE = 0.05;
-const START = 10_000_000;
+
+import { VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
+
+const START = VIDEO_TEST_QUOTA;
 const MODEL = 'kling-v2-1';
 const quotaOf = (seconds: number) => Math.trunc(PRICE * 500_000 * seconds);
 
@@ -27,27 +29,12 @@ let t: RelayTestApp;
 let kling: FakeKlingUpstream;
 let baseURL: string;
 
-const db = () => t.runtime.deps.db;
+const { db, payer, quotaOfUser, settled, upstreamIdOf } = videoBooks(
+  () => t,
+  () => baseURL,
+);
 
-async function payer() {
-  const user = await t.seedUser({ quota: START });
-  const token = await t.seedToken(user.id);
-  return { user, client: new OpenAI({ apiKey: `sk-${token.key}`, baseURL, maxRetries: 0 }) };
-}
-
-async function quotaOfUser(id: number): Promise<number> {
-  const [row] = await db().select({ quota: users.quota }).from(users).where(eq(users.id, id));
-  return row?.quota ?? Number.NaN;
-}
-
-const settled = (id: number, expected: number) =>
-  waitFor(async () => ((await quotaOfUser(id)) === expected ? true : undefined));
-
-async function klingTaskOf(id: string): Promise<string> {
-  const [row] = await db().select().from(tasks).where(eq(tasks.taskId, id));
-  if (!row) throw new Error(`no task ${id}`);
-  return (row.properties as { upstream_id: string }).upstream_id.split('/')[1] as string;
-}
+const klingTaskOf = async (id: string) => (await upstreamIdOf(id)).split('/')[1] as string;
 
 const poll = () => taskPollerOf(t.relay).runOnce();
 

@@ -86,6 +86,17 @@ export function refusedAnswer(message: string, code: string): NativeSubmitAnswer
 }
 
 /** One JSON call; the answer's status and text. */
+/** The channel's own headers, its key under `scheme` (Ark's `Bearer`, Vidu's `Token`), and JSON's type for a body. */
+export const keyedHeaders = (
+  channel: RelayChannel,
+  scheme: string,
+  json: boolean,
+): Record<string, string> => ({
+  ...channel.headers,
+  authorization: `${scheme} ${(channel.key ?? '').trim()}`,
+  ...(json ? { 'content-type': 'application/json' } : {}),
+});
+
 export async function callJson(
   dispatcher: Dispatcher,
   url: string,

@@ -4,7 +4,7 @@
  * channel stored under the old type 61 renumbered to the reference's 50 by migration 0013, still serving.
  */
 import { readFileSync } from 'node:fs';
-import { channels, logs, tasks, users } from '@turnpike/core/db/schema/index';
+import { channels, logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, eq, sql } from 'drizzle-orm';
@@ -24,7 +24,9 @@ import {
   startFakeKlingUpstream,
 } from './testing/fake-kling-upstream.ts';
 
-const START = 10_000_000;
+import { VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
+
+const START = VIDEO_TEST_QUOTA;
 const KLING = 'kling-v2-1';
 const LEGACY = 'kling-legacy';
 const JIMENG = 'jimeng_t2v_v30';
@@ -37,21 +39,10 @@ let jimeng: FakeJimengUpstream;
 let origin: string;
 let legacyChannelId: number;
 
-const db = () => t.runtime.deps.db;
-
-async function payer() {
-  const user = await t.seedUser({ quota: START });
-  const token = await t.seedToken(user.id);
-  return { user, key: `sk-${token.key}` };
-}
-
-async function quotaOfUser(id: number): Promise<number> {
-  const [row] = await db().select({ quota: users.quota }).from(users).where(eq(users.id, id));
-  return row?.quota ?? Number.NaN;
-}
-
-const settled = (id: number, expected: number) =>
-  waitFor(async () => ((await quotaOfUser(id)) === expected ? true : undefined));
+const { db, payer, quotaOfUser, settled, upstreamIdOf } = videoBooks(
+  () => t,
+  () => `${origin}/v1`,
+);
 
 async function call(key: string, method: 'GET' | 'POST', path: string, body?: unknown) {
   const answer = await fetch(`${origin}${path}`, {
@@ -73,11 +64,7 @@ const lastKlingTask = () =>
 const poll = () => taskPollerOf(t.relay).runOnce();
 
 /** The upstream's own id of a gateway task (`<kind>/<task_id>` for Kling). */
-async function upstreamTaskOf(id: string): Promise<string> {
-  const [row] = await db().select().from(tasks).where(eq(tasks.taskId, id));
-  if (!row) throw new Error(`no task ${id}`);
-  return (row.properties as { upstream_id: string }).upstream_id.split('/').at(-1) as string;
-}
+const upstreamTaskOf = async (id: string) => (await upstreamIdOf(id)).split('/').at(-1) as string;
 
 beforeAll(async () => {
   t = await createRelayTestApp();

@@ -17,6 +17,7 @@ import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   aspectRatioOf,
   callJson,
+  keyedHeaders,
   type NativeJob,
   type NativeSubmitAnswer,
   type NativeVideoApi,
@@ -90,11 +91,7 @@ export function videoOfSeedanceTask(answer: unknown): (UpstreamVideo & { content
   }
 }
 
-const headersOf = (channel: RelayChannel, json: boolean): Record<string, string> => ({
-  ...channel.headers,
-  authorization: `Bearer ${(channel.key ?? '').trim()}`,
-  ...(json ? { 'content-type': 'application/json' } : {}),
-});
+const headersOf = (channel: RelayChannel, json: boolean) => keyedHeaders(channel, 'Bearer', json);
 
 const isTaskId = (id: unknown): id is string => typeof id === 'string' && /^[\w-]{1,128}$/.test(id);
 

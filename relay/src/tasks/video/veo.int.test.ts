@@ -3,20 +3,20 @@
  * downloads while the relay speaks predictLongRunning and operation polling to a fake Gemini API that checks its
  * key; billed per second, refunded once on failure or when the safety filters drop the video.
  */
-import { logs, tasks, users } from '@turnpike/core/db/schema/index';
+import { logs } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, eq } from 'drizzle-orm';
-import OpenAI, { toFile } from 'openai';
+import { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayTestApp, type RelayTestApp } from '../../testing/relay-test-app.ts';
-import { waitFor } from '../../testing/wait.ts';
 import { taskPollerOf } from '../register.ts';
 import { FAKE_VEO_MP4, type FakeVeoUpstream, startFakeVeoUpstream } from './testing/fake-veo-upstream.ts';
+import { VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
 
 const QUOTA_PER_UNIT = 500_000;
 const VEO_FAST = 0.15;
-const START = 10_000_000;
+const START = VIDEO_TEST_QUOTA;
 const MODEL = 'veo-3.1-fast-generate-preview';
 const quotaOf = (price: number, seconds: number) => Math.trunc(price * QUOTA_PER_UNIT * seconds);
 
@@ -24,27 +24,12 @@ let t: RelayTestApp;
 let veo: FakeVeoUpstream;
 let baseURL: string;
 
-const db = () => t.runtime.deps.db;
+const { db, payer, quotaOfUser, settled, upstreamIdOf } = videoBooks(
+  () => t,
+  () => baseURL,
+);
 
-async function payer() {
-  const user = await t.seedUser({ quota: START });
-  const token = await t.seedToken(user.id);
-  return { user, client: new OpenAI({ apiKey: `sk-${token.key}`, baseURL, maxRetries: 0 }) };
-}
-
-async function quotaOfUser(id: number): Promise<number> {
-  const [row] = await db().select({ quota: users.quota }).from(users).where(eq(users.id, id));
-  return row?.quota ?? Number.NaN;
-}
-
-const settled = (id: number, expected: number) =>
-  waitFor(async () => ((await quotaOfUser(id)) === expected ? true : undefined));
-
-async function operationOf(id: string): Promise<string> {
-  const [row] = await db().select().from(tasks).where(eq(tasks.taskId, id));
-  if (!row) throw new Error(`no task ${id}`);
-  return (row.properties as { upstream_id: string }).upstream_id;
-}
+const operationOf = upstreamIdOf;
 
 const poll = () => taskPollerOf(t.relay).runOnce();
 

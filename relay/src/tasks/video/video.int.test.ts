@@ -4,7 +4,7 @@
  * completed or failed, content streamed, remix, list and delete scoped to the caller; billed per second of output,
  * corrected to the real length and refunded on failure or time-out exactly once, across relays and under concurrency.
  */
-import { channels, logs, tasks, users } from '@turnpike/core/db/schema/index';
+import { channels, logs, tasks } from '@turnpike/core/db/schema/index';
 import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { LogType } from '@turnpike/core/domain/logs';
 import { and, eq } from 'drizzle-orm';
@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRelayApp } from '../../app.ts';
 import { readSample } from '../../metrics/prometheus-text.ts';
 import { createRelayTestApp, type RelayTestApp } from '../../testing/relay-test-app.ts';
-import { waitFor } from '../../testing/wait.ts';
 import { failAndRefund } from '../finish.ts';
 import { taskPollerOf } from '../register.ts';
 import { HIGH_RES_FACTOR } from './price.ts';
@@ -29,7 +28,10 @@ const QUOTA_PER_UNIT = 500_000;
 const GROUP_RATIO = 1.5;
 const SORA_2 = 0.1;
 const SORA_2_PRO = 0.3;
-const START = 10_000_000;
+
+import { VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
+
+const START = VIDEO_TEST_QUOTA;
 const quotaOf = (price: number, seconds: number, factor = 1, ratio = GROUP_RATIO) =>
   Math.trunc(price * ratio * factor * QUOTA_PER_UNIT * seconds);
 
@@ -39,25 +41,10 @@ let azure: FakeVideoUpstream;
 let baseURL: string;
 let openAiChannelId: number;
 
-const db = () => t.runtime.deps.db;
-
-async function payer(fields: { quota?: number; group?: string } = {}) {
-  const user = await t.seedUser({
-    quota: fields.quota ?? START,
-    ...(fields.group ? { group: fields.group } : {}),
-  });
-  const token = await t.seedToken(user.id);
-  const client = new OpenAI({ apiKey: `sk-${token.key}`, baseURL, maxRetries: 0 });
-  return { user, token, client, key: `sk-${token.key}` };
-}
-
-async function quotaOfUser(id: number): Promise<number> {
-  const [row] = await db().select({ quota: users.quota }).from(users).where(eq(users.id, id));
-  return row?.quota ?? Number.NaN;
-}
-
-const settled = (id: number, expected: number) =>
-  waitFor(async () => ((await quotaOfUser(id)) === expected ? true : undefined));
+const { db, payer, quotaOfUser, settled, upstreamIdOf } = videoBooks(
+  () => t,
+  () => baseURL,
+);
 
 async function logsOf(userId: number, type: number) {
   return db()
@@ -69,12 +56,6 @@ async function logsOf(userId: number, type: number) {
 async function taskRow(id: string) {
   const [row] = await db().select().from(tasks).where(eq(tasks.taskId, id));
   return row;
-}
-
-async function upstreamIdOf(id: string): Promise<string> {
-  const row = await taskRow(id);
-  if (!row) throw new Error(`no task ${id}`);
-  return (row.properties as { upstream_id: string }).upstream_id;
 }
 
 const poll = (now?: number) => taskPollerOf(t.relay).runOnce(now === undefined ? {} : { now });

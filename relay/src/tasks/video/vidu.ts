@@ -16,6 +16,7 @@ import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   aspectRatioOf,
   callJson,
+  keyedHeaders,
   type NativeJob,
   type NativeSubmitAnswer,
   type NativeVideoApi,
@@ -80,11 +81,7 @@ export function videoOfViduTask(
   }
 }
 
-const headersOf = (channel: RelayChannel, json: boolean): Record<string, string> => ({
-  ...channel.headers,
-  authorization: `Token ${(channel.key ?? '').trim()}`,
-  ...(json ? { 'content-type': 'application/json' } : {}),
-});
+const headersOf = (channel: RelayChannel, json: boolean) => keyedHeaders(channel, 'Token', json);
 
 async function submit(
   channel: RelayChannel,

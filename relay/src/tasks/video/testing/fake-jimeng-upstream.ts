@@ -7,8 +7,8 @@
  * data: { status, video_url } }`; the clip is served from a public path that wants no credentials.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fakeMp4, readRequest, sendJson as send, serveClip, startFakeHost } from './fake-video-host.ts';
 
 export interface RecordedJimengRequest {
   readonly method: string;
@@ -35,15 +35,7 @@ export interface FakeJimengUpstream {
   close(): Promise<void>;
 }
 
-export const FAKE_JIMENG_MP4 = Buffer.concat([
-  Buffer.from('000000186674797069736f6d0000020069736f6d69736f32', 'hex'),
-  Buffer.alloc(24 * 1024, 7),
-]);
-
-function send(response: ServerResponse, status: number, body: unknown) {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
+export const FAKE_JIMENG_MP4 = fakeMp4(24, 7);
 
 const hex = (value: string) => createHash('sha256').update(value).digest('hex');
 const mac = (key: string | Buffer, value: string) => createHmac('sha256', key).update(value).digest();
@@ -104,28 +96,10 @@ export async function startFakeJimengUpstream(access: string, secret: string): P
   let url = '';
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const parsed = new URL(request.url ?? '/', 'http://fake');
+    const { method, url: parsed, path, raw, body } = await readRequest(request);
     const action = parsed.searchParams.get('Action');
-    const body = raw === '' ? undefined : (JSON.parse(raw) as Record<string, unknown>);
-    requests.push({
-      method: request.method ?? 'GET',
-      path: parsed.pathname,
-      action,
-      headers: request.headers,
-      body,
-    });
-    if (parsed.pathname.startsWith('/cdn/')) {
-      if (request.headers.authorization !== undefined)
-        return send(response, 400, { message: 'no credentials here' });
-      response.writeHead(200, {
-        'content-type': 'video/mp4',
-        'content-length': String(FAKE_JIMENG_MP4.length),
-      });
-      return response.end(FAKE_JIMENG_MP4);
-    }
+    requests.push({ method, path, action, headers: request.headers, body });
+    if (serveClip(request, response, path, FAKE_JIMENG_MP4)) return;
     const problem = signatureProblem(request, raw, access, secret);
     if (problem)
       return send(response, 401, {
@@ -180,13 +154,8 @@ export async function startFakeJimengUpstream(access: string, secret: string): P
     return send(response, 404, { code: 50404, message: 'Action not found' });
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((err: unknown) =>
-      send(response, 500, { code: 50500, message: String(err) }),
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = await startFakeHost(handle, (message) => ({ code: 50500, message: message }));
+  url = host.url;
   const task = (id: string) => {
     const found = tasks.get(id);
     if (!found) throw new Error(`no task ${id}`);
@@ -204,10 +173,6 @@ export async function startFakeJimengUpstream(access: string, secret: string): P
     refuse(id, code, message) {
       task(id).refusal = { code, message };
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    close: host.close,
   };
 }

@@ -6,8 +6,8 @@
  * clip itself is served from a public CDN path that wants no credentials.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fakeMp4, readRequest, sendJson as send, serveClip, startFakeHost } from './fake-video-host.ts';
 
 export interface RecordedKlingRequest {
   readonly method: string;
@@ -32,15 +32,7 @@ export interface FakeKlingUpstream {
   close(): Promise<void>;
 }
 
-export const FAKE_KLING_MP4 = Buffer.concat([
-  Buffer.from('000000186674797069736f6d0000020069736f6d69736f32', 'hex'),
-  Buffer.alloc(32 * 1024, 5),
-]);
-
-function send(response: ServerResponse, status: number, body: unknown) {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
+export const FAKE_KLING_MP4 = fakeMp4(32, 5);
 
 /** Whether `token` is a valid Kling JWT of this key pair right now. */
 function isValidToken(token: string, access: string, secret: string): boolean {
@@ -74,22 +66,9 @@ export async function startFakeKlingUpstream(access: string, secret: string): Pr
   let url = '';
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const body = raw === '' ? undefined : (JSON.parse(raw) as Record<string, unknown>);
-    const path = new URL(request.url ?? '/', 'http://fake').pathname;
-    const method = request.method ?? 'GET';
+    const { method, path, body } = await readRequest(request);
     requests.push({ method, path, headers: request.headers, body });
-    if (path.startsWith('/cdn/')) {
-      if (request.headers.authorization !== undefined)
-        return send(response, 400, { code: 1, message: 'no credentials here' });
-      response.writeHead(200, {
-        'content-type': 'video/mp4',
-        'content-length': String(FAKE_KLING_MP4.length),
-      });
-      return response.end(FAKE_KLING_MP4);
-    }
+    if (serveClip(request, response, path, FAKE_KLING_MP4)) return;
     const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
     if (!token || !isValidToken(token, access, secret))
       return send(response, 401, { code: 1004, message: 'Auth failed', request_id: 'r' });
@@ -118,13 +97,8 @@ export async function startFakeKlingUpstream(access: string, secret: string): Pr
     return send(response, 404, { code: 1203, message: 'task not found', request_id: 'r' });
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((err: unknown) =>
-      send(response, 500, { code: 5000, message: String(err) }),
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = await startFakeHost(handle, (message) => ({ code: 5000, message: message }));
+  url = host.url;
   const task = (id: string) => {
     const found = tasks.get(id);
     if (!found) throw new Error(`no task ${id}`);
@@ -145,10 +119,6 @@ export async function startFakeKlingUpstream(access: string, secret: string): Pr
     fail(id, message) {
       Object.assign(task(id), { task_status: 'failed', task_status_msg: message });
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    close: host.close,
   };
 }

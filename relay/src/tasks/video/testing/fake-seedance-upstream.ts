@@ -5,8 +5,8 @@
  * answers `{ id }`, `GET …/tasks/{id}` the task (`status`, `content.video_url`, `duration`, `resolution`); the clip is
  * served from a public path that wants no credentials.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fakeMp4, readRequest, sendJson as send, serveClip, startFakeHost } from './fake-video-host.ts';
 
 export interface RecordedSeedanceRequest {
   readonly method: string;
@@ -35,15 +35,7 @@ export interface FakeSeedanceUpstream {
   close(): Promise<void>;
 }
 
-export const FAKE_SEEDANCE_MP4 = Buffer.concat([
-  Buffer.from('000000186674797069736f6d0000020069736f6d69736f32', 'hex'),
-  Buffer.alloc(28 * 1024, 3),
-]);
-
-function send(response: ServerResponse, status: number, body: unknown) {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
+export const FAKE_SEEDANCE_MP4 = fakeMp4(28, 3);
 
 export async function startFakeSeedanceUpstream(key: string): Promise<FakeSeedanceUpstream> {
   const requests: RecordedSeedanceRequest[] = [];
@@ -52,22 +44,9 @@ export async function startFakeSeedanceUpstream(key: string): Promise<FakeSeedan
   let url = '';
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const body = raw === '' ? undefined : (JSON.parse(raw) as Record<string, unknown>);
-    const path = new URL(request.url ?? '/', 'http://fake').pathname;
-    const method = request.method ?? 'GET';
+    const { method, path, body } = await readRequest(request);
     requests.push({ method, path, headers: request.headers, body });
-    if (path.startsWith('/cdn/')) {
-      if (request.headers.authorization !== undefined)
-        return send(response, 400, { message: 'no credentials here' });
-      response.writeHead(200, {
-        'content-type': 'video/mp4',
-        'content-length': String(FAKE_SEEDANCE_MP4.length),
-      });
-      return response.end(FAKE_SEEDANCE_MP4);
-    }
+    if (serveClip(request, response, path, FAKE_SEEDANCE_MP4)) return;
     if (request.headers.authorization !== `Bearer ${key}`)
       return send(response, 401, {
         error: { code: 'AuthenticationError', message: 'the API key is invalid', type: 'Unauthorized' },
@@ -105,13 +84,8 @@ export async function startFakeSeedanceUpstream(key: string): Promise<FakeSeedan
     return send(response, 404, { error: { code: 'ResourceNotFound', message: 'task not found' } });
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((err: unknown) =>
-      send(response, 500, { error: { message: String(err) } }),
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = await startFakeHost(handle, (message) => ({ error: { message: message } }));
+  url = host.url;
   const task = (id: string) => {
     const found = tasks.get(id);
     if (!found) throw new Error(`no task ${id}`);
@@ -133,10 +107,6 @@ export async function startFakeSeedanceUpstream(key: string): Promise<FakeSeedan
     fail(id, code, message) {
       Object.assign(task(id), { status: 'failed', error: { code, message } });
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    close: host.close,
   };
 }

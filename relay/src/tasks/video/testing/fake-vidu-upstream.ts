@@ -4,8 +4,8 @@
  * `/ent/v2/img2video` answer `{ task_id, state: "created", … }`, `GET /ent/v2/tasks/{id}/creations` `{ id, state,
  * err_code, creations }`; the clip is served from a public path that wants no credentials.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fakeMp4, readRequest, sendJson as send, serveClip, startFakeHost } from './fake-video-host.ts';
 
 export interface RecordedViduRequest {
   readonly method: string;
@@ -30,15 +30,7 @@ export interface FakeViduUpstream {
   close(): Promise<void>;
 }
 
-export const FAKE_VIDU_MP4 = Buffer.concat([
-  Buffer.from('000000186674797069736f6d0000020069736f6d69736f32', 'hex'),
-  Buffer.alloc(20 * 1024, 9),
-]);
-
-function send(response: ServerResponse, status: number, body: unknown) {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
+export const FAKE_VIDU_MP4 = fakeMp4(20, 9);
 
 export async function startFakeViduUpstream(key: string): Promise<FakeViduUpstream> {
   const requests: RecordedViduRequest[] = [];
@@ -47,22 +39,9 @@ export async function startFakeViduUpstream(key: string): Promise<FakeViduUpstre
   let url = '';
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const body = raw === '' ? undefined : (JSON.parse(raw) as Record<string, unknown>);
-    const path = new URL(request.url ?? '/', 'http://fake').pathname;
-    const method = request.method ?? 'GET';
+    const { method, path, body } = await readRequest(request);
     requests.push({ method, path, headers: request.headers, body });
-    if (path.startsWith('/cdn/')) {
-      if (request.headers.authorization !== undefined)
-        return send(response, 400, { reason: 'no credentials here' });
-      response.writeHead(200, {
-        'content-type': 'video/mp4',
-        'content-length': String(FAKE_VIDU_MP4.length),
-      });
-      return response.end(FAKE_VIDU_MP4);
-    }
+    if (serveClip(request, response, path, FAKE_VIDU_MP4)) return;
     if (request.headers.authorization !== `Token ${key}`)
       return send(response, 401, { code: 401, reason: 'Unauthorized', message: 'invalid token' });
     const submit = /^\/ent\/v2\/(text2video|img2video)$/.exec(path);
@@ -97,11 +76,8 @@ export async function startFakeViduUpstream(key: string): Promise<FakeViduUpstre
     return send(response, 404, { code: 404, reason: 'TaskNotFound', message: 'task not found' });
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((err: unknown) => send(response, 500, { reason: String(err) }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = await startFakeHost(handle, (message) => ({ reason: message }));
+  url = host.url;
   const task = (id: string) => {
     const found = tasks.get(id);
     if (!found) throw new Error(`no task ${id}`);
@@ -122,10 +98,6 @@ export async function startFakeViduUpstream(key: string): Promise<FakeViduUpstre
     fail(id, errCode) {
       Object.assign(task(id), { state: 'failed', err_code: errCode });
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    close: host.close,
   };
 }

@@ -145,7 +145,7 @@ const app = allInOne
   ? await buildApp(runtime.deps, { logger })
   : await buildRelayApp(runtime.deps, { logger });
 if (allInOne) await registerRelay(app, runtime.deps);
-await app.listen({ port: 0, host: '127.0.0.1' });
+await app.listen({ port: 0, host: '127.0.0.1', backlog: 4096 });
 const address = app.server.address();
 if (address === null || typeof address === 'string') throw new Error('no port');
 

@@ -156,6 +156,17 @@ function shapeProblem(route: Route, body: unknown): string | undefined {
     return typeof record.code === 'string' && typeof record.message === 'string'
       ? undefined
       : "not Suno-API's error shape";
+  // Kling's and Jimeng's native video routes (tasks/video/reference.ts): `{ code, message, request_id }`.
+  if (url.startsWith('/kling/') || url.startsWith('/jimeng/'))
+    return typeof record.code === 'number' &&
+      record.code !== 0 &&
+      record.code !== 10000 &&
+      typeof record.message === 'string' &&
+      typeof record.request_id === 'string'
+      ? undefined
+      : url.startsWith('/kling/')
+        ? "not Kling's error shape"
+        : "not Jimeng's error shape";
   return typeof error?.message === 'string' && typeof error?.type === 'string'
     ? undefined
     : "not OpenAI's error shape";

@@ -198,9 +198,10 @@ describe.skipIf(!enabled)('limits across three relays on one Redis', () => {
       ),
     );
     expect(heads.map((h) => h.status)).toEqual([200, 200]);
-    for (const head of heads) head.body?.cancel().catch(() => {});
+    // Killed before the client lets go: a stream the client closes first gives its slot back, as it should.
     await victim.signal('SIGKILL');
     const killedAt = Date.now();
+    for (const head of heads) head.body?.cancel().catch(() => {});
     fake.setBehaviour({ chunkDelayMs: 0 });
     try {
       // Nobody released them: the survivor still finds both slots taken.

@@ -148,7 +148,10 @@ process.once('unhandledRejection', (err) => void stop({ err }));
 
 // The boot server hands the port over: a probe in between may be refused once, which no probe counts as death.
 await boot.close();
-await app.listen({ port: config.port, host: config.host });
+// A listen backlog of 4,096 (Node's default is 511): a relay pod that gets thousands of new connections at once
+// (a scale-up, a balancer's reconnect) queues them instead of the kernel dropping SYNs, which clients retry only
+// after a second or more (docs/adr/0035). The kernel caps it at net.core.somaxconn.
+await app.listen({ port: config.port, host: config.host, backlog: 4096 });
 app.log.info(
   {
     database: runtime.deps.dbKind,

@@ -23,6 +23,8 @@ export type ClientProtocol =
   | 'gemini'
   | 'midjourney'
   | 'suno'
+  /** Kling's and Jimeng's own video APIs, as the reference serves them (relay/src/tasks/video/reference.ts). */
+  | 'video-native'
   | 'unknown';
 
 /**
@@ -39,6 +41,7 @@ export function clientProtocolOf(path: string | undefined, method: string | unde
   if (path.startsWith('/v1beta/')) return 'gemini';
   if (/^\/mj(-[a-z]+)?\//.test(path)) return 'midjourney';
   if (path.startsWith('/suno/')) return 'suno';
+  if (path.startsWith('/kling/') || path.startsWith('/jimeng/')) return 'video-native';
   if (RELAY_PREFIXES.some((prefix) => path.startsWith(prefix)) || path === '/v1') return 'openai';
   return 'unknown';
 }
@@ -86,6 +89,8 @@ export function edgeErrorBody(
       return { code: status, description: message, type: 'turnpike_error' };
     case 'suno':
       return { code: RELAY_CODES[code], message, data: null };
+    case 'video-native':
+      return { code: status, message, request_id: randomUUID() };
     default:
       return { success: false, message, code, error: openAi };
   }

@@ -798,7 +798,8 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  // The backlog of a relay pod (server/src/main.ts), so the bench's thousands of streams reach it at once.
+  await new Promise<void>((resolve) => server.listen({ port, host: '127.0.0.1', backlog: 4096 }, resolve));
   const address = server.address() as AddressInfo;
 
   return {

@@ -17,24 +17,29 @@ import { DEFAULT_KEY_OPTIONS, type KeyOptions, keyRequestFields } from './compon
 import { checkChannelForm, isJsonObjectText, normalizeBaseUrl, splitList, toInteger } from './validation.ts';
 
 /** What the drawer edits; numbers stay text while they are typed, models and groups are lists. */
-export interface ChannelForm {
-  name: string;
-  type: number;
-  /** Blank on edit keeps the stored key(s). */
+/**
+ * The drawer's fields: the payload's text fields as they are, its numbers as the text typed (checked on submit),
+ * the key blank on edit to keep the stored key(s).
+ */
+export interface ChannelForm
+  extends Pick<
+    ChannelInput,
+    | 'name'
+    | 'type'
+    | 'base_url'
+    | 'other'
+    | 'openai_organization'
+    | 'models'
+    | 'groups'
+    | 'model_mapping'
+    | 'status_code_mapping'
+    | 'setting'
+    | 'param_override'
+    | 'test_model'
+    | 'tag'
+  > {
   key: string;
-  base_url: string;
-  /** What it means depends on the type (Azure API version, Vertex AI region, ...). */
-  other: string;
-  openai_organization: string;
-  models: string[];
-  groups: string[];
-  model_mapping: string;
-  status_code_mapping: string;
-  setting: string;
-  param_override: string;
   auto_ban: boolean;
-  test_model: string;
-  tag: string;
   priority: string;
   weight: string;
   max_input_tokens: string;

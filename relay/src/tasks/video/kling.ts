@@ -13,16 +13,8 @@ import { isRecord } from '@turnpike/core/json';
 import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
+import type { NativeJob, NativeSubmitAnswer, NativeVideoApi } from './native.ts';
 import type { UpstreamVideo } from './wire.ts';
-
-export interface KlingJob {
-  readonly model: string;
-  readonly prompt: string;
-  readonly seconds: number;
-  readonly size: string;
-  /** The first frame: an http(s) address or a `data:` URL. */
-  readonly image?: string;
-}
 
 const base64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 
@@ -37,7 +29,7 @@ export function klingToken(key: string, nowSeconds: number): string | undefined 
 }
 
 /** The task path and body of a job: an aspect ratio from the size, the first frame as Kling takes it. */
-export function klingRequestOf(job: KlingJob): {
+export function klingRequestOf(job: NativeJob): {
   kind: 'text2video' | 'image2video';
   body: Record<string, unknown>;
 } {
@@ -129,12 +121,12 @@ const parse = (text: string): unknown => {
   }
 };
 
-export async function klingSubmit(
+async function klingSubmit(
   channel: RelayChannel,
   dispatcher: Dispatcher,
-  job: KlingJob,
+  job: NativeJob,
   timeoutMs: number,
-): Promise<{ status: number; text: string; video: UpstreamVideo | undefined }> {
+): Promise<NativeSubmitAnswer> {
   const { kind, body } = klingRequestOf(job);
   const answer = await call(channel, dispatcher, kind, { method: 'POST', json: body, timeoutMs });
   const video = answer.status === 200 ? videoOfKlingTask(kind, parse(answer.text)) : undefined;
@@ -155,7 +147,7 @@ export async function klingSubmit(
   return { status: accepted || answer.status !== 200 ? answer.status : 400, text, video: accepted };
 }
 
-export async function klingFetch(
+async function klingFetch(
   channel: RelayChannel,
   dispatcher: Dispatcher,
   id: string,
@@ -166,3 +158,10 @@ export async function klingFetch(
   const answer = await call(channel, dispatcher, id, { method: 'GET', timeoutMs });
   return answer.status === 200 ? videoOfKlingTask(kind, parse(answer.text)) : undefined;
 }
+
+/** Kling behind the native shape: a key that is not `<access key>|<secret key>` cannot sign a call. */
+export const klingApi: NativeVideoApi = {
+  isUsableKey: (key) => klingToken(key, Math.floor(Date.now() / 1000)) !== undefined,
+  submit: klingSubmit,
+  fetch: klingFetch,
+};

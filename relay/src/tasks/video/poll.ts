@@ -13,7 +13,6 @@ import { failAndRefund } from '../finish.ts';
 import { RefundReason, taskMetricsOf } from '../metrics.ts';
 import { pollRows } from '../poll-rows.ts';
 import type { PollReport, PollSettings } from '../provider.ts';
-import { klingFetch } from './kling.ts';
 import { refundForLength } from './price.ts';
 import { completeVideo } from './settle.ts';
 import { propertiesOf } from './task-row.ts';
@@ -40,11 +39,6 @@ async function fetchVideos(ctx: RelayContext, channelId: number, ids: string[]):
   const queue = [...ids];
   const worker = async () => {
     for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-      if (channel.type === ProviderTypeId.Kling) {
-        const video = await klingFetch(channel, dispatcher, id, POLL_TIMEOUT_MS);
-        if (video) found.push(video);
-        continue;
-      }
       const native = NATIVE_VIDEO_APIS.get(channel.type);
       if (native) {
         const video = await native.fetch(channel, dispatcher, id, POLL_TIMEOUT_MS);

@@ -15,12 +15,14 @@ import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 import { jimengApi } from './jimeng.ts';
+import { klingApi } from './kling.ts';
 import type { NativeVideoApi } from './native.ts';
 import { seedanceApi } from './seedance.ts';
 import { viduApi } from './vidu.ts';
 
-/** The converted providers that share one shape (native.ts); Veo and Kling keep their own calls. */
+/** The converted providers that share one shape (native.ts); Veo keeps its own calls (long-running operations). */
 export const NATIVE_VIDEO_APIS: ReadonlyMap<number, NativeVideoApi> = new Map([
+  [ProviderTypeId.Kling, klingApi],
   [ProviderTypeId.Jimeng, jimengApi],
   [ProviderTypeId.Vidu, viduApi],
   [ProviderTypeId.DoubaoVideo, seedanceApi],
@@ -35,13 +37,12 @@ export const VIDEO_CHANNEL_TYPES: readonly number[] = [
   ProviderTypeId.Sora,
   ProviderTypeId.Azure,
   ProviderTypeId.GeminiVeo,
-  ProviderTypeId.Kling,
   ...NATIVE_VIDEO_APIS.keys(),
 ];
 
 /** Types converted from their own task APIs: no remix, no thumbnail, no upstream delete. */
 export const isNativeVideoType = (type: number): boolean =>
-  type === ProviderTypeId.GeminiVeo || type === ProviderTypeId.Kling || NATIVE_VIDEO_APIS.has(type);
+  type === ProviderTypeId.GeminiVeo || NATIVE_VIDEO_APIS.has(type);
 
 /** The URL of `path` (`''`, `/<id>`, `/<id>/content`, ...) under the channel's video jobs. */
 export function videoUrlOf(channel: RelayChannel, path: string): string {

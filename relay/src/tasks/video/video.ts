@@ -41,7 +41,6 @@ import {
 } from '../charge.ts';
 import { SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import type { TaskProvider } from '../provider.ts';
-import { klingSubmit, klingToken } from './kling.ts';
 import { clipLengthsOf, fetchPublicClip } from './native.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
@@ -206,26 +205,6 @@ async function sendJob(
       return refusalAnswer('this channel takes input_reference as { image_url } in JSON, not as a file');
     const image = referenceImageOf(payload);
     return native.submit(
-      channel,
-      dispatcher,
-      {
-        model: upstreamModel,
-        prompt: job.prompt,
-        seconds: job.seconds,
-        size: job.size,
-        ...(image !== undefined ? { image } : {}),
-      },
-      SUBMIT_TIMEOUT_MS,
-    );
-  }
-  if (channel.type === ProviderTypeId.Kling) {
-    // A key that is not `<access key>|<secret key>` cannot sign a call: the channel's trouble (503, the next
-    // channel is tried), never the caller's.
-    if (!klingToken(channel.key ?? '', Math.floor(Date.now() / 1000))) return misconfigured(request, channel);
-    if (payload.kind === 'form' && payload.upload.files.length > 0)
-      return refusalAnswer('a Kling channel takes input_reference as { image_url } in JSON, not as a file');
-    const image = referenceImageOf(payload);
-    return klingSubmit(
       channel,
       dispatcher,
       {

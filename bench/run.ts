@@ -13,7 +13,7 @@
  * BENCH_PRODUCTION (0: start every process without the production V8 and allocator settings, to compare),
  * BENCH_RELAY_LOG (file for the relay's
  * request log; default /dev/null), BENCH_CPU_PROF (1: take a V8 CPU profile of the relay during each of its
- * measured runs and print where the time goes).
+ * measured runs and its stream capacity run, and print where the time goes).
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtempSync, openSync } from 'node:fs';
@@ -49,6 +49,13 @@ const SLOW_FIRST_TOKEN_MS = 1000;
 const SLOW_CHUNK_MS = 20;
 /** The fake upstream's reply is ten words, one content frame each. */
 const CONTENT_FRAMES = 10;
+/**
+ * The soak's long streams: each asks the slow upstream for this many content frames (the fake's `fake_stream`),
+ * one every SLOW_CHUNK_MS, so a stream lasts about 25 s, most of a soak cycle, and carries ~300 KB (past what the
+ * chat reader keeps unread); SOAK_STREAMS of them at once in each cycle.
+ */
+const SOAK_STREAM_FRAMES = 1200;
+const SOAK_STREAMS = 200;
 /**
  * How every Turnpike process is started in production (Dockerfile, chart, make run): V8's young generation capped
  * and glibc returning large freed blocks (bench/README.md "Memory"). The bench measures what is deployed.
@@ -346,12 +353,13 @@ interface GatewayProcess {
 
 type Memory = Extract<RelayChildMessage, { type: 'rss' }>;
 
-const streamBody = (model: string) =>
+const streamBody = (model: string, frames?: number) =>
   JSON.stringify({
     model,
     stream: true,
     stream_options: { include_usage: true },
     messages: [{ role: 'user', content: 'Say hello.' }],
+    ...(frames === undefined ? {} : { fake_stream: { chunks: frames, interval_ms: SLOW_CHUNK_MS } }),
   });
 
 /** A prompt of about 200,000 tokens (" hello" is one token in both encodings). */
@@ -540,6 +548,13 @@ async function main() {
   const capacity = new Map<Target, StreamStats & { rssOpen: number }>();
   if (STREAMS > 0) {
     for (const target of ['upstream', ...gatewayNames] as Target[]) {
+      const server = serverOf(target);
+      // With BENCH_CPU_PROF, the gateway's profile covers the whole capacity run (where its frame gaps come from).
+      const profile =
+        profileDir && isGateway(target)
+          ? path.join(profileDir, `${target}-streams-${STREAMS}.cpuprofile`)
+          : '';
+      if (profile) await ask(server as ChildProcess, { type: 'profile-start' }, 'profiling');
       const probe = probeStreams({
         url: `${target === 'upstream' ? slowUpstreamUrl : targets[target]!.url}/v1/chat/completions`,
         headers: targets[target]!.headers,
@@ -551,7 +566,6 @@ async function main() {
       let rssOpen = 0;
       let sampling = true;
       const sampler = (async () => {
-        const server = serverOf(target);
         while (sampling && server) {
           rssOpen = Math.max(rssOpen, (await ask(server, { type: 'rss' }, 'rss')).rss);
           await new Promise((resolve) => setTimeout(resolve, 250));
@@ -560,6 +574,10 @@ async function main() {
       const stats = await probe;
       sampling = false;
       await sampler;
+      if (profile) {
+        await ask(server as ChildProcess, { type: 'profile-stop', file: profile }, 'profiled');
+        profiles.push(profile);
+      }
       countStreams(target, stats);
       capacity.set(target, { ...stats, rssOpen });
     }
@@ -601,10 +619,10 @@ async function main() {
           probeStreams({
             url: `${gateway.url}/v1/chat/completions`,
             headers: gateway.headers,
-            body: streamBody('gpt-4o'),
-            streams: 2000,
-            concurrency: 200,
-            expectedFrames: CONTENT_FRAMES,
+            body: streamBody('gpt-4o', SOAK_STREAM_FRAMES),
+            streams: SOAK_STREAMS,
+            concurrency: SOAK_STREAMS,
+            expectedFrames: SOAK_STREAM_FRAMES,
           }),
           (async () => {
             for (let i = 0; i < 5; i += 1) {
@@ -624,7 +642,11 @@ async function main() {
         gateway.cut += 16;
         countStreams(gateway.name, streams);
         samples.push((await memoryOf(gateway)).rss);
-        process.stdout.write(`  soak ${gateway.name}: RSS ${mb(samples.at(-1) as number)}\n`);
+        process.stdout.write(
+          `  soak ${gateway.name}: RSS ${mb(samples.at(-1) as number)}; ${streams.streams} long streams: ` +
+            `${streams.failed} failed, ${streams.expectedFrames - streams.frames} frames lost, ` +
+            `longest gap ${ms(streams.maxGaps.at(-1) ?? Number.NaN)} ms\n`,
+        );
       }
       soaks.set(gateway.name, samples);
     }

@@ -329,3 +329,41 @@ describe('billing through the seam', () => {
     expect(log.completionTokens).toBeGreaterThan(thoughts);
   });
 });
+
+describe('a long stream', () => {
+  it('arrives whole past what the relay keeps unread, billed with the upstream usage', async () => {
+    // 2,000 chunks of ~230 bytes: past the 256 KiB the chat reader keeps unread, so part of it is read on the way.
+    const chunks = 2000;
+    const { response, text, id } = await chatStream('gpt-4o-mini', {
+      stream_options: { include_usage: true },
+      fake_stream: { chunks, interval_ms: 0 },
+    });
+    expect(response.status).toBe(200);
+    const events = dataOf(text);
+    expect(events.at(-1)).toBe('[DONE]');
+    const contents = events.flatMap((event) => {
+      const content = (event as { choices?: { delta?: { content?: unknown } }[] }).choices?.[0]?.delta
+        ?.content;
+      return typeof content === 'string' && content !== '' ? [content] : [];
+    });
+    expect(contents).toHaveLength(chunks);
+    const words = 'Hello! This is a reply from the fake OpenAI upstream.'.split(' ');
+    expect(contents.slice(words.length, words.length + 2)).toEqual([' Hello!', ' This']);
+    const usage = (events.at(-2) as { usage: { completion_tokens: number; prompt_tokens: number } }).usage;
+    expect(usage.completion_tokens).toBeGreaterThan(chunks);
+    const log = await consumeLog(id);
+    expect(log.completionTokens).toBe(usage.completion_tokens);
+    expect(log.promptTokens).toBe(usage.prompt_tokens);
+    expect(otherOf(log).usage_counted).toBeUndefined();
+  });
+
+  it('the fake refuses a stream length it does not accept', async () => {
+    const response = await fetch(`${fake.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', stream: true, messages: [], fake_stream: { chunks: 0 } }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { param: string } }).error.param).toBe('fake_stream');
+  });
+});

@@ -189,6 +189,46 @@ export function fakeErrorBody(status: FakeError): Record<string, unknown> {
 /** Splits a reply into stream pieces: one word each, the space kept in front as OpenAI's tokens do. */
 const wordsOf = (text: string): string[] => text.match(/\s*\S+/g) ?? [];
 
+/**
+ * A chat stream of a length the request asks for, not the behaviour's: the body member
+ * `fake_stream: { chunks, interval_ms }` (the bench's soak asks for streams of minutes this way; the relay passes
+ * the member on to its upstream as it passes any it does not know). The reply's words are repeated for `chunks`
+ * content chunks, one every `interval_ms` (default: the behaviour's `chunkDelayMs`).
+ */
+export interface FakeStreamLength {
+  readonly chunks: number;
+  readonly intervalMs: number | undefined;
+}
+
+/** The largest `fake_stream` the fake accepts: a day of chunks a second, and an interval of a minute. */
+const MAX_FAKE_CHUNKS = 86_400;
+const MAX_FAKE_INTERVAL_MS = 60_000;
+
+const isWholeIn = (value: unknown, min: number, max: number): value is number =>
+  Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+
+/** The `fake_stream` member of a request: undefined when absent, `invalid` when it is not one the fake accepts. */
+export function fakeStreamLengthOf(body: Record<string, unknown>): FakeStreamLength | 'invalid' | undefined {
+  const asked = body.fake_stream;
+  if (asked === undefined) return undefined;
+  if (typeof asked !== 'object' || asked === null) return 'invalid';
+  const { chunks, interval_ms: intervalMs } = asked as Record<string, unknown>;
+  if (!isWholeIn(chunks, 1, MAX_FAKE_CHUNKS)) return 'invalid';
+  if (intervalMs !== undefined && !isWholeIn(intervalMs, 0, MAX_FAKE_INTERVAL_MS)) return 'invalid';
+  return { chunks, intervalMs };
+}
+
+/** `count` words of `text`, its words repeated from the start as often as needed. */
+function repeatedWords(text: string, count: number): string[] {
+  const words = wordsOf(text);
+  if (words.length === 0) return [];
+  return Array.from({ length: count }, (_, index) => {
+    const word = words[index % words.length] as string;
+    // A repeat starts a new sentence after the last word: it keeps a space in front.
+    return index >= words.length && index % words.length === 0 ? ` ${word.trimStart()}` : word;
+  });
+}
+
 /** The text fields of a multipart/form-data body (file parts skipped), enough for the fake's answers. */
 export function formFields(raw: string): Record<string, string> {
   const fields: Record<string, string> = {};
@@ -318,6 +358,20 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       return;
     }
 
+    const length = fakeStreamLengthOf(body);
+    if (length === 'invalid') {
+      sendJson(res, 400, {
+        error: {
+          message: '`fake_stream` must be { chunks: 1..86400, interval_ms?: 0..60000 }',
+          type: 'invalid_request_error',
+          param: 'fake_stream',
+          code: null,
+        },
+      });
+      return;
+    }
+    const words = length === undefined ? wordsOf(reply) : repeatedWords(reply, length.chunks);
+    const chunkDelayMs = length?.intervalMs ?? behaviour.chunkDelayMs;
     const options = body.stream_options as { include_usage?: unknown } | undefined;
     const includeUsage = options?.include_usage === true && !behaviour.omitUsage;
     res.writeHead(200, {
@@ -354,7 +408,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     if (behaviour.firstTokenDelayMs > 0) await sleep(behaviour.firstTokenDelayMs);
     for (const word of wordsOf(behaviour.reasoning)) res.write(chunk(delta({ reasoning_content: word })));
     let sent = 0;
-    for (const word of wordsOf(reply)) {
+    for (const word of words) {
       if (closed) return;
       if (behaviour.dropAfterChunks !== undefined && sent >= behaviour.dropAfterChunks) {
         // Let what was written reach the client before the connection is cut.
@@ -363,7 +417,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
         req.socket.destroy();
         return;
       }
-      if (sent > 0 && behaviour.chunkDelayMs > 0) await sleep(behaviour.chunkDelayMs);
+      if (sent > 0 && chunkDelayMs > 0) await sleep(chunkDelayMs);
       if (closed) return;
       if (behaviour.stallAfterChunks !== undefined && sent >= behaviour.stallAfterChunks) {
         await waitForClose(res);
@@ -373,7 +427,8 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       sent += 1;
     }
     res.write(chunk(delta({}, 'stop')));
-    if (includeUsage) res.write(chunk([], usageOf(promptTokens, completionTokens(model, reply))));
+    const text = length === undefined ? reply : words.join('');
+    if (includeUsage) res.write(chunk([], usageOf(promptTokens, completionTokens(model, text))));
     if (behaviour.endDelayMs > 0) {
       res.write('data: [DONE]\n\n');
       await sleep(behaviour.endDelayMs);

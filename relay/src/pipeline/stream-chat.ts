@@ -11,6 +11,19 @@ import type { StreamReader, StreamState } from './stream-state.ts';
 /** Raw chunk text kept unparsed per stream, at most (see `plainChunk`); past it, chunks are read as they come. */
 const DEFERRED_LIMIT = 256 * 1024;
 
+/**
+ * The unread chunk text all of a process's streams keep together, and its limit. A stream's own limit alone lets
+ * 2,000 long answers keep 500 MiB (256 KiB each); past the shared limit, the stream that adds to it reads what it
+ * kept (its memory goes back as it is read) instead of keeping more.
+ */
+export interface UnreadBudget {
+  kept: number;
+  readonly limit: number;
+}
+
+/** The process's budget: 32 MiB, the per-stream limit for 128 streams at once. */
+const PROCESS_UNREAD_BUDGET: UnreadBudget = { kept: 0, limit: 32 * 1024 * 1024 };
+
 /** `: null` after a `"usage"` key, with the JSON whitespace around it. */
 const NULL_VALUE = /^[ \t\r\n]*:[ \t\r\n]*null[ \t\r\n]*/;
 const isJsonSpace = (code: number) => code === 32 || code === 10 || code === 13 || code === 9;
@@ -43,14 +56,25 @@ export function plainChunk(data: string, clientAskedUsage: boolean): string | un
   return data.slice(0, start) + data.slice(end);
 }
 
-export function createChatReader(state: StreamState, body: Json): StreamReader {
+export function createChatReader(
+  state: StreamState,
+  body: Json,
+  budget: UnreadBudget = PROCESS_UNREAD_BUDGET,
+): StreamReader {
   const { writer, redactor } = state;
   const clientAskedUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
   // Once the head is out, a plain chunk is passed on unread and kept raw: it is read only when the upstream
-  // ends without reporting usage (its text is counted then), or when the kept text passes the limit.
+  // ends without reporting usage (its text is counted then), or when the kept text passes this stream's limit
+  // or the process's.
   const deferred: string[] = [];
   let deferredSize = 0;
+  /** What was kept goes out of the process's budget (read, or no longer needed). */
+  const release = () => {
+    budget.kept -= deferredSize;
+    deferredSize = 0;
+  };
   const readDeferred = () => {
+    release();
     for (const data of deferred.splice(0)) {
       let chunk: unknown;
       try {
@@ -63,7 +87,6 @@ export function createChatReader(state: StreamState, body: Json): StreamReader {
       if (Array.isArray(chunk.choices))
         for (const choice of chunk.choices) if (isRecord(choice)) state.outputChoice(choice);
     }
-    deferredSize = 0;
   };
   const passOn = (data: string) => writer.write(formatSseEvent(data));
 
@@ -81,7 +104,8 @@ export function createChatReader(state: StreamState, body: Json): StreamReader {
         state.finished = true;
       deferred.push(plain);
       deferredSize += plain.length;
-      if (deferredSize > DEFERRED_LIMIT) readDeferred();
+      budget.kept += plain.length;
+      if (deferredSize > DEFERRED_LIMIT || budget.kept > budget.limit) readDeferred();
       passOn(plain);
       return true;
     }
@@ -105,7 +129,7 @@ export function createChatReader(state: StreamState, body: Json): StreamReader {
       state.upstreamUsage = usage;
       // The upstream's count is the bill: what was kept unread need not be counted.
       deferred.length = 0;
-      deferredSize = 0;
+      release();
     } else if (deferred.length > 0) readDeferred();
     const read = state.readChoices(chunk);
     if (read === false) return false;
@@ -147,6 +171,11 @@ export function createChatReader(state: StreamState, body: Json): StreamReader {
     },
     countUnread() {
       if (!hasUsage(state.upstreamUsage)) readDeferred();
+      else {
+        // Chunks after the usage chunk were passed on unread: the upstream's count still is the bill.
+        deferred.length = 0;
+        release();
+      }
     },
   };
 }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { plainChunk } from './stream-chat.ts';
+import type { StreamEncoder } from '../formats/ingress.ts';
+import type { SseWriter } from '../sse.ts';
+import { NO_REDACTION } from '../upstream/redact.ts';
+import { createChatReader, plainChunk, type UnreadBudget } from './stream-chat.ts';
+import { StreamState } from './stream-state.ts';
 
 describe('plainChunk', () => {
   const content = '{"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}';
@@ -49,5 +53,85 @@ describe('plainChunk', () => {
     const quoted = '{"choices":[{"delta":{"content":"say \\"usage\\": null"}}]}';
     expect(plainChunk(quoted, true)).toBe(quoted);
     expect(plainChunk(quoted, false)).toBe(quoted);
+  });
+});
+
+describe('the chat reader keeps plain chunks unread within a budget', () => {
+  /** A stream whose head is out, its frames gathered as text. */
+  const openStream = (budget: UnreadBudget) => {
+    let sent = '';
+    const writer: SseWriter = {
+      isOpen: true,
+      open() {},
+      write(frame) {
+        sent += frame;
+      },
+      flush: async () => {},
+      end() {},
+      stop() {},
+    };
+    const state = new StreamState({
+      model: 'gpt-4o',
+      check: undefined,
+      writer,
+      encoder: {} as StreamEncoder,
+      redactor: NO_REDACTION,
+      startedAt: performance.now(),
+      onFirstOutput() {},
+    });
+    const reader = createChatReader(state, { stream_options: { include_usage: true } }, budget);
+    const send = (data: string) => reader.read({ event: undefined, data, id: undefined, retry: undefined });
+    return { state, reader, send, sent: () => sent };
+  };
+  const content = (text: string) =>
+    `{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":null}],"usage":null}`;
+  const usage =
+    '{"id":"c1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":7,"total_tokens":10}}';
+
+  it('reads what a stream kept once the streams together keep more than the budget, and gives it back', () => {
+    const size = content(' first0').length;
+    const budget: UnreadBudget = { kept: 0, limit: 6.5 * size };
+    const first = openStream(budget);
+    const second = openStream(budget);
+    for (let i = 0; i < 5; i += 1) first.send(content(` first${i}`));
+    expect(budget.kept).toBe(5 * size);
+    // Kept unread: nothing counted yet.
+    expect(first.state.counter.total()).toBe(0);
+    second.send(content(' second0'));
+    expect(second.state.counter.total()).toBe(0);
+    // Past the budget: the second stream reads what it kept (two chunks), the first keeps its own.
+    second.send(content(' second1'));
+    expect(second.state.counter.total()).toBe(4);
+    expect(first.state.counter.total()).toBe(0);
+    expect(budget.kept).toBe(5 * size);
+    // The upstream's usage is the bill: the first stream's kept text is let go without being read.
+    first.send(usage);
+    expect(first.state.counter.total()).toBe(0);
+    expect(budget.kept).toBe(0);
+    // Every chunk went on to its client as it came.
+    expect(first.sent()).toContain(' first4');
+    expect(second.sent()).toContain(' second1');
+  });
+
+  it('counts what a stream kept when it ends without usage, and gives the budget back', () => {
+    const budget: UnreadBudget = { kept: 0, limit: 1000 };
+    const stream = openStream(budget);
+    stream.send(content(' hello'));
+    stream.send(content(' world'));
+    expect(stream.state.counter.total()).toBe(0);
+    stream.reader.countUnread?.();
+    expect(stream.state.counter.total()).toBe(2);
+    expect(budget.kept).toBe(0);
+  });
+
+  it('gives the budget back for chunks passed on after the usage chunk', () => {
+    const budget: UnreadBudget = { kept: 0, limit: 1000 };
+    const stream = openStream(budget);
+    stream.send(usage);
+    stream.send(content(' late'));
+    expect(budget.kept).toBeGreaterThan(0);
+    stream.reader.countUnread?.();
+    expect(budget.kept).toBe(0);
+    expect(stream.state.counter.total()).toBe(0);
   });
 });

@@ -4,7 +4,7 @@
  * forwarded as bytes and the answer, stream or not, is piped back. The relay's cost is read against this.
  *
  * `node bench/baseline-main.ts <upstream url>`; reports `{ type: 'ready', port }` over IPC, answers `cpu` with the
- * CPU time it used so far, stops on `stop`.
+ * CPU time it used so far and `rss` with its RSS now, stops on `stop`.
  */
 import Fastify from 'fastify';
 import { Pool } from 'undici';
@@ -12,7 +12,8 @@ import { Pool } from 'undici';
 const upstreamUrl = process.argv[2];
 if (!upstreamUrl) throw new Error('usage: baseline-main.ts <upstream url>');
 
-const pool = new Pool(upstreamUrl, { connections: 128, keepAliveTimeout: 30_000 });
+// As many connections as the relay's upstream client allows per origin, so 2,000 streams are served at once here too.
+const pool = new Pool(upstreamUrl, { connections: 4096, keepAliveTimeout: 30_000 });
 const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
 app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) =>
   done(null, body),
@@ -34,7 +35,7 @@ app.post('/v1/chat/completions', async (request, reply) => {
   return reply.send(upstream.body);
 });
 
-await app.listen({ port: 0, host: '127.0.0.1' });
+await app.listen({ port: 0, host: '127.0.0.1', backlog: 4096 });
 const address = app.server.address();
 if (address === null || typeof address === 'string') throw new Error('no port');
 
@@ -45,6 +46,11 @@ const stop = async () => {
 };
 process.on('message', (message: { type: string }) => {
   if (message.type === 'stop') stop().catch(() => process.exit(1));
+  if (message.type === 'rss') {
+    // Only the RSS now is read of the baseline (the capacity run's samples).
+    const rss = process.memoryUsage.rss();
+    process.send?.({ type: 'rss', rss, peak: rss, heapAfterGc: 0 });
+  }
   if (message.type === 'cpu') {
     const { user, system } = process.cpuUsage();
     process.send?.({ type: 'cpu', micros: user + system });

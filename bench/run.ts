@@ -394,6 +394,15 @@ async function main() {
     execArgv: PRODUCTION_NODE_FLAGS,
     env: { ...process.env, ...PRODUCTION_ENV },
   });
+  // The capacity run's baseline: the same proxy in front of the slow upstream, so the 2,000 streams' gaps and first
+  // tokens of a bare proxy are read beside the gateways'.
+  const slowBaseline =
+    STREAMS > 0
+      ? forkChild<{ type: 'ready'; port: number }>('baseline-main.ts', [slowUpstreamUrl], {
+          execArgv: PRODUCTION_NODE_FLAGS,
+          env: { ...process.env, ...PRODUCTION_ENV },
+        })
+      : undefined;
   const forks = gatewayNames.map((name) => ({
     name,
     ...forkChild<Extract<RelayChildMessage, { type: 'ready' }>>(
@@ -410,6 +419,7 @@ async function main() {
     ),
   }));
   const baselineReady = await baseline.ready;
+  const slowBaselineUrl = slowBaseline ? `http://127.0.0.1:${(await slowBaseline.ready).port}` : undefined;
   const gateways: GatewayProcess[] = [];
   for (const fork of forks) {
     const ready = await fork.ready;
@@ -547,8 +557,8 @@ async function main() {
   // Stream capacity: STREAMS streams at once from the slow upstream, RSS sampled while they are open.
   const capacity = new Map<Target, StreamStats & { rssOpen: number }>();
   if (STREAMS > 0) {
-    for (const target of ['upstream', ...gatewayNames] as Target[]) {
-      const server = serverOf(target);
+    for (const target of ['upstream', 'baseline', ...gatewayNames] as Target[]) {
+      const server = target === 'baseline' ? slowBaseline?.child : serverOf(target);
       // With BENCH_CPU_PROF, the gateway's profile covers the whole capacity run (where its frame gaps come from).
       const profile =
         profileDir && isGateway(target)
@@ -556,7 +566,7 @@ async function main() {
           : '';
       if (profile) await ask(server as ChildProcess, { type: 'profile-start' }, 'profiling');
       const probe = probeStreams({
-        url: `${target === 'upstream' ? slowUpstreamUrl : targets[target]!.url}/v1/chat/completions`,
+        url: `${target === 'upstream' ? slowUpstreamUrl : target === 'baseline' ? slowBaselineUrl : targets[target]!.url}/v1/chat/completions`,
         headers: targets[target]!.headers,
         body: streamBody('gpt-4o'),
         streams: STREAMS,
@@ -838,7 +848,11 @@ async function main() {
   lines.push(`${verdict(failed === 0)}  failed requests: ${failed} (must be 0)`);
   process.stdout.write(`${lines.join('\n')}\n`);
 
-  await Promise.all([...gateways.map((g) => stopChild(g.child)), stopChild(baseline.child)]);
+  await Promise.all([
+    ...gateways.map((g) => stopChild(g.child)),
+    stopChild(baseline.child),
+    ...(slowBaseline ? [stopChild(slowBaseline.child)] : []),
+  ]);
   for (const child of children) await stopChild(child);
   for (const file of profiles) {
     process.stdout.write(`\nCPU profile of one measured run: ${file}\n`);

@@ -140,23 +140,33 @@ function aggregate(records: readonly SettlementRecord[]) {
   return sums;
 }
 
-/** Locks each journal's mark (created at 0 when new) and returns the sequence each has reached. */
+/**
+ * Locks each journal's mark (created at 0 when new) and returns the sequence each has reached. A journal's mark exists
+ * from its first flush on, so the lock is tried first and the marks are created only for journals it did not find:
+ * one statement per flush instead of two. Two writers creating the same mark at once meet on its key (the second
+ * waits for the first), and the second lock, a statement of its own, sees the row the first committed.
+ */
 async function lockMarks(
   tx: Executor,
   journals: readonly string[],
   now: number,
 ): Promise<Map<string, number>> {
+  const lock = async (wanted: readonly string[]) =>
+    tx
+      .select({ journal: settlementMarks.journal, seq: settlementMarks.seq })
+      .from(settlementMarks)
+      .where(inArray(settlementMarks.journal, [...wanted]))
+      .orderBy(settlementMarks.journal)
+      .for('update');
+  const marks = new Map((await lock(journals)).map((row) => [row.journal, row.seq]));
+  const missing = journals.filter((journal) => !marks.has(journal));
+  if (missing.length === 0) return marks;
   await tx
     .insert(settlementMarks)
-    .values(journals.map((journal) => ({ journal, seq: 0, updatedAt: now })))
+    .values(missing.map((journal) => ({ journal, seq: 0, updatedAt: now })))
     .onConflictDoNothing();
-  const rows = await tx
-    .select({ journal: settlementMarks.journal, seq: settlementMarks.seq })
-    .from(settlementMarks)
-    .where(inArray(settlementMarks.journal, [...journals]))
-    .orderBy(settlementMarks.journal)
-    .for('update');
-  return new Map(rows.map((row) => [row.journal, row.seq]));
+  for (const row of await lock(missing)) marks.set(row.journal, row.seq);
+  return marks;
 }
 
 /** The charges of records written before, as debits the ledger reads again at the rows' current versions. */
@@ -204,12 +214,12 @@ interface UpdatedRow {
 /**
  * Everything a batch writes after the marks are locked, as one statement of data-modifying CTEs, each fed one JSON
  * parameter: the logs, the users' and tokens' counters and debits, the channels' used quota, the dashboard's hourly
- * counters and the journals' new marks. Each was a statement of its own: six queries built by the ORM and six round
- * trips per flush, which under load were a tenth of the relay's CPU per call (`make bench-duel`: 0.88 of it with one
- * statement). The database's CPU per flush is about the same either way (it plans one larger statement instead of
- * six small ones). The CTEs touch different tables, so none needs to see another's work. Rows are updated in id
- * order, so two writers' batches lock shared rows alike. The users' and tokens' new ledger versions come back (the
- * ledger orders its bases by them), with each debited user's balance after the debit (low-balance notices).
+ * counters and the journals' new marks. Each was a statement of its own: six queries for the ORM to build and six
+ * round trips per flush, a few percent of the relay's CPU per call under load (`make bench-duel`, bench/README.md).
+ * The database's CPU per flush is about the same either way (it plans one larger statement instead of six small
+ * ones). The CTEs touch different tables, so none needs to see another's work. Rows are updated in id order, so
+ * two writers' batches lock shared rows alike. The users' and tokens' new ledger versions come back (the ledger
+ * orders its bases by them), with each debited user's balance after the debit (low-balance notices).
  */
 function writeSumsSql(
   sums: ReturnType<typeof aggregate>,
@@ -308,7 +318,7 @@ export async function writeRecords(db: Db, records: readonly SettlementRecord[])
   if (records.length === 0) return { debits, balances, written };
   const now = Math.floor(Date.now() / 1000);
   await db.transaction(async (tx) => {
-    const journals = [...new Set(records.map((r) => r.journal))];
+    const journals = [...new Set(records.map((r) => r.journal))].sort();
     const marks = await lockMarks(tx, journals, now);
     const fresh: SettlementRecord[] = [];
     const skipped: SettlementRecord[] = [];

@@ -340,20 +340,22 @@ export async function writeRecords(db: Db, records: readonly SettlementRecord[])
     const updated = statement
       ? ((await tx.execute(statement)) as unknown as { rows: UpdatedRow[] }).rows
       : [];
-    for (const row of updated) {
-      const id = Number(row.id);
-      const version = Number(row.version);
-      if (row.kind === 'user') {
-        const debit = sums.userDebits.get(id) ?? 0;
-        if (debit <= 0) continue;
-        debits.push({ account: userAccount(id), amount: debit, version });
+    const usersUpdated = new Map<number, UpdatedRow>();
+    const tokenVersions = new Map<number, number>();
+    for (const row of updated)
+      if (row.kind === 'user') usersUpdated.set(Number(row.id), row);
+      else tokenVersions.set(Number(row.id), Number(row.version));
+    // Every debit is reported, as before, even one whose row is gone (at version 0), so the ledger lets it out.
+    for (const [id, debit] of sums.userDebits) {
+      const row = usersUpdated.get(id);
+      debits.push({ account: userAccount(id), amount: debit, version: Number(row?.version ?? 0) });
+      if (row) {
         const after = Number(row.quota);
         balances.push({ userId: id, before: after + debit, after, setting: row.setting ?? '' });
-      } else {
-        const debit = sums.tokenDebits.get(id) ?? 0;
-        if (debit > 0) debits.push({ account: tokenAccount(id), amount: debit, version });
       }
     }
+    for (const [id, debit] of sums.tokenDebits)
+      debits.push({ account: tokenAccount(id), amount: debit, version: tokenVersions.get(id) ?? 0 });
     if (skipped.length > 0) debits.push(...(await rereadDebits(tx, skipped)));
   });
   return { debits, balances, written };

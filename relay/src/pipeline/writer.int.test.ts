@@ -238,6 +238,29 @@ describe('balance debits', () => {
     ]);
   });
 
+  it('reports the debit of a user whose row is gone, so the ledger does not hold it as outstanding for ever', async () => {
+    const { db } = t.runtime.deps;
+    const reported: WrittenDebit[][] = [];
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 3_600_000,
+      flushWhenIdle: false,
+      onDebitsWritten: (d) => reported.push(d),
+    });
+    const gone = 987_654;
+    writer.add({
+      userId: gone,
+      tokenId: 0,
+      channelId: 0,
+      quota: 5,
+      countRequest: true,
+      log: undefined,
+      debit: { quota: 5, fromToken: false },
+    });
+    await writer.close();
+    expect(reported).toEqual([[{ account: `u:${gone}`, amount: 5, version: 0 }]]);
+  });
+
   it('shows a debt instead of hiding it behind a clamp at zero', async () => {
     const { db } = t.runtime.deps;
     const user = await createUserRepo(db).insert({ username: 'debt-user', password: 'x', quota: 10 });

@@ -1,7 +1,10 @@
 import type { WrittenDebit } from '@turnpike/core/billing/ledger';
-import { logs, quotaData, users } from '@turnpike/core/db/schema/index';
+import { channels, logs, quotaData, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
+import { generateTokenKey } from '@turnpike/core/domain/tokens';
 import { type BalanceChange, crossedThreshold } from '@turnpike/core/notify/notifier';
+import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
+import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import {
   createTestRuntime as createTestApp,
@@ -168,6 +171,94 @@ describe('balance debits', () => {
     const written = await db.select().from(logs).where(eq(logs.userId, user.id));
     expect(written.reduce((sum, log) => sum + log.quota, 0)).toBe(13);
     expect(reported).toEqual([[{ account: `u:${user.id}`, amount: 13, version: 1 }]]);
+  });
+
+  it("takes a limited token's calls from its remaining quota and adds every call to its token's and channel's used quota", async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({
+      username: 'token-debit-user',
+      password: 'x',
+      quota: 1000,
+    });
+    const tokenRepo = createTokenRepo(db);
+    const limited = await tokenRepo.insert({
+      userId: user.id,
+      key: generateTokenKey(),
+      name: 'limited',
+      remainQuota: 500,
+    });
+    const unlimited = await tokenRepo.insert({
+      userId: user.id,
+      key: generateTokenKey(),
+      name: 'unlimited',
+      remainQuota: 0,
+      unlimitedQuota: true,
+    });
+    const [channel] = await createChannelRepo(db).insertMany([
+      { type: 1, name: 'writer channel', key: 'k', models: 'gpt-4o', group: 'default' },
+    ]);
+    const reported: WrittenDebit[][] = [];
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 3_600_000,
+      flushWhenIdle: false,
+      onDebitsWritten: (d) => reported.push(d),
+    });
+    const call = (tokenId: number, quota: number, fromToken: boolean) =>
+      writer.add({
+        ...consume(user.id, { model: 'gpt-4o', createdAt: 1_750_000_000, quota, tokens: 1 }),
+        tokenId,
+        channelId: channel!.id,
+        debit: { quota, fromToken },
+      });
+    call(limited.id, 30, true);
+    call(unlimited.id, 7, false);
+    call(limited.id, 12, true);
+    await writer.close();
+    const rows = await db.select().from(tokens).where(eq(tokens.userId, user.id));
+    expect(rows.find((row) => row.id === limited.id)).toMatchObject({
+      remainQuota: 458,
+      usedQuota: 42,
+      ledgerVersion: 1,
+    });
+    expect(rows.find((row) => row.id === unlimited.id)).toMatchObject({
+      remainQuota: 0,
+      usedQuota: 7,
+      ledgerVersion: 0,
+    });
+    const [channelRow] = await db.select().from(channels).where(eq(channels.id, channel!.id));
+    expect(channelRow!.usedQuota).toBe(49);
+    const [userRow] = await db.select().from(users).where(eq(users.id, user.id));
+    expect(userRow).toMatchObject({ quota: 951, usedQuota: 49, requestCount: 3, ledgerVersion: 1 });
+    expect(reported).toEqual([
+      [
+        { account: `u:${user.id}`, amount: 49, version: 1 },
+        { account: `t:${limited.id}`, amount: 42, version: 1 },
+      ],
+    ]);
+  });
+
+  it('reports the debit of a user whose row is gone, so the ledger does not hold it as outstanding for ever', async () => {
+    const { db } = t.runtime.deps;
+    const reported: WrittenDebit[][] = [];
+    const writer = createBatchWriter({
+      db,
+      intervalMs: 3_600_000,
+      flushWhenIdle: false,
+      onDebitsWritten: (d) => reported.push(d),
+    });
+    const gone = 987_654;
+    writer.add({
+      userId: gone,
+      tokenId: 0,
+      channelId: 0,
+      quota: 5,
+      countRequest: true,
+      log: undefined,
+      debit: { quota: 5, fromToken: false },
+    });
+    await writer.close();
+    expect(reported).toEqual([[{ account: `u:${gone}`, amount: 5, version: 0 }]]);
   });
 
   it('shows a debt instead of hiding it behind a clamp at zero', async () => {

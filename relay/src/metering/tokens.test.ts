@@ -6,9 +6,9 @@ import {
   countInputTokens,
   countLongTexts,
   countTextTokens,
-  LONG_TEXT,
   createTokenCounter,
   encodingForModel,
+  LONG_TEXT,
 } from './tokens.ts';
 
 const english =
@@ -137,7 +137,8 @@ describe('countLongTexts', () => {
   /** A long prompt of mixed text: words, code, line breaks, CJK, emoji and runs of spaces, unique per call. */
   const longPrompt = (seed: number, size: number) => {
     let text = `seed ${seed}\n`;
-    for (let i = 0; text.length < size; i += 1) text += `${english} #${i}\n${i % 7 === 0 ? '    x = f(y)\n' : ''}`;
+    for (let i = 0; text.length < size; i += 1)
+      text += `${english} #${i}\n${i % 7 === 0 ? '    x = f(y)\n' : ''}`;
     return text;
   };
   const whole = { o200k_base: countO200k, cl100k_base: countCl100k } as const;
@@ -180,7 +181,9 @@ describe('countLongTexts', () => {
     await countLongTexts([cjk, run], 'gpt-4o');
     for (const text of [cjk, run]) {
       const expected = countO200k(text, asText);
-      expect(Math.abs(countTextTokens(text, 'o200k_base') - expected)).toBeLessThanOrEqual(expected / 1000 + 1);
+      expect(Math.abs(countTextTokens(text, 'o200k_base') - expected)).toBeLessThanOrEqual(
+        expected / 1000 + 1,
+      );
     }
     // The synchronous count of such a text (not kept yet) gives the same figure.
     const other = '模型网关的数据中心'.repeat(1900);

@@ -1,10 +1,14 @@
+import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import {
   countChatPromptTokens,
   countInputTokens,
+  countLongTexts,
   countTextTokens,
   createTokenCounter,
   encodingForModel,
+  LONG_TEXT,
 } from './tokens.ts';
 
 const english =
@@ -127,4 +131,65 @@ describe('prompt counting', () => {
     expect(countInputTokens('text-embedding-3-small', ['hello', 'world'])).toBe(2);
     expect(countInputTokens('text-embedding-3-small', [[1, 2, 3]])).toBe(3);
   });
+});
+
+describe('countLongTexts', () => {
+  /** A long prompt of mixed text: words, code, line breaks, CJK, emoji and runs of spaces, unique per call. */
+  const longPrompt = (seed: number, size: number) => {
+    let text = `seed ${seed}\n`;
+    for (let i = 0; text.length < size; i += 1)
+      text += `${english} #${i}\n${i % 7 === 0 ? '    x = f(y)\n' : ''}`;
+    return text;
+  };
+  const whole = { o200k_base: countO200k, cl100k_base: countCl100k } as const;
+  const asText = { disallowedSpecial: new Set<string>() };
+
+  it('counts a long text in slices to the same total as the whole text at once, in both encodings', async () => {
+    for (const [model, encoding] of [
+      ['gpt-4o', 'o200k_base'],
+      ['gpt-3.5-turbo', 'cl100k_base'],
+    ] as const) {
+      const text = longPrompt(encoding.length, 200_000);
+      const expected = whole[encoding](text, asText);
+      await countLongTexts([text, 'short'], model);
+      // The count is kept: the synchronous count finds it.
+      expect(countTextTokens(text, encoding)).toBe(expected);
+    }
+  });
+
+  it('lets the event loop through while it counts', async () => {
+    const text = longPrompt(1, 400_000);
+    expect(text.length).toBeGreaterThan(LONG_TEXT);
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await countLongTexts([text], 'gpt-4o');
+    counting = false;
+    // 400,000 characters in 8 KiB slices: the loop came round between them, not once at the end.
+    expect(turns).toBeGreaterThan(20);
+    expect(countTextTokens(text, 'o200k_base')).toBe(countO200k(text, asText));
+  });
+
+  it('counts a run with no exact cut (no spaces) in bounded slices, within 0.1% of the whole count', async () => {
+    const cjk = '数据中心的模型网关'.repeat(1900);
+    const run = 'x'.repeat(LONG_TEXT + 1000);
+    await countLongTexts([cjk, run], 'gpt-4o');
+    for (const text of [cjk, run]) {
+      const expected = countO200k(text, asText);
+      expect(Math.abs(countTextTokens(text, 'o200k_base') - expected)).toBeLessThanOrEqual(
+        expected / 1000 + 1,
+      );
+    }
+    // The synchronous count of such a text (not kept yet) gives the same figure.
+    const other = '模型网关的数据中心'.repeat(1900);
+    const counted = countTextTokens(other, 'o200k_base');
+    await countLongTexts([other], 'gpt-4o');
+    expect(countTextTokens(other, 'o200k_base')).toBe(counted);
+    // The whole-text counts above are the slow part (BPE time grows with the square of a run's length).
+  }, 30_000);
 });

@@ -33,10 +33,105 @@ export function encodingForModel(model: string): EncodingName {
   return 'cl100k_base';
 }
 
+const countWith = (text: string, encoding: EncodingName): number =>
+  encoding === 'o200k_base' ? countO200k(text, AS_TEXT) : countCl100k(text, AS_TEXT);
+
+/**
+ * Texts this long are long (a pasted file, a coding agent's conversation): their counts are kept (see
+ * {@link countedLongTexts}), and {@link countLongTexts} counts them a slice at a time.
+ */
+export const LONG_TEXT = 16 * 1024;
+/** The characters of long texts whose counts are kept, at most (their strings are held while kept). */
+const KEPT_CHARS = 4 * 1024 * 1024;
+
+/**
+ * Counts of long texts, oldest first. A coding agent sends the whole conversation at every turn, so its earlier
+ * messages come again and again: each is counted once. (A string key longer than 16 K characters is hashed by its
+ * length in V8, so a lookup costs a comparison with the kept texts of that length, not a pass over the text.)
+ */
+const countedLongTexts = new Map<string, Partial<Record<EncodingName, number>>>();
+let keptChars = 0;
+
+function keepCount(text: string, encoding: EncodingName, tokens: number): void {
+  const counts = countedLongTexts.get(text);
+  if (counts) {
+    counts[encoding] = tokens;
+    return;
+  }
+  if (text.length > KEPT_CHARS) return;
+  countedLongTexts.set(text, { [encoding]: tokens });
+  keptChars += text.length;
+  for (const oldest of countedLongTexts.keys()) {
+    if (keptChars <= KEPT_CHARS) break;
+    countedLongTexts.delete(oldest);
+    keptChars -= oldest.length;
+  }
+}
+
+const keptCount = (text: string, encoding: EncodingName): number | undefined =>
+  countedLongTexts.get(text)?.[encoding];
+
 /** Tokens in a text with the given encoding. */
 export function countTextTokens(text: string, encoding: EncodingName): number {
   if (text === '') return 0;
-  return encoding === 'o200k_base' ? countO200k(text, AS_TEXT) : countCl100k(text, AS_TEXT);
+  if (text.length < LONG_TEXT) return countWith(text, encoding);
+  const kept = keptCount(text, encoding);
+  if (kept !== undefined) return kept;
+  let tokens = 0;
+  for (let start = 0; start < text.length; ) {
+    const end = sliceEnd(text, start);
+    tokens += countWith(text.slice(start, end), encoding);
+    start = end;
+  }
+  keepCount(text, encoding, tokens);
+  return tokens;
+}
+
+/** How much of a long text is counted at a time (about 2-4 ms of counting). */
+const SLICE = 8 * 1024;
+
+/**
+ * Counts the long texts of a request before its count is read, a slice at a time, letting the event loop through
+ * between slices: a 200,000-token prompt takes 85-160 ms to count, and counted at once it would hold every stream
+ * of the process for that long. The count is the one {@link countTextTokens} gives, and is kept for it to find.
+ */
+export async function countLongTexts(texts: readonly string[], model: string): Promise<void> {
+  const encoding = encodingForModel(model);
+  for (const text of texts) {
+    if (text.length < LONG_TEXT || keptCount(text, encoding) !== undefined) continue;
+    let tokens = 0;
+    for (let start = 0; start < text.length; ) {
+      const end = sliceEnd(text, start);
+      tokens += countWith(text.slice(start, end), encoding);
+      start = end;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    keepCount(text, encoding, tokens);
+  }
+}
+
+/**
+ * Where the slice of a long text that begins at `start` ends: at the first exact cut (see {@link safeCut}) past
+ * `SLICE` characters, so the slices' counts add up to the whole text's; where there is none for `FORCE_CUT_AT`
+ * characters more (a long run of CJK letters, base64), at that point (never inside a surrogate pair), as the
+ * streamed counter does: BPE time grows with the square of a piece's length (a 16 K-character run without a space
+ * takes half a second), and such a cut changes the count by a token or so.
+ */
+function sliceEnd(text: string, start: number): number {
+  const from = start + SLICE;
+  if (from >= text.length - 1) return text.length;
+  const last = Math.min(from + FORCE_CUT_AT, text.length - 1);
+  for (let i = from; i < last; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 32) {
+      if (!isSpace(text.charCodeAt(i - 1)) && !isSpace(text.charCodeAt(i + 1))) return i;
+    } else if (code === 10 && isWordChar(text.charAt(i + 1))) {
+      return i + 1;
+    }
+  }
+  if (last === text.length - 1) return text.length;
+  const code = text.charCodeAt(last - 1);
+  return code >= 0xd800 && code <= 0xdbff ? last - 1 : last;
 }
 
 export interface TokenCounter {

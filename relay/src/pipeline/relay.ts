@@ -12,6 +12,7 @@ import { isRoot } from '@turnpike/core/domain/users';
 import { localError, type RelayError } from '../errors.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
+import { countLongTexts, LONG_TEXT } from '../metering/tokens.ts';
 import { markStep, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';
 import { runAttempts } from './attempts.ts';
@@ -140,6 +141,10 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
     return sendError(request, reply, localError(400, pricing.code, pricing.message, 'invalid_request_error'));
 
   markStep(steps, 'price');
+  // A long prompt whose count the hold reads (the request names its output limit, as coding agents' do) is counted
+  // a slice at a time first, so counting it does not hold up every other call and stream of the process.
+  if (prepared.maxTokens && prepared.promptTexts.some((text) => text.length >= LONG_TEXT))
+    await countLongTexts(prepared.promptTexts, model);
   const limited = await admitRequestLimits(ctx, request, reply, caller, prepared);
   if (!limited.ok) return sendError(request, reply, limited.error);
   const estimate = estimateOf(ctx, pricing, prepared);

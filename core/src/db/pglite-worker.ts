@@ -46,9 +46,10 @@ function optionsOf(request: { rowMode?: 'array' | 'object'; textTypes?: number[]
 }
 
 /**
- * Full collections when the thread has gone quiet. A new data folder is made by a second WebAssembly instance
- * (`initdb`) whose memory, ~350 MiB resident, is garbage once it is done, and the boot's migrations and a console
- * page's large result leave more; in the main thread the next requests' allocations had it collected, but this
+ * Full collections when the thread has gone quiet. A new database is made by a second WebAssembly instance
+ * (`initdb`) whose memory, ~350 MiB resident, is garbage once it is done (a new data folder is now made in a
+ * process of its own, pglite-initdb.ts; an in-memory database is still made here), and the boot's migrations and a
+ * console page's large result leave more; in the main thread the next requests' allocations had it collected, but this
  * thread allocates next to nothing while idle, so V8 kept it for good (measured: an idle all-in-one process at
  * 514-659 MiB instead of ~260). So: one collection once the database is open, and one after each busy spell, when
  * a whole period has passed without a statement (a few ms of this thread's time, never the event loop's).

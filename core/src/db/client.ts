@@ -50,16 +50,22 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * own WebAssembly memory, where every page it ever touched stays resident. The embedded database serves one
  * process's small installation; the files it reads stay in the operating system's page cache anyway
  * (bench/README.md "Memory"). The thread loads pg_trgm, the one extension it needs (the keyword search's trigram
- * index: migration 0012, docs/adr/0031).
+ * index: migration 0012, docs/adr/0031). A new data folder is made and migrated by a short-lived process first
+ * (pglite-initdb.ts), so what making it leaves resident is not kept by this one.
  */
 async function openPglite(dataDir?: string): Promise<{ db: Db; close: () => Promise<void> }> {
   const [{ openPgliteThread }, { drizzle }] = await Promise.all([
     import('./pglite-thread.ts'),
     import('drizzle-orm/pglite'),
   ]);
+  const extraStartParams = ['-c', 'shared_buffers=16MB'];
+  if (dataDir !== undefined) {
+    const { isNewDataDir, makeDataDir } = await import('./pglite-initdb.ts');
+    if (isNewDataDir(dataDir)) await makeDataDir({ dataDir, extraStartParams });
+  }
   const client = await openPgliteThread({
     ...(dataDir === undefined ? {} : { dataDir }),
-    extraStartParams: ['-c', 'shared_buffers=16MB'],
+    extraStartParams,
   });
   // The thread's client has the part of PGlite's interface the driver calls (query, exec, transaction).
   const db = drizzle({ client: client as unknown as PGlite, schema }) as unknown as Db;

@@ -6,7 +6,8 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import type { Database } from './client.ts';
 
-const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
+/** The committed drizzle-kit migrations. */
+export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url));
 const MIGRATION_LOCK = 738215001;
 
 /** Applies the committed drizzle-kit migrations; safe on every boot and from replicas booting together. */

@@ -13,6 +13,7 @@
 
 import { Worker } from 'node:worker_threads';
 import type { Results } from '@electric-sql/pglite';
+import { errorOf, type SerializedError } from './pglite-errors.ts';
 
 /** What the worker is started with. */
 export interface ThreadSetup {
@@ -42,26 +43,9 @@ export type ThreadRequest =
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'close' };
 
-/** An error as plain data (see pglite-worker.ts). */
-export interface SerializedError {
-  name: string;
-  message: string;
-  stack?: string;
-  fields: Record<string, string | number | boolean>;
-}
-
 export type ThreadReply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: SerializedError };
-
-/** An error of the worker's as an Error here, with the fields a DatabaseError carries (`code`, `constraint`, …). */
-function errorOf(serialized: SerializedError): Error {
-  const error = new Error(serialized.message);
-  error.name = serialized.name;
-  if (serialized.stack !== undefined) error.stack = serialized.stack;
-  Object.assign(error, serialized.fields);
-  return error;
-}
 
 interface QueryOptionsInput {
   rowMode?: 'array' | 'object';

@@ -9,9 +9,10 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type PGliteOptions, type QueryOptions, type Transaction } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import type { SerializedError, ThreadReply, ThreadRequest, ThreadSetup } from './pglite-thread.ts';
+import { PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite';
+import { serializeError } from './pglite-errors.ts';
+import { pgliteOptionsOf } from './pglite-options.ts';
+import type { ThreadReply, ThreadRequest, ThreadSetup } from './pglite-thread.ts';
 
 function portToMain(): MessagePort {
   if (!parentPort) throw new Error('pglite-worker.ts runs as a worker thread of pglite-thread.ts');
@@ -19,23 +20,6 @@ function portToMain(): MessagePort {
 }
 const port = portToMain();
 const setup = workerData as ThreadSetup;
-
-/** Errors as plain data: structured clone keeps an Error's message and name but drops a DatabaseError's fields. */
-function serializeError(error: unknown): SerializedError {
-  if (!(error instanceof Error)) return { name: 'Error', message: String(error), fields: {} };
-  const fields: Record<string, string | number | boolean> = {};
-  for (const [key, value] of Object.entries(error)) {
-    if (key === 'params' || key === 'queryOptions') continue;
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-      fields[key] = value;
-  }
-  return {
-    name: error.name,
-    message: error.message,
-    ...(error.stack === undefined ? {} : { stack: error.stack }),
-    fields,
-  };
-}
 
 const reply = (message: ThreadReply) => port.postMessage(message);
 const fail = (id: number, error: unknown) => reply({ id, ok: false, error: serializeError(error) });
@@ -62,9 +46,10 @@ function optionsOf(request: { rowMode?: 'array' | 'object'; textTypes?: number[]
 }
 
 /**
- * Full collections when the thread has gone quiet. A new data folder is made by a second WebAssembly instance
- * (`initdb`) whose memory, ~350 MiB resident, is garbage once it is done, and the boot's migrations and a console
- * page's large result leave more; in the main thread the next requests' allocations had it collected, but this
+ * Full collections when the thread has gone quiet. A new database is made by a second WebAssembly instance
+ * (`initdb`) whose memory, ~350 MiB resident, is garbage once it is done (a new data folder is now made in a
+ * process of its own, pglite-initdb.ts; an in-memory database is still made here), and the boot's migrations and a
+ * console page's large result leave more; in the main thread the next requests' allocations had it collected, but this
  * thread allocates next to nothing while idle, so V8 kept it for good (measured: an idle all-in-one process at
  * 514-659 MiB instead of ~260). So: one collection once the database is open, and one after each busy spell, when
  * a whole period has passed without a statement (a few ms of this thread's time, never the event loop's).
@@ -160,11 +145,7 @@ function begin(client: PGlite, beginId: number): void {
 }
 
 async function main(): Promise<void> {
-  // pg_trgm: the keyword search's trigram index (migration 0012, docs/adr/0031).
-  const options: PGliteOptions = {
-    startParams: [...PGlite.defaultStartParams, ...setup.extraStartParams],
-    extensions: { pg_trgm },
-  };
+  const options = pgliteOptionsOf(setup);
   let client: PGlite;
   try {
     client = setup.dataDir === undefined ? new PGlite(options) : new PGlite(setup.dataDir, options);

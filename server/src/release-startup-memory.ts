@@ -13,7 +13,8 @@ type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resor
  */
 export function releaseStartupMemory(): void {
   setFlagsFromString('--expose-gc');
-  const collect = runInNewContext('gc') as Collect;
+  // A Node.js that no longer hands it out this way starts as before, with the memory kept (the test says so).
+  const collect = runInNewContext("typeof gc === 'function' ? gc : undefined") as Collect | undefined;
   setFlagsFromString('--no-expose-gc');
-  collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  collect?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }

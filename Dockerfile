@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
-# One image for every role: ROLE=api|relay|all runs `node server/src/main.ts`, the operator `node
-# operator/src/main.ts`, the migration Job `node core/src/db/migrate-cli.ts`. TypeScript runs as is on Node.js 24
-# (type stripping, docs/adr/0004), so the image holds sources, production dependencies and the built console.
+# One image for every role: ROLE=api|relay|all runs `node server/dist/main.js`, the server built into plain
+# JavaScript by scripts/build-server.ts (docs/adr/0038); the operator `node operator/src/main.ts` and the migration
+# Job `node core/src/db/migrate-cli.ts` run their TypeScript as is on Node.js 24 (type stripping, docs/adr/0004).
+# So the image holds the built server, the sources, production dependencies and the built console.
 #
 #   docker build -t turnpike/turnpike:0.1.0 .          (or podman / buildah bud)
 #
@@ -24,10 +25,11 @@ COPY operator/package.json operator/
 COPY server/package.json server/
 RUN npm ci --no-audit --no-fund --ignore-scripts
 
-# --- build: the console's static files ---
+# --- build: the console's static files and the server's JavaScript ---
 FROM deps AS build
 COPY . .
 RUN npm run build -w @turnpike/console \
+ && node scripts/build-server.ts \
  && npm prune --omit=dev --no-audit --no-fund --ignore-scripts \
  && rm -rf console/node_modules console/src console/e2e
 
@@ -54,4 +56,4 @@ USER 10001:10001
 EXPOSE 3000 8081
 # a young generation of at most 2 x 16 MiB: left to itself V8 grows it to ~120 MiB while the modules load and
 # keeps it resident for good (bench/README.md "Memory")
-CMD ["node", "--max-semi-space-size=16", "server/src/main.ts"]
+CMD ["node", "--max-semi-space-size=16", "server/dist/main.js"]

@@ -20,7 +20,7 @@ endif
 
 INSTALLED := node_modules/.turnpike-installed
 
-.PHONY: run start build typecheck lint format test test-unit bench install node clean cluster cluster-test chart-test chart-sync image image-build
+.PHONY: run start build server-build typecheck lint format test test-unit bench install node clean cluster cluster-test chart-test chart-sync image image-build
 
 node: $(NODE)
 
@@ -38,8 +38,12 @@ $(INSTALLED): package-lock.json $(NODE)
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-build: install typecheck
+build: install typecheck server-build
 	npm run build -w @turnpike/console
+
+## make server-build: the server as plain JavaScript in server/dist (scripts/build-server.ts), what the image runs
+server-build: install
+	node scripts/build-server.ts
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit
@@ -53,12 +57,14 @@ lint: install
 format: install
 	npx biome format --write .
 
-## make run: install if needed, build, start the all-in-one server on $$PORT (3000) with the embedded database
+## make run: install if needed, build, start the all-in-one server on $$PORT (3000) with the embedded database, from
+## the .ts sources (an edit shows at the next start, stack traces name the sources: for development)
 run: build
 	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 server/src/main.ts
 
-start: install
-	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 server/src/main.ts
+## make start: as production runs it (the image, the chart): the built server/dist/main.js (docs/adr/0038)
+start: server-build
+	GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536 node --max-semi-space-size=16 server/dist/main.js
 
 ## make test: lint, type-check, then every unit and integration test
 test: lint typecheck

@@ -3,7 +3,7 @@
  * file of charts/turnpike/ci/, every rendered object checked against its schema, and what an operator relies on
  * (routing, drain, probes, security, hooks, RBAC, autoscaling) read from the rendered objects.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { parse } from 'yaml';
 import { loadConfig } from '../core/src/config.ts';
 import { createCrdValidators } from '../operator/src/crd/validate.ts';
 import { staleCopies } from './sync-files.ts';
+import { BUILT_ENTRY_POINTS } from './testing/dockerfile.ts';
 import { helm, helmPath } from './testing/helm.ts';
 import { type Manifest, parseManifests, schemaErrors, unknownFieldErrors } from './testing/validate.ts';
 
@@ -224,8 +225,8 @@ describe('charts/turnpike', () => {
       return container.command.join(' ');
     });
     expect(commands).toEqual([
-      'node --max-semi-space-size=16 server/src/main.ts',
-      'node --max-semi-space-size=16 server/src/main.ts',
+      'node --max-semi-space-size=16 server/dist/main.js',
+      'node --max-semi-space-size=16 server/dist/main.js',
       'node operator/src/main.ts',
     ]);
   });
@@ -238,8 +239,9 @@ describe('charts/turnpike', () => {
         ),
       );
     const relay = envOf('tracing', '-relay');
+    // the register built beside the server it traces (scripts/build-server.ts), so both share the relay's spans
     const register = /^--import=\/app\/(.+)$/.exec(relay.NODE_OPTIONS)?.[1] as string;
-    expect(existsSync(join(import.meta.dirname, '..', register))).toBe(true);
+    expect(BUILT_ENTRY_POINTS).toContain(register);
     expect(relay).toMatchObject({
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability.svc:4318',
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
@@ -294,7 +296,7 @@ describe('charts/turnpike', () => {
     // The finished Job stays, so its report can be read with kubectl logs.
     expect(annotations['helm.sh/hook-delete-policy']).toBe('before-hook-creation');
     const container = podOf(job).containers[0] as Pod;
-    expect(container.command).toEqual(['node', 'server/src/main.ts', 'import']);
+    expect(container.command).toEqual(['node', 'server/dist/main.js', 'import']);
     expect(container.args).toEqual(['--logs-since=2025-01-01']);
     const env = Object.fromEntries((container.env as Pod[]).map((e) => [e.name, e]));
     expect(env.IMPORT_FROM.valueFrom.secretKeyRef).toEqual({ name: 'old-gateway', key: 'source-url' });

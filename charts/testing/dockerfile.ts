@@ -9,8 +9,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DockerfileParser } from 'dockerfile-ast';
 
-/** The files the chart's containers run (charts/turnpike/templates). */
+/** The files the chart's containers run (charts/turnpike/templates), or build them from (the server's source). */
 export const ENTRY_POINTS = ['server/src/main.ts', 'operator/src/main.ts', 'core/src/db/migrate-cli.ts'];
+/** The files the chart runs that a build stage makes (`node scripts/build-server.ts`, docs/adr/0038). */
+export const BUILT_ENTRY_POINTS = ['server/dist/main.js', 'server/dist/tracing-register.js'];
 
 const SECRET_NAME = /SECRET|PASSWORD|TOKEN|API_?KEY|CREDENTIAL/i;
 
@@ -83,6 +85,7 @@ export function checkDockerfile(dockerfile: string, contextDir: string): string[
   const finalStart = lastFrom ? lastFrom.getRange().start.line : 0;
   let user: string | undefined;
   let hasExecCommand = false;
+  let buildsServer = false;
   const copied: string[] = [];
   for (const instruction of instructions) {
     const keyword = instruction.getKeyword();
@@ -102,6 +105,7 @@ export function checkDockerfile(dockerfile: string, contextDir: string): string[
         problems.push(`${where}: apt-get install without --no-install-recommends`);
       if (isFinal)
         problems.push(`${where}: RUN in the runtime stage (install in a build stage, copy the result)`);
+      else if (/\bnode scripts\/build-server\.ts\b/.test(content)) buildsServer = true;
     }
     if (keyword === 'ENV')
       for (const name of content.match(/\b[A-Z_][A-Z0-9_]*(?==)/g) ?? [])
@@ -136,6 +140,12 @@ export function checkDockerfile(dockerfile: string, contextDir: string): string[
   for (const entry of ENTRY_POINTS) {
     if (!existsSync(join(contextDir, entry))) continue;
     if (isIgnored(entry, dockerignore)) problems.push(`${entry} (run by the chart) is in .dockerignore`);
+    if (!copied.some((path) => entry === path || entry.startsWith(`${path.replace(/\/$/, '')}/`)))
+      problems.push(`${entry} (run by the chart) is not copied into the runtime stage`);
+  }
+  for (const entry of BUILT_ENTRY_POINTS) {
+    if (!buildsServer)
+      problems.push(`${entry} (run by the chart) is built by no stage (node scripts/build-server.ts)`);
     if (!copied.some((path) => entry === path || entry.startsWith(`${path.replace(/\/$/, '')}/`)))
       problems.push(`${entry} (run by the chart) is not copied into the runtime stage`);
   }

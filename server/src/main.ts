@@ -9,6 +9,7 @@ import { createRuntime, DATABASE_CONNECTION_LOST, type Runtime } from '@turnpike
 import { ensureSecrets } from '@turnpike/core/secrets';
 import type { FastifyInstance } from 'fastify';
 import { lazyChannelProbe } from './channel-probe.ts';
+import { releaseStartupMemory } from './release-startup-memory.ts';
 
 /**
  * The process of every role (docs/adr/0037), the only place that composes the console API and the relay:
@@ -106,6 +107,8 @@ const readiness = createReadiness({
 });
 registerHealthRoutes(app, readiness);
 await app.ready();
+// Every module this role needs is loaded: what the loading freed goes back to the system before the first request.
+releaseStartupMemory();
 installDrainGate(app.server, readiness);
 const presence = runtime.deps.redis
   ? startPresence({

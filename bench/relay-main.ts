@@ -30,6 +30,7 @@ import { createAbilityRepo } from '@turnpike/core/repos/ability.repo';
 import { createChannelRepo } from '@turnpike/core/repos/channel.repo';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
+import { releaseStartupMemory } from '@turnpike/core/runtime/release-memory';
 import { createRuntime } from '@turnpike/core/runtime/runtime';
 import { createTestDatabaseUrl } from '@turnpike/core/testing/test-runtime';
 import { buildRelayApp, registerRelay } from '@turnpike/relay';
@@ -238,6 +239,9 @@ process.on('message', (message: RelayParentMessage) => {
 process.on('disconnect', () => {
   stop().catch(() => process.exit(1));
 });
+
+// As the server entry does before it serves (server/src/main.ts): what loading the modules freed goes back first.
+releaseStartupMemory();
 
 // The peak RSS reported from here on is the serving process's, not the boot's (PGlite's initdb and the migrations
 // pass through several hundred MiB once): writing 5 to clear_refs resets the kernel's high-water mark.

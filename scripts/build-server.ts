@@ -25,6 +25,8 @@ export const SERVER_ENTRIES: Readonly<Record<string, string>> = {
   main: 'server/src/main.ts',
   // started by name as a worker thread (core/src/db/pglite-thread.ts)
   'pglite-worker': 'core/src/db/pglite-worker.ts',
+  // started by name as a child process that makes a new embedded data folder (core/src/db/pglite-initdb.ts)
+  'pglite-initdb-process': 'core/src/db/pglite-initdb-process.ts',
   // `node --import` before main.js when tracing is on (the chart): it must share main's module of relay spans,
   // which a .ts copy of it would not
   'tracing-register': 'relay/src/metrics/tracing-register.ts',

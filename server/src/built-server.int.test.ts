@@ -62,7 +62,14 @@ afterAll(async () => {
 describe('the built server', () => {
   it('is JavaScript only, with the worker and the tracing preload as files of their own', () => {
     const files = readdirSync(outdir).filter((file) => !file.endsWith('.map'));
-    expect(files).toEqual(expect.arrayContaining(['main.js', 'pglite-worker.js', 'tracing-register.js']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'main.js',
+        'pglite-worker.js',
+        'pglite-initdb-process.js',
+        'tracing-register.js',
+      ]),
+    );
     expect(files.every((file) => file.endsWith('.js'))).toBe(true);
     // the role modules stay lazy: chunks beside the entries, not one file holding every role
     expect(files.length).toBeGreaterThan(5);

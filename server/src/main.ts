@@ -5,11 +5,11 @@ import { startPresence } from '@turnpike/core/cluster/presence';
 import { loadConfig } from '@turnpike/core/config';
 import { dataDirErrorOf, isDataDirError } from '@turnpike/core/db/data-dir';
 import { waitForDatabase } from '@turnpike/core/db/wait-for-database';
+import { releaseStartupMemory } from '@turnpike/core/runtime/release-memory';
 import { createRuntime, DATABASE_CONNECTION_LOST, type Runtime } from '@turnpike/core/runtime/runtime';
 import { ensureSecrets } from '@turnpike/core/secrets';
 import type { FastifyInstance } from 'fastify';
 import { lazyChannelProbe } from './channel-probe.ts';
-import { releaseStartupMemory } from './release-startup-memory.ts';
 
 /**
  * The process of every role (docs/adr/0037), the only place that composes the console API and the relay:

@@ -6,10 +6,9 @@
  * transaction's statements arrive here in order and run on its handle only.
  */
 
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite';
+import { collector } from '../runtime/release-memory.ts';
 import { serializeError } from './pglite-errors.ts';
 import { pgliteOptionsOf } from './pglite-options.ts';
 import type { ThreadReply, ThreadRequest, ThreadSetup } from './pglite-thread.ts';
@@ -55,13 +54,8 @@ function optionsOf(request: { rowMode?: 'array' | 'object'; textTypes?: number[]
  * a whole period has passed without a statement (a few ms of this thread's time, never the event loop's).
  */
 const QUIET_PERIOD_MS = 2_000;
-let collect: (() => void) | undefined;
 function collectGarbage(): void {
-  if (!collect) {
-    setFlagsFromString('--expose-gc');
-    collect = runInNewContext('gc') as () => void;
-  }
-  collect();
+  collector()?.();
 }
 let busySinceCollection = false;
 let busyThisPeriod = false;

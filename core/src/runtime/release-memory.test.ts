@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { releaseStartupMemory } from './release-startup-memory.ts';
+import { releaseStartupMemory } from './release-memory.ts';
 
 describe('releaseStartupMemory', () => {
   it('gives back the heap that dead objects held, as a start leaves it', () => {

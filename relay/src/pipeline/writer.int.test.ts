@@ -1,4 +1,5 @@
 import type { WrittenDebit } from '@turnpike/core/billing/ledger';
+import type { Db } from '@turnpike/core/db/client';
 import { channels, logs, quotaData, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { generateTokenKey } from '@turnpike/core/domain/tokens';
@@ -144,17 +145,23 @@ describe('dashboard counters (quota_data)', () => {
   });
 });
 
+/** A writer that flushes only when told, and the debits it reports, one list per commit. */
+function reportingWriter(db: Db) {
+  const reported: WrittenDebit[][] = [];
+  const writer = createBatchWriter({
+    db,
+    intervalMs: 3_600_000,
+    flushWhenIdle: false,
+    onDebitsWritten: (d) => reported.push(d),
+  });
+  return { writer, reported };
+}
+
 describe('balance debits', () => {
   it('writes a debit with its log and counters in one commit and reports the ledger version each row got', async () => {
     const { db } = t.runtime.deps;
     const user = await createUserRepo(db).insert({ username: 'debit-user', password: 'x', quota: 100 });
-    const reported: WrittenDebit[][] = [];
-    const writer = createBatchWriter({
-      db,
-      intervalMs: 3_600_000,
-      flushWhenIdle: false,
-      onDebitsWritten: (d) => reported.push(d),
-    });
+    const { writer, reported } = reportingWriter(db);
     for (const quota of [9, 4]) {
       writer.add({
         ...consume(user.id, { model: 'gpt-4o', createdAt: 1_750_000_000, quota, tokens: 1 }),
@@ -197,13 +204,7 @@ describe('balance debits', () => {
     const [channel] = await createChannelRepo(db).insertMany([
       { type: 1, name: 'writer channel', key: 'k', models: 'gpt-4o', group: 'default' },
     ]);
-    const reported: WrittenDebit[][] = [];
-    const writer = createBatchWriter({
-      db,
-      intervalMs: 3_600_000,
-      flushWhenIdle: false,
-      onDebitsWritten: (d) => reported.push(d),
-    });
+    const { writer, reported } = reportingWriter(db);
     const call = (tokenId: number, quota: number, fromToken: boolean) =>
       writer.add({
         ...consume(user.id, { model: 'gpt-4o', createdAt: 1_750_000_000, quota, tokens: 1 }),
@@ -240,13 +241,7 @@ describe('balance debits', () => {
 
   it('reports the debit of a user whose row is gone, so the ledger does not hold it as outstanding for ever', async () => {
     const { db } = t.runtime.deps;
-    const reported: WrittenDebit[][] = [];
-    const writer = createBatchWriter({
-      db,
-      intervalMs: 3_600_000,
-      flushWhenIdle: false,
-      onDebitsWritten: (d) => reported.push(d),
-    });
+    const { writer, reported } = reportingWriter(db);
     const gone = 987_654;
     writer.add({
       userId: gone,

@@ -142,7 +142,7 @@ describe('list filters in the address, in a real browser', () => {
     await page.getByRole('heading', { name: en('logs', 'title') }).waitFor();
     expect(await page.getByLabel(en('logs', 'filter.model')).inputValue()).toBe('gpt-4o');
     expect(await page.getByLabel(en('logs', 'filter.type')).inputValue()).toBe('3');
-    await expect.poll(() => asked.length).toBeGreaterThan(0);
+    await expect.poll(() => asked.length, { timeout: 10_000 }).toBeGreaterThan(0);
     const query = new URL(asked.at(-1) ?? '').searchParams;
     expect(query.get('type')).toBe('3');
     expect(query.get('model_name')).toBe('gpt-4o');

@@ -104,7 +104,7 @@ describe('third-party sign-in in a real browser', () => {
       .click();
     await page.waitForURL(`${server.baseUrl}/personal`);
     await expect
-      .poll(async () => (await users()).find((u) => u.id === api.userId)?.github_id)
+      .poll(async () => (await users()).find((u) => u.id === api.userId)?.github_id, { timeout: 10_000 })
       .toBe('octo-root');
     await page.getByText(`GitHub: octo-root`).waitFor();
     expect(errors).toEqual([]);

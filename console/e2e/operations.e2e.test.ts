@@ -447,7 +447,7 @@ describe('operations console in a real browser', () => {
         .getByRole('region', { name: en('logs', 'stat.label') })
         .getByText(`${en('logs', 'stat.quota')}: ${units(tokenLog.quota)}`)
         .waitFor();
-      await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+      await expect.poll(() => page.locator('tbody tr').count(), { timeout: 10_000 }).toBe(1);
     } finally {
       await setOption(api, 'DisplayInCurrencyEnabled', 'true');
     }

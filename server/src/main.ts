@@ -109,6 +109,9 @@ registerHealthRoutes(app, readiness);
 await app.ready();
 // Every module this role needs is loaded: what the loading freed goes back to the system before the first request.
 releaseStartupMemory();
+// The collection held the event loop: the connections queued on the boot server meanwhile are taken (and answered
+// by it) before it hands the port over, instead of being reset when it closes.
+await new Promise((resolve) => setImmediate(resolve));
 installDrainGate(app.server, readiness);
 const presence = runtime.deps.redis
   ? startPresence({

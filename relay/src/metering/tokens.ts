@@ -58,11 +58,11 @@ function keepCount(text: string, encoding: EncodingName, tokens: number): void {
     counts[encoding] = tokens;
     return;
   }
-  if (text.length > KEPT_CHARS) return;
   countedLongTexts.set(text, { [encoding]: tokens });
   keptChars += text.length;
+  // The newest is kept even past the limit (alone then): the call that counted it reads its count next.
   for (const oldest of countedLongTexts.keys()) {
-    if (keptChars <= KEPT_CHARS) break;
+    if (keptChars <= KEPT_CHARS || oldest === text) break;
     countedLongTexts.delete(oldest);
     keptChars -= oldest.length;
   }

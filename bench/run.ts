@@ -13,7 +13,8 @@
  * BENCH_PRODUCTION (0: start every process without the production V8 and allocator settings, to compare),
  * BENCH_RELAY_LOG (file for the relay's
  * request log; default /dev/null), BENCH_CPU_PROF (1: take a V8 CPU profile of the relay during each of its
- * measured runs and its stream capacity run, and print where the time goes).
+ * measured runs and its stream capacity run, and print where the time goes), BENCH_PERF (1: on-CPU perf profiles
+ * of the baseline and the gateways, as µs per call of each step side by side; bench/perf-phases.ts).
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtempSync, openSync } from 'node:fs';
@@ -22,6 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { summariseCpuProfile } from './cpu-profile.ts';
+import { type PerfRecording, perfAvailable, perfNodeFlags, phasesTable, recordPerf } from './perf-phases.ts';
 import type { RelayChildMessage, RelayParentMessage } from './relay-main.ts';
 import { probeStreams, type StreamStats } from './stream-probe.ts';
 
@@ -64,6 +66,8 @@ const PRODUCTION_NODE_FLAGS = process.env.BENCH_PRODUCTION === '0' ? [] : ['--ma
 const PRODUCTION_ENV: Record<string, string> =
   process.env.BENCH_PRODUCTION === '0' ? {} : { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536' };
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+/** On-CPU profiles (perf) of the baseline and the gateways, split into a call's steps (bench/perf-phases.ts). */
+const PERF = process.env.BENCH_PERF === '1';
 const MODES = (process.env.BENCH_MODES ?? 'non-stream,stream,converted,converted-stream').split(',');
 const MODEL = 'gpt-4o-mini';
 
@@ -382,6 +386,12 @@ async function main() {
     ]),
   ]);
   const profileDir = CPU_PROFILE ? mkdtempSync(path.join(os.tmpdir(), 'turnpike-bench-prof-')) : undefined;
+  if (PERF && !perfAvailable())
+    throw new Error('BENCH_PERF=1 needs `perf` (Debian: linux-perf) and perf_event_paranoid <= 2 (or root)');
+  const perfDir = PERF ? mkdtempSync(path.join(os.tmpdir(), 'turnpike-bench-perf-')) : undefined;
+  const serverNodeFlags = perfDir
+    ? [...PRODUCTION_NODE_FLAGS, ...perfNodeFlags(perfDir)]
+    : PRODUCTION_NODE_FLAGS;
   const relayLog = openSync(process.env.BENCH_RELAY_LOG ?? '/dev/null', 'a');
   const wanted = (process.env.BENCH_GATEWAYS ?? 'relay,embedded').split(',');
   const gatewayNames = (['relay', 'embedded'] as const).filter(
@@ -391,7 +401,7 @@ async function main() {
     throw new Error('no gateway to measure: BENCH_GATEWAYS=relay needs TEST_POSTGRES_URL');
   const { TEST_POSTGRES_URL: _postgres, ...withoutPostgres } = process.env;
   const baseline = forkChild<{ type: 'ready'; port: number }>('baseline-main.ts', [upstreamUrl], {
-    execArgv: PRODUCTION_NODE_FLAGS,
+    execArgv: serverNodeFlags,
     env: { ...process.env, ...PRODUCTION_ENV },
   });
   // The capacity run's baseline: the same proxy in front of the slow upstream, so the 2,000 streams' gaps and first
@@ -410,7 +420,7 @@ async function main() {
       [upstreamUrl, slowUpstreamUrl],
       {
         stdout: relayLog,
-        execArgv: ['--expose-gc', ...PRODUCTION_NODE_FLAGS],
+        execArgv: ['--expose-gc', ...serverNodeFlags],
         env:
           name === 'relay'
             ? { ...process.env, ...PRODUCTION_ENV }
@@ -465,12 +475,15 @@ async function main() {
 
   const results = new Map<string, Measured & { cpuMicrosPerRequest: number }>();
   const profiles: string[] = [];
+  /** With BENCH_PERF, each measurement's steps per call, per server target (its first round). */
+  const perfTables: [string, [string, Map<string, number>][]][] = [];
   const key = (mode: Mode, c: number, target: Target) => `${mode}/${c}/${target}`;
   let failed = 0;
   for (const mode of modes) {
     for (const c of CONNECTIONS) {
       const rounds = new Map<Target, Measured[]>(targetNames.map((target) => [target, []]));
       const cpuMicros = new Map<Target, number>(targetNames.map((target) => [target, 0]));
+      const perfColumns: [string, Map<string, number>][] = [];
       // The targets take turns, round by round, so a change in what else the machine does (on a shared host, it
       // changes by the second) falls on all of them alike instead of on whichever ran at that moment.
       for (let round = 0; round < ROUNDS; round += 1) {
@@ -494,9 +507,14 @@ async function main() {
               ? path.join(profileDir, `${target}-${mode}-c${c}.cpuprofile`)
               : '';
           if (profile) await ask(server as ChildProcess, { type: 'profile-start' }, 'profiling');
+          const recording: PerfRecording | undefined =
+            perfDir && server?.pid !== undefined && round === 0
+              ? await recordPerf(server.pid, path.join(perfDir, `${target}-${mode}-c${c}.data`))
+              : undefined;
           const cpuBefore = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
           const run = await load(target, url, headers, mode, c, { durationS: DURATION_S / ROUNDS });
           const cpuAfter = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
+          if (recording) perfColumns.push([target, await recording.stop(run.requests)]);
           if (profile) {
             await ask(server as ChildProcess, { type: 'profile-stop', file: profile }, 'profiled');
             profiles.push(profile);
@@ -510,6 +528,7 @@ async function main() {
           }
         }
       }
+      if (perfColumns.length > 0) perfTables.push([`${mode}, c=${c}`, perfColumns]);
       for (const target of targetNames) {
         const run = combine(rounds.get(target) ?? []);
         const hasServer = target !== 'upstream';
@@ -861,6 +880,12 @@ async function main() {
     process.stdout.write(`\nCPU profile of one measured run: ${file}\n`);
     process.stdout.write(`${summariseCpuProfile(file, 20)}\n`);
   }
+  for (const [measurement, columns] of perfTables) {
+    process.stdout.write(
+      `\nOn-CPU profile (perf) of the first round, ${measurement}:\n${phasesTable(columns)}\n`,
+    );
+  }
+  if (perfDir) process.stdout.write(`(perf data: ${perfDir})\n`);
   process.stdout.write(`\nbench took ${((performance.now() - startedAt) / 1000).toFixed(0)} s\n`);
 }
 

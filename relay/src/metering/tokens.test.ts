@@ -63,6 +63,25 @@ describe('encodingForModel', () => {
   it('counts special-token text as plain text instead of throwing', () => {
     expect(countTextTokens('<|endoftext|>', 'cl100k_base')).toBeGreaterThan(1);
   });
+
+  it('gives a short text the same count whether it is counted or kept, past the number kept', () => {
+    // 5,000 distinct short texts (more than are kept), each read twice: the second read is the kept count.
+    const texts = Array.from(
+      { length: 5000 },
+      (_, i) => `${english.slice(i % 90, (i % 90) + 1 + (i % 60))} ${i}`,
+    );
+    for (const text of texts) {
+      for (let read = 0; read < 2; read++) {
+        expect(countTextTokens(text, 'o200k_base')).toBe(countO200k(text));
+        expect(countTextTokens(text, 'cl100k_base')).toBe(countCl100k(text));
+      }
+    }
+    // The same text is kept per encoding: its count in one is never read as its count in the other.
+    const chinese = '这是一个用于比较两种编码的中文句子';
+    expect(countTextTokens(chinese, 'cl100k_base')).toBe(countCl100k(chinese));
+    expect(countTextTokens(chinese, 'o200k_base')).toBe(countO200k(chinese));
+    expect(countO200k(chinese)).not.toBe(countCl100k(chinese));
+  });
 });
 
 describe('createTokenCounter', () => {

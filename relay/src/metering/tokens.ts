@@ -15,8 +15,21 @@ export type EncodingName = 'o200k_base' | 'cl100k_base';
 /** Special-token text (`<|endoftext|>`) in user content is counted as plain text, never rejected. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
+/** The encodings of the models seen, by name (a handful; the map is emptied if it ever grows past 1,024). */
+const encodings = new Map<string, EncodingName>();
+
 /** The encoding of a model family; unknown models use cl100k_base, as the reference does. */
 export function encodingForModel(model: string): EncodingName {
+  let encoding = encodings.get(model);
+  if (encoding === undefined) {
+    encoding = encodingOfFamily(model);
+    if (encodings.size >= 1024) encodings.clear();
+    encodings.set(model, encoding);
+  }
+  return encoding;
+}
+
+function encodingOfFamily(model: string): EncodingName {
   const name = model.toLowerCase();
   if (
     name.startsWith('gpt-4o') ||
@@ -35,6 +48,30 @@ export function encodingForModel(model: string): EncodingName {
 
 const countWith = (text: string, encoding: EncodingName): number =>
   encoding === 'o200k_base' ? countO200k(text, AS_TEXT) : countCl100k(text, AS_TEXT);
+
+/**
+ * Texts up to this long have their counts kept: every message's role, names, and the short system prompts and
+ * greetings that calls repeat. Counting even a one-word text costs the tokenizer a few microseconds of fixed work
+ * (it builds its splitting regular expression anew for each text), twice per message.
+ */
+const SHORT_TEXT = 64;
+/** Short texts whose counts are kept, per encoding, at most; the map is emptied when it is full. */
+const SHORT_KEPT = 4096;
+const shortCounts: Record<EncodingName, Map<string, number>> = {
+  o200k_base: new Map(),
+  cl100k_base: new Map(),
+};
+
+function countShortText(text: string, encoding: EncodingName): number {
+  const kept = shortCounts[encoding];
+  let tokens = kept.get(text);
+  if (tokens === undefined) {
+    tokens = countWith(text, encoding);
+    if (kept.size >= SHORT_KEPT) kept.clear();
+    kept.set(text, tokens);
+  }
+  return tokens;
+}
 
 /**
  * Texts this long are long (a pasted file, a coding agent's conversation): their counts are kept (see
@@ -74,6 +111,7 @@ const keptCount = (text: string, encoding: EncodingName): number | undefined =>
 /** Tokens in a text with the given encoding. */
 export function countTextTokens(text: string, encoding: EncodingName): number {
   if (text === '') return 0;
+  if (text.length <= SHORT_TEXT) return countShortText(text, encoding);
   if (text.length < LONG_TEXT) return countWith(text, encoding);
   const kept = keptCount(text, encoding);
   if (kept !== undefined) return kept;

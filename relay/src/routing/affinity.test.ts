@@ -50,6 +50,22 @@ describe('session affinity rules', () => {
     expect(session('/v1/chat/completions', {}, { user: '   ' })).toBeUndefined();
   });
 
+  it('applies a changed set of rules at once (rules are made ready per option value)', () => {
+    const call = { url: '/v1/chat/completions', headers: {} };
+    const body = { metadata: { conversation: 'conv_77' }, user: 'alice' };
+    expect(sessionOf(rules, call, body)).toEqual({ rule: 'openai-user', value: 'alice' });
+    const changed = [
+      {
+        name: 'conversation',
+        paths: ['/v1/chat/'],
+        body_field: 'metadata.conversation',
+        pattern: 'conv_(\\d+)',
+      },
+    ];
+    expect(sessionOf(changed, call, body)).toEqual({ rule: 'conversation', value: '77' });
+    expect(sessionOf(rules, call, body)).toEqual({ rule: 'openai-user', value: 'alice' });
+  });
+
   it('refuses rules that cannot work, with the reason', () => {
     const bad = (rule: Record<string, unknown>) =>
       channelAffinitySchema.safeParse({ ...DEFAULT_CHANNEL_AFFINITY, rules: [rule] }).error?.issues[0]

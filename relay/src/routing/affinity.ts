@@ -89,9 +89,9 @@ export function createRedisAffinityStore(redis: Redis, prefix: string): Affinity
   };
 }
 
-const fieldOf = (body: unknown, path: string): unknown => {
+const fieldOf = (body: unknown, path: readonly string[]): unknown => {
   let value = body;
-  for (const part of path.split('.')) {
+  for (const part of path) {
     if (typeof value !== 'object' || value === null) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
@@ -103,16 +103,33 @@ const pathOf = (url: string): string => {
   return q === -1 ? url : url.slice(0, q);
 };
 
-/** Patterns compiled once each (the option holds a handful; a changed option adds its new ones). */
-const patterns = new Map<string, RegExp>();
-function compiled(pattern: string): RegExp {
-  let regex = patterns.get(pattern);
-  if (!regex) {
-    if (patterns.size > 256) patterns.clear();
-    regex = new RegExp(pattern);
-    patterns.set(pattern, regex);
+/** A rule made ready to apply: its body field split into steps, its pattern compiled. */
+interface ReadyRule {
+  readonly name: string;
+  readonly paths: readonly string[];
+  readonly header: string | undefined;
+  readonly field: readonly string[];
+  readonly pattern: RegExp | undefined;
+}
+
+/**
+ * The rules of each option value, made ready once: every call is checked against all of them (eight by default),
+ * and the option's value is one object until it changes.
+ */
+const readyRules = new WeakMap<readonly AffinityRule[], readonly ReadyRule[]>();
+function ready(rules: readonly AffinityRule[]): readonly ReadyRule[] {
+  let made = readyRules.get(rules);
+  if (!made) {
+    made = rules.map((rule) => ({
+      name: rule.name,
+      paths: rule.paths,
+      header: rule.header,
+      field: (rule.body_field ?? '').split('.'),
+      pattern: rule.pattern === undefined ? undefined : new RegExp(rule.pattern),
+    }));
+    readyRules.set(rules, made);
   }
-  return regex;
+  return made;
 }
 
 /** The session a call names by the first rule that finds one, or undefined. */
@@ -122,14 +139,13 @@ export function sessionOf(
   body: unknown,
 ): { readonly rule: string; readonly value: string } | undefined {
   const path = pathOf(request.url);
-  for (const rule of rules) {
+  for (const rule of ready(rules)) {
     if (!rule.paths.some((prefix) => path.startsWith(prefix))) continue;
-    const raw =
-      rule.header !== undefined ? request.headers[rule.header] : fieldOf(body, rule.body_field ?? '');
+    const raw = rule.header !== undefined ? request.headers[rule.header] : fieldOf(body, rule.field);
     const text = Array.isArray(raw) ? raw[0] : typeof raw === 'number' ? String(raw) : raw;
     if (typeof text !== 'string' || text.trim() === '') continue;
     if (rule.pattern === undefined) return { rule: rule.name, value: text.trim() };
-    const match = compiled(rule.pattern).exec(text);
+    const match = rule.pattern.exec(text);
     const value = match?.[1] ?? (match && match.length === 1 ? match[0] : undefined);
     if (value) return { rule: rule.name, value };
   }

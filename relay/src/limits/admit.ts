@@ -37,34 +37,45 @@ async function admit(
   return { ok: false, error: admission.error, headers: admission.headers };
 }
 
+/**
+ * What a call or an attempt with no limit that applies is answered, at once: most calls have none, and the
+ * limiter's round (promises, its store) is then work for nothing.
+ */
+const UNLIMITED: LimitStep = Object.freeze({ ok: true, ticket: undefined });
+
 /** The user's (or group's), token's and model's limits. */
-export async function admitRequestLimits(
+export function admitRequestLimits(
   ctx: RelayContext,
   request: RelayRequest,
   reply: RelayReply,
   caller: Caller,
   prepared: PreparedRequest,
-): Promise<LimitStep> {
+): LimitStep | Promise<LimitStep> {
   const checks = requestChecks(
     ctx.deps.options,
     { userId: caller.user.id, group: caller.group, tokenId: caller.token.id, token: caller.token.limits },
     prepared.model,
   );
-  const step = await admit(ctx, request, checks, prepared);
-  if (!step.ok && step.headers) applyHeaders(reply, step.headers);
-  return step;
+  if (checks.length === 0) return UNLIMITED;
+  return admit(ctx, request, checks, prepared).then((step) => {
+    if (!step.ok && step.headers) applyHeaders(reply, step.headers);
+    return step;
+  });
 }
 
 /** The channel's limits, for one attempt on it. */
-export async function admitChannelLimits(
+export function admitChannelLimits(
   ctx: RelayContext,
   request: RelayRequest,
   channel: RelayChannel,
   prepared: PreparedRequest,
-): Promise<LimitStep> {
-  const step = await admit(ctx, request, channelChecks(channel), prepared);
-  if (!step.ok && step.headers) refusalHeaders.set(step.error, step.headers);
-  return step;
+): LimitStep | Promise<LimitStep> {
+  const checks = channelChecks(channel);
+  if (checks.length === 0) return UNLIMITED;
+  return admit(ctx, request, checks, prepared).then((step) => {
+    if (!step.ok && step.headers) refusalHeaders.set(step.error, step.headers);
+    return step;
+  });
 }
 
 /** Writes the headers of a channel refusal when it is the error the caller is answered with. */

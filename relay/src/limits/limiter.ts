@@ -100,19 +100,25 @@ export function requestChecks(
   model: string,
 ): Check[] {
   const groupSet = options.get('RateLimitGroups')[caller.group];
+  const userSet = groupSet ?? options.get('RateLimitUserDefault');
+  const modelSet = options.get('RateLimitModels')[model];
+  // Most calls have no limit at all: nothing is built for them (the keys and wording are per call).
+  if (!hasLimits(userSet) && !hasLimits(caller.token) && !hasLimits(modelSet)) return [];
   const userChecks = groupSet
     ? checksOf('group', `u:${caller.userId}`, `each user of the group ${caller.group}`, groupSet)
-    : checksOf('user', `u:${caller.userId}`, 'this user', options.get('RateLimitUserDefault'));
+    : checksOf('user', `u:${caller.userId}`, 'this user', userSet);
   return [
     ...userChecks,
     ...checksOf('token', `t:${caller.tokenId}`, 'this token', caller.token),
-    ...checksOf('model', `m:${model}`, `the model ${model}`, options.get('RateLimitModels')[model]),
+    ...checksOf('model', `m:${model}`, `the model ${model}`, modelSet),
   ];
 }
 
 /** The checks of a channel, asked for each attempt on it. */
 export const channelChecks = (channel: { readonly id: number; readonly limits?: LimitSet }): Check[] =>
-  checksOf('channel', `c:${channel.id}`, `the channel ${channel.id}`, channel.limits);
+  hasLimits(channel.limits)
+    ? checksOf('channel', `c:${channel.id}`, `the channel ${channel.id}`, channel.limits)
+    : [];
 
 /** "12 s", "1 min 5 s". */
 function describeWait(ms: number): string {

@@ -119,6 +119,8 @@ export class DispatchResponse implements Dispatcher.DispatchHandler, UpstreamBod
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
     this.queued += chunk.length;
+    // Read whole or dropped, the body has someone waiting all along: each piece restarts the idle clock.
+    if (this.reading === 'text' || this.reading === 'drop') this.timer?.refresh();
     if (this.reading === 'drop') {
       if (this.queued > ERROR_BODY_LIMIT) this.stop();
       return;

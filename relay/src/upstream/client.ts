@@ -184,16 +184,18 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
         headersTimeoutMs: request.headersTimeoutMs ?? defaultHeadersTimeoutMs,
         bodyTimeoutMs: request.bodyTimeoutMs ?? defaultBodyTimeoutMs,
       });
-      dispatcherOf(request.proxy).dispatch(
-        {
-          origin: target.origin,
-          path: target.path,
-          method: request.method ?? 'POST',
-          headers: request.headers,
-          body: request.body,
-        },
-        exchange,
-      );
+      // A caller already gone has its exchange failed at once: nothing is sent.
+      if (request.signal?.aborted !== true)
+        dispatcherOf(request.proxy).dispatch(
+          {
+            origin: target.origin,
+            path: target.path,
+            method: request.method ?? 'POST',
+            headers: request.headers,
+            body: request.body,
+          },
+          exchange,
+        );
       await exchange.head;
       return responseOf(exchange, exchange.status === 200 ? request.rewrite : undefined);
     },

@@ -3,8 +3,10 @@
  * headers (time to the response head, i.e. time to first byte) and body (idle time between chunks) timeouts,
  * and the caller's AbortSignal (a client disconnect) cancelling the upstream request.
  *
- * The response body is handed back as the socket stream: nothing is buffered, so a streamed completion flows
- * chunk by chunk and memory per request stays bounded. Only error bodies are read, with a size cap.
+ * Each request goes out on undici's handler protocol (dispatch-response.ts) rather than its `request()`, which wraps
+ * every response in a stream: the body is handed over as the socket reads it, nothing more is buffered than a
+ * consumer a little behind leaves waiting, so a streamed completion flows chunk by chunk and memory per request
+ * stays bounded. Only error bodies are read whole, with a size cap.
  *
  * A channel's outbound proxy (`setting.proxy`: `http://`, `https://` or `socks5://`, credentials in the URL) gets
  * a dispatcher of its own — undici's ProxyAgent (CONNECT for https targets, absolute-form forwarding for http) or
@@ -19,7 +21,12 @@ import {
   INVALID_PROXY_MESSAGE,
   type ProxyPoolOptions,
 } from '@turnpike/core/http/proxy-dispatcher';
-import { Agent, type Dispatcher, errors } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import { DispatchResponse } from './dispatch-response.ts';
+import { UpstreamFailure } from './failure.ts';
+
+export { ERROR_BODY_LIMIT } from './dispatch-response.ts';
+export { toUpstreamFailure, UpstreamFailure, type UpstreamFailureKind } from './failure.ts';
 
 export interface UpstreamClientOptions {
   /** Connections per origin (undici Pool size); default `CONNECTIONS_PER_ORIGIN`. */
@@ -81,44 +88,6 @@ export interface UpstreamResponse {
   discard(): Promise<void>;
 }
 
-/** Why an upstream request failed before or while its response arrived. */
-export type UpstreamFailureKind = 'connect' | 'timeout' | 'aborted' | 'socket';
-
-/**
- * A transport failure (no HTTP status): connection refused, timeout, reset, or our own abort. The message never
- * contains the upstream URL, which may carry keys or private addresses.
- */
-export class UpstreamFailure extends Error {
-  readonly kind: UpstreamFailureKind;
-  constructor(kind: UpstreamFailureKind, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpstreamFailure';
-    this.kind = kind;
-  }
-}
-
-/** Maps undici and socket errors to {@link UpstreamFailure}. */
-export function toUpstreamFailure(error: unknown): UpstreamFailure {
-  if (error instanceof UpstreamFailure) return error;
-  if (error instanceof errors.ConnectTimeoutError)
-    return new UpstreamFailure('timeout', 'upstream connect timeout', { cause: error });
-  if (error instanceof errors.HeadersTimeoutError)
-    return new UpstreamFailure('timeout', 'upstream response timeout', { cause: error });
-  if (error instanceof errors.BodyTimeoutError)
-    return new UpstreamFailure('timeout', 'upstream stream timeout', { cause: error });
-  if (
-    error instanceof errors.RequestAbortedError ||
-    (error instanceof Error && error.name === 'AbortError')
-  ) {
-    return new UpstreamFailure('aborted', 'upstream request aborted', { cause: error });
-  }
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') {
-    return new UpstreamFailure('connect', 'upstream connection failed', { cause: error });
-  }
-  return new UpstreamFailure('socket', 'upstream connection error', { cause: error });
-}
-
 export interface UpstreamClient {
   request(request: UpstreamRequest): Promise<UpstreamResponse>;
   /** Waits for requests in flight, then closes every pooled connection. */
@@ -131,9 +100,6 @@ export interface UpstreamClient {
 
 /** Proxy dispatchers kept at once (one per distinct `setting.proxy`). */
 const MAX_PROXIES = 256;
-
-/** Default cap for reading an error body. */
-export const ERROR_BODY_LIMIT = 64 * 1024;
 
 /**
  * A controller that also aborts when `parent` does. Cheaper than `AbortSignal.any` on every request (that one
@@ -212,67 +178,26 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     dispatcherFor: dispatcherOf,
     async request(request) {
       const target = targetOf(request.url);
-      // undici's own headers timeout does not fire while it considers the request still being written, so the
-      // wait for the response head is bounded here as well, by aborting the request.
-      const headersTimeoutMs = request.headersTimeoutMs ?? defaultHeadersTimeoutMs;
-      const deadline = abortedWith(request.signal);
-      const signal = deadline.signal;
-      const timer = headersTimeoutMs > 0 ? setTimeout(() => deadline.abort(), headersTimeoutMs) : undefined;
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await dispatcherOf(request.proxy).request({
-          origin: target.origin,
-          path: target.path,
-          method: request.method ?? 'POST',
-          headers: request.headers,
-          body: request.body,
-          signal,
-        });
-      } catch (error) {
-        if (deadline.signal.aborted && !request.signal?.aborted) {
-          throw new UpstreamFailure('timeout', 'upstream response timeout', { cause: error });
-        }
-        throw toUpstreamFailure(error);
-      } finally {
-        clearTimeout(timer);
-      }
-      const { body } = response;
-      const guarded = new GuardedIterable(body, request.bodyTimeoutMs ?? defaultBodyTimeoutMs);
-      const rewrite = response.statusCode === 200 ? request.rewrite : undefined;
-      const isEventStream =
-        rewrite !== undefined && String(response.headers['content-type'] ?? '').includes('text/event-stream');
-      const readText = async (limit = ERROR_BODY_LIMIT): Promise<string> => {
-        const parts: Buffer[] = [];
-        let size = 0;
-        try {
-          // A declared length within the limit is read in one go.
-          if (Number(response.headers['content-length']) <= limit) return await body.text();
-          for await (const chunk of body as AsyncIterable<Buffer>) {
-            const room = limit - size;
-            parts.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-            size += Math.min(chunk.length, room);
-            if (size >= limit) break;
-          }
-        } catch (error) {
-          throw toUpstreamFailure(error);
-        } finally {
-          if (!body.destroyed) body.destroy();
-        }
-        return Buffer.concat(parts).toString('utf8');
-      };
-      return {
-        status: response.statusCode,
-        headers: response.headers,
-        body: rewrite && isEventStream ? new RewrittenStream(guarded, rewrite.createStream()) : guarded,
-        readText: rewrite && !isEventStream ? async (limit) => rewrite.json(await readText(limit)) : readText,
-        async discard() {
-          try {
-            await body.dump({ limit: ERROR_BODY_LIMIT });
-          } catch {
-            // The connection is closed instead of reused; nothing else to do.
-          }
-        },
-      };
+      const exchange = new DispatchResponse({
+        signal: request.signal,
+        body: request.body,
+        headersTimeoutMs: request.headersTimeoutMs ?? defaultHeadersTimeoutMs,
+        bodyTimeoutMs: request.bodyTimeoutMs ?? defaultBodyTimeoutMs,
+      });
+      // A caller already gone has its exchange failed at once: nothing is sent.
+      if (request.signal?.aborted !== true)
+        dispatcherOf(request.proxy).dispatch(
+          {
+            origin: target.origin,
+            path: target.path,
+            method: request.method ?? 'POST',
+            headers: request.headers,
+            body: request.body,
+          },
+          exchange,
+        );
+      await exchange.head;
+      return responseOf(exchange, exchange.status === 200 ? request.rewrite : undefined);
     },
     close: async () => {
       await Promise.all([agent.close(), ...[...proxies.values()].map((proxy) => proxy.close())]);
@@ -287,10 +212,40 @@ export function createProxyDispatcher(proxy: string, pool: ProxyPoolOptions): Di
 
 /** A dispatcher for an unusable proxy setting: every request fails as a connection failure, nothing is sent. */
 function refusingDispatcher(): Dispatcher {
-  const fail = async (): Promise<never> => {
-    throw new UpstreamFailure('connect', INVALID_PROXY_MESSAGE);
+  const dispatch = (_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean => {
+    handler.onResponseError?.(
+      null as unknown as Dispatcher.DispatchController,
+      new UpstreamFailure('connect', INVALID_PROXY_MESSAGE),
+    );
+    return false;
   };
-  return { request: fail, close: async () => {} } as unknown as Dispatcher;
+  return { dispatch, close: async () => {}, destroy: async () => {} } as unknown as Dispatcher;
+}
+
+/**
+ * The exchange as the relay reads it; a 200 answer with a rewrite (`AnswerRewrite`) is rewritten as it is read:
+ * an event stream payload by payload, any other body whole.
+ */
+function responseOf(exchange: DispatchResponse, rewrite: AnswerRewrite | undefined): UpstreamResponse {
+  const { status, headers } = exchange;
+  const discard = () => exchange.discard();
+  if (rewrite === undefined)
+    return { status, headers, body: exchange, readText: (limit) => exchange.readText(limit), discard };
+  if (String(headers['content-type'] ?? '').includes('text/event-stream'))
+    return {
+      status,
+      headers,
+      body: new RewrittenStream(exchange, rewrite.createStream()),
+      readText: (limit) => exchange.readText(limit),
+      discard,
+    };
+  return {
+    status,
+    headers,
+    body: exchange,
+    readText: async (limit) => rewrite.json(await exchange.readText(limit)),
+    discard,
+  };
 }
 
 /**
@@ -326,134 +281,6 @@ class RewrittenStream implements UpstreamBody {
     return text.replace(/^data:[ \t]*(.*?)(\r?)$/gm, (line, data: string, cr: string) =>
       data === '' || data === '[DONE]' ? line : `data: ${this.rewrite(data)}${cr}`,
     );
-  }
-}
-
-/**
- * The body as an async iterable that re-throws body errors (reset, abort) as {@link UpstreamFailure} and enforces
- * the idle timeout between chunks itself (undici's body timeout is not reliable for this). The clock runs only
- * while waiting for the upstream, not while the consumer (a slow client) holds a chunk. It reads the stream's
- * `data` events itself, pausing it while a chunk waits for the consumer: one promise per chunk, where iterating
- * the stream through a generator would cost several.
- */
-class GuardedIterable implements UpstreamBody {
-  private readonly body: Readable;
-  private readonly idleMs: number;
-  private reader: GuardedBody | undefined;
-  constructor(body: Readable, idleMs: number) {
-    this.body = body;
-    this.idleMs = idleMs;
-  }
-  get ended(): boolean {
-    return this.reader?.ended === true;
-  }
-  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-    this.reader = new GuardedBody(this.body, this.idleMs);
-    return this.reader;
-  }
-}
-
-class GuardedBody implements AsyncIterator<Uint8Array> {
-  private readonly body: Readable;
-  private readonly queue: Uint8Array[] = [];
-  /** The body's end arrived (or the consumer stopped reading). */
-  ended = false;
-  private scheduled = false;
-  private failure: UpstreamFailure | undefined;
-  private waiter:
-    | { resolve(result: IteratorResult<Uint8Array>): void; reject(error: unknown): void }
-    | undefined;
-  private readonly timer: NodeJS.Timeout | undefined;
-
-  constructor(body: Readable, idleMs: number) {
-    this.body = body;
-    // The chunks one socket read brings are handed over together, as one piece (a microtask later).
-    body.on('data', (chunk: Uint8Array) => {
-      this.queue.push(chunk);
-      if (this.waiter === undefined) body.pause();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        queueMicrotask(this.deliver);
-      }
-    });
-    body.once('end', () => {
-      this.ended = true;
-      this.settle();
-    });
-    body.once('error', (error: unknown) => this.fail(toUpstreamFailure(error)));
-    body.once('close', () => {
-      if (!this.ended) this.fail(new UpstreamFailure('socket', 'upstream connection error'));
-    });
-    this.timer =
-      idleMs > 0
-        ? setTimeout(() => {
-            if (this.waiter === undefined) return;
-            this.fail(new UpstreamFailure('timeout', 'upstream stream timeout'));
-            body.destroy();
-          }, idleMs)
-        : undefined;
-    this.timer?.unref();
-  }
-
-  next(): Promise<IteratorResult<Uint8Array>> {
-    if (this.queue.length > 0) return Promise.resolve({ value: this.take(), done: false });
-    if (this.failure) return Promise.reject(this.failure);
-    if (this.ended) {
-      this.release();
-      return Promise.resolve({ value: undefined, done: true });
-    }
-    this.timer?.refresh();
-    return new Promise((resolve, reject) => {
-      this.waiter = { resolve, reject };
-      this.body.resume();
-    });
-  }
-
-  /** The consumer stopped early (`break`): the rest of the body is dropped. */
-  return(): Promise<IteratorResult<Uint8Array>> {
-    this.ended = true;
-    this.release();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  private readonly deliver = () => {
-    this.scheduled = false;
-    const waiter = this.waiter;
-    if (waiter === undefined || this.queue.length === 0) return;
-    this.waiter = undefined;
-    waiter.resolve({ value: this.take(), done: false });
-  };
-
-  /** Everything queued, as one chunk. */
-  private take(): Uint8Array {
-    const { queue } = this;
-    const chunk = queue.length === 1 ? (queue[0] as Uint8Array) : Buffer.concat(queue);
-    queue.length = 0;
-    return chunk;
-  }
-
-  private fail(failure: UpstreamFailure) {
-    this.failure ??= failure;
-    this.settle();
-  }
-
-  /** Answers a waiting consumer once the body ended or failed. */
-  private settle() {
-    const waiter = this.waiter;
-    if (!waiter || this.queue.length > 0) return;
-    this.waiter = undefined;
-    if (this.failure) {
-      this.release();
-      waiter.reject(this.failure);
-    } else {
-      this.release();
-      waiter.resolve({ value: undefined, done: true });
-    }
-  }
-
-  private release() {
-    clearTimeout(this.timer);
-    if (!this.body.destroyed) this.body.destroy();
   }
 }
 

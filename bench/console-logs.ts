@@ -92,6 +92,8 @@ try {
     ['admin: totals, 7 days', root, `/api/log/stat?type=0&${days(7)}`],
     ['admin: totals of a group, 7 days', root, `/api/log/stat?type=0&group=default&${days(7)}`],
     ['admin: error logs', root, '/api/log/?p=1&page_size=10&type=5'],
+    ['admin: consume logs', root, '/api/log/?p=1&page_size=10&type=2'],
+    ['admin: consume logs, one day back', root, `/api/log/?p=1&page_size=10&type=2&${day(85)}`],
     ['admin: logs of a channel', root, '/api/log/?p=1&page_size=10&type=0&channel=3'],
     ['admin: keyword search', root, '/api/log/search?keyword=upstream%20error%20999&p=1&page_size=10'],
     ['admin: keyword, 1 row in 7', root, '/api/log/search?keyword=token-3&p=1&page_size=10'],

@@ -319,4 +319,33 @@ describe('usage logs at scale', () => {
     });
     expect(plan).toContain('idx_logs_search_trgm');
   });
+
+  it('reads a page of another type than consume off the partial type index, its value a bound parameter', async () => {
+    const db = t.runtime.deps.db;
+    const newestFirst = (type: number) =>
+      db
+        .select({ id: logs.id })
+        .from(logs)
+        .where(eq(logs.type, type))
+        .orderBy(sql`${logs.createdAt} desc, ${logs.id} desc`)
+        .limit(10);
+    const planOf = (type: number) =>
+      db.transaction(async (tx) => {
+        await tx.execute(sql`set local enable_seqscan = off`);
+        const result = await tx.execute(sql`explain ${newestFirst(type)}`);
+        return (result as unknown as { rows: Record<string, string>[] }).rows
+          .map((line) => Object.values(line)[0])
+          .join('\n');
+      });
+    expect(await planOf(LogType.Error)).toContain('idx_logs_other_types_created_at');
+    // Consume logs are not in it: their filter reads the (created_at, type) index.
+    expect(await planOf(LogType.Consume)).not.toContain('idx_logs_other_types_created_at');
+    const errors = (await root.get('/api/log/?p=1&page_size=100&type=5')).json().data;
+    const [expected] = await db
+      .select({ n: sql<number>`count(*)`.mapWith(Number) })
+      .from(logs)
+      .where(eq(logs.type, LogType.Error));
+    expect(errors.total).toBe(expected?.n);
+    expect(errors.items.every((item: { type: number }) => item.type === LogType.Error)).toBe(true);
+  });
 });

@@ -46,7 +46,10 @@ export const logs = pgTable(
     tokenId: integer('token_id').notNull().default(0),
     group: varchar('group', { length: 64 }).notNull().default(''),
     ip: varchar('ip', { length: 64 }).notNull().default(''),
-    /** The relay's request id; unique for consume logs so a replayed flush cannot bill twice. */
+    /**
+     * The relay's request id, shown in a log's details. Not indexed: nothing looks a log up by it (a replayed flush
+     * is kept from billing twice by the journals' marks, ADR 0022).
+     */
     requestId: varchar('request_id', { length: 64 }),
     /** JSON text: ratios, frt, cache tokens, admin_info, ... */
     other: text('other').notNull().default(''),
@@ -55,7 +58,10 @@ export const logs = pgTable(
     // Each filter's column first, then created_at: the list is newest first (created_at desc, id desc) and a
     // filtered page reads its rows straight off the index in that order (docs/adr/0031).
     index('idx_logs_created_at_type').on(t.createdAt, t.type),
-    index('idx_logs_type_created_at').on(t.type, t.createdAt),
+    // The filter by a type other than consume (errors, top-ups, system and manage logs: a small part of the table).
+    // Consume logs, nearly every row, stay out of it: the consume filter reads (created_at, type), nearly all of whose
+    // entries it keeps (migration 0014; docs/adr/0031, "what a log costs to write").
+    index('idx_logs_other_types_created_at').on(t.type, t.createdAt).where(sql`${t.type} <> 2`),
     index('idx_logs_user_id_created_at').on(t.userId, t.createdAt),
     index('idx_logs_username_created_at').on(t.username, t.createdAt),
     // The model filter is a LIKE (`gpt-4%` as well as a plain name): under a collation other than C a btree bounds a
@@ -65,7 +71,6 @@ export const logs = pgTable(
     index('idx_logs_token_name_created_at').on(t.tokenName, t.createdAt),
     index('idx_logs_channel_id_created_at').on(t.channelId, t.createdAt),
     index('idx_logs_group_created_at').on(t.group, t.createdAt),
-    index('idx_logs_request_id').on(t.requestId),
     // The keyword search (`ILIKE '%…%'`) by trigrams (pg_trgm, loaded by the embedded database too).
     index('idx_logs_search_trgm').using('gin', sql`${logSearchText(t)} gin_trgm_ops`),
   ],

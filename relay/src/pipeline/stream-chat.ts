@@ -4,7 +4,7 @@
  */
 import { streamErrorOf } from '../formats/openai/stream.ts';
 import { hasUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
-import { formatSseEvent, formatSseJson, isDoneEvent } from '../sse.ts';
+import { formatSseEvent, formatSseJson, isDoneEvent, type SseEvent } from '../sse.ts';
 import { isRecord, type Json } from './respond.ts';
 import type { StreamReader, StreamState } from './stream-state.ts';
 
@@ -56,57 +56,180 @@ export function plainChunk(data: string, clientAskedUsage: boolean): string | un
   return data.slice(0, start) + data.slice(end);
 }
 
+/** Where the text a chat chunk produced lives, in the commonest shape: `"choices":[{…,"delta":{"content":"…"}`. */
+const DELTA_CONTENT = '"delta":{"content":"';
+/** Keys under which a chunk carries output text (see `StreamState.outputChoice`). */
+const OUTPUT_KEYS = ['"content"', '"text"', '"reasoning_content"', '"tool_calls"'] as const;
+
+/**
+ * The output text of a plain chunk, read without parsing it, or undefined when it must be parsed: `''` when it names
+ * no output key at all (a role or finish chunk), the delta's content when that is its only output (one choice whose
+ * delta holds the content alone). The text is a copy, so keeping it keeps none of the upstream's piece.
+ */
+export function plainOutput(data: string): string | undefined {
+  // An escaped key (`"\u0063ontent"`) reads as one: such a chunk is parsed.
+  if (data.includes('\\u')) return contentAlone(data);
+  if (!OUTPUT_KEYS.some((key) => data.includes(key))) return '';
+  return contentAlone(data);
+}
+
+function contentAlone(data: string): string | undefined {
+  const at = data.indexOf(DELTA_CONTENT);
+  if (at === -1 || data.indexOf('"delta"', at + 8) !== -1 || data.indexOf('"delta"') !== at) return undefined;
+  // The delta is a member of the one choice: `"choices":[{` and no other brace or bracket before it.
+  const choices = data.indexOf('"choices":[{');
+  if (choices === -1 || data.indexOf('"choices"', choices + 9) !== -1) return undefined;
+  const between = data.slice(choices + 12, at);
+  if (/[{}[\]]/.test(between)) return undefined;
+  const from = at + DELTA_CONTENT.length;
+  let end = data.indexOf('"', from);
+  while (end !== -1 && isEscaped(data, end)) end = data.indexOf('"', end + 1);
+  if (end === -1 || data.charCodeAt(end + 1) !== 125 /* } */) return undefined;
+  const rest = data.slice(end);
+  if (rest.includes('\\u') || OUTPUT_KEYS.some((key) => rest.includes(key))) return undefined;
+  if (data.slice(0, at).includes('\\u') || OUTPUT_KEYS.some((key) => data.lastIndexOf(key, at) !== -1))
+    return undefined;
+  const raw = data.slice(from, end);
+  // A short slice is a copy already; a longer one (or one with escapes) is read into a string of its own.
+  if (raw.length < 13 && !raw.includes('\\')) return raw;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the quote at `index` is escaped (an odd run of backslashes before it). */
+function isEscaped(text: string, index: number): boolean {
+  let slashes = 0;
+  while (text.charCodeAt(index - 1 - slashes) === 92) slashes += 1;
+  return slashes % 2 === 1;
+}
+
+/** A chunk kept whole, to be parsed when it is read. */
+class WholeChunk {
+  readonly data: string;
+  constructor(data: string) {
+    this.data = data;
+  }
+}
+
+/** Output texts kept in a row are joined into one string past this many. */
+const JOIN_AT = 64;
+
+/**
+ * What one stream passed on unread, in order: the output text of each chunk of the common shape (joined as it
+ * grows), or the whole chunk. Charged to the budget at the size of the chunks passed, as if they were kept whole.
+ */
+class UnreadChunks {
+  private entries: (string | WholeChunk)[] = [];
+  /** Output texts at the end of `entries`, in a row. */
+  private texts = 0;
+  /** Characters of the chunks kept, as charged to the budget. */
+  size = 0;
+
+  keep(data: string): void {
+    this.size += data.length;
+    const text = plainOutput(data);
+    if (text === undefined) {
+      this.entries.push(new WholeChunk(data));
+      this.texts = 0;
+      return;
+    }
+    if (text === '') return;
+    this.entries.push(text);
+    this.texts += 1;
+    if (this.texts === JOIN_AT) {
+      this.entries.push(this.entries.splice(-JOIN_AT).join(''));
+      this.texts = 1;
+    }
+  }
+
+  /** Hands over what was kept, oldest first, and forgets it. */
+  take(): (string | WholeChunk)[] {
+    const { entries } = this;
+    this.entries = [];
+    this.texts = 0;
+    this.size = 0;
+    return entries;
+  }
+}
+
 export function createChatReader(
   state: StreamState,
   body: Json,
   budget: UnreadBudget = PROCESS_UNREAD_BUDGET,
 ): StreamReader {
-  const { writer, redactor } = state;
   const clientAskedUsage = isRecord(body.stream_options) && body.stream_options.include_usage === true;
-  // Once the head is out, a plain chunk is passed on unread and kept raw: it is read only when the upstream
-  // ends without reporting usage (its text is counted then), or when the kept text passes this stream's limit
-  // or the process's.
-  const deferred: string[] = [];
-  let deferredSize = 0;
-  /** What was kept goes out of the process's budget (read, or no longer needed). */
-  const release = () => {
-    budget.kept -= deferredSize;
-    deferredSize = 0;
-  };
-  const readDeferred = () => {
-    release();
-    for (const data of deferred.splice(0)) {
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(data);
-      } catch {
-        continue;
-      }
-      if (!isRecord(chunk)) continue;
-      state.last = chunk;
-      if (Array.isArray(chunk.choices))
-        for (const choice of chunk.choices) if (isRecord(choice)) state.outputChoice(choice);
+  return new ChatReader(state, clientAskedUsage, budget);
+}
+
+/**
+ * One stream's reader, an object rather than closures (a process holds thousands at once). Once the head is out, a
+ * plain chunk is passed on unread and kept (see `UnreadChunks`): it is read only when the upstream ends without
+ * reporting usage (its text is counted then), or when what was kept passes this stream's limit or the process's.
+ */
+class ChatReader implements StreamReader {
+  readonly writesEnd = true;
+  private readonly unread = new UnreadChunks();
+  private readonly state: StreamState;
+  private readonly clientAskedUsage: boolean;
+  private readonly budget: UnreadBudget;
+
+  constructor(state: StreamState, clientAskedUsage: boolean, budget: UnreadBudget) {
+    this.state = state;
+    this.clientAskedUsage = clientAskedUsage;
+    this.budget = budget;
+  }
+
+  read(event: SseEvent): boolean {
+    if (isDoneEvent(event)) {
+      this.state.finished = true;
+      return true;
     }
-  };
-  const passOn = (data: string) => writer.write(formatSseEvent(data));
+    this.state.arrived();
+    return this.readChunk(event.data);
+  }
+
+  heldFrame(index: number, text: string): string {
+    const { last } = this.state;
+    const isCompletion = last.object === 'text_completion';
+    const choice = isCompletion
+      ? { index, text, finish_reason: null }
+      : { index, delta: { content: text }, finish_reason: null };
+    return formatSseJson({
+      id: last.id,
+      object: last.object,
+      created: last.created,
+      model: last.model,
+      choices: [choice],
+    });
+  }
+
+  countUnread(): void {
+    // Chunks after the usage chunk were passed on unread: the upstream's count still is the bill.
+    if (!hasUsage(this.state.upstreamUsage)) this.readUnread();
+    else this.forgetUnread();
+  }
 
   /** One chat/completions chunk; false stops the stream. */
-  const readChunk = (data: string): boolean => {
+  private readChunk(data: string): boolean {
+    const { state, budget } = this;
+    const { writer, redactor } = state;
     // While the head is held the first output is looked for in every chunk; once it is out (from the start
     // when nothing is held) a plain chunk is not read. One that may hold a credential of the channel is read.
     const plain =
       writer.isOpen && state.filter === undefined && !redactor.mayContain(data)
-        ? plainChunk(data, clientAskedUsage)
+        ? plainChunk(data, this.clientAskedUsage)
         : undefined;
     if (plain !== undefined) {
       // A finish reason says the answer is whole, even from an upstream that then ends without `[DONE]`.
       if (!state.finished && (plain.includes('"finish_reason":"') || plain.includes('"finish_reason": "')))
         state.finished = true;
-      deferred.push(plain);
-      deferredSize += plain.length;
+      this.unread.keep(plain);
       budget.kept += plain.length;
-      if (deferredSize > DEFERRED_LIMIT || budget.kept > budget.limit) readDeferred();
-      passOn(plain);
+      if (this.unread.size > DEFERRED_LIMIT || budget.kept > budget.limit) this.readUnread();
+      writer.write(formatSseEvent(plain));
       return true;
     }
     let chunk: unknown;
@@ -117,7 +240,7 @@ export function createChatReader(
     }
     // Not a JSON object: passed on as it came (the client's parser decides), its credentials removed.
     if (!isRecord(chunk)) {
-      passOn(redactor.redact(data));
+      writer.write(formatSseEvent(redactor.redact(data)));
       return true;
     }
     if (chunk.error !== undefined && chunk.choices === undefined) {
@@ -128,13 +251,12 @@ export function createChatReader(
     if (hasUsage(usage)) {
       state.upstreamUsage = usage;
       // The upstream's count is the bill: what was kept unread need not be counted.
-      deferred.length = 0;
-      release();
-    } else if (deferred.length > 0) readDeferred();
+      this.forgetUnread();
+    } else if (this.unread.size > 0) this.readUnread();
     const read = state.readChoices(chunk);
     if (read === false) return false;
-    if (clientAskedUsage || !('usage' in chunk)) {
-      passOn(read === 'changed' ? JSON.stringify(chunk) : redactor.redact(data));
+    if (this.clientAskedUsage || !('usage' in chunk)) {
+      writer.write(formatSseEvent(read === 'changed' ? JSON.stringify(chunk) : redactor.redact(data)));
       return true;
     }
     // The client did not ask for usage: the usage-only chunk is dropped, and `usage: null` fields removed.
@@ -143,39 +265,33 @@ export function createChatReader(
     const { usage: _hidden, ...visible } = chunk;
     writer.write(formatSseJson(visible));
     return true;
-  };
+  }
 
-  return {
-    writesEnd: true,
-    read(event) {
-      if (isDoneEvent(event)) {
-        state.finished = true;
-        return true;
+  /** Counts what was kept, and gives it back to the process's budget. */
+  private readUnread(): void {
+    const { state } = this;
+    this.budget.kept -= this.unread.size;
+    for (const entry of this.unread.take()) {
+      if (typeof entry === 'string') {
+        state.output(entry);
+        continue;
       }
-      state.arrived();
-      return readChunk(event.data);
-    },
-    heldFrame(index, text) {
-      const { last } = state;
-      const isCompletion = last.object === 'text_completion';
-      const choice = isCompletion
-        ? { index, text, finish_reason: null }
-        : { index, delta: { content: text }, finish_reason: null };
-      return formatSseJson({
-        id: last.id,
-        object: last.object,
-        created: last.created,
-        model: last.model,
-        choices: [choice],
-      });
-    },
-    countUnread() {
-      if (!hasUsage(state.upstreamUsage)) readDeferred();
-      else {
-        // Chunks after the usage chunk were passed on unread: the upstream's count still is the bill.
-        deferred.length = 0;
-        release();
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(entry.data);
+      } catch {
+        continue;
       }
-    },
-  };
+      if (!isRecord(chunk)) continue;
+      state.last = chunk;
+      if (Array.isArray(chunk.choices))
+        for (const choice of chunk.choices) if (isRecord(choice)) state.outputChoice(choice);
+    }
+  }
+
+  /** Lets what was kept go unread (the upstream's usage is the bill). */
+  private forgetUnread(): void {
+    this.budget.kept -= this.unread.size;
+    this.unread.take();
+  }
 }

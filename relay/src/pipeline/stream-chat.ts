@@ -8,13 +8,16 @@ import { formatSseEvent, formatSseJson, isDoneEvent, type SseEvent } from '../ss
 import { isRecord, type Json } from './respond.ts';
 import type { StreamReader, StreamState } from './stream-state.ts';
 
-/** Raw chunk text kept unparsed per stream, at most (see `plainChunk`); past it, chunks are read as they come. */
+/**
+ * Chunk text passed on unread per stream, at most, before what was kept of it is read (see `plainChunk` and
+ * `UnreadChunks`: what is kept is mostly the chunks' output text, a small part of their size).
+ */
 const DEFERRED_LIMIT = 256 * 1024;
 
 /**
- * The unread chunk text all of a process's streams keep together, and its limit. A stream's own limit alone lets
- * 2,000 long answers keep 500 MiB (256 KiB each); past the shared limit, the stream that adds to it reads what it
- * kept (its memory goes back as it is read) instead of keeping more.
+ * The chunk text all of a process's streams passed on unread and keep (in part) together, and its limit. A stream's
+ * own limit alone lets 2,000 long answers pass 500 MiB unread (256 KiB each); past the shared limit, the stream that
+ * adds to it reads what it kept (its memory goes back as it is read) instead of keeping more.
  */
 export interface UnreadBudget {
   kept: number;

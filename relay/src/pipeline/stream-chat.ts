@@ -67,9 +67,10 @@ const OUTPUT_KEYS = ['"content"', '"text"', '"reasoning_content"', '"tool_calls"
 /**
  * The output text of a plain chunk, read without parsing it, or undefined when it must be parsed: `''` when it names
  * no output key at all (a role or finish chunk), the delta's content when that is its only output: one choice,
- * at the top level, whose delta holds the content alone, and nothing after it that opens an object or an array or
- * escapes a character. The text is a copy, so keeping it keeps none of the upstream's piece. A few forward
- * searches, cheaper than parsing the chunk.
+ * at the top level, whose delta holds the content alone, and nothing after it that opens an object or an array,
+ * escapes a character or repeats the delta or the choices. The text is a copy, so keeping it keeps none of the
+ * upstream's piece. A few searches, cheaper than parsing the chunk. (A chunk that is not JSON at all but has that
+ * shape is counted, where parsed it would be skipped.)
  */
 export function plainOutput(data: string): string | undefined {
   const at = data.indexOf(DELTA_CONTENT);
@@ -78,21 +79,24 @@ export function plainOutput(data: string): string | undefined {
     if (data.includes('\\u') || OUTPUT_KEYS.some((key) => data.includes(key))) return undefined;
     return '';
   }
-  // `"choices":[{` at the top level (no object or array opens before it), the delta a member of its one choice.
-  const choices = data.indexOf(CHOICES);
-  const open = choices + CHOICES.length;
-  if (choices <= 0 || choices > at || data.charCodeAt(choices - 1) === 92 /* \\ */) return undefined;
-  if (data.indexOf('{', 1) !== open - 1 || data.indexOf('[') !== open - 2) return undefined;
-  if (hasStructure(data, open, at, false)) return undefined;
+  // The delta is a member of the one choice (no brace, bracket or escape between the choice's `{` and it), the
+  // choice the first of `"choices":[`, and that at the top level (no object or array opens before it).
+  let open = at - 1;
+  while (open > 0 && !isStructure(data.charCodeAt(open))) open -= 1;
+  if (data.charCodeAt(open) !== 123 /* { */ || !data.startsWith(CHOICES, open - CHOICES.length))
+    return undefined;
+  const choices = open - CHOICES.length;
+  if (
+    data.charCodeAt(0) !== 123 /* { */ ||
+    data.charCodeAt(choices - 1) === 92 /* \\ */ ||
+    data.indexOf('{', 1) !== open ||
+    data.indexOf('[') !== open - 1
+  )
+    return undefined;
   const from = at + DELTA_CONTENT.length;
   let end = data.indexOf('"', from);
   while (end !== -1 && isEscaped(data, end)) end = data.indexOf('"', end + 1);
-  if (
-    end === -1 ||
-    data.charCodeAt(end + 1) !== 125 /* } */ ||
-    hasStructure(data, end + 2, data.length, true)
-  )
-    return undefined;
+  if (end === -1 || data.charCodeAt(end + 1) !== 125 /* } */ || !isPlainRest(data, end + 2)) return undefined;
   // A short slice is a copy already; a longer one (or one with escapes) is read from a string of its own (a slice
   // of the chunk would keep the upstream's whole piece).
   const raw = data.slice(from, end);
@@ -105,19 +109,25 @@ export function plainOutput(data: string): string | undefined {
   }
 }
 
-const CHOICES = '"choices":[{';
+const CHOICES = '"choices":[';
+
+/** A brace, a bracket or a backslash. */
+const isStructure = (code: number): boolean =>
+  code === 123 || code === 125 || code === 91 || code === 93 || code === 92;
 
 /**
- * Whether `data` opens an object or an array, or escapes a character, between `from` and `to`; or closes one, unless
- * `mayClose` (after the delta, where the choice, the array and the chunk close).
+ * Whether what follows the delta only closes the choice, the array and the chunk: nothing opens an object or an
+ * array or escapes a character, and no key repeats the delta or the choices (a key given twice counts the second
+ * time).
  */
-function hasStructure(data: string, from: number, to: number, mayClose: boolean): boolean {
-  for (let i = from; i < to; i += 1) {
+function isPlainRest(data: string, from: number): boolean {
+  for (let i = from; i < data.length; i += 1) {
     const code = data.charCodeAt(i);
-    if (code === 123 /* { */ || code === 91 /* [ */ || code === 92 /* \\ */) return true;
-    if (!mayClose && (code === 125 /* } */ || code === 93) /* ] */) return true;
+    if (code === 123 /* { */ || code === 91 /* [ */ || code === 92 /* \\ */) return false;
+    if (code === 34 /* " */ && (data.startsWith('"delta"', i) || data.startsWith('"choices"', i)))
+      return false;
   }
-  return false;
+  return true;
 }
 
 /** Whether the quote at `index` is escaped (an odd run of backslashes before it). */

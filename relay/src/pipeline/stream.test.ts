@@ -190,8 +190,13 @@ describe('plainOutput', () => {
       `{${head},"choices":[{"index":0,"logprobs":{"content":[]},"delta":{"content":"a"}}]}`,
       // A delta that is not a choice's member, an escaped key, content that is not text.
       `{${head},"x":{"delta":{"content":"a"}},"choices":[]}`,
+      `{"x":{"choices":[{"index":0,"delta":{"content":"a"}}]},"choices":[]}`,
+      `not json "choices":[{"index":0,"delta":{"content":"a"}}]}`,
       `{${head},"choices":[{"index":0,"delta":{"\\u0063ontent":"a"}}]}`,
       `{${head},"choices":[{"index":0,"delta":{"content":null}}]}`,
+      // A key given twice counts the second time.
+      `{${head},"choices":[{"index":0,"delta":{"content":"a"},"delta":null}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"a"}}],"choices":null}`,
     ];
     for (const chunk of others) expect(plainOutput(chunk), chunk).toBeUndefined();
   });

@@ -60,89 +60,120 @@ export interface SseParser {
 
 /** Creates an incremental SSE parser. */
 export function createSseParser(options: SseParserOptions = {}): SseParser {
-  const maxEventBytes = options.maxEventBytes ?? 64 * 1024 * 1024;
-  const decoder = new TextDecoder('utf-8');
-  let pending = '';
-  let isFirstLine = true;
-  let pendingCr = false;
+  return new IncrementalSseParser(options);
+}
+
+/** The parser's state, an object rather than closures (a process holds one per open stream). */
+class IncrementalSseParser implements SseParser {
+  private readonly maxEventBytes: number;
+  private readonly onComment: ((text: string) => void) | undefined;
+  private readonly decoder = new TextDecoder('utf-8');
+  private pending = '';
+  private isFirstLine = true;
+  private pendingCr = false;
   // The event's data lines so far, joined with "\n" (undefined: none yet).
-  let data: string | undefined;
-  let eventType: string | undefined;
-  let eventId: string | undefined;
-  let retry: number | undefined;
-  let hasField = false;
+  private data: string | undefined = undefined;
+  private eventType: string | undefined = undefined;
+  private eventId: string | undefined = undefined;
+  private retry: number | undefined = undefined;
+  private hasField = false;
 
-  const dispatch = (out: SseEvent[]) => {
-    if (data !== undefined) out.push({ event: eventType, data, id: eventId, retry });
-    data = undefined;
-    eventType = undefined;
-    eventId = undefined;
-    retry = undefined;
-    hasField = false;
-  };
+  constructor(options: SseParserOptions) {
+    this.maxEventBytes = options.maxEventBytes ?? 64 * 1024 * 1024;
+    this.onComment = options.onComment;
+  }
 
-  const addData = (value: string) => {
-    data = data === undefined ? value : `${data}\n${value}`;
-    if (data.length > maxEventBytes) throw new RangeError(`SSE event larger than ${maxEventBytes} bytes`);
-    hasField = true;
-  };
+  push(chunk: Uint8Array | string): SseEvent[] {
+    const out: SseEvent[] = [];
+    this.consume(typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true }), out);
+    return out;
+  }
 
-  const processLine = (line: string, out: SseEvent[]) => {
-    if (isFirstLine) {
-      isFirstLine = false;
+  end(): SseEvent[] {
+    const out: SseEvent[] = [];
+    const rest = this.decoder.decode();
+    if (rest !== '') this.consume(rest, out);
+    if (this.pending !== '') {
+      this.processLine(this.pending, out);
+      this.pending = '';
+    }
+    if (this.hasField) this.dispatch(out);
+    return out;
+  }
+
+  private dispatch(out: SseEvent[]): void {
+    const { data } = this;
+    if (data !== undefined) out.push({ event: this.eventType, data, id: this.eventId, retry: this.retry });
+    this.data = undefined;
+    this.eventType = undefined;
+    this.eventId = undefined;
+    this.retry = undefined;
+    this.hasField = false;
+  }
+
+  private addData(value: string): void {
+    this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+    if (this.data.length > this.maxEventBytes)
+      throw new RangeError(`SSE event larger than ${this.maxEventBytes} bytes`);
+    this.hasField = true;
+  }
+
+  private processLine(line: string, out: SseEvent[]): void {
+    if (this.isFirstLine) {
+      this.isFirstLine = false;
       if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
     }
     if (line === '') {
-      dispatch(out);
+      this.dispatch(out);
       return;
     }
     // A data line, by far the most common, is read without splitting it into field and value.
     if (line.startsWith('data:')) {
-      addData(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
+      this.addData(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
       return;
     }
     if (line.charCodeAt(0) === 58 /* : */) {
-      options.onComment?.(line.slice(line.charCodeAt(1) === 32 ? 2 : 1));
+      this.onComment?.(line.slice(line.charCodeAt(1) === 32 ? 2 : 1));
       return;
     }
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
-    hasField = true;
+    this.hasField = true;
     switch (field) {
       case 'data':
-        addData(value);
+        this.addData(value);
         break;
       case 'event':
-        eventType = value;
+        this.eventType = value;
         break;
       case 'id':
-        if (!value.includes('\0')) eventId = value;
+        if (!value.includes('\0')) this.eventId = value;
         break;
       case 'retry':
-        if (/^\d+$/.test(value)) retry = Number(value);
+        if (/^\d+$/.test(value)) this.retry = Number(value);
         break;
       default:
         // Unknown fields are ignored, as the standard says.
         break;
     }
-  };
+  }
 
-  const consume = (text: string, out: SseEvent[]) => {
+  private consume(text: string, out: SseEvent[]): void {
     let start = 0;
-    if (pendingCr) {
+    if (this.pendingCr) {
       // A CR ended the previous chunk; an LF opening this one belongs to it.
-      pendingCr = false;
+      this.pendingCr = false;
       if (text.charCodeAt(0) === 10) start = 1;
     }
     const length = text.length;
     if (text.indexOf('\r', start) === -1) {
       // Lines end in LF alone (every upstream we know): found by the engine's own search.
       for (let index = text.indexOf('\n', start); index !== -1; index = text.indexOf('\n', start)) {
-        const line = pending === '' ? text.slice(start, index) : pending + text.slice(start, index);
-        pending = '';
-        processLine(line, out);
+        const line = this.pending === '' ? text.slice(start, index) : this.pending + text.slice(start, index);
+        this.pending = '';
+        this.processLine(line, out);
         start = index + 1;
       }
     } else {
@@ -150,12 +181,13 @@ export function createSseParser(options: SseParserOptions = {}): SseParser {
       while (index < length) {
         const code = text.charCodeAt(index);
         if (code === 10 || code === 13) {
-          const line = pending === '' ? text.slice(start, index) : pending + text.slice(start, index);
-          pending = '';
-          processLine(line, out);
+          const line =
+            this.pending === '' ? text.slice(start, index) : this.pending + text.slice(start, index);
+          this.pending = '';
+          this.processLine(line, out);
           if (code === 13) {
             if (index + 1 === length) {
-              pendingCr = true;
+              this.pendingCr = true;
             } else if (text.charCodeAt(index + 1) === 10) {
               index += 1;
             }
@@ -166,29 +198,11 @@ export function createSseParser(options: SseParserOptions = {}): SseParser {
       }
     }
     if (start < length) {
-      pending += text.slice(start);
-      if (pending.length > maxEventBytes) throw new RangeError(`SSE line longer than ${maxEventBytes} bytes`);
+      this.pending += text.slice(start);
+      if (this.pending.length > this.maxEventBytes)
+        throw new RangeError(`SSE line longer than ${this.maxEventBytes} bytes`);
     }
-  };
-
-  return {
-    push(chunk) {
-      const out: SseEvent[] = [];
-      consume(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }), out);
-      return out;
-    },
-    end() {
-      const out: SseEvent[] = [];
-      const rest = decoder.decode();
-      if (rest !== '') consume(rest, out);
-      if (pending !== '') {
-        processLine(pending, out);
-        pending = '';
-      }
-      if (hasField) dispatch(out);
-      return out;
-    },
-  };
+  }
 }
 
 /**
@@ -266,67 +280,102 @@ export interface SseWriter {
 
 /** A stream writer over a reply the pipeline takes over (`hijack`) when the head goes out. */
 export function createSseWriter(reply: RelayReply, options: SseWriterOptions): SseWriter {
-  const raw = reply.raw;
-  let isOpen = false;
-  let held: string[] = [];
-  let out = '';
-  let pingTimer: NodeJS.Timeout | undefined;
-  const drained = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        raw.off('drain', done);
-        raw.off('close', done);
-        resolve();
-      };
-      raw.on('drain', done);
-      raw.on('close', done);
+  return new ReplySseWriter(reply, options);
+}
+
+/**
+ * The writer's state, an object rather than closures (a process holds one per open stream). The ping timer is
+ * made once, when the head goes out, and re-armed by every write rather than made again.
+ */
+class ReplySseWriter implements SseWriter {
+  private readonly reply: RelayReply;
+  private readonly raw: ServerResponse;
+  private readonly options: SseWriterOptions;
+  private headSent = false;
+  private held: string[] = [];
+  private out = '';
+  private pingTimer: NodeJS.Timeout | undefined = undefined;
+
+  constructor(reply: RelayReply, options: SseWriterOptions) {
+    this.reply = reply;
+    this.raw = reply.raw;
+    this.options = options;
+  }
+
+  get isOpen(): boolean {
+    return this.headSent;
+  }
+
+  open(): void {
+    if (this.headSent) return;
+    this.headSent = true;
+    const { reply, raw, options } = this;
+    reply.hijack();
+    if (raw.destroyed) return;
+    // The reply's headers so far (the request id, cross-origin access) go with the stream's own.
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      ...SSE_HEADERS,
+      ...(options.contentType ? { 'content-type': options.contentType } : {}),
     });
-  return {
-    get isOpen() {
-      return isOpen;
-    },
-    open() {
-      if (isOpen) return;
-      isOpen = true;
-      reply.hijack();
-      if (raw.destroyed) return;
-      // The reply's headers so far (the request id, cross-origin access) go with the stream's own.
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        ...SSE_HEADERS,
-        ...(options.contentType ? { 'content-type': options.contentType } : {}),
-      });
-      options.onOpen?.(raw);
-      if (held.length > 0) out = held.join('') + out;
-      held = [];
-      if (options.pingMs > 0) {
-        pingTimer = setTimeout(function ping() {
-          if (raw.destroyed || raw.writableEnded) return;
-          raw.write(PING_FRAME);
-          pingTimer?.refresh();
-        }, options.pingMs);
-        pingTimer.unref();
-      }
-    },
-    write(frame) {
-      if (isOpen) out += frame;
-      else held.push(frame);
-    },
-    async flush() {
-      if (out === '') return;
-      const text = out;
-      out = '';
-      if (raw.destroyed || raw.writableEnded) return;
-      pingTimer?.refresh();
-      if (!raw.write(text)) await drained();
-    },
-    end() {
-      clearTimeout(pingTimer);
-      if (isOpen && !raw.writableEnded) raw.end(raw.destroyed ? undefined : out);
-      out = '';
-    },
-    stop() {
-      clearTimeout(pingTimer);
-    },
-  };
+    options.onOpen?.(raw);
+    if (this.held.length > 0) this.out = this.held.join('') + this.out;
+    this.held = [];
+    if (options.pingMs > 0) {
+      this.pingTimer = setTimeout(ping, options.pingMs, this);
+      this.pingTimer.unref();
+    }
+  }
+
+  write(frame: string): void {
+    if (this.headSent) this.out += frame;
+    else this.held.push(frame);
+  }
+
+  async flush(): Promise<void> {
+    if (this.out === '') return;
+    const text = this.out;
+    this.out = '';
+    const { raw } = this;
+    if (raw.destroyed || raw.writableEnded) return;
+    this.pingTimer?.refresh();
+    if (!raw.write(text)) await drained(raw);
+  }
+
+  end(): void {
+    clearTimeout(this.pingTimer);
+    const { raw } = this;
+    if (this.headSent && !raw.writableEnded) raw.end(raw.destroyed ? undefined : this.out);
+    this.out = '';
+  }
+
+  stop(): void {
+    clearTimeout(this.pingTimer);
+  }
+
+  /** The keep-alive: a ping, and the timer armed again. */
+  ping(): void {
+    const { raw } = this;
+    if (raw.destroyed || raw.writableEnded) return;
+    raw.write(PING_FRAME);
+    this.pingTimer?.refresh();
+  }
+}
+
+/** The ping timer's callback: one function for every writer (the writer is its argument). */
+function ping(writer: ReplySseWriter): void {
+  writer.ping();
+}
+
+/** Resolves once the socket drained (or closed). */
+function drained(raw: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      raw.off('drain', done);
+      raw.off('close', done);
+      resolve();
+    };
+    raw.on('drain', done);
+    raw.on('close', done);
+  });
 }

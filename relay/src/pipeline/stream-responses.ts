@@ -42,10 +42,66 @@ function maskTexts(state: StreamState, payload: Json): boolean {
 }
 
 export function createResponsesReader(state: StreamState): StreamReader {
-  const { writer, redactor } = state;
+  return new ResponsesReader(state);
+}
+
+/** One stream's reader, an object rather than closures (a process holds thousands at once). */
+class ResponsesReader implements StreamReader {
+  readonly writesEnd = false;
+  private readonly state: StreamState;
+
+  constructor(state: StreamState) {
+    this.state = state;
+  }
+
+  read(event: SseEvent): boolean {
+    const { state } = this;
+    if (isDoneEvent(event)) {
+      state.finished = true;
+      return true;
+    }
+    state.arrived();
+    let payload: unknown;
+    try {
+      payload = JSON.parse(event.data);
+    } catch {
+      payload = undefined;
+    }
+    const type = event.event ?? (isRecord(payload) && typeof payload.type === 'string' ? payload.type : '');
+    if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed')
+      state.finished = true;
+    if (type === 'error' && isRecord(payload)) {
+      state.upstreamError = streamErrorOf(payload);
+      return false;
+    }
+    let changed = false;
+    if (isRecord(payload)) {
+      if (type.endsWith('.delta') && typeof payload.delta === 'string') state.output(payload.delta);
+      const inner = isRecord(payload.response) ? payload.response : undefined;
+      if (inner) state.last = inner;
+      const usage = normaliseOpenAiUsage(inner?.usage);
+      if (hasUsage(usage)) state.upstreamUsage = usage;
+      const filtered = this.filterText(event, type, payload);
+      if (filtered === undefined) return false;
+      changed = filtered;
+    }
+    const data = changed ? JSON.stringify(payload) : state.redactor.redact(event.data);
+    state.writer.write(formatSseEvent(data, { event: event.event }));
+    return true;
+  }
+
+  heldFrame(key: number, delta: string): string {
+    return formatSseNamedJson(DELTA, {
+      type: DELTA,
+      output_index: Math.floor(key / 1024),
+      content_index: key % 1024,
+      delta,
+    });
+  }
 
   /** Runs a text event through the sensitive-word filter; undefined when the answer must stop. */
-  const filterText = (event: SseEvent, type: string, payload: Json): boolean | undefined => {
+  private filterText(event: SseEvent, type: string, payload: Json): boolean | undefined {
+    const { state } = this;
     const { filter } = state;
     if (!filter) return false;
     let changed = false;
@@ -60,55 +116,9 @@ export function createResponsesReader(state: StreamState): StreamReader {
       if (rest !== '') {
         const { text: _full, ...fields } = payload;
         const delta = { ...fields, type: DELTA, delta: rest };
-        writer.write(formatSseEvent(JSON.stringify(delta), { event: event.event && DELTA }));
+        state.writer.write(formatSseEvent(JSON.stringify(delta), { event: event.event && DELTA }));
       }
     }
     return maskTexts(state, payload) || changed;
-  };
-
-  return {
-    writesEnd: false,
-    read(event) {
-      if (isDoneEvent(event)) {
-        state.finished = true;
-        return true;
-      }
-      state.arrived();
-      let payload: unknown;
-      try {
-        payload = JSON.parse(event.data);
-      } catch {
-        payload = undefined;
-      }
-      const type = event.event ?? (isRecord(payload) && typeof payload.type === 'string' ? payload.type : '');
-      if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed')
-        state.finished = true;
-      if (type === 'error' && isRecord(payload)) {
-        state.upstreamError = streamErrorOf(payload);
-        return false;
-      }
-      let changed = false;
-      if (isRecord(payload)) {
-        if (type.endsWith('.delta') && typeof payload.delta === 'string') state.output(payload.delta);
-        const inner = isRecord(payload.response) ? payload.response : undefined;
-        if (inner) state.last = inner;
-        const usage = normaliseOpenAiUsage(inner?.usage);
-        if (hasUsage(usage)) state.upstreamUsage = usage;
-        const filtered = filterText(event, type, payload);
-        if (filtered === undefined) return false;
-        changed = filtered;
-      }
-      const data = changed ? JSON.stringify(payload) : redactor.redact(event.data);
-      writer.write(formatSseEvent(data, { event: event.event }));
-      return true;
-    },
-    heldFrame(key, delta) {
-      return formatSseNamedJson(DELTA, {
-        type: DELTA,
-        output_index: Math.floor(key / 1024),
-        content_index: key % 1024,
-        delta,
-      });
-    },
-  };
+  }
 }

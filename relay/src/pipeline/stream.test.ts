@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { StreamEncoder } from '../formats/ingress.ts';
+import { createTokenCounter } from '../metering/tokens.ts';
 import type { SseWriter } from '../sse.ts';
 import { NO_REDACTION } from '../upstream/redact.ts';
-import { createChatReader, plainChunk, type UnreadBudget } from './stream-chat.ts';
+import { createChatReader, plainChunk, plainOutput, type UnreadBudget } from './stream-chat.ts';
 import { StreamState } from './stream-state.ts';
 
 describe('plainChunk', () => {
@@ -133,5 +134,97 @@ describe('the chat reader keeps plain chunks unread within a budget', () => {
     stream.reader.countUnread?.();
     expect(budget.kept).toBe(0);
     expect(stream.state.counter.total()).toBe(0);
+  });
+});
+
+describe('plainOutput', () => {
+  /** The text `StreamState` counts for a chunk when it parses it (every choice through `outputChoice`). */
+  const parsedOutput = (data: string): string => {
+    const state = new StreamState({
+      model: 'gpt-4o',
+      check: undefined,
+      writer: { isOpen: true } as SseWriter,
+      encoder: {} as StreamEncoder,
+      redactor: NO_REDACTION,
+      startedAt: 0,
+      onFirstOutput() {},
+    });
+    let text = '';
+    state.output = (piece: string) => {
+      text += piece;
+    };
+    const chunk = JSON.parse(data) as { choices?: unknown[] };
+    for (const choice of chunk.choices ?? []) state.outputChoice(choice as Record<string, unknown>);
+    return text;
+  };
+  const head = '"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-4o"';
+
+  it('reads the content of the common chunk, escapes and all, as a copy', () => {
+    const chunks = [
+      `{${head},"choices":[{"index":0,"delta":{"content":" hello"},"logprobs":null,"finish_reason":null}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"a \\"quoted\\" \\\\ line\\n\\u4f60"},"finish_reason":null}],"usage":null}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"${'long text '.repeat(20)}"},"finish_reason":null}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"ends in a backslash \\\\"},"finish_reason":null}]}`,
+    ];
+    for (const chunk of chunks) {
+      expect(plainOutput(chunk)).toBe(parsedOutput(chunk));
+      expect(plainOutput(chunk)).not.toBe(undefined);
+    }
+  });
+
+  it('reads a chunk without output keys as no output', () => {
+    const finish = `{${head},"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`;
+    expect(plainOutput(finish)).toBe('');
+    expect(parsedOutput(finish)).toBe('');
+  });
+
+  it('leaves every other shape to be parsed', () => {
+    const others = [
+      // The role chunk: the delta holds more than the content.
+      `{${head},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`,
+      // Two choices, reasoning, tool calls, legacy completions, a key before the delta.
+      `{${head},"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"a"},"x":{"reasoning_content":"b"}}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}}]}`,
+      `{"object":"text_completion","choices":[{"index":0,"text":"a","finish_reason":null}]}`,
+      `{${head},"choices":[{"index":0,"logprobs":{"content":[]},"delta":{"content":"a"}}]}`,
+      // A delta that is not a choice's member, an escaped key, content that is not text.
+      `{${head},"x":{"delta":{"content":"a"}},"choices":[]}`,
+      `{"x":{"choices":[{"index":0,"delta":{"content":"a"}}]},"choices":[]}`,
+      `not json "choices":[{"index":0,"delta":{"content":"a"}}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"\\u0063ontent":"a"}}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":null}}]}`,
+      // A key given twice counts the second time.
+      `{${head},"choices":[{"index":0,"delta":{"content":"a"},"delta":null}]}`,
+      `{${head},"choices":[{"index":0,"delta":{"content":"a"}}],"choices":null}`,
+    ];
+    for (const chunk of others) expect(plainOutput(chunk), chunk).toBeUndefined();
+  });
+
+  it('counts kept texts as the parsed chunks would be counted', () => {
+    const budget: UnreadBudget = { kept: 0, limit: 1_000_000 };
+    const state = new StreamState({
+      model: 'gpt-4o',
+      check: undefined,
+      writer: { isOpen: true, open() {}, write() {} } as unknown as SseWriter,
+      encoder: {} as StreamEncoder,
+      redactor: NO_REDACTION,
+      startedAt: 0,
+      onFirstOutput() {},
+    });
+    const reader = createChatReader(state, {}, budget);
+    const words = Array.from({ length: 150 }, (_, i) => ` word${i}`);
+    const send = (data: string) => reader.read({ event: undefined, data, id: undefined, retry: undefined });
+    send(`{${head},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`);
+    for (const word of words)
+      send(`{${head},"choices":[{"index":0,"delta":{"content":"${word}"},"finish_reason":null}]}`);
+    send(`{${head},"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`);
+    expect(state.counter.total()).toBe(0);
+    reader.countUnread?.();
+    const whole = createTokenCounter('gpt-4o');
+    whole.push(words.join(''));
+    expect(state.counter.total()).toBe(whole.total());
+    expect(whole.total()).toBeGreaterThan(150);
+    expect(budget.kept).toBe(0);
   });
 });

@@ -14,7 +14,9 @@
  * BENCH_RELAY_LOG (file for the relay's
  * request log; default /dev/null), BENCH_CPU_PROF (1: take a V8 CPU profile of the relay during each of its
  * measured runs and its stream capacity run, and print where the time goes), BENCH_PERF (1: on-CPU perf profiles
- * of the baseline and the gateways, as µs per call of each step side by side; bench/perf-phases.ts).
+ * of the baseline and the gateways, as µs per call of each step side by side; bench/perf-phases.ts), BENCH_SLOW_CALLS
+ * (1: what the slowest 1 % of the gateways' calls at c=1 overlapped: a database query, a GC pause, or neither;
+ * bench/slow-calls.ts).
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtempSync, openSync } from 'node:fs';
@@ -25,6 +27,7 @@ import autocannon from 'autocannon';
 import { summariseCpuProfile } from './cpu-profile.ts';
 import { type PerfRecording, perfAvailable, perfNodeFlags, phasesTable, recordPerf } from './perf-phases.ts';
 import type { RelayChildMessage, RelayParentMessage } from './relay-main.ts';
+import { slowCallsNodeFlags, slowCallsTable, type Window } from './slow-calls.ts';
 import { probeStreams, type StreamStats } from './stream-probe.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -68,6 +71,8 @@ const PRODUCTION_ENV: Record<string, string> =
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 /** On-CPU profiles (perf) of the baseline and the gateways, split into a call's steps (bench/perf-phases.ts). */
 const PERF = process.env.BENCH_PERF === '1';
+/** What the slowest calls at c=1 overlapped: a database query, a GC pause, neither (bench/slow-calls.ts). */
+const SLOW_CALLS = process.env.BENCH_SLOW_CALLS === '1';
 const MODES = (process.env.BENCH_MODES ?? 'non-stream,stream,converted,converted-stream').split(',');
 const MODEL = 'gpt-4o-mini';
 
@@ -392,6 +397,11 @@ async function main() {
   const serverNodeFlags = perfDir
     ? [...PRODUCTION_NODE_FLAGS, ...perfNodeFlags(perfDir)]
     : PRODUCTION_NODE_FLAGS;
+  const slowCallsDir = SLOW_CALLS
+    ? mkdtempSync(path.join(os.tmpdir(), 'turnpike-bench-slow-calls-'))
+    : undefined;
+  const slowCallsEnv = (name: string): Record<string, string> =>
+    slowCallsDir ? { BENCH_SLOW_CALLS_FILE: path.join(slowCallsDir, `${name}.json`) } : {};
   const relayLog = openSync(process.env.BENCH_RELAY_LOG ?? '/dev/null', 'a');
   const wanted = (process.env.BENCH_GATEWAYS ?? 'relay,embedded').split(',');
   const gatewayNames = (['relay', 'embedded'] as const).filter(
@@ -420,11 +430,11 @@ async function main() {
       [upstreamUrl, slowUpstreamUrl],
       {
         stdout: relayLog,
-        execArgv: ['--expose-gc', ...serverNodeFlags],
+        execArgv: ['--expose-gc', ...(slowCallsDir ? slowCallsNodeFlags() : []), ...serverNodeFlags],
         env:
           name === 'relay'
-            ? { ...process.env, ...PRODUCTION_ENV }
-            : { ...withoutPostgres, ...PRODUCTION_ENV, BENCH_ALL_IN_ONE: '1' },
+            ? { ...process.env, ...PRODUCTION_ENV, ...slowCallsEnv(name) }
+            : { ...withoutPostgres, ...PRODUCTION_ENV, BENCH_ALL_IN_ONE: '1', ...slowCallsEnv(name) },
       },
     ),
   }));
@@ -477,6 +487,8 @@ async function main() {
   const profiles: string[] = [];
   /** With BENCH_PERF, each measurement's steps per call, per server target (its first round). */
   const perfTables: [string, [string, Map<string, number>][]][] = [];
+  /** With BENCH_SLOW_CALLS, when each gateway's c=1 runs took place. */
+  const slowCallWindows = new Map<Gateway, Window[]>();
   const key = (mode: Mode, c: number, target: Target) => `${mode}/${c}/${target}`;
   let failed = 0;
   for (const mode of modes) {
@@ -512,7 +524,13 @@ async function main() {
               ? await recordPerf(server.pid, path.join(perfDir, `${target}-${mode}-c${c}.data`))
               : undefined;
           const cpuBefore = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
+          const from = Date.now();
           const run = await load(target, url, headers, mode, c, { durationS: DURATION_S / ROUNDS });
+          if (slowCallsDir && c === 1 && isGateway(target))
+            slowCallWindows.set(target, [
+              ...(slowCallWindows.get(target) ?? []),
+              { name: mode, from, to: Date.now() },
+            ]);
           const cpuAfter = server ? (await ask(server, { type: 'cpu' }, 'cpu')).micros : 0;
           if (recording) perfColumns.push([target, await recording.stop(run.requests)]);
           if (profile) {
@@ -886,6 +904,15 @@ async function main() {
     );
   }
   if (perfDir) process.stdout.write(`(perf data: ${perfDir})\n`);
+  if (slowCallsDir)
+    for (const gateway of gateways) {
+      const windows = slowCallWindows.get(gateway.name) ?? [];
+      if (windows.length === 0) continue;
+      process.stdout.write(
+        `\nThe slowest calls at c=1, by what they overlapped (server-side times; bench/slow-calls.ts):\n` +
+          `${slowCallsTable(gateway.name, path.join(slowCallsDir, `${gateway.name}.json`), windows)}\n`,
+      );
+    }
   process.stdout.write(`\nbench took ${((performance.now() - startedAt) / 1000).toFixed(0)} s\n`);
 }
 

@@ -34,10 +34,12 @@ const quantile = (sorted: readonly number[], q: number) =>
     ? Number.NaN
     : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number);
 
-/** Whether [from, to] meets one of the sorted, disjoint-enough spans. */
+/**
+ * Whether [from, to] meets one of `spans` (sorted by start). Spans are short (a pause, a query), so only the 64
+ * spans that start last before `to` can still be running at `from`.
+ */
 function meets(spans: readonly [number, number][], from: number, to: number): boolean {
-  // The first span that ends after `from`; spans are sorted by start, and none lasts long, so a short scan back
-  // from the first span starting after `to` is enough.
+  // How many spans start before `to`.
   let low = 0;
   let high = spans.length;
   while (low < high) {
@@ -45,10 +47,8 @@ function meets(spans: readonly [number, number][], from: number, to: number): bo
     if ((spans[mid] as [number, number])[0] < to) low = mid + 1;
     else high = mid;
   }
-  for (let i = low - 1; i >= 0 && i >= low - 64; i -= 1) {
-    const span = spans[i] as [number, number];
-    if (span[1] > from) return true;
-  }
+  for (let i = low - 1; i >= 0 && i >= low - 64; i -= 1)
+    if ((spans[i] as [number, number])[1] > from) return true;
   return false;
 }
 
@@ -72,40 +72,28 @@ export function slowCallsTable(gateway: string, file: string, windows: readonly 
       spans.some((window) => arrived >= window.from && arrived < window.to),
     );
     if (calls.length === 0) continue;
-    const kinds = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]));
-    const all: number[] = [];
-    const kindOf = new Map<number, Kind>();
-    calls.forEach(([arrived, answered], i) => {
+    const measured = calls.map(([arrived, answered]) => {
       const query = meets(queries, arrived, answered);
       const gc = meets(gcs, arrived, answered);
       const kind: Kind = query && gc ? 'both' : query ? 'query in flight' : gc ? 'GC pause' : 'neither';
-      kindOf.set(i, kind);
-      kinds.get(kind)?.push(answered - arrived);
-      all.push(answered - arrived);
+      return { kind, ms: answered - arrived };
     });
-    const sorted = [...all].sort((a, b) => a - b);
+    const sortedOf = (kind?: Kind) =>
+      measured
+        .filter((call) => kind === undefined || call.kind === kind)
+        .map((call) => call.ms)
+        .sort((a, b) => a - b);
+    const sorted = sortedOf();
     const p99 = quantile(sorted, 0.99);
-    const slow = new Map<Kind, number>(KINDS.map((kind) => [kind, 0]));
-    let slowCount = 0;
-    calls.forEach(([arrived, answered], i) => {
-      if (answered - arrived < p99) return;
-      slowCount += 1;
-      const kind = kindOf.get(i) as Kind;
-      slow.set(kind, (slow.get(kind) ?? 0) + 1);
-    });
+    const slow = measured.filter((call) => call.ms >= p99);
+    const count = (of: readonly { kind: Kind }[], kind: Kind) =>
+      of.filter((call) => call.kind === kind).length;
     const share = (n: number, of: number) => `${((100 * n) / Math.max(1, of)).toFixed(0)} %`;
     rows.push(
       `| ${name} | ${calls.length} | ${ms(quantile(sorted, 0.5))} / ${ms(p99)} | ` +
-        `${KINDS.map((kind) => share(slow.get(kind) ?? 0, slowCount)).join(' / ')} | ` +
-        `${KINDS.map((kind) =>
-          ms(
-            quantile(
-              [...(kinds.get(kind) ?? [])].sort((a, b) => a - b),
-              0.99,
-            ),
-          ),
-        ).join(' / ')} | ` +
-        `${KINDS.map((kind) => share(kinds.get(kind)?.length ?? 0, calls.length)).join(' / ')} |`,
+        `${KINDS.map((kind) => share(count(slow, kind), slow.length)).join(' / ')} | ` +
+        `${KINDS.map((kind) => ms(quantile(sortedOf(kind), 0.99))).join(' / ')} | ` +
+        `${KINDS.map((kind) => share(count(measured, kind), calls.length)).join(' / ')} |`,
     );
   }
   return rows.join('\n');

@@ -4,16 +4,22 @@
  */
 import { parser } from '@prometheus-io/lezer-promql';
 
-/** Grafana's variables, replaced by values of the right shape before parsing. */
-const GRAFANA_VARIABLES: readonly [RegExp, string][] = [
-  [/\$__rate_interval|\$__interval|\$__range/g, '5m'],
-  [/\$\{?namespace\}?/g, '.*'],
-];
+/** What Grafana puts in place of its variables: a range for `$__rate_interval` and kin, the chosen namespace. */
+export interface GrafanaVariables {
+  /** A PromQL duration (`5m`) for `$__rate_interval`, `$__interval` and `$__range`. */
+  readonly interval: string;
+  /** The `$namespace` dashboard variable: a regular expression, as Grafana writes a multi-value selection. */
+  readonly namespace: string;
+}
 
-export function withoutGrafanaVariables(expr: string): string {
-  let text = expr;
-  for (const [pattern, value] of GRAFANA_VARIABLES) text = text.replace(pattern, value);
-  return text;
+/** An expression with Grafana's variables replaced, by default with values of the right shape for parsing. */
+export function withGrafanaVariables(
+  expr: string,
+  values: GrafanaVariables = { interval: '5m', namespace: '.*' },
+): string {
+  return expr
+    .replace(/\$__rate_interval|\$__interval|\$__range/g, values.interval)
+    .replace(/\$\{?namespace\}?/g, values.namespace);
 }
 
 export interface ParsedExpr {

@@ -13,8 +13,8 @@ import { stringify } from 'yaml';
 import { waitFor } from '../../core/src/testing/wait.ts';
 
 const binary = (variable: string, fallback: string) => process.env[variable] ?? fallback;
-export const PROMETHEUS = binary('PROMETHEUS', '/usr/bin/prometheus');
-export const PROMTOOL = binary('PROMTOOL', '/usr/bin/promtool');
+const PROMETHEUS = binary('PROMETHEUS', '/usr/bin/prometheus');
+const PROMTOOL = binary('PROMTOOL', '/usr/bin/promtool');
 
 /** Why the Prometheus checks cannot run here, or undefined when both binaries are present. */
 export function prometheusMissing(): string | undefined {

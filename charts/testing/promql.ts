@@ -1,6 +1,6 @@
 /**
- * PromQL checks for the alert rules and dashboards: Prometheus' own grammar (`@prometheus-io/lezer-promql`, the
- * parser of its web UI) finds syntax errors and the metric names an expression reads.
+ * What the alert rules and dashboards read, found with Prometheus' own grammar (`@prometheus-io/lezer-promql`, the
+ * parser of its web UI), so that each metric name can be checked against what Turnpike serves.
  */
 import { parser } from '@prometheus-io/lezer-promql';
 
@@ -22,25 +22,19 @@ export function withGrafanaVariables(
     .replace(/\$\{?namespace\}?/g, values.namespace);
 }
 
-export interface ParsedExpr {
-  /** Where the grammar failed (character offsets), empty when the expression parses. */
-  readonly errors: readonly number[];
-  /** Names of the metrics the expression selects. */
-  readonly metrics: ReadonlySet<string>;
-}
-
-export function parsePromql(expr: string): ParsedExpr {
-  const errors: number[] = [];
+/**
+ * Names of the metrics an expression selects. Whether Prometheus accepts the expression is its own business
+ * (charts/observability.int.test.ts asks a real one); a syntax error here only loses names.
+ */
+export function metricsRead(expr: string): Set<string> {
   const metrics = new Set<string>();
-  const tree = parser.parse(expr);
-  tree.iterate({
+  parser.parse(expr).iterate({
     enter(node) {
-      if (node.type.isError) errors.push(node.from);
       if (node.name === 'Identifier' && node.node.parent?.name === 'VectorSelector')
         metrics.add(expr.slice(node.from, node.to));
     },
   });
-  return { errors, metrics };
+  return metrics;
 }
 
 /** Metric names an exposition (`/metrics` text) declares, by their `# TYPE` lines, with a histogram's series. */

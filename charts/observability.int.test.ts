@@ -303,7 +303,7 @@ const EMPTY_AFTER_CHAT: Readonly<Record<string, string>> = {
   'Task submits per second by outcome': 'no task was submitted (chat only)',
   'Task polls per second by outcome': 'no task was submitted (chat only)',
   'Task refunds by reason': 'no task was submitted (chat only)',
-  'Unfinished tasks': 'no task was submitted (chat only), and the poller reports it',
+  'Unfinished tasks': 'no task was submitted (chat only): the task poller has none to count',
   'Quota refunded by provider': 'no task was submitted (chat only)',
   'Pod restarts (kube-state-metrics)': 'a cluster metric from kube-state-metrics, which is not scraped here',
 };

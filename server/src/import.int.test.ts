@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -206,5 +206,7 @@ describe('the server entry point', () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/dry run: nothing written from sqlite:\/\/.*\(one-api\)/);
     expect(run.stdout).toMatch(/users\s+source 2, would write 2/);
+    // A dry run makes no database and no secrets file in the empty DATA_DIR it was pointed at.
+    expect(readdirSync(dataDir)).toEqual([]);
   });
 });

@@ -88,7 +88,7 @@ describe.each(SOURCE_KINDS)('a gateway moved from new-api on %s', (kind) => {
     expect((await root.login('root', PASSWORDS.root)).json().success).toBe(true);
     expect((await new ConsoleClient(app).login('alice', 'not-her-password')).json().success).toBe(false);
     // The soft-deleted user stays deleted.
-    expect((await new ConsoleClient(app).login('bob', 'bob-old-pass-1')).json().success).toBe(false);
+    expect((await new ConsoleClient(app).login('bob', PASSWORDS.bob)).json().success).toBe(false);
     const self = (await alice.get('/api/user/self')).json().data;
     expect(self).toMatchObject({ quota: 2_000_000, used_quota: 300, request_count: 7, aff_code: 'al1c' });
   });

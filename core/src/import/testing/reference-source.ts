@@ -9,7 +9,6 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import bcrypt from 'bcryptjs';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 
@@ -354,7 +353,24 @@ const ONE_API: Record<string, Column[]> = {
   ],
 };
 
-export const PASSWORDS = { root: 'root-old-pass-1', alice: 'alice-old-pass-1' } as const;
+/**
+ * Passwords and the hashes new-api and one-api store for them: Go's golang.org/x/crypto/bcrypt at its default cost
+ * (`$2a$10$`), taken from published vectors rather than made by the bcrypt Turnpike checks them with.
+ * - alice: Go's own vector, x/crypto bcrypt/bcrypt_test.go TestBcryptingIsCorrect
+ *   (https://github.com/golang/crypto/blob/2e0250624f72de523298cab7d97cc5b600db2fcd/bcrypt/bcrypt_test.go).
+ * - root and bob: the OpenBSD-derived vector table of jBCrypt's TestBCrypt.java (https://www.mindrot.org/projects/jBCrypt/),
+ *   which Go's implementation reproduces byte for byte for `$2a$`.
+ */
+export const PASSWORDS = {
+  alice: 'allmine',
+  root: 'abcdefghijklmnopqrstuvwxyz',
+  bob: '~!@#$%^&*()      ~!@#$%^&*()PNBFRD',
+} as const;
+const GO_BCRYPT_HASHES: Readonly<Record<keyof typeof PASSWORDS, string>> = {
+  alice: '$2a$10$XajjQvNhvvRt5GSeFk1xFeyqRrsxkhBkUiQeg0dt.wU1qD4aFDcga',
+  root: '$2a$10$fVH8e28OQRj9tqiDXs1e1uxpsjN0c7II7YPKXua2NAKYvM6iQk7dq',
+  bob: '$2a$10$LgfYWkbzEvQ4JakH7rOvHe0y8pHKF9OaFgwUZ2q7W2FFZmZzJYlfS',
+};
 /** Alice's API key as new-api and one-api store it: 48 characters, no `sk-`. */
 export const ALICE_KEY = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghijkl';
 export const NOW = 1_760_000_000;
@@ -364,14 +380,13 @@ type Row = Record<string, string | number | boolean | null>;
 
 /** The rows of each table of a version; `upstream` is the base URL the imported channel calls. */
 export function referenceRows(version: Version, upstream: string): Record<string, Row[]> {
-  const hash = (password: string) => bcrypt.hashSync(password, 4);
   if (version === 'one-api') {
     return {
       users: [
         {
           id: 1,
           username: 'root',
-          password: hash(PASSWORDS.root),
+          password: GO_BCRYPT_HASHES.root,
           display_name: 'Root User',
           role: 100,
           status: 1,
@@ -383,7 +398,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
         {
           id: 2,
           username: 'alice',
-          password: hash(PASSWORDS.alice),
+          password: GO_BCRYPT_HASHES.alice,
           display_name: 'Alice',
           role: 1,
           status: 1,
@@ -506,7 +521,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
       {
         id: 1,
         username: 'root',
-        password: hash(PASSWORDS.root),
+        password: GO_BCRYPT_HASHES.root,
         display_name: 'Root User',
         role: 100,
         status: 1,
@@ -519,7 +534,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
       {
         id: 2,
         username: 'alice',
-        password: hash(PASSWORDS.alice),
+        password: GO_BCRYPT_HASHES.alice,
         display_name: 'Alice',
         role: 1,
         status: 1,
@@ -544,7 +559,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
       {
         id: 3,
         username: 'bob',
-        password: hash('bob-old-pass-1'),
+        password: GO_BCRYPT_HASHES.bob,
         display_name: 'Bob',
         role: 1,
         status: 1,

@@ -726,6 +726,7 @@ function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
 
 export const videoProvider: TaskProvider = {
   id: 'video',
+  carries: 'videos',
   channelTypes: VIDEO_CHANNEL_TYPES,
   register(app: FastifyInstance, ctx: RelayContext) {
     void app.register(async (scope) => registerVideoRoutes(scope, ctx));

@@ -446,6 +446,13 @@ describe('video billing invariants', () => {
   });
 });
 
+/** Makes a task's stored state 5 s old, so every read of it may ask the upstream. */
+const ageStoredState = (id: string) =>
+  db()
+    .update(tasks)
+    .set({ updatedAt: sql`${tasks.updatedAt} - 5` })
+    .where(eq(tasks.taskId, id));
+
 describe('a retrieve of an unfinished video', () => {
   it('sees a finished clip completed within 2 s through the SDK, with the poller at its 15 s default', async () => {
     const { user, client } = await payer();
@@ -471,11 +478,7 @@ describe('a retrieve of an unfinished video', () => {
       const video = await client.videos.create({ prompt: 'a contested pan', seconds: '12' });
       await settled(user.id, START - quotaOf(SORA_2, 12));
       const upstreamId = await upstreamIdOf(video.id);
-      // The stored state is 5 s old, so every read below may ask the upstream.
-      await db()
-        .update(tasks)
-        .set({ updatedAt: sql`${tasks.updatedAt} - 5` })
-        .where(eq(tasks.taskId, video.id));
+      await ageStoredState(video.id);
       openai.complete(upstreamId, '8');
       const asked = () =>
         openai.requests.filter((r) => r.method === 'GET' && r.path === `/v1/videos/${upstreamId}`).length;
@@ -511,10 +514,7 @@ describe('a retrieve of an unfinished video', () => {
     const { user, client } = await payer();
     const video = await client.videos.create({ prompt: 'a refused clip', seconds: '8' });
     await settled(user.id, START - quotaOf(SORA_2, 8));
-    await db()
-      .update(tasks)
-      .set({ updatedAt: sql`${tasks.updatedAt} - 5` })
-      .where(eq(tasks.taskId, video.id));
+    await ageStoredState(video.id);
     openai.fail(await upstreamIdOf(video.id), 'blocked by moderation');
     const seen = await Promise.all(Array.from({ length: 8 }, () => client.videos.retrieve(video.id)));
     expect(seen.map((v) => v.status)).toEqual(Array(8).fill('failed'));

@@ -8,7 +8,10 @@
 --   model/task.go                   01d7dcfdab0e1a735a74d30249215974e7c86895
 --   model/log.go                    00423442d4ccdcc68fc962809e2623b1ee13b63e
 --   model/usedata.go (QuotaData, the shape without use_group/token_id/channel_id/node_name)
--- options, setups, abilities and two_fas are the earlier hand-written shapes, not yet read against the source.
+--   model/ability.go                004a70dc87e9cf29738688547039e930cfba324c
+--   model/option.go                 014c3ef97ced08e3d63662d2b81d818280b21563
+--   model/twofa.go                  0417e0b950d9015a8976b53aba77a6d9ad9874e4
+--   model/setup.go (Setup: id, version varchar(50) not null, initialized_at bigint not null; as stored in the index)
 -- GORM's SQLite type rules applied: Go int/int64 -> integer, the int primary key -> integer PRIMARY KEY AUTOINCREMENT,
 -- string -> text, bool -> numeric, float64 -> real, gorm.DeletedAt -> datetime; `type:`/`size:` as written (size -> text).
 -- Indexes are left out: the import reads columns, not indexes.
@@ -208,8 +211,8 @@ CREATE TABLE "options" (
 );
 CREATE TABLE "setups" (
   "id" integer PRIMARY KEY AUTOINCREMENT,
-  "version" varchar(50),
-  "initialized_at" integer
+  "version" varchar(50) NOT NULL,
+  "initialized_at" integer NOT NULL
 );
 CREATE TABLE "abilities" (
   "group" varchar(64),
@@ -223,8 +226,13 @@ CREATE TABLE "abilities" (
 );
 CREATE TABLE "two_fas" (
   "id" integer PRIMARY KEY AUTOINCREMENT,
-  "user_id" integer,
-  "secret" varchar(255),
+  "user_id" integer NOT NULL UNIQUE,
+  "secret" varchar(255) NOT NULL,
   "is_enabled" numeric,
+  "failed_attempts" integer DEFAULT 0,
+  "locked_until" datetime,
+  "last_used_at" datetime,
+  "created_at" datetime,
+  "updated_at" datetime,
   "deleted_at" datetime
 );

@@ -114,14 +114,15 @@ export function createNotifier(options: NotifierOptions): Notifier {
     void promise.finally(() => running.delete(promise));
   };
 
-  /** Tries `send` until it succeeds or the retries run out; the last error is thrown. */
+  /** Tries `send` until it succeeds or the retries run out; the last error is thrown. A refusal is final. */
   async function withRetries(send: () => Promise<void>): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         await send();
         return;
       } catch (error) {
-        if (attempt >= delays.length) throw error;
+        const isRefused = error instanceof GuardedFetchError && error.failure === 'not_allowed';
+        if (attempt >= delays.length || isRefused) throw error;
         await new Promise((resolve) => setTimeout(resolve, delays[attempt]));
       }
     }

@@ -155,9 +155,15 @@ describe('the guarded client', () => {
   it('reaches the loopback listener once root allows 127.0.0.0/8, and nothing else becomes allowed', async () => {
     const inside = await listen('127.0.0.1');
     const fetch = guarded({ policy: () => policy('127.0.0.0/8') });
-    const answer = await fetch({ url: `http://127.0.0.1:${inside.port}/hook?a=1`, method: 'POST', body: '{"x":1}' });
+    const answer = await fetch({
+      url: `http://127.0.0.1:${inside.port}/hook?a=1`,
+      method: 'POST',
+      body: '{"x":1}',
+    });
     expect(answer.status).toBe(204);
-    expect(inside.requests).toEqual([{ url: '/hook?a=1', host: `127.0.0.1:${inside.port}`, body: '{"x":1}' }]);
+    expect(inside.requests).toEqual([
+      { url: '/hook?a=1', host: `127.0.0.1:${inside.port}`, body: '{"x":1}' },
+    ]);
     const toMetadata = resolverAnswering(['169.254.169.254']);
     const error = await failureOf(
       guarded({ policy: () => policy('127.0.0.0/8'), resolve: toMetadata.resolve })({
@@ -169,7 +175,9 @@ describe('the guarded client', () => {
 
   it('reaches anything with the protection switched off by root', async () => {
     const inside = await listen('127.0.0.1');
-    const answer = await guarded({ policy: () => policy('', false) })({ url: `http://127.0.0.1:${inside.port}/` });
+    const answer = await guarded({ policy: () => policy('', false) })({
+      url: `http://127.0.0.1:${inside.port}/`,
+    });
     expect(answer.status).toBe(204);
     expect(inside.connections()).toBe(1);
   });
@@ -185,7 +193,9 @@ describe('the guarded client', () => {
     });
     expect(answer.status).toBe(204);
     expect(rebinding.calls).toEqual(['hooks.example.test']);
-    expect(checked.requests).toEqual([{ url: '/hook', host: `hooks.example.test:${checked.port}`, body: '{}' }]);
+    expect(checked.requests).toEqual([
+      { url: '/hook', host: `hooks.example.test:${checked.port}`, body: '{}' },
+    ]);
     expect(rebound.connections()).toBe(0);
   });
 
@@ -222,7 +232,9 @@ describe('the guarded client', () => {
       await failureOf(fetch({ url: `http://127.0.0.1:${closed}/` })),
       await failureOf(fetch({ url: `http://127.0.0.1:${silent.port}/` })),
       await failureOf(
-        guarded({ policy: () => policy('127.0.0.0/8'), resolve: failing })({ url: 'http://nowhere.example.test/' }),
+        guarded({ policy: () => policy('127.0.0.0/8'), resolve: failing })({
+          url: 'http://nowhere.example.test/',
+        }),
       ),
     ];
     expect(errors.map((e) => e.message)).toEqual([

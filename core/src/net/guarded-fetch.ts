@@ -118,7 +118,9 @@ async function checkedAddress(url: URL, options: GuardedFetchOptions, signal: Ab
   if (policy.isProtected && isLocalName(host)) throw notAllowed(`${host} is a local name`);
   let addresses: readonly { address: string }[];
   try {
-    addresses = isIP(host) ? [{ address: host }] : await beforeAbort((options.resolve ?? resolveWithDns)(host), signal);
+    addresses = isIP(host)
+      ? [{ address: host }]
+      : await beforeAbort((options.resolve ?? resolveWithDns)(host), signal);
   } catch (error) {
     throw new GuardedFetchError('unreachable', `${subject} could not be reached`, error);
   }

@@ -10,11 +10,11 @@ import { LogType } from '../domain/logs.ts';
 import { Role } from '../domain/users.ts';
 import { createMemoryKv } from '../kv/kv.ts';
 import { createSmtpMailer } from '../mail/mailer.ts';
-import { freePort } from '../testing/free-port.ts';
-import { createTestDatabaseUrl } from '../testing/test-runtime.ts';
 import { defaultOptionValue, type OptionKey, type OptionReader } from '../options/registry.ts';
 import { createUserRepo } from '../repos/user.repo.ts';
+import { freePort } from '../testing/free-port.ts';
 import { type SmtpTestServer, startSmtpTestServer } from '../testing/smtp-test-server.ts';
+import { createTestDatabaseUrl } from '../testing/test-runtime.ts';
 import { createNotifier, type Notifier } from './notifier.ts';
 
 /** A webhook receiver that checks each body's signature with the secret, and can be told to fail. */
@@ -211,7 +211,8 @@ describe('notices', () => {
       await notifier.idle();
       texts.push(await logsOf(u.id));
     }
-    const unreachable = 'could not deliver the "Your balance is running low" notice: the webhook could not be reached';
+    const unreachable =
+      'could not deliver the "Your balance is running low" notice: the webhook could not be reached';
     expect(texts).toEqual([[unreachable], [unreachable]]);
   });
 

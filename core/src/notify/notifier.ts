@@ -24,7 +24,12 @@ import { LogType } from '../domain/logs.ts';
 import { Role } from '../domain/users.ts';
 import type { KvStore } from '../kv/kv.ts';
 import { escapeHtml, type Mailer } from '../mail/mailer.ts';
-import { createGuardedFetch, GuardedFetchError, outboundPolicyOf, type ResolveHost } from '../net/guarded-fetch.ts';
+import {
+  createGuardedFetch,
+  GuardedFetchError,
+  outboundPolicyOf,
+  type ResolveHost,
+} from '../net/guarded-fetch.ts';
 import type { OptionReader } from '../options/registry.ts';
 
 export type NoticeType = 'quota_exceed' | 'channel_update' | 'channel_test';

@@ -6,10 +6,10 @@ import {
   defaultOptionValue,
   isSecretOptionKey,
   mayManageOption,
-  optionAudience,
   type OptionKey,
   type OptionReader,
   type OptionValue,
+  optionAudience,
   optionKeys,
   readDefaults,
   validateOptions,
@@ -287,7 +287,7 @@ describe('validating one option', () => {
     expectRejected(key, '10.0.0.0/8, 172.16.0.0/12', /"10\.0\.0\.0\/8, 172\.16\.0\.0\/12" is not one/);
   });
 
-  it("protects user-chosen addresses by default and lets only root change or read that", () => {
+  it('protects user-chosen addresses by default and lets only root change or read that', () => {
     expect(defaultOptionValue('fetch_setting.enable_ssrf_protection')).toBe(true);
     expect(defaultOptionValue('fetch_setting.allowed_ranges')).toEqual([]);
     for (const key of ['fetch_setting.enable_ssrf_protection', 'fetch_setting.allowed_ranges']) {

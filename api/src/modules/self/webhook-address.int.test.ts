@@ -58,7 +58,10 @@ describe('webhook addresses users may save', () => {
   });
 
   it('lets only root read and change the outbound address settings, refusing a bad range', async () => {
-    const refused = await root.put('/api/option/', { key: 'fetch_setting.allowed_ranges', value: '10.0.0.0/33' });
+    const refused = await root.put('/api/option/', {
+      key: 'fetch_setting.allowed_ranges',
+      value: '10.0.0.0/33',
+    });
     expect(refused.json()).toMatchObject({ success: false });
     expect(refused.json().message).toContain('"10.0.0.0/33" is not one');
     const keysListedTo = async (client: ConsoleClient) =>
@@ -73,7 +76,10 @@ describe('webhook addresses users may save', () => {
     expect(adminKeys).toContain('RetryTimes');
     expect(adminKeys).not.toContain('fetch_setting.allowed_ranges');
     expect(adminKeys).not.toContain('fetch_setting.enable_ssrf_protection');
-    const write = await admin.put('/api/option/', { key: 'fetch_setting.allowed_ranges', value: '0.0.0.0/0' });
+    const write = await admin.put('/api/option/', {
+      key: 'fetch_setting.allowed_ranges',
+      value: '0.0.0.0/0',
+    });
     expect(write.json().success).toBe(false);
   });
 });

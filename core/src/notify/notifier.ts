@@ -9,7 +9,10 @@
  *   (`notification_email`, else the account's address) or by webhook (a JSON body signed with HMAC-SHA256 of
  *   `webhook_secret` in `X-Webhook-Signature`), retried with backoff.
  * - At most `limitPerHour` notices of one type reach one user an hour (as the reference's NOTIFY_LIMIT_COUNT).
- * - A notice that cannot be delivered is logged and written as a system log row root sees in the usage logs.
+ * - A webhook goes out through the guarded client (`net/guarded-fetch.ts`): an address in the gateway's own
+ *   network is refused unless root allows its range, and no redirect is followed.
+ * - A notice that cannot be delivered is logged in full and written as a system log row root and the user see in
+ *   the usage logs, saying only what the user may know (never an address or the state of a port).
  */
 import { createHmac } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
@@ -21,6 +24,12 @@ import { LogType } from '../domain/logs.ts';
 import { Role } from '../domain/users.ts';
 import type { KvStore } from '../kv/kv.ts';
 import { escapeHtml, type Mailer } from '../mail/mailer.ts';
+import {
+  createGuardedFetch,
+  GuardedFetchError,
+  outboundPolicyOf,
+  type ResolveHost,
+} from '../net/guarded-fetch.ts';
 import type { OptionReader } from '../options/registry.ts';
 
 export type NoticeType = 'quota_exceed' | 'channel_update' | 'channel_test';
@@ -57,6 +66,8 @@ export interface NotifierOptions {
   /** Waits before each retry; default 1 s, 5 s, 25 s. */
   readonly retryDelaysMs?: readonly number[];
   readonly limitPerHour?: number;
+  /** Resolves webhook host names (tests); default the system resolver. */
+  readonly resolveHost?: ResolveHost;
 }
 
 /** The threshold a user is warned at: their own setting, else `QuotaRemindThreshold`. */
@@ -83,11 +94,24 @@ export function signedWebhook(notice: Notice, secret: string, now: number) {
   return { body, signature };
 }
 
+/**
+ * What a user may read of a failed delivery: the guarded client's message, else a plain sentence (a mail error
+ * can name the SMTP server's address; the server log has it).
+ */
+function safeReason(error: unknown): string {
+  return error instanceof GuardedFetchError ? error.message : 'the email could not be sent';
+}
+
 export function createNotifier(options: NotifierOptions): Notifier {
   const { db, mailer, kv, log } = options;
   const delays = options.retryDelaysMs ?? [1_000, 5_000, 25_000];
   const limit = options.limitPerHour ?? 2;
   const running = new Set<Promise<void>>();
+  const fetchWebhook = createGuardedFetch({
+    subject: 'the webhook',
+    policy: () => outboundPolicyOf(options.options),
+    resolve: options.resolveHost,
+  });
 
   const track = (job: () => Promise<void>) => {
     const promise = job().catch((err: unknown) => log.warn({ err }, 'a notice could not be sent'));
@@ -95,14 +119,15 @@ export function createNotifier(options: NotifierOptions): Notifier {
     void promise.finally(() => running.delete(promise));
   };
 
-  /** Tries `send` until it succeeds or the retries run out; the last error is thrown. */
+  /** Tries `send` until it succeeds or the retries run out; the last error is thrown. A refusal is final. */
   async function withRetries(send: () => Promise<void>): Promise<void> {
     for (let attempt = 0; ; attempt += 1) {
       try {
         await send();
         return;
       } catch (error) {
-        if (attempt >= delays.length) throw error;
+        const isRefused = error instanceof GuardedFetchError && error.failure === 'not_allowed';
+        if (attempt >= delays.length || isRefused) throw error;
         await new Promise((resolve) => setTimeout(resolve, delays[attempt]));
       }
     }
@@ -115,23 +140,24 @@ export function createNotifier(options: NotifierOptions): Notifier {
       username,
       createdAt: Math.floor(Date.now() / 1000),
       type: LogType.System,
-      content: `could not deliver the "${notice.title}" notice: ${(error as Error).message ?? String(error)}`,
+      content: `could not deliver the "${notice.title}" notice: ${safeReason(error)}`,
     });
   }
 
   async function postWebhook(url: string, secret: string, notice: Notice) {
     const { body, signature } = signedWebhook(notice, secret, Date.now());
-    const response = await fetch(url, {
+    const answer = await fetchWebhook({
+      url,
       method: 'POST',
       headers: {
         'content-type': 'application/json',
         ...(signature ? { 'x-webhook-signature': signature } : {}),
       },
       body,
-      signal: AbortSignal.timeout(5_000),
     });
-    await response.body?.cancel();
-    if (!response.ok) throw new Error(`the webhook answered ${response.status}`);
+    // A redirect is not followed: its target would escape the address check.
+    if (answer.status < 200 || answer.status > 299)
+      throw new GuardedFetchError('answered', `the webhook answered ${answer.status}`, undefined);
   }
 
   const mail = (to: string, notice: Notice) =>

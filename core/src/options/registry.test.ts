@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL_RATIO } from '../billing/default-ratios.ts';
+import { Role } from '../domain/users.ts';
 import {
   defaultOptionText,
   defaultOptionValue,
   isSecretOptionKey,
+  mayManageOption,
   type OptionKey,
   type OptionReader,
   type OptionValue,
+  optionAudience,
   optionKeys,
   readDefaults,
   validateOptions,
@@ -269,6 +272,29 @@ describe('validating one option', () => {
 
   it('rejects a domain list with an entry that is not a domain name, naming it', () => {
     expectRejected('EmailDomainWhitelist', 'gmail.com,not a domain', /"not a domain" is not one/);
+  });
+
+  it('keeps the ranges root allows one a line in CIDR form and names one that is not a range', () => {
+    const key = 'fetch_setting.allowed_ranges';
+    expectStoredAs(key, '10.0.0.0/8\n 192.168.1.7 \n\nfd00::1/8\n', '10.0.0.0/8\n192.168.1.7/32\nfd00::/8');
+    expectStoredAs(key, '', '');
+    expectRejected(
+      key,
+      '10.0.0.0/8\n10.0.0.0/33',
+      `${key} must be IP ranges such as 10.0.0.0/8 or fd00::/8, or single addresses, one a line; "10.0.0.0/33" is not one`,
+    );
+    expectRejected(key, 'internal.example.com', /"internal\.example\.com" is not one/);
+    expectRejected(key, '10.0.0.0/8, 172.16.0.0/12', /"10\.0\.0\.0\/8, 172\.16\.0\.0\/12" is not one/);
+  });
+
+  it('protects user-chosen addresses by default and lets only root change or read that', () => {
+    expect(defaultOptionValue('fetch_setting.enable_ssrf_protection')).toBe(true);
+    expect(defaultOptionValue('fetch_setting.allowed_ranges')).toEqual([]);
+    for (const key of ['fetch_setting.enable_ssrf_protection', 'fetch_setting.allowed_ranges']) {
+      expect(optionAudience(key)).toBe('root');
+      expect(mayManageOption(key, Role.Admin)).toBe(false);
+      expect(mayManageOption(key, Role.Root)).toBe(true);
+    }
   });
 });
 

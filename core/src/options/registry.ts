@@ -11,6 +11,7 @@ import {
   DEFAULT_CHANNEL_AFFINITY,
 } from '../channels/affinity-rules.ts';
 import { isAdmin, isRoot } from '../domain/users.ts';
+import { formatRange, parseRange } from '../net/address-ranges.ts';
 import {
   address,
   bool,
@@ -166,6 +167,21 @@ export const optionRegistry = {
     { default: 1, vip: 1, svip: 1 },
     'a JSON object mapping each group name to a ratio of 0 or more',
   ),
+
+  // Requests to addresses users choose (webhooks), docs/adr/0039
+  /** Refuses user-chosen addresses in private, loopback, link-local and reserved ranges. */
+  'fetch_setting.enable_ssrf_protection': bool(true),
+  /** Ranges (CIDR or single addresses, one a line) such addresses may reach anyway, e.g. an in-cluster relay. */
+  'fetch_setting.allowed_ranges': list('\n', [], {
+    normalise: (item) => {
+      const range = parseRange(item);
+      return range ? formatRange(range) : item;
+    },
+    check: {
+      test: (item) => parseRange(item) !== undefined,
+      problem: 'must be IP ranges such as 10.0.0.0/8 or fd00::/8, or single addresses, one a line',
+    },
+  }),
 
   // Branding and text
   SystemName: text('Turnpike', { required: true }),

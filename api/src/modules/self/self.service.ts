@@ -6,6 +6,7 @@ import type { User } from '@turnpike/core/db/schema/users';
 import { usableGroups } from '@turnpike/core/domain/groups';
 import { isRoot } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
+import { outboundPolicyOf, userAddressProblem } from '@turnpike/core/net/guarded-fetch';
 import { createLogRepo } from '@turnpike/core/repos/log.repo';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { and, eq, inArray, sql } from 'drizzle-orm';
@@ -99,6 +100,14 @@ export function createSelfService(deps: AppDeps) {
 
     /** Notification settings; an empty webhook secret keeps the stored one (secrets are never sent back). */
     async updateSetting(user: User, input: UserSetting): Promise<void> {
+      // Names are checked again at each delivery (DNS can change); a literal address can be refused now.
+      const problem =
+        input.webhook_url &&
+        userAddressProblem(
+          input.webhook_url,
+          outboundPolicyOf((key) => deps.options.get(key)),
+        );
+      if (problem) throw new AppError('VALIDATION_FAILED', `webhook_url ${problem}`);
       const stored = parseUserSetting(user.setting);
       const webhookSecret = input.webhook_secret || stored.webhook_secret || '';
       await repo.update(user.id, {

@@ -336,6 +336,51 @@ describe('settings page', () => {
     ]);
   });
 
+  it("saves the ranges root lets webhooks reach and shows the server's refusal of a bad one", async () => {
+    const refusal =
+      'fetch_setting.allowed_ranges must be IP ranges such as 10.0.0.0/8 or fd00::/8, or single addresses, one a line; "10.0.0.0/33" is not one';
+    const server = serve(
+      undefined,
+      { ...options, 'fetch_setting.enable_ssrf_protection': 'true' },
+      {
+        'PUT /api/option/': (call) => {
+          const { value } = call.body as { value: string };
+          return value.includes('/33')
+            ? { status: 400, body: { success: false, message: refusal } }
+            : { body: { success: true, message: 'saved' } };
+        },
+      },
+    );
+    await open('system');
+    const fetch = section('Requests to user addresses');
+    const ranges = fetch.getByLabelText('Ranges allowed anyway');
+    await userEvent.type(ranges, '10.0.0.0/33');
+    await userEvent.click(fetch.getByRole('button', { name: 'Save Requests to user addresses' }));
+    expect(await screen.findByText(/"10.0.0.0\/33" is not one/)).toBeTruthy();
+    await userEvent.clear(ranges);
+    await userEvent.type(ranges, '10.0.0.0/8{enter}fd00::/8');
+    await userEvent.click(fetch.getByRole('button', { name: 'Save Requests to user addresses' }));
+    await screen.findByText('Saved');
+    expect(server.callsTo('PUT', '/api/option/').map((c) => c.body)).toEqual([
+      { key: 'fetch_setting.allowed_ranges', value: '10.0.0.0/33' },
+      { key: 'fetch_setting.allowed_ranges', value: '10.0.0.0/8\nfd00::/8' },
+    ]);
+  });
+
+  it('names the outbound address settings in Chinese', async () => {
+    serve(undefined, { ...options, 'fetch_setting.enable_ssrf_protection': 'true' });
+    await i18next.changeLanguage('zh');
+    try {
+      await renderScreen(() => <SettingsPage tab="system" onTabChange={() => {}} />);
+      await screen.findAllByRole('button', { name: /^保存/ });
+      const fetch = section('访问用户提供的地址');
+      expect(fetch.getByLabelText('仍然允许的网段')).toBeTruthy();
+      expect(fetch.getByText('拒绝内网、回环和链路本地地址（Webhook）')).toBeTruthy();
+    } finally {
+      await i18next.changeLanguage('en');
+    }
+  });
+
   it('checks for updates against the configured release feed, and says when the check fails', async () => {
     const feed = 'https://releases.internal.test/turnpike/latest';
     let answer: { status?: number; body: unknown } = { body: { tag_name: 'v9.9.9' } };

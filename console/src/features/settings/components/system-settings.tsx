@@ -64,6 +64,16 @@ export const wechatFields: OptionField[] = [
 ];
 export const telegramFields: OptionField[] = [tx('TelegramBotName'), secret('TelegramBotToken')];
 export const turnstileFields: OptionField[] = [tx('TurnstileSiteKey'), secret('TurnstileSecretKey')];
+/** What a webhook a user sets may reach (docs/adr/0039); the server checks each range. */
+export const fetchFields: OptionField[] = [
+  sw('fetch_setting.enable_ssrf_protection', { confirmOff: 'confirm.ssrfProtectionOff' }),
+  {
+    key: 'fetch_setting.allowed_ranges',
+    kind: 'textarea',
+    hint: 'hint.allowedRanges',
+    enabledBy: 'fetch_setting.enable_ssrf_protection',
+  },
+];
 
 /** Fetches the OIDC discovery document and returns the three endpoints it names. */
 export async function fetchOidcConfiguration(wellKnown: string): Promise<Record<string, string>> {
@@ -214,6 +224,7 @@ export function SystemSettings({ values }: { values: OptionValues }) {
       <OptionSection title={t('section.wechat')} fields={wechatFields} values={values} />
       <OptionSection title={t('section.telegram')} fields={telegramFields} values={values} />
       <OptionSection title={t('section.turnstile')} fields={turnstileFields} values={values} />
+      <OptionSection title={t('section.fetch')} fields={fetchFields} values={values} />
     </div>
   );
 }

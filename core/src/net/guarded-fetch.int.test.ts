@@ -118,13 +118,15 @@ describe('the guarded client', () => {
     expect(inside.connections()).toBe(0);
   });
 
-  it('refuses a name that resolves to a private address without connecting anywhere', async () => {
+  it('refuses a name that resolves to a private address without connecting anywhere, in the words of a name that does not resolve', async () => {
     const inside = await listen('127.0.0.1');
     const toPrivate = resolverAnswering(['10.0.0.1']);
     const error = await failureOf(
       guarded({ resolve: toPrivate.resolve })({ url: 'http://hooks.example.test/x', method: 'POST' }),
     );
-    expect(error.message).toBe('the webhook address is not allowed');
+    // "not allowed" would tell the user the name exists inside the gateway's network.
+    expect(error.message).toBe('the webhook could not be reached');
+    expect(error.failure).toBe('not_allowed');
     expect(String((error.cause as Error).message)).toContain('10.0.0.1');
     // One address of several in a blocked range is enough: the others are not tried either.
     const mixed = resolverAnswering(['127.0.0.1', '169.254.169.254']);
@@ -133,7 +135,7 @@ describe('the guarded client', () => {
         url: `http://hooks.example.test:${inside.port}/`,
       }),
     );
-    expect(second.message).toBe('the webhook address is not allowed');
+    expect(second.message).toBe('the webhook could not be reached');
     expect(inside.connections()).toBe(0);
   });
 
@@ -170,7 +172,8 @@ describe('the guarded client', () => {
         url: 'http://metadata.example.test/latest/meta-data/',
       }),
     );
-    expect(error.message).toBe('the webhook address is not allowed');
+    expect(error.failure).toBe('not_allowed');
+    expect(error.message).toBe('the webhook could not be reached');
   });
 
   it('reaches anything with the protection switched off by root', async () => {

@@ -8,8 +8,9 @@
  *   the name.
  * - Only http and https; redirects are not followed (a 3xx is the caller's failure); the whole call is bounded by
  *   a timeout and at most `maxResponseBytes` of the answer are read.
- * - A failure says only what a user may know: the address is not allowed, could not be reached (DNS failure,
- *   refused, reset and timeout alike, so it cannot probe ports), or what status it answered. The detail is the
+ * - A failure says only what a user may know: the address is not allowed (a literal blocked address or
+ *   `localhost`, as typed), could not be reached (DNS failure, refused, reset, timeout, and a name that resolves
+ *   into a blocked range alike, so it can probe neither ports nor internal names), or what status it answered. The detail is the
  *   error's `cause`, for the server log.
  */
 import { lookup } from 'node:dns/promises';
@@ -130,7 +131,15 @@ async function checkedAddress(url: URL, options: GuardedFetchOptions, signal: Ab
   if (policy.isProtected) {
     for (const { address } of addresses) {
       const refused = refusedRangeOf(address, policy.allowed);
-      if (refused) throw notAllowed(`${host} resolves to ${address}, in ${refused}`);
+      // A name is refused in the words of a name that does not resolve: "not allowed" would tell a user which
+      // names resolve inside the gateway's network (`redis.default.svc.cluster.local`), and so map it.
+      if (refused && isIP(host)) throw notAllowed(`${host} is in ${refused}`);
+      if (refused)
+        throw new GuardedFetchError(
+          'not_allowed',
+          `${subject} could not be reached`,
+          new Error(`${host} resolves to ${address}, in ${refused}`),
+        );
     }
   }
   return first;

@@ -9,7 +9,8 @@
  *   public key, its `iss`, `aud`, `scope` and times, and issues an access token; the model calls want it as a bearer.
  * - Bedrock (https://docs.aws.amazon.com/bedrock/latest/APIReference/): SigV4 (recomputed from the secret key it
  *   knows by testing/sigv4.ts, an implementation of its own checked against AWS's published suite) or a Bedrock API key as a bearer; InvokeModel and
- *   invoke-with-response-stream (the `application/vnd.amazon.eventstream` binary framing), errors with
+ *   invoke-with-response-stream (the `application/vnd.amazon.eventstream` binary framing, written by
+ *   testing/event-stream.ts, not by the codec the relay reads it with), errors with
  *   `x-amzn-ErrorType`.
  * Every request is recorded.
  */
@@ -17,9 +18,8 @@
 import { createHmac, createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { isRecord } from '@turnpike/core/json';
+import { encodeEvent } from './event-stream.ts';
 import { authorizationOf } from './sigv4.ts';
 
 export interface CloudRequest {
@@ -692,19 +692,9 @@ const awsError = (res: ServerResponse, status: number, type: string, message: st
   res.end(JSON.stringify({ message }));
 };
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
-
 /** One Bedrock stream message: a `chunk` event carrying the model's event as base64 `bytes`. */
-export function bedrockChunk(event: unknown): Uint8Array {
-  return codec.encode({
-    headers: {
-      ':event-type': { type: 'string', value: 'chunk' },
-      ':content-type': { type: 'string', value: 'application/json' },
-      ':message-type': { type: 'string', value: 'event' },
-    },
-    body: fromUtf8(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') })),
-  });
-}
+export const bedrockChunk = (event: unknown): Uint8Array =>
+  encodeEvent('chunk', JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') }));
 
 /** The reply of the fake Wenxin models. */
 export const WENXIN_REPLY = 'Hello from Wenxin.';
@@ -726,16 +716,8 @@ export const DIFY_REPLY = 'Hello from the Dify app.';
 export const CONVERSE_REPLY = 'Hello from Bedrock Converse.';
 
 /** One ConverseStream message: the event's type as `:event-type`, its JSON as the payload. */
-export function converseEvent(type: string, payload: unknown): Uint8Array {
-  return codec.encode({
-    headers: {
-      ':event-type': { type: 'string', value: type },
-      ':content-type': { type: 'string', value: 'application/json' },
-      ':message-type': { type: 'string', value: 'event' },
-    },
-    body: fromUtf8(JSON.stringify(payload)),
-  });
-}
+export const converseEvent = (type: string, payload: unknown): Uint8Array =>
+  encodeEvent(type, JSON.stringify(payload));
 
 /** Converse and ConverseStream as the reference shows them: text blocks, stop reason, usage last. */
 function converseCall(res: ServerResponse, modelId: string, stream: boolean, body: Record<string, unknown>) {

@@ -2,7 +2,8 @@
  * The providers' recorded fixtures (`<provider>/__fixtures__/*.json`), written from each provider's API reference
  * (none checked against a real capture; each says so): the request a provider builds (URL, credential header,
  * body), its answer read back into the canonical shape with its usage, its stream in its real framing (AWS's binary
- * event stream, encoded with AWS's codec) decoded into canonical chunks, and its errors classified.
+ * event stream, framed by testing/event-stream.ts, held to AWS's published vectors in
+ * bedrock/event-stream-vectors.test.ts) decoded into canonical chunks, and its errors classified.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSseParser } from '../sse.ts';
+import { createChunkCollector } from '../testing/chat-chunks.ts';
 import { anthropicFormat } from './anthropic/format.ts';
-import type { Json } from './canonical.ts';
 import type { Format } from './format.ts';
 
 /** What a chat client assembles from the decoded chunks, the stream cut into `step`-byte pieces. */
@@ -14,31 +14,16 @@ function readAsClient(format: Format, stream: string, step: number) {
   const parser = createSseParser();
   const decoder = format.streamToChat('model');
   const bytes = Buffer.from(stream, 'utf8');
-  let content = '';
-  let finishReason: unknown;
+  const collector = createChunkCollector();
   let finished = false;
-  const calls = new Map<number, { id: string; name: string; arguments: string }>();
   for (let at = 0; at < bytes.length; at += step) {
     for (const event of parser.push(bytes.subarray(at, at + step))) {
       const decoded = decoder.push(event);
       finished ||= decoded.finished === true;
-      for (const chunk of decoded.chunks) {
-        const choice = (chunk.choices as Json[])[0] as Json;
-        const delta = choice.delta as Json;
-        if (typeof delta.content === 'string') content += delta.content;
-        for (const call of (delta.tool_calls as Json[] | undefined) ?? []) {
-          const fn = call.function as Json;
-          const held = calls.get(call.index as number) ?? { id: '', name: '', arguments: '' };
-          if (typeof call.id === 'string') held.id = call.id;
-          if (typeof fn.name === 'string') held.name += fn.name;
-          if (typeof fn.arguments === 'string') held.arguments += fn.arguments;
-          calls.set(call.index as number, held);
-        }
-        if (choice.finish_reason) finishReason = choice.finish_reason;
-      }
+      for (const chunk of decoded.chunks) collector.push(chunk);
     }
   }
-  return { content, toolCalls: [...calls.values()], finishReason, finished, usage: decoder.usage() };
+  return { ...collector.seen(), finished, usage: decoder.usage() };
 }
 
 /**

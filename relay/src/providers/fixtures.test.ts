@@ -13,6 +13,7 @@ import { anthropicFormat } from '../formats/anthropic/format.ts';
 import type { Json } from '../formats/canonical.ts';
 import type { ChannelView, FormatOptions } from '../formats/format.ts';
 import { createSseParser } from '../sse.ts';
+import { createChunkCollector } from '../testing/chat-chunks.ts';
 import { bedrockChunk, converseEvent } from '../testing/fake-clouds.ts';
 import type { UpstreamBody } from '../upstream/client.ts';
 import { converseFormat } from './bedrock/converse.ts';
@@ -115,32 +116,16 @@ for (const provider of ['azure', 'bedrock']) {
             'model',
           );
           const parser = createSseParser();
-          let content = '';
-          let finishReason: unknown;
+          const collector = createChunkCollector();
           let finished = false;
-          const calls = new Map<number, { id: string; name: string; arguments: string }>();
           for await (const piece of eventStreamToSse(bodyOf(pieces))) {
             for (const event of parser.push(piece)) {
               const decoded = decoder.push(event);
               if (decoded.finished) finished = true;
-              for (const chunk of decoded.chunks) {
-                const choice = (chunk.choices as Json[])[0] as Json;
-                const delta = choice.delta as Json;
-                if (typeof delta.content === 'string') content += delta.content;
-                for (const call of (delta.tool_calls as Json[] | undefined) ?? []) {
-                  const fn = call.function as Json;
-                  const seen = calls.get(call.index as number) ?? { id: '', name: '', arguments: '' };
-                  calls.set(call.index as number, {
-                    id: (call.id as string | undefined) ?? seen.id,
-                    name: (fn.name as string | undefined) || seen.name,
-                    arguments: seen.arguments + ((fn.arguments as string | undefined) ?? ''),
-                  });
-                }
-                if (choice.finish_reason) finishReason = choice.finish_reason;
-              }
+              for (const chunk of decoded.chunks) collector.push(chunk);
             }
           }
-          expect({ content, toolCalls: [...calls.values()], finishReason, finished }).toEqual({
+          expect({ ...collector.seen(), finished }).toEqual({
             content: fixture.expected!.content,
             toolCalls: fixture.expected!.toolCalls,
             finishReason: fixture.expected!.finishReason,

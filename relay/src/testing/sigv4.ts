@@ -19,10 +19,10 @@ export interface SigV4Request {
 }
 
 /** RFC 3986 escaping as SigV4 wants it: everything but `A-Z a-z 0-9 - _ . ~`, hex in upper case. */
-const escape = (text: string): string =>
+const uriEscape = (text: string): string =>
   encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-const unescape = (text: string): string => {
+const uriUnescape = (text: string): string => {
   try {
     return decodeURIComponent(text);
   } catch {
@@ -39,14 +39,14 @@ const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).u
  * values trimmed and inner runs of spaces made one, the list of signed headers, the hex SHA-256 of the body.
  */
 export function canonicalRequestOf(request: SigV4Request): string {
-  const path = request.path === '' ? '/' : request.path.split('/').map(escape).join('/');
+  const path = request.path === '' ? '/' : request.path.split('/').map(uriEscape).join('/');
   const pairs = request.query
     .split('&')
     .filter((pair) => pair !== '')
     .map((pair) => {
       const at = pair.indexOf('=');
       const [name, value] = at < 0 ? [pair, ''] : [pair.slice(0, at), pair.slice(at + 1)];
-      return [escape(unescape(name)), escape(unescape(value))] as const;
+      return [uriEscape(uriUnescape(name)), uriEscape(uriUnescape(value))] as const;
     })
     .sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
   const names = Object.keys(request.headers)

@@ -1,13 +1,24 @@
 /**
- * Streams exactly as the providers' own documents print them (captured from the documents, not from our fakes), fed
- * byte for byte through the relay's SSE parser and the format's stream decoder: what a chat client would see (the
- * text, the tool call's arguments, the finish reason) and the usage the relay bills, as the document states them.
+ * Streams exactly as the providers print them in their documents or record them in their SDKs' test data (never
+ * from our fakes), fed through the relay's SSE parser and the format's stream decoder cut into pieces of various
+ * sizes: what a chat client would see (the text, the reasoning, the tool call's arguments, the finish reason) and
+ * the usage the relay bills, as the document states them. The recorded ones are kept byte for byte in
+ * `__documented__/`, each named with its source below. How the converted streams reach clients of other formats
+ * through a listening relay is documented-streams.int.test.ts.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSseParser } from '../sse.ts';
 import { createChunkCollector } from '../testing/chat-chunks.ts';
 import { anthropicFormat } from './anthropic/format.ts';
 import type { Format } from './format.ts';
+import { geminiFormat } from './gemini/format.ts';
+import { openAiFormat } from './openai/format.ts';
+
+/** A stream recorded in `__documented__/`, as its source wrote it. */
+const documented = (name: string): string =>
+  readFileSync(path.join(import.meta.dirname, '__documented__', name), 'utf8');
 
 /** What a chat client assembles from the decoded chunks, the stream cut into `step`-byte pieces. */
 function readAsClient(format: Format, stream: string, step: number) {
@@ -140,6 +151,79 @@ describe('streams as the providers document them', () => {
         finished: true,
       });
       expect(seen.usage).toMatchObject({ promptTokens: 472, completionTokens: 89 });
+    },
+  );
+
+  /**
+   * A stream recorded from OpenAI's API by the openai-python SDK for its own tests (`test_parse_pydantic_tool`,
+   * gpt-4o-2024-08-06 asked for the weather in Edinburgh with one function tool), kept as
+   * https://github.com/openai/openai-python/blob/e43b422412a9e96c9cc5192c61fffbe2d7e04836/.inline-snapshot/external/c6aa7e397b7123c3501f25df3a05d4daf7e8ad6d61ffa406ab5361fe36a8d5b1.bin
+   * (the function's arguments in 14 pieces, `finish_reason: "tool_calls"`, then the `include_usage` chunk with no
+   * choices, then `[DONE]`). The SDK's snapshot of the final completion states the call's id, name and arguments.
+   */
+  it.each([1, 7, 100, 8192])(
+    "OpenAI's recorded tool-call stream reads as one GetWeatherArgs call with its whole arguments and 76 in / 24 out (pieces of %i bytes)",
+    (step) => {
+      const seen = readAsClient(openAiFormat, documented('openai-chat-tool-call.sse'), step);
+      expect(seen).toMatchObject({
+        content: '',
+        toolCalls: [
+          {
+            id: 'call_c91SqDXlYFuETYv8mUHzz6pp',
+            name: 'GetWeatherArgs',
+            arguments: '{"city":"Edinburgh","country":"UK","units":"c"}',
+          },
+        ],
+        finishReason: 'tool_calls',
+        finished: true,
+      });
+      expect(seen.usage).toMatchObject({ promptTokens: 76, completionTokens: 24, reasoningTokens: 0 });
+    },
+  );
+
+  /**
+   * Gemini's `streamGenerateContent?alt=sse` answer as Google's Firebase AI SDKs record it for their tests,
+   * https://github.com/FirebaseExtended/vertexai-sdk-test-data/blob/9e8980ab78183d9a2d3ba6509076ab4776f56d01/mock-responses/googleai/streaming-success-basic-reply-short.txt
+   * (three `data:` events; the last has `finishReason: "STOP"` and the whole `usageMetadata`: 7 prompt, 10
+   * candidates, 17 total).
+   */
+  it.each([1, 9, 4096])(
+    "Gemini's recorded short reply reads as its text, stop, and 7 in / 10 out (pieces of %i bytes)",
+    (step) => {
+      const seen = readAsClient(geminiFormat, documented('gemini-basic-reply-short.sse'), step);
+      expect(seen).toMatchObject({
+        content: 'The capital of Wyoming is **Cheyenne**.\n',
+        reasoning: '',
+        toolCalls: [],
+        finishReason: 'stop',
+        finished: true,
+      });
+      expect(seen.usage).toMatchObject({ promptTokens: 7, completionTokens: 10 });
+    },
+  );
+
+  /**
+   * gemini-2.5-flash thinking, then calling a function, from the same test data:
+   * https://github.com/FirebaseExtended/vertexai-sdk-test-data/blob/9e8980ab78183d9a2d3ba6509076ab4776f56d01/mock-responses/googleai/streaming-success-thinking-function-call-thought-summary-signature.txt
+   * (two thought summaries, then a `functionCall` `now` with no arguments and `finishReason: "STOP"`; the last
+   * `usageMetadata`: 38 prompt, 6 candidates, 168 thoughts, 212 total). Thoughts are billed as output, so the
+   * output is 212 − 38 = 6 + 168.
+   */
+  it.each([1, 64, 8192])(
+    "Gemini's recorded thinking and function call read as the thought summaries, a `now` call and 38 in / 174 out (pieces of %i bytes)",
+    (step) => {
+      const seen = readAsClient(geminiFormat, documented('gemini-thinking-function-call.sse'), step);
+      expect(seen.reasoning).toBe(
+        "**Calculating the Days**\n\nI've determined the user's request involves calculating the days until New Year's Eve. I need to get the current date and the date of New Year's Eve. My plan involves using `default_api.now()` to get the current date and time. Then, I can perform the calculation to find the time difference.\n\n\n" +
+          "**Determining the Approach**\n\nI'm now zeroing in on the best method. Having established the core requirement -- the number of days until New Year's Eve -- I've identified `default_api.now()` as my primary tool for retrieving the current date. I'll need to define December 31st of the current year. I've also recognized the need to calculate the difference, which isn't a direct function. I'll calculate this myself after getting today's date.\n\n\n",
+      );
+      expect(seen).toMatchObject({
+        content: '',
+        toolCalls: [{ name: 'now', arguments: '{}' }],
+        finishReason: 'tool_calls',
+        finished: true,
+      });
+      expect(seen.usage).toMatchObject({ promptTokens: 38, completionTokens: 174, reasoningTokens: 168 });
     },
   );
 });

@@ -127,6 +127,7 @@ for (const provider of ['azure', 'bedrock']) {
           }
           expect({ ...collector.seen(), finished }).toEqual({
             content: fixture.expected!.content,
+            reasoning: '',
             toolCalls: fixture.expected!.toolCalls,
             finishReason: fixture.expected!.finishReason,
             finished: fixture.expected!.finished,

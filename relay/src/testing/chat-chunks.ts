@@ -1,11 +1,13 @@
 /**
- * What a chat client assembles from canonical chunks (`chat.completion.chunk` shapes): the text, each tool call's id,
- * name and arguments joined by index, and the finish reason. Tests read decoded streams through it.
+ * What a chat client assembles from canonical chunks (`chat.completion.chunk` shapes): the text, the reasoning
+ * (`reasoning_content`), each tool call's id, name and arguments joined by index, and the finish reason. Tests read
+ * decoded streams through it.
  */
 import type { Json } from '../formats/canonical.ts';
 
 export function createChunkCollector() {
   let content = '';
+  let reasoning = '';
   let finishReason: unknown;
   const calls = new Map<number, { id: string; name: string; arguments: string }>();
   return {
@@ -13,6 +15,7 @@ export function createChunkCollector() {
       const choice = (chunk.choices as Json[])[0] as Json;
       const delta = choice.delta as Json;
       if (typeof delta.content === 'string') content += delta.content;
+      if (typeof delta.reasoning_content === 'string') reasoning += delta.reasoning_content;
       for (const call of (delta.tool_calls as Json[] | undefined) ?? []) {
         const fn = call.function as Json;
         const held = calls.get(call.index as number) ?? { id: '', name: '', arguments: '' };
@@ -23,6 +26,6 @@ export function createChunkCollector() {
       }
       if (choice.finish_reason) finishReason = choice.finish_reason;
     },
-    seen: () => ({ content, toolCalls: [...calls.values()], finishReason }),
+    seen: () => ({ content, reasoning, toolCalls: [...calls.values()], finishReason }),
   };
 }

@@ -2,7 +2,8 @@
  * Every recorded fixture of the Anthropic and Gemini adapters (`<provider>/__fixtures__/<feature>.json`): the
  * client's chat request converts to the upstream request the provider documents, the upstream answer (or stream,
  * or error) converts to the chat answer a client expects, and the usage is billed as the provider counts it.
- * The fixtures were written from the providers' API references; none was checked against a real capture.
+ * Each fixture names the page it was written from (`reference`) and where its upstream side came from: a `source`
+ * URL, or its place on the list of fixtures written by us (testing/fixture-provenance.ts).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,13 +11,15 @@ import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
 import { hasUsage } from '../metering/usage.ts';
 import { providers } from '../providers/registry.ts';
+import { createChunkCollector } from '../testing/chat-chunks.ts';
+import { provenanceProblem } from '../testing/fixture-provenance.ts';
 import { isRecord, type Json } from './canonical.ts';
 import type { FormatOptions } from './format.ts';
 
 const options: FormatOptions = { get: (key) => defaultOptionValue(key) };
 
 interface Fixture {
-  readonly checkedAgainstRealCapture: boolean;
+  readonly source?: string;
   readonly chatRequest?: Json;
   readonly upstreamRequest?: Json;
   readonly upstreamRequestAbsent?: string[];
@@ -46,8 +49,8 @@ for (const provider of fixtureProviders) {
   describe(`${provider} fixtures`, () => {
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.json'))) {
       const fixture = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Fixture;
-      it(`${file}: says whether it was checked against a real capture`, () => {
-        expect(typeof fixture.checkedAgainstRealCapture).toBe('boolean');
+      it(`${file}: names where its upstream side came from`, () => {
+        expect(provenanceProblem(`formats/${provider}/__fixtures__/${file}`, { ...fixture })).toBeUndefined();
       });
       if (fixture.chatRequest && fixture.upstreamRequest) {
         it(`${file}: converts the chat request to the provider's`, async () => {
@@ -87,11 +90,8 @@ for (const provider of fixtureProviders) {
       if (fixture.upstreamStream && fixture.expected) {
         it(`${file}: reads the provider's stream as chat chunks`, () => {
           const decoder = adapter.streamToChat('model');
-          let content = '';
-          let reasoning = '';
-          let finish: unknown;
+          const collector = createChunkCollector();
           let finished = false;
-          const calls = new Map<number, { id?: string; name: string; arguments: string }>();
           for (const { event, data } of fixture.upstreamStream ?? []) {
             const decoded = decoder.push({
               event,
@@ -100,30 +100,17 @@ for (const provider of fixtureProviders) {
               retry: undefined,
             });
             finished ||= decoded.finished === true;
-            for (const chunk of decoded.chunks) {
-              const choice = (chunk.choices as Json[])[0] as Json;
-              const delta = choice.delta as Json;
-              if (typeof delta.content === 'string') content += delta.content;
-              if (typeof delta.reasoning_content === 'string') reasoning += delta.reasoning_content;
-              for (const call of (delta.tool_calls as Json[] | undefined) ?? []) {
-                const fn = call.function as Json;
-                const held = calls.get(call.index as number) ?? { name: '', arguments: '' };
-                if (typeof call.id === 'string') held.id = call.id;
-                if (typeof fn.name === 'string') held.name += fn.name;
-                if (typeof fn.arguments === 'string') held.arguments += fn.arguments;
-                calls.set(call.index as number, held);
-              }
-              if (choice.finish_reason) finish = choice.finish_reason;
-            }
+            for (const chunk of decoded.chunks) collector.push(chunk);
           }
+          const { toolCalls, ...seen } = collector.seen();
           const expected = fixture.expected as NonNullable<Fixture['expected']>;
-          expect({ content, reasoning, finishReason: finish, finished }).toEqual({
+          expect({ ...seen, finished }).toEqual({
             content: expected.content,
             reasoning: expected.reasoning,
             finishReason: expected.finishReason,
             finished: expected.finished,
           });
-          expect([...calls.values()]).toMatchObject(expected.toolCalls);
+          expect(toolCalls).toMatchObject(expected.toolCalls);
           expect(decoder.usage()).toMatchObject(fixture.usage as Json);
         });
       }

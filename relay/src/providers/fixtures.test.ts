@@ -1,10 +1,12 @@
 /**
- * The providers' recorded fixtures (`<provider>/__fixtures__/*.json`), written from each provider's API reference
- * (none checked against a real capture; each says so): the request a provider builds (URL, credential header,
+ * The providers' recorded fixtures (`<provider>/__fixtures__/*.json`), each naming the page it follows
+ * (`reference`) and where its upstream side came from (a `source` URL, or its place on the list of fixtures written
+ * by us, testing/fixture-provenance.ts): the request a provider builds (URL, credential header,
  * body), its answer read back into the canonical shape with its usage, its stream in its real framing (AWS's binary
- * event stream, encoded with AWS's codec) decoded into canonical chunks, and its errors classified.
+ * event stream, framed by testing/event-stream.ts, held to AWS's published vectors in
+ * bedrock/event-stream-vectors.test.ts) decoded into canonical chunks, and its errors classified.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +14,9 @@ import { anthropicFormat } from '../formats/anthropic/format.ts';
 import type { Json } from '../formats/canonical.ts';
 import type { ChannelView, FormatOptions } from '../formats/format.ts';
 import { createSseParser } from '../sse.ts';
+import { createChunkCollector } from '../testing/chat-chunks.ts';
 import { bedrockChunk, converseEvent } from '../testing/fake-clouds.ts';
+import { provenanceProblem } from '../testing/fixture-provenance.ts';
 import type { UpstreamBody } from '../upstream/client.ts';
 import { converseFormat } from './bedrock/converse.ts';
 import { eventStreamToSse } from './bedrock/event-stream.ts';
@@ -21,7 +25,7 @@ import { providerFor } from './registry.ts';
 const options: FormatOptions = { get: (key) => defaultOptionValue(key) };
 
 interface Fixture {
-  readonly checkedAgainstRealCapture: boolean;
+  readonly source?: string;
   readonly format?: 'anthropic' | 'converse';
   readonly channel?: { type: number; key: string; baseUrl: string; other: string };
   readonly upstreamModel?: string;
@@ -61,14 +65,30 @@ const bodyOf = (pieces: Uint8Array[]): UpstreamBody => ({
   ended: true,
 });
 
+/** Every provider folder with recorded fixtures (Vertex's are replayed by testing/fake-clouds.ts). */
+const fixtureDirs = readdirSync(import.meta.dirname).filter((name) =>
+  existsSync(path.join(import.meta.dirname, name, '__fixtures__')),
+);
+
+describe('provider fixtures', () => {
+  it('are the ones this file and the fake clouds replay', () => {
+    expect(fixtureDirs).toEqual(['azure', 'bedrock', 'vertex']);
+  });
+  for (const provider of fixtureDirs)
+    for (const file of readdirSync(path.join(import.meta.dirname, provider, '__fixtures__')))
+      it(`${provider}/${file}: names where its upstream side came from`, () => {
+        const text = readFileSync(path.join(import.meta.dirname, provider, '__fixtures__', file), 'utf8');
+        expect(
+          provenanceProblem(`providers/${provider}/__fixtures__/${file}`, JSON.parse(text)),
+        ).toBeUndefined();
+      });
+});
+
 for (const provider of ['azure', 'bedrock']) {
   const dir = path.join(import.meta.dirname, provider, '__fixtures__');
   describe(`${provider} fixtures`, () => {
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.json'))) {
       const fixture = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Fixture;
-      it(`${file}: says whether it was checked against a real capture`, () => {
-        expect(fixture.checkedAgainstRealCapture).toBe(false);
-      });
       const { channel, chatRequest, upstreamModel } = fixture;
       const selected = channel && upstreamModel ? providerFor(channel.type, upstreamModel) : undefined;
       if (channel && chatRequest && selected) {
@@ -114,33 +134,18 @@ for (const provider of ['azure', 'bedrock']) {
             'model',
           );
           const parser = createSseParser();
-          let content = '';
-          let finishReason: unknown;
+          const collector = createChunkCollector();
           let finished = false;
-          const calls = new Map<number, { id: string; name: string; arguments: string }>();
           for await (const piece of eventStreamToSse(bodyOf(pieces))) {
             for (const event of parser.push(piece)) {
               const decoded = decoder.push(event);
               if (decoded.finished) finished = true;
-              for (const chunk of decoded.chunks) {
-                const choice = (chunk.choices as Json[])[0] as Json;
-                const delta = choice.delta as Json;
-                if (typeof delta.content === 'string') content += delta.content;
-                for (const call of (delta.tool_calls as Json[] | undefined) ?? []) {
-                  const fn = call.function as Json;
-                  const seen = calls.get(call.index as number) ?? { id: '', name: '', arguments: '' };
-                  calls.set(call.index as number, {
-                    id: (call.id as string | undefined) ?? seen.id,
-                    name: (fn.name as string | undefined) || seen.name,
-                    arguments: seen.arguments + ((fn.arguments as string | undefined) ?? ''),
-                  });
-                }
-                if (choice.finish_reason) finishReason = choice.finish_reason;
-              }
+              for (const chunk of decoded.chunks) collector.push(chunk);
             }
           }
-          expect({ content, toolCalls: [...calls.values()], finishReason, finished }).toEqual({
+          expect({ ...collector.seen(), finished }).toEqual({
             content: fixture.expected!.content,
+            reasoning: '',
             toolCalls: fixture.expected!.toolCalls,
             finishReason: fixture.expected!.finishReason,
             finished: fixture.expected!.finished,

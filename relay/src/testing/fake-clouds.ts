@@ -7,9 +7,10 @@
  * - Vertex AI (https://cloud.google.com/vertex-ai/docs/reference/rest): `POST /token` takes the service account's
  *   RS256 JWT (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`), checks its signature with the account's
  *   public key, its `iss`, `aud`, `scope` and times, and issues an access token; the model calls want it as a bearer.
- * - Bedrock (https://docs.aws.amazon.com/bedrock/latest/APIReference/): SigV4 (recomputed with AWS's own signer
- *   from the secret key it knows) or a Bedrock API key as a bearer; InvokeModel and
- *   invoke-with-response-stream (the `application/vnd.amazon.eventstream` binary framing), errors with
+ * - Bedrock (https://docs.aws.amazon.com/bedrock/latest/APIReference/): SigV4 (recomputed from the secret key it
+ *   knows by testing/sigv4.ts, an implementation of its own checked against AWS's published suite) or a Bedrock API key as a bearer; InvokeModel and
+ *   invoke-with-response-stream (the `application/vnd.amazon.eventstream` binary framing, written by
+ *   testing/event-stream.ts, not by the codec the relay reads it with), errors with
  *   `x-amzn-ErrorType`.
  * Every request is recorded.
  */
@@ -17,11 +18,9 @@
 import { createHmac, createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Sha256 } from '@aws-crypto/sha256-js';
-import { EventStreamCodec } from '@smithy/eventstream-codec';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { isRecord } from '@turnpike/core/json';
+import { encodeEvent } from './event-stream.ts';
+import { authorizationOf } from './sigv4.ts';
 
 export interface CloudRequest {
   readonly method: string;
@@ -640,7 +639,10 @@ export async function startFakeClouds(options: FakeCloudOptions): Promise<FakeCl
   };
 }
 
-/** The SigV4 problem of a request (recomputed with AWS's signer from the secret key the fake knows), or undefined. */
+/**
+ * The SigV4 problem of a request, or undefined: recomputed from the secret key the fake knows with testing/sigv4.ts
+ * (written from AWS's description and held to AWS's published suite), not with the signer the relay signs with.
+ */
 async function sigV4Problem(
   req: IncomingMessage,
   path: string,
@@ -664,28 +666,18 @@ async function sigV4Problem(
   if (Math.abs(Date.now() - signingDate.getTime()) > 5 * 60_000) return 'Signature expired';
   const headers: Record<string, string> = {};
   for (const name of (signedHeaderList ?? '').split(';')) headers[name] = String(req.headers[name] ?? '');
-  const signer = new SignatureV4({
-    service: 'bedrock',
-    region: aws.region,
-    credentials: { accessKeyId: aws.accessKeyId, secretAccessKey: aws.secretAccessKey },
-    sha256: Sha256,
-  });
-  const host = headers.host ?? '';
-  const [hostname, port] = host.split(':');
-  const expected = await signer.sign(
+  const query = (req.url ?? '').split('?')[1] ?? '';
+  const expected = authorizationOf(
     {
-      method: req.method ?? 'POST',
-      protocol: 'http:',
-      hostname: hostname ?? '',
-      ...(port ? { port: Number(port) } : {}),
-      path,
-      query: {},
-      headers,
-      body: raw,
+      accessKeyId: aws.accessKeyId,
+      secretAccessKey: aws.secretAccessKey,
+      region: aws.region,
+      service: 'bedrock',
     },
-    { signingDate },
+    amzDate,
+    { method: req.method ?? 'POST', path, query, headers, body: raw },
   );
-  const recomputed = /Signature=([0-9a-f]{64})/.exec(String(expected.headers.authorization))?.[1];
+  const recomputed = /Signature=([0-9a-f]{64})/.exec(expected)?.[1];
   return recomputed === signature
     ? undefined
     : 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.';
@@ -700,19 +692,9 @@ const awsError = (res: ServerResponse, status: number, type: string, message: st
   res.end(JSON.stringify({ message }));
 };
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
-
 /** One Bedrock stream message: a `chunk` event carrying the model's event as base64 `bytes`. */
-export function bedrockChunk(event: unknown): Uint8Array {
-  return codec.encode({
-    headers: {
-      ':event-type': { type: 'string', value: 'chunk' },
-      ':content-type': { type: 'string', value: 'application/json' },
-      ':message-type': { type: 'string', value: 'event' },
-    },
-    body: fromUtf8(JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') })),
-  });
-}
+export const bedrockChunk = (event: unknown): Uint8Array =>
+  encodeEvent('chunk', JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') }));
 
 /** The reply of the fake Wenxin models. */
 export const WENXIN_REPLY = 'Hello from Wenxin.';
@@ -734,16 +716,8 @@ export const DIFY_REPLY = 'Hello from the Dify app.';
 export const CONVERSE_REPLY = 'Hello from Bedrock Converse.';
 
 /** One ConverseStream message: the event's type as `:event-type`, its JSON as the payload. */
-export function converseEvent(type: string, payload: unknown): Uint8Array {
-  return codec.encode({
-    headers: {
-      ':event-type': { type: 'string', value: type },
-      ':content-type': { type: 'string', value: 'application/json' },
-      ':message-type': { type: 'string', value: 'event' },
-    },
-    body: fromUtf8(JSON.stringify(payload)),
-  });
-}
+export const converseEvent = (type: string, payload: unknown): Uint8Array =>
+  encodeEvent(type, JSON.stringify(payload));
 
 /** Converse and ConverseStream as the reference shows them: text blocks, stop reason, usage last. */
 function converseCall(res: ServerResponse, modelId: string, stream: boolean, body: Record<string, unknown>) {

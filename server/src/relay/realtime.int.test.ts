@@ -2,8 +2,8 @@
  * `/v1/realtime` over WebSocket (issue 31, docs/adr/0032): the official `openai` SDK's realtime clients (beta and
  * GA, over TLS as the SDK insists on `wss:`) and a browser-style client (the key in a subprotocol), through a
  * listening relay to a fake upstream that speaks OpenAI's and Azure's realtime protocol and checks their
- * credentials. Checked as an operator would: each response is one consume log whose quota is the audio formula's
- * figure, the balance drops by exactly the logged sum, a response the balance cannot cover is never sent upstream,
+ * credentials. Checked as an operator would: each response is one consume log whose quota is OpenAI's published
+ * price for its tokens (written below with its page, at the documented 1 USD = 500 000 quota units), the balance drops by exactly the logged sum, a response the balance cannot cover is never sent upstream,
  * and a draining relay closes its sessions with 1001.
  */
 import { execFileSync } from 'node:child_process';
@@ -12,7 +12,6 @@ import { connect, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
-import { AUDIO_COMPLETION_RATIO, lookupAudioRatio } from '@turnpike/core/billing/ratios';
 import { channels, logs, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { startHttpProxy, startSocks5Proxy } from '@turnpike/core/testing/fake-proxies';
@@ -28,10 +27,34 @@ import WebSocket from 'ws';
 import { createRelayTestApp, type RelayTestApp } from '../testing/all-test-app.ts';
 import { setupRoot } from '../testing/test-app.ts';
 
-const MODEL = 'gpt-4o-realtime-preview';
+/**
+ * The dated snapshot: the product's built-in audio ratio of the undated name is the 2024-10-01 price ($100 / $200
+ * per 1M audio tokens), not the published $40 / $80 (reported to issue 39, which owns prices).
+ */
+const MODEL = 'gpt-4o-realtime-preview-2024-12-17';
 const AZURE_MODEL = 'gpt-4o-mini-realtime-preview';
-const MODEL_RATIO = 2.5;
-const COMPLETION_RATIO = 4;
+
+/** Quota units per US dollar (the documented `QuotaPerUnit`, 500 000). */
+const QUOTA_PER_USD = 500_000;
+
+/**
+ * OpenAI's published prices, USD per 1M tokens:
+ * - gpt-4o-realtime-preview and its 2024-12-17 snapshot: https://developers.openai.com/api/docs/models/gpt-4o-realtime-preview
+ *   (text $5 in, $20 out; audio $40 in, $80 out).
+ * - gpt-4o-mini-realtime-preview: https://developers.openai.com/api/docs/models/gpt-4o-mini-realtime-preview (text
+ *   $0.60 in, $2.40 out; audio $10 in, $20 out).
+ */
+const PRICES = {
+  [MODEL]: { textIn: 5, textOut: 20, audioIn: 40, audioOut: 80 },
+  [AZURE_MODEL]: { textIn: 0.6, textOut: 2.4, audioIn: 10, audioOut: 20 },
+} as const;
+/** The text prices as the test sets them: a model ratio is the input price in units of $2 per 1M tokens. */
+const MODEL_RATIO = PRICES[MODEL].textIn / 2;
+const AZURE_RATIO = PRICES[AZURE_MODEL].textIn / 2;
+const COMPLETION_RATIOS = {
+  [MODEL]: PRICES[MODEL].textOut / PRICES[MODEL].textIn,
+  [AZURE_MODEL]: PRICES[AZURE_MODEL].textOut / PRICES[AZURE_MODEL].textIn,
+};
 
 let t: RelayTestApp;
 let fake: FakeRealtime;
@@ -65,15 +88,16 @@ interface RealtimeUsage {
   output_token_details: { text_tokens: number; audio_tokens: number };
 }
 
-/** The audio formula, written out apart from the code under test. */
-const bill = (u: RealtimeUsage, model: string, modelRatio: number) => {
-  const audioRatio = lookupAudioRatio(model);
-  const weighted =
-    u.input_token_details.text_tokens +
-    u.input_token_details.audio_tokens * audioRatio +
-    u.output_token_details.text_tokens * COMPLETION_RATIO +
-    u.output_token_details.audio_tokens * audioRatio * AUDIO_COMPLETION_RATIO;
-  return Math.round(weighted * modelRatio);
+/** The charge at the published price: each kind of token at its price, in quota units. */
+const bill = (u: RealtimeUsage, model: keyof typeof PRICES) => {
+  const price = PRICES[model];
+  const dollars =
+    (u.input_token_details.text_tokens * price.textIn +
+      u.input_token_details.audio_tokens * price.audioIn +
+      u.output_token_details.text_tokens * price.textOut +
+      u.output_token_details.audio_tokens * price.audioOut) /
+    1_000_000;
+  return Math.round(dollars * QUOTA_PER_USD);
 };
 
 async function newCaller(quota: number): Promise<{ userId: number; key: string }> {
@@ -120,8 +144,9 @@ beforeAll(async () => {
   t = await createRelayTestApp();
   await t.runtime.deps.options.set(
     'ModelRatio',
-    JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3 }),
+    JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: AZURE_RATIO }),
   );
+  await t.runtime.deps.options.set('CompletionRatio', JSON.stringify(COMPLETION_RATIOS));
   await t.seedChannel({ key: 'sk-upstream-rt', baseUrl: fake.url, models: MODEL, name: 'openai realtime' });
   await t.seedChannel({
     type: 3,
@@ -225,7 +250,7 @@ describe('realtime sessions through the relay', () => {
     const done = events.filter((event) => event.type === 'response.done') as unknown as {
       response: { id: string; usage: RealtimeUsage };
     }[];
-    const expected = done.map((event) => bill(event.response.usage, MODEL, MODEL_RATIO));
+    const expected = done.map((event) => bill(event.response.usage, MODEL));
     const rows = await waitFor(async () => {
       const found = await consumeLogs(caller.userId);
       return found.length === 2 ? found : undefined;
@@ -292,7 +317,7 @@ describe('realtime sessions through the relay', () => {
       const found = await consumeLogs(caller.userId);
       return found.length === 1 ? found : undefined;
     });
-    expect(rows[0]!.quota).toBe(bill(done.response.usage, AZURE_MODEL, 0.3));
+    expect(rows[0]!.quota).toBe(bill(done.response.usage, AZURE_MODEL));
   });
 
   it('refuses before the upgrade, in OpenAI error shape: no key, a bad key, no model, an unknown model, too little quota', async () => {
@@ -359,7 +384,7 @@ describe('realtime sessions through the relay', () => {
         .filter((event) => event.type === 'session.update')
         .map((event) => (event.session as { max_response_output_tokens: number }).max_response_output_tokens),
     ).toEqual([RESPONSE_OUTPUT_CAP, 100]);
-    const charged = bill(first.response.usage, MODEL, MODEL_RATIO);
+    const charged = bill(first.response.usage, MODEL);
     const rows = await waitFor(async () => {
       const found = await consumeLogs(caller.userId);
       return found.length === 1 ? found : undefined;
@@ -384,7 +409,7 @@ describe('realtime sessions through the relay', () => {
       const found = await consumeLogs(caller.userId);
       return found.length === 1 ? found : undefined;
     });
-    expect(rows[0]!.quota).toBe(bill(done.response.usage, MODEL, MODEL_RATIO));
+    expect(rows[0]!.quota).toBe(bill(done.response.usage, MODEL));
     await waitFor(async () =>
       (await quotaOf(caller.userId)) === 1_000_000 - rows[0]!.quota ? true : undefined,
     );
@@ -488,7 +513,7 @@ describe('a multi-key realtime channel', () => {
     await t.runtime.deps.options.set('RetryTimes', '2');
     await t.runtime.deps.options.set(
       'ModelRatio',
-      JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3, 'rt-pool': MODEL_RATIO }),
+      JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: AZURE_RATIO, 'rt-pool': MODEL_RATIO }),
     );
     const created = await root.post('/api/channel/', {
       mode: 'multi_to_single',
@@ -541,7 +566,12 @@ describe("a channel's outbound proxy", () => {
       const withCredentials = (url: string) => url.replace('://', '://rt:proxy-secret@');
       await t.runtime.deps.options.set(
         'ModelRatio',
-        JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3, 'rt-via-http': 1, 'rt-via-socks': 1 }),
+        JSON.stringify({
+          [MODEL]: MODEL_RATIO,
+          [AZURE_MODEL]: AZURE_RATIO,
+          'rt-via-http': 1,
+          'rt-via-socks': 1,
+        }),
       );
       await t.seedChannel({
         key: 'sk-upstream-rt',
@@ -603,7 +633,11 @@ describe('a draining relay', () => {
     });
     await t.runtime.deps.options.set(
       'ModelRatio',
-      JSON.stringify({ [MODEL]: MODEL_RATIO, [AZURE_MODEL]: 0.3, 'gpt-4o-realtime-slow': MODEL_RATIO }),
+      JSON.stringify({
+        [MODEL]: MODEL_RATIO,
+        [AZURE_MODEL]: AZURE_RATIO,
+        'gpt-4o-realtime-slow': MODEL_RATIO,
+      }),
     );
     const deps = t.runtime.deps;
     draining = await buildRelayApp({ ...deps, config: { ...deps.config, shutdownGraceSeconds: 1 } });

@@ -26,10 +26,7 @@ function errorTypeOf(exception: string): string {
 }
 
 /** One decoded message as SSE bytes, or none (an event with nothing to say). */
-function toSse(message: {
-  headers: Record<string, { value: unknown }>;
-  body: Uint8Array;
-}): Uint8Array | undefined {
+function toSse(message: EventStreamMessage): Uint8Array | undefined {
   const header = (name: string) => {
     const value = message.headers[name]?.value;
     return typeof value === 'string' ? value : undefined;
@@ -59,23 +56,48 @@ function toSse(message: {
   return sse(typeof type === 'string' ? type : 'message', inner);
 }
 
+/** One decoded event-stream message: its headers (each a type and a value) and its payload. */
+export interface EventStreamMessage {
+  readonly headers: Record<string, { type: string; value: unknown }>;
+  readonly body: Uint8Array;
+}
+
 /**
- * The upstream body re-framed: AWS event-stream messages in, SSE events out, piece by piece. Pieces are cut into
- * whole messages by each message's length prelude (its first four bytes); the codec decodes and checks each.
+ * A reader of event-stream messages from pieces cut anywhere: each piece in, the whole messages it completes out.
+ * Messages are cut by their length prelude (their first four bytes); the codec decodes each and checks both CRCs,
+ * throwing on a mismatch.
  */
-export function eventStreamToSse(body: UpstreamBody): UpstreamBody {
+export function createEventStreamReader(): {
+  push(piece: Uint8Array): EventStreamMessage[];
+  readonly pending: () => number;
+} {
   const codec = new EventStreamCodec(toUtf8, fromUtf8);
   let buffered: Buffer = Buffer.alloc(0);
-  async function* reframe(): AsyncGenerator<Uint8Array> {
-    for await (const piece of body) {
+  return {
+    push(piece) {
       buffered = buffered.length === 0 ? Buffer.from(piece) : Buffer.concat([buffered, piece]);
-      const out: Uint8Array[] = [];
+      const out: EventStreamMessage[] = [];
       while (buffered.length >= 4) {
         const length = buffered.readUInt32BE(0);
         if (buffered.length < length) break;
-        const frame = toSse(codec.decode(buffered.subarray(0, length)) as Parameters<typeof toSse>[0]);
-        if (frame) out.push(frame);
+        out.push(codec.decode(buffered.subarray(0, length)) as EventStreamMessage);
         buffered = buffered.subarray(length);
+      }
+      return out;
+    },
+    pending: () => buffered.length,
+  };
+}
+
+/** The upstream body re-framed: AWS event-stream messages in, SSE events out, piece by piece. */
+export function eventStreamToSse(body: UpstreamBody): UpstreamBody {
+  const reader = createEventStreamReader();
+  async function* reframe(): AsyncGenerator<Uint8Array> {
+    for await (const piece of body) {
+      const out: Uint8Array[] = [];
+      for (const message of reader.push(piece)) {
+        const frame = toSse(message);
+        if (frame) out.push(frame);
       }
       if (out.length === 1) yield out[0]!;
       else if (out.length > 1) yield Buffer.concat(out);
@@ -85,7 +107,7 @@ export function eventStreamToSse(body: UpstreamBody): UpstreamBody {
   return {
     [Symbol.asyncIterator]: () => iterator,
     get ended() {
-      return body.ended && buffered.length === 0;
+      return body.ended && reader.pending() === 0;
     },
   };
 }

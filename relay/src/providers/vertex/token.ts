@@ -51,9 +51,14 @@ export function signAssertion(account: ServiceAccount, nowSeconds: number): stri
     iat: nowSeconds,
     exp: nowSeconds + 3600,
   });
+  return `${header}.${claims}.${signRs256(`${header}.${claims}`, account.private_key)}`;
+}
+
+/** The RS256 (RSASSA-PKCS1-v1_5 with SHA-256, RFC 7518 §3.3) signature of a JWS signing input, base64url. */
+export function signRs256(signingInput: string, privateKeyPem: string): string {
   const signer = createSign('RSA-SHA256');
-  signer.update(`${header}.${claims}`);
-  return `${header}.${claims}.${signer.sign(account.private_key, 'base64url')}`;
+  signer.update(signingInput);
+  return signer.sign(privateKeyPem, 'base64url');
 }
 
 /** Thrown when the token endpoint refuses: the channel's credential is unusable. */

@@ -160,6 +160,84 @@ describe('session affinity on one relay', () => {
     expect(r.json().usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
   });
 
+  /** One turn of `session` through the relay; the call must be answered 200 (a move is never an error). */
+  const turn = async (session: string, n: number) => {
+    const r = await t.relay.inject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      headers: auth,
+      payload: turnBody(session, n),
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    return r.json().usage as { prompt_tokens_details?: { cached_tokens?: number } };
+  };
+  /** Calls each fake upstream answered, by name. */
+  const served = () => ({
+    east: [...east.calls.values()].reduce((a, b) => a + b, 0),
+    west: [...west.calls.values()].reduce((a, b) => a + b, 0),
+  });
+
+  it('moves a session off a channel put in cool-down by a 429, without an error, and keeps it where it moved', async () => {
+    await t.runtime.deps.options.set('ChannelCooldownEnabled', 'true');
+    await t.runtime.deps.options.set('ChannelCooldownFailures', '1');
+    try {
+      const eastId = await addChannel('east', east, 'sk-east');
+      const westId = await addChannel('west', west, 'sk-west');
+      await turn('thread-cool', 0);
+      // Bound to whichever served the first call; that channel now answers 429 (OpenAI's rate limit error).
+      const boundToEast = served().east === 1;
+      const [bound, other, boundKey] = boundToEast
+        ? ([east, west, 'sk-east'] as const)
+        : ([west, east, 'sk-west'] as const);
+      const boundId = boundToEast ? eastId : westId;
+      bound.setKey(boundKey, 'rate-limited');
+      const rebinds = await metric('turnpike_relay_affinity_total', { result: 'rebind' });
+      const before = served();
+      // The 429 is answered by the other channel (a retry), and rests the bound one.
+      await turn('thread-cool', 1);
+      expect(
+        await metric('turnpike_relay_channel_state', { channel: String(boundId), state: 'cooling_down' }),
+      ).toBe(1);
+      // The bound channel answers again, but the session stays where it moved: three more turns, all there, the
+      // cache warm from the turn that moved.
+      bound.setKey(boundKey, 'ok');
+      for (let n = 2; n < 5; n += 1)
+        expect((await turn('thread-cool', n)).prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+      const after = served();
+      const [boundName, otherName] = boundToEast ? (['east', 'west'] as const) : (['west', 'east'] as const);
+      // The bound channel saw one call (the 429), the other the four since.
+      expect(after[boundName] - before[boundName]).toBe(1);
+      expect(after[otherName] - before[otherName]).toBe(4);
+      expect(other.calls.size).toBe(1);
+      expect(await metric('turnpike_relay_affinity_total', { result: 'rebind' })).toBe(rebinds + 1);
+    } finally {
+      await t.runtime.deps.options.set('ChannelCooldownEnabled', 'false');
+      await t.runtime.deps.options.set('ChannelCooldownFailures', '3');
+    }
+  });
+
+  it('drops the binding of a channel deleted in the console: the next call goes elsewhere without an error', async () => {
+    const eastId = await addChannel('east', east, 'sk-east');
+    const westId = await addChannel('west', west, 'sk-west');
+    await turn('thread-gone', 0);
+    const boundToEast = served().east === 1;
+    const boundId = boundToEast ? eastId : westId;
+    const otherName = boundToEast ? 'west' : 'east';
+    const r = await root.delete(`/api/channel/${boundId}`);
+    expect(r.json()).toMatchObject({ success: true });
+    // The relay hears of the deletion through the event bus: the channel leaves its gauge.
+    await waitFor(async () =>
+      (await t.relay.inject({ method: 'GET', url: '/metrics' })).body.includes(
+        `turnpike_relay_channel_state{channel="${boundId}"`,
+      )
+        ? undefined
+        : true,
+    );
+    const before = served();
+    for (let n = 1; n < 4; n += 1) await turn('thread-gone', n);
+    expect(served()[otherName] - before[otherName]).toBe(3);
+  });
+
   it("keeps Claude Code's session (its header, or the session in metadata.user_id) on one Anthropic channel", async () => {
     const north = await startFakeProviders({ apiKey: 'sk-ant-north' });
     const south = await startFakeProviders({ apiKey: 'sk-ant-south' });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { reconnectSoon } from '../kv/redis-client.ts';
 
 /**
  * What one process tells the others after it changed shared state; receivers reload what the event names.
@@ -126,9 +127,17 @@ export async function createRedisBus(url: string, keyPrefix = 'turnpike:'): Prom
   const versionKey = `${keyPrefix}config-version`;
   const origin = randomUUID();
   const dispatcher = createDispatcher();
-  const publisher = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const publisher = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    retryStrategy: reconnectSoon,
+  });
   // Subscribed again on every (re)connection below, so no command waits in the offline queue meanwhile.
-  const subscriber = new Redis(url, { lazyConnect: true, autoResubscribe: false });
+  const subscriber = new Redis(url, {
+    lazyConnect: true,
+    autoResubscribe: false,
+    retryStrategy: reconnectSoon,
+  });
   // Connection errors are retried by ioredis; the periodic resync of each cache covers the gap.
   publisher.on('error', () => {});
   subscriber.on('error', () => {});

@@ -205,7 +205,8 @@ export async function settle(
     completionTokens: usage.completionTokens,
     quota: result.charged,
   });
-  ctx.writer.add({
+  // Awaited: the answer's end (a JSON body, a stream's end marker) goes out once the call is journaled.
+  await ctx.writer.add({
     userId: caller.user.id,
     tokenId: caller.token.id,
     channelId: outcome.channelId,

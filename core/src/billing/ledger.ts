@@ -107,7 +107,7 @@ export interface Ledger {
    */
   written(debits: readonly WrittenDebit[], journaledUpTo?: number): void;
   /** Keeps a settled write durably until it is reported written (a no-op where the store is this process). */
-  journal(entry: JournalEntry): Promise<void> | undefined;
+  journal(entry: JournalEntry): void;
   /** Where the ledger finds the entries not written yet, to journal them again after the store lost them. */
   attachJournal(unwritten: () => readonly JournalEntry[]): void;
   /**
@@ -253,9 +253,7 @@ export function createMemoryLedger(options: { loadBases: BaseLoader }): Ledger {
       for (const account of accounts) bases.delete(account);
     },
     // One process: its journal is the writer's local spool, replayed at start before any base is read.
-    journal() {
-      return undefined;
-    },
+    journal() {},
     attachJournal() {},
     drainOrphans: async () => 0,
     available: availableOf,

@@ -393,14 +393,11 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     `${tag}journal:${pid}`,
   ];
 
-  /**
-   * Sends one entry to this process's journal; the answer only matters when the process was reaped. Resolves once
-   * Redis has it (or the ledger has found Redis away), never rejects.
-   */
-  function sendJournal(entry: JournalEntry): Promise<void> {
+  /** Sends one entry to this process's journal; the answer only matters when the process was reaped. */
+  function sendJournal(entry: JournalEntry): void {
     const args: (string | number)[] = [entry.seq, entry.payload];
     for (const [account, amount] of entry.charges) if (amount > 0) args.push(account, amount);
-    return journalScript(4, ...journalKeys(), ...args)
+    journalScript(4, ...journalKeys(), ...args)
       .then((answer) => {
         if (Number(answer) === -1 && registered) {
           registered = false;
@@ -472,7 +469,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
             });
         // The settled writes not in the database yet go to the new id's journal, in order and before any new one
         // (this tick, on this connection): a journal the old id left was dropped by the registration.
-        for (const entry of unwritten()) void sendJournal(entry);
+        for (const entry of unwritten()) sendJournal(entry);
         registered = true;
         everRegistered = true;
         setDegraded(false);
@@ -720,7 +717,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
         });
     },
     journal(entry) {
-      return !degraded && registered ? sendJournal(entry) : undefined;
+      if (!degraded && registered) sendJournal(entry);
     },
     attachJournal(source) {
       unwritten = source;

@@ -205,8 +205,7 @@ export async function settle(
     completionTokens: usage.completionTokens,
     quota: result.charged,
   });
-  // Awaited: the answer's end (a JSON body, a stream's end marker) goes out once the call is journaled.
-  await ctx.writer.add({
+  ctx.writer.add({
     userId: caller.user.id,
     tokenId: caller.token.id,
     channelId: outcome.channelId,

@@ -40,8 +40,7 @@ const SPACING_MS = 25;
 
 /** Where queued records are kept durably until written: the ledger's journal, and/or a local spool. */
 export interface SettlementDurability {
-  /** Journals the entry; a promise resolves once it is kept beyond this process (see `add`). */
-  journal(entry: JournalEntry): Promise<void> | undefined | void;
+  journal(entry: JournalEntry): void;
   /** Hands the ledger the entries not written yet, for journaling again after Redis lost them. */
   attach(unwritten: () => readonly JournalEntry[]): void;
   readonly spool?: SettlementSpool | undefined;
@@ -51,12 +50,7 @@ export interface SettlementDurability {
 export const newJournalId = (): string => `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
 
 export interface BatchWriter {
-  /**
-   * Queues a settled call. Resolves once its journal entry is in Redis (undefined when there is nothing to wait
-   * for: no Redis, Redis away, or the spool, which is written before this returns): the relay answers a call only
-   * after that, so a relay killed after a complete answer leaves the call in its journal, never lost.
-   */
-  add(write: UsageWrite): Promise<void> | undefined;
+  add(write: UsageWrite): void;
   /** Writes everything queued now. */
   flush(): Promise<void>;
   /** Consume logs waiting to be written (a gauge of `/metrics`). */
@@ -199,12 +193,11 @@ export function createBatchWriter(options: {
       const payload = durability ? JSON.stringify(record) : '';
       durability?.spool?.append(payload);
       const entry: JournalEntry = { seq, payload, charges: chargesOf(write) };
-      const journaled = durability?.journal(entry);
+      durability?.journal(entry);
       pending.push(record);
       pendingEntries.push(entry);
       if (write.log) queuedLogCount += 1;
       scheduleFlush();
-      return journaled ?? undefined;
     },
     flush,
     queuedLogs: () => queuedLogCount,

@@ -151,7 +151,7 @@ export async function settleTaskCharge(
   if (!accepted || result.charged === 0) return 0;
   const { caller } = charge;
   const { options } = ctx.deps;
-  await ctx.writer.add({
+  ctx.writer.add({
     userId: caller.user.id,
     tokenId: caller.token.id,
     channelId: charge.channelId,

@@ -28,6 +28,10 @@ export default defineConfig({
     projects: [
       ...serverProjects,
       {
+        // the repository's own checks (make lint's scripts), run against planted trees
+        test: { name: 'scripts', root: 'scripts', include: ['**/*.test.ts'] },
+      },
+      {
         // the Helm charts: a real helm renders them, every object is schema-checked (make chart-test)
         test: {
           name: 'charts',

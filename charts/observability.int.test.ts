@@ -1,22 +1,37 @@
 /**
- * The alert rules (deploy/prometheus) and Grafana dashboards (deploy/grafana) against what Turnpike exposes: every
- * expression parses with Prometheus' own PromQL grammar, and every metric it reads is served by a running relay's
- * /metrics (scraped here after real traffic) or is an operator metric of the agreed names, or comes from
- * kube-state-metrics.
+ * The alert rules (deploy/prometheus) and Grafana dashboards (deploy/grafana) against what Turnpike exposes and
+ * against a real Prometheus. A relay listening on 127.0.0.1 serves real traffic through a fake upstream, and a
+ * stand-in operator serves the operator's own metrics registry over its own HTTP server; Prometheus (Debian's
+ * package) scrapes both every second with the rules loaded. Then every dashboard query goes through Prometheus'
+ * query API, every rule must evaluate without error, and `promtool` checks the rule file and runs its unit tests
+ * (deploy/prometheus/tests). Without Prometheus the file still checks, with Prometheus' PromQL grammar, that every
+ * metric a rule or panel reads is one a running relay, the operator or the cluster serves; with CI=true a missing
+ * Prometheus fails.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { waitFor } from '../core/src/testing/wait.ts';
+import { type HealthServer, startHealthServer } from '../operator/src/runtime/health.ts';
+import { createOperatorMetrics } from '../operator/src/runtime/metrics.ts';
 import { type FakeOpenAi, startFakeOpenAi } from '../relay/src/testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from '../relay/src/testing/relay-test-app.ts';
-import { exposedMetricNames, parsePromql, withoutGrafanaVariables } from './testing/promql.ts';
+import {
+  prometheusMissing,
+  promtool,
+  type RunningPrometheus,
+  startPrometheus,
+} from './testing/prometheus.ts';
+import { exposedMetricNames, metricsRead, withGrafanaVariables } from './testing/promql.ts';
 
 const DEPLOY = join(import.meta.dirname, '..', 'deploy');
+const RULES_FILE = join(DEPLOY, 'prometheus', 'turnpike-rules.yaml');
 
 /**
- * The operator's metrics as agreed with its author (operator/src is being written beside this chart): the
- * operator dashboard and alerts may read these and no other `turnpike_operator_*` name.
+ * The operator's metrics as agreed with its author: the operator dashboard and alerts may read these and no other
+ * `turnpike_operator_*` name; the operator's registry must serve every one of them.
  */
 const OPERATOR_METRICS = [
   'turnpike_operator_reconcile_total',
@@ -40,7 +55,7 @@ interface Rule {
   readonly annotations?: Record<string, string>;
 }
 const rules = (
-  parse(readFileSync(join(DEPLOY, 'prometheus', 'turnpike-rules.yaml'), 'utf8')) as {
+  parse(readFileSync(RULES_FILE, 'utf8')) as {
     groups: { name: string; rules: Rule[] }[];
   }
 ).groups.flatMap((group) => group.rules);
@@ -50,7 +65,7 @@ interface Panel {
   readonly type: string;
   readonly title: string;
   readonly gridPos: { x: number; y: number; w: number; h: number };
-  readonly targets?: { expr: string }[];
+  readonly targets?: { expr: string; refId: string }[];
 }
 interface Dashboard {
   readonly uid: string;
@@ -62,22 +77,30 @@ const dashboards = readdirSync(join(DEPLOY, 'grafana'))
   .filter((name) => name.endsWith('.json'))
   .map((name) => JSON.parse(readFileSync(join(DEPLOY, 'grafana', name), 'utf8')) as Dashboard);
 
-/** Every PromQL expression of the dashboards, named by dashboard and panel. */
-const dashboardExprs = dashboards.flatMap((dashboard) =>
+/** Every PromQL query of the dashboards, named by dashboard, panel and query letter. */
+const dashboardQueries = dashboards.flatMap((dashboard) =>
   dashboard.panels.flatMap((panel) =>
     (panel.targets ?? []).map((target) => ({
-      where: `${dashboard.title} / ${panel.title}`,
-      expr: withoutGrafanaVariables(target.expr),
+      where: `${dashboard.title} / ${panel.title} (${target.refId})`,
+      panel: panel.title,
+      expr: target.expr,
     })),
   ),
 );
 
+/** Where the scraped pods would be in a cluster: the labels a ServiceMonitor attaches to every series. */
+const NAMESPACE = 'turnpike-test';
+
 let t: RelayTestApp;
 let fake: FakeOpenAi;
+let relayAddress: string;
 let exposed: Set<string>;
-/** The operator's metric names: from its own registry once it exists in the tree, else the agreed list. */
-let operatorMetrics: readonly string[] = OPERATOR_METRICS;
-const OPERATOR_REGISTRY = join(import.meta.dirname, '..', 'operator', 'src', 'runtime', 'metrics.ts');
+const operator = createOperatorMetrics();
+let operatorServer: HealthServer;
+let operatorMetrics: readonly string[];
+
+/** A plain call and a stream, so histograms and counters have series, not only their declarations. */
+let chat: () => Promise<void>;
 
 beforeAll(async () => {
   fake = await startFakeOpenAi({ apiKey: 'sk-upstream' });
@@ -87,29 +110,46 @@ beforeAll(async () => {
   const user = await t.seedUser({ quota: 10_000_000 });
   const token = await t.seedToken(user.id);
   const relay = await t.startRelay();
+  relayAddress = new URL(await relay.listen({ port: 0, host: '127.0.0.1' })).host;
   const headers = { authorization: `Bearer sk-${token.key}` };
-  // A plain call and a stream, so histograms and counters have series, not only their declarations.
-  for (const stream of [false, true]) {
-    const response = await relay.inject({
-      method: 'POST',
-      url: '/v1/chat/completions',
-      headers,
-      payload: { model: 'gpt-4o-mini', stream, messages: [{ role: 'user', content: 'hi' }] },
-    });
-    expect(response.statusCode).toBe(200);
-  }
-  const scrape = await relay.inject({ method: 'GET', url: '/metrics' });
-  expect(scrape.statusCode).toBe(200);
-  exposed = exposedMetricNames(scrape.body);
-  if (existsSync(OPERATOR_REGISTRY)) {
-    const { createOperatorMetrics } = (await import(OPERATOR_REGISTRY)) as {
-      createOperatorMetrics(): { registry: { metrics(): Promise<string> } };
-    };
-    operatorMetrics = [...exposedMetricNames(await createOperatorMetrics().registry.metrics())];
-  }
+  chat = async () => {
+    for (const stream of [false, true]) {
+      const response = await relay.inject({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        headers,
+        payload: { model: 'gpt-4o-mini', stream, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(response.statusCode).toBe(200);
+    }
+  };
+  await chat();
+  const scrape = await fetch(`http://${relayAddress}/metrics`);
+  expect(scrape.status).toBe(200);
+  exposed = exposedMetricNames(await scrape.text());
+
+  // The operator as its process serves itself: its own registry on its own health server, after one reconcile.
+  operator.leader.set(1);
+  operator.countResourcesWith(() => [{ kind: 'Channel', ready: 'True' }]);
+  operator.queueDepth.set({ kind: 'Channel' }, 0);
+  operator.watchRestarts.inc({ kind: 'Channel' });
+  reconcileOnce();
+  operatorServer = await startHealthServer({
+    port: 0,
+    host: '127.0.0.1',
+    registry: operator.registry,
+    ready: () => true,
+  });
+  operatorMetrics = [...exposedMetricNames(await operator.registry.metrics())];
 });
 
+function reconcileOnce(): void {
+  operator.reconcileTotal.inc({ kind: 'Channel', result: 'success' });
+  operator.reconcileDuration.observe({ kind: 'Channel' }, 0.02);
+}
+
 afterAll(async () => {
+  await operatorServer?.close();
   await t?.close();
   await fake?.close();
 });
@@ -126,9 +166,7 @@ describe('alert rules (deploy/prometheus/turnpike-rules.yaml)', () => {
   });
 
   it('alerts on what an operator must hear about', () => {
-    const reads = (alert: string) => [
-      ...parsePromql(rules.find((r) => r.alert === alert)?.expr ?? '').metrics,
-    ];
+    const reads = (alert: string) => [...metricsRead(rules.find((r) => r.alert === alert)?.expr ?? '')];
     expect(reads('TurnpikeRelayErrorRateHigh')).toEqual(['turnpike_relay_http_requests_total']);
     expect(reads('TurnpikeRelayOverheadHigh')).toEqual(['turnpike_relay_overhead_seconds_bucket']);
     expect(reads('TurnpikeTimeToFirstTokenHigh')).toEqual([
@@ -151,19 +189,10 @@ describe('alert rules (deploy/prometheus/turnpike-rules.yaml)', () => {
     expect(rules.find((r) => r.alert === 'TurnpikeTaskRefundsHigh')?.for).toBe('15m');
   });
 
-  it.each(rules.map((rule) => [rule.alert ?? rule.record, rule.expr]))(
-    '%s parses as PromQL',
-    (_name, expr) => {
-      expect(parsePromql(expr).errors).toEqual([]);
-    },
-  );
-
   it('reads only metrics a running relay, the operator or the cluster exposes', () => {
     const known = new Set([...exposed, ...operatorMetrics, ...CLUSTER_METRICS]);
     const unknown = rules.flatMap((rule) =>
-      [...parsePromql(rule.expr).metrics]
-        .filter((name) => !known.has(name))
-        .map((name) => `${rule.alert}: ${name}`),
+      [...metricsRead(rule.expr)].filter((name) => !known.has(name)).map((name) => `${rule.alert}: ${name}`),
     );
     expect(unknown).toEqual([]);
   });
@@ -190,7 +219,7 @@ describe('Grafana dashboards (deploy/grafana)', () => {
         dashboards
           .find((d) => d.uid === uid)
           ?.panels.flatMap((p) =>
-            (p.targets ?? []).flatMap((t) => [...parsePromql(withoutGrafanaVariables(t.expr)).metrics]),
+            (p.targets ?? []).flatMap((t) => [...metricsRead(withGrafanaVariables(t.expr))]),
           ),
       );
     expect([...read('turnpike-relay')]).toEqual(
@@ -246,14 +275,12 @@ describe('Grafana dashboards (deploy/grafana)', () => {
     );
   });
 
-  it.each(dashboardExprs.map((e) => [e.where, e.expr]))('%s parses as PromQL', (_where, expr) => {
-    expect(parsePromql(expr).errors).toEqual([]);
-  });
-
   it('read only metrics a running relay, the operator or the cluster exposes', () => {
     const known = new Set([...exposed, ...operatorMetrics, ...CLUSTER_METRICS]);
-    const unknown = dashboardExprs.flatMap(({ where, expr }) =>
-      [...parsePromql(expr).metrics].filter((name) => !known.has(name)).map((name) => `${where}: ${name}`),
+    const unknown = dashboardQueries.flatMap(({ where, expr }) =>
+      [...metricsRead(withGrafanaVariables(expr))]
+        .filter((name) => !known.has(name))
+        .map((name) => `${where}: ${name}`),
     );
     const variables = dashboards.flatMap((d) =>
       d.templating.list
@@ -263,3 +290,133 @@ describe('Grafana dashboards (deploy/grafana)', () => {
     expect([...unknown, ...variables]).toEqual([]);
   });
 });
+
+/**
+ * Panels that show nothing after chat traffic alone, and why; every other panel must draw at least one line. The
+ * operator, Redis and configuration panels draw: the relay serves its side of them and the stand-in operator its own.
+ */
+const EMPTY_AFTER_CHAT: Readonly<Record<string, string>> = {
+  'Error ratio (5xx)':
+    'no call failed: with no 5xx series the ratio has no numerator (Grafana shows No data)',
+  'Failed calls per second by error type': 'no call failed',
+  'Limit refusals per second by scope and kind': 'no limit refused a call',
+  'Task submits per second by outcome': 'no task was submitted (chat only)',
+  'Task polls per second by outcome': 'no task was submitted (chat only)',
+  'Task refunds by reason': 'no task was submitted (chat only)',
+  'Unfinished tasks': 'no task was submitted (chat only): the task poller has none to count',
+  'Quota refunded by provider': 'no task was submitted (chat only)',
+  'Pod restarts (kube-state-metrics)': 'a cluster metric from kube-state-metrics, which is not scraped here',
+};
+
+/** Grafana's variables as a dashboard over the last minutes of this Prometheus would fill them. */
+const PANEL_VARIABLES = { interval: '1m', namespace: NAMESPACE };
+
+const missing = prometheusMissing();
+const isCi = process.env.CI === 'true';
+
+describe.skipIf(missing !== undefined && !isCi)(
+  `a real Prometheus scraping a relay and the operator${missing && !isCi ? ` (skipped: ${missing})` : ''}`,
+  () => {
+    let prometheus: RunningPrometheus;
+
+    beforeAll(async () => {
+      if (missing) throw new Error(`CI=true needs Prometheus: ${missing}`);
+      prometheus = await startPrometheus({
+        ruleFiles: [RULES_FILE],
+        targets: [
+          {
+            job: 'turnpike-relay',
+            address: relayAddress,
+            labels: { namespace: NAMESPACE, pod: 'turnpike-relay-0' },
+          },
+          {
+            job: 'turnpike-operator',
+            address: `127.0.0.1:${operatorServer.port}`,
+            labels: { namespace: NAMESPACE, pod: 'turnpike-operator-0' },
+          },
+        ],
+      });
+      // Two scrapes of each target landed, then more traffic, then a scrape that saw it: rates are above zero.
+      await waitFor(
+        async () => ((await prometheus.scalar('min(count_over_time(up[1m]))')) ?? 0) >= 2 || undefined,
+        20_000,
+      );
+      expect(await prometheus.scalar('min(up)')).toBe(1);
+      await chat();
+      reconcileOnce();
+      // An operator's price change, which the relay applies from the change event it publishes.
+      await t.runtime.deps.options.set('ModelRatio', JSON.stringify({ 'gpt-4o-mini': 2 }));
+      await waitFor(async () => {
+        const requests = await prometheus.scalar('sum(turnpike_relay_http_requests_total)');
+        const reconciles = await prometheus.scalar('sum(turnpike_operator_reconcile_total)');
+        const applied = await prometheus.scalar('sum(turnpike_config_apply_seconds_count)');
+        return (requests ?? 0) >= 4 && (reconciles ?? 0) >= 2 && (applied ?? 0) >= 1 ? true : undefined;
+      }, 20_000);
+    });
+
+    afterAll(async () => {
+      await prometheus?.close();
+    });
+
+    it('promtool accepts the alert rules', async () => {
+      const checked = await promtool(['check', 'rules', RULES_FILE]);
+      expect(checked.output).toContain('SUCCESS');
+      expect(checked.code, checked.output).toBe(0);
+    });
+
+    it('fires the key alerts on what should page an operator, and only then (promtool test rules)', async () => {
+      const tested = await promtool([
+        'test',
+        'rules',
+        join(DEPLOY, 'prometheus', 'tests', 'turnpike-rules.test.yaml'),
+      ]);
+      expect(tested.code, tested.output).toBe(0);
+    });
+
+    it('evaluates every alert rule without error', async () => {
+      const evaluated = await waitFor(async () => {
+        const health = await prometheus.rules();
+        return health.length > 0 && health.every((rule) => rule.health !== 'unknown') ? health : undefined;
+      }, 20_000);
+      expect(evaluated.map((rule) => rule.name).sort()).toEqual(
+        rules.map((rule) => rule.alert ?? rule.record).sort(),
+      );
+      expect(
+        evaluated.filter((rule) => rule.health !== 'ok').map((rule) => `${rule.name}: ${rule.lastError}`),
+      ).toEqual([]);
+    });
+
+    it("fills each dashboard's namespace picker", async () => {
+      for (const dashboard of dashboards)
+        for (const variable of dashboard.templating.list) {
+          const match = /label_values\((\w+),\s*(\w+)\)/.exec(JSON.stringify(variable.query));
+          if (!match) continue;
+          const [, metric, label] = match as unknown as [string, string, string];
+          expect(
+            await prometheus.labelValues(label, metric),
+            `${dashboard.title} / $${variable.name}`,
+          ).toEqual([NAMESPACE]);
+        }
+    });
+
+    it.each(dashboardQueries.map((q) => [q.where, q]))(
+      '%s is accepted by Prometheus',
+      async (_where, query) => {
+        const result = await prometheus.query(withGrafanaVariables(query.expr, PANEL_VARIABLES));
+        expect(result.ok ? undefined : result.error, query.expr).toBeUndefined();
+      },
+    );
+
+    it('draws every panel that chat traffic feeds', async () => {
+      const titles = new Set(dashboardQueries.map((query) => query.panel));
+      expect(Object.keys(EMPTY_AFTER_CHAT).filter((title) => !titles.has(title))).toEqual([]);
+      const blank: string[] = [];
+      for (const query of dashboardQueries) {
+        if (query.panel in EMPTY_AFTER_CHAT) continue;
+        const result = await prometheus.query(withGrafanaVariables(query.expr, PANEL_VARIABLES));
+        if (!result.ok || !result.series.some((s) => Number.isFinite(s.value))) blank.push(query.where);
+      }
+      expect(blank).toEqual([]);
+    });
+  },
+);

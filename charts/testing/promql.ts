@@ -1,40 +1,40 @@
 /**
- * PromQL checks for the alert rules and dashboards: Prometheus' own grammar (`@prometheus-io/lezer-promql`, the
- * parser of its web UI) finds syntax errors and the metric names an expression reads.
+ * What the alert rules and dashboards read, found with Prometheus' own grammar (`@prometheus-io/lezer-promql`, the
+ * parser of its web UI), so that each metric name can be checked against what Turnpike serves.
  */
 import { parser } from '@prometheus-io/lezer-promql';
 
-/** Grafana's variables, replaced by values of the right shape before parsing. */
-const GRAFANA_VARIABLES: readonly [RegExp, string][] = [
-  [/\$__rate_interval|\$__interval|\$__range/g, '5m'],
-  [/\$\{?namespace\}?/g, '.*'],
-];
-
-export function withoutGrafanaVariables(expr: string): string {
-  let text = expr;
-  for (const [pattern, value] of GRAFANA_VARIABLES) text = text.replace(pattern, value);
-  return text;
+/** What Grafana puts in place of its variables: a range for `$__rate_interval` and kin, the chosen namespace. */
+export interface GrafanaVariables {
+  /** A PromQL duration (`5m`) for `$__rate_interval`, `$__interval` and `$__range`. */
+  readonly interval: string;
+  /** The `$namespace` dashboard variable: a regular expression, as Grafana writes a multi-value selection. */
+  readonly namespace: string;
 }
 
-export interface ParsedExpr {
-  /** Where the grammar failed (character offsets), empty when the expression parses. */
-  readonly errors: readonly number[];
-  /** Names of the metrics the expression selects. */
-  readonly metrics: ReadonlySet<string>;
+/** An expression with Grafana's variables replaced, by default with values of the right shape for parsing. */
+export function withGrafanaVariables(
+  expr: string,
+  values: GrafanaVariables = { interval: '5m', namespace: '.*' },
+): string {
+  return expr
+    .replace(/\$__rate_interval|\$__interval|\$__range/g, values.interval)
+    .replace(/\$\{?namespace\}?/g, values.namespace);
 }
 
-export function parsePromql(expr: string): ParsedExpr {
-  const errors: number[] = [];
+/**
+ * Names of the metrics an expression selects. Whether Prometheus accepts the expression is its own business
+ * (charts/observability.int.test.ts asks a real one); a syntax error here only loses names.
+ */
+export function metricsRead(expr: string): Set<string> {
   const metrics = new Set<string>();
-  const tree = parser.parse(expr);
-  tree.iterate({
+  parser.parse(expr).iterate({
     enter(node) {
-      if (node.type.isError) errors.push(node.from);
       if (node.name === 'Identifier' && node.node.parent?.name === 'VectorSelector')
         metrics.add(expr.slice(node.from, node.to));
     },
   });
-  return { errors, metrics };
+  return metrics;
 }
 
 /** Metric names an exposition (`/metrics` text) declares, by their `# TYPE` lines, with a histogram's series. */

@@ -12,12 +12,14 @@
  * Kept out of the dev dependencies: `make opencode-test` installs it under .tools/opencode and runs this file;
  * without it (or `OPENCODE_BIN`) the file is skipped, saying why.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { logs } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
+  describeAgent,
+  findAgentCli,
   type RecordedCall,
   runAgent,
   startClosedDoor,
@@ -33,15 +35,12 @@ import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.
 import { waitFor } from './testing/wait.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const OPENCODE = [
-  process.env.OPENCODE_BIN,
-  path.join(ROOT, '.tools/opencode/node_modules/.bin/opencode'),
-].find(
-  (candidate): candidate is string =>
-    typeof candidate === 'string' && candidate !== '' && existsSync(candidate),
-);
-const SKIP_REASON =
-  'opencode is not installed: run `make opencode-test` (installs opencode-ai under .tools/opencode) or set OPENCODE_BIN';
+const opencode = findAgentCli({
+  name: 'opencode',
+  env: 'OPENCODE_BIN',
+  tool: 'opencode/node_modules/.bin/opencode',
+  make: 'opencode-test',
+});
 /** Where opencode keeps the packages it loads at run time, across runs. */
 const CACHE = path.join(ROOT, '.tools/opencode/cache');
 const CONFIG = path.join(ROOT, '.tools/opencode/config');
@@ -84,7 +83,7 @@ const configOf = () => ({
 
 function runOpencode(model: string, prompt: string) {
   return runAgent(
-    OPENCODE as string,
+    opencode.bin as string,
     ['run', '--model', model, prompt],
     {
       OPENCODE_CONFIG_CONTENT: JSON.stringify(configOf()),
@@ -118,74 +117,71 @@ function expectNoRefusals(model: string): RecordedCall[] {
   return made;
 }
 
-describe.skipIf(OPENCODE === undefined)(
-  `opencode through the relay${OPENCODE ? '' : ` (skipped: ${SKIP_REASON})`}`,
-  () => {
-    beforeAll(async () => {
-      providers = await startFakeProviders();
-      t = await createRelayTestApp();
-      await t.runtime.deps.options.set(
-        'ModelRatio',
-        JSON.stringify(Object.fromEntries(MODELS.map((model) => [model, 1]))),
+describeAgent(opencode, 'opencode through the relay', () => {
+  beforeAll(async () => {
+    providers = await startFakeProviders();
+    t = await createRelayTestApp();
+    await t.runtime.deps.options.set(
+      'ModelRatio',
+      JSON.stringify(Object.fromEntries(MODELS.map((model) => [model, 1]))),
+    );
+    await t.seedChannel({ key: 'sk-compat-oc', baseUrl: providers.url, models: 'oc-openai' });
+    await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'oc-claude', type: 14 });
+    await t.seedChannel({ key: GEMINI_KEY, baseUrl: providers.url, models: 'oc-gemini', type: 24 });
+    const relay = await t.startRelay();
+    door = await startClosedDoor();
+    proxy = await startRecordingProxy(new URL(await relay.listen({ port: 0, host: '127.0.0.1' })));
+    const user = await t.seedUser({ quota: 50_000_000 });
+    key = `sk-${(await t.seedToken(user.id)).key}`;
+    providers.setBehaviour({ toolCall: TOOL_CALL });
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+    await door?.close();
+    await t?.close();
+    await providers?.close();
+  });
+
+  for (const [model, upstream, clientPath] of [
+    ['turnpike/oc-openai', 'an OpenAI-compatible channel (passed through)', '/v1/chat/completions'],
+    ['turnpike/oc-gemini', 'a Gemini channel (converted)', '/v1/chat/completions'],
+    ['turnpike-anthropic/oc-claude', 'an Anthropic channel (passed through)', '/v1/messages'],
+  ] as const) {
+    // One at a time: opencode instances started together wait for each other (a minute for four). Three runs
+    // cover the three channel formats and both of opencode's providers; chat → Anthropic conversion is the Gemini
+    // CLI's and Codex's to prove.
+    it(`runs bash on a call from ${upstream}, as ${model}, and sends the output back`, async () => {
+      const name = model.split('/')[1] as string;
+      const run = await runOpencode(model, 'Write the proof file, then say done.');
+      process.stdout.write(`opencode run ${model}: exit ${run.code} in ${run.ms} ms\n`);
+      expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
+      expect(readFileSync(path.join(run.dir, 'proof.txt'), 'utf8')).toBe(`${PROOF}\n`);
+      expect(run.stdout).toContain(DEFAULT_PROVIDER_BEHAVIOUR.reply);
+      const made = expectNoRefusals(name).filter((entry) => entry.path.startsWith(clientPath));
+      expect(made.length).toBeGreaterThanOrEqual(2);
+      expect(JSON.stringify(made.at(-1)!.body)).toContain(PROOF);
+      const up = providers.requests.filter(
+        (request) => request.body.model === name || request.path.includes(`/${name}:`),
       );
-      await t.seedChannel({ key: 'sk-compat-oc', baseUrl: providers.url, models: 'oc-openai' });
-      await t.seedChannel({ key: ANTHROPIC_KEY, baseUrl: providers.url, models: 'oc-claude', type: 14 });
-      await t.seedChannel({ key: GEMINI_KEY, baseUrl: providers.url, models: 'oc-gemini', type: 24 });
-      const relay = await t.startRelay();
-      door = await startClosedDoor();
-      proxy = await startRecordingProxy(new URL(await relay.listen({ port: 0, host: '127.0.0.1' })));
-      const user = await t.seedUser({ quota: 50_000_000 });
-      key = `sk-${(await t.seedToken(user.id)).key}`;
-      providers.setBehaviour({ toolCall: TOOL_CALL });
-    });
+      expect(JSON.stringify(up.at(-1)?.body)).toContain(PROOF);
+      const upstreamPath: Record<string, string> = {
+        'oc-openai': '/v1/chat/completions',
+        'oc-gemini': '/v1beta/models/oc-gemini:streamGenerateContent',
+        'oc-claude': '/v1/messages',
+      };
+      expect(up.at(-1)?.path).toBe(upstreamPath[name]);
+      const rows = await waitFor(async () => {
+        const found = await t.runtime.deps.db.select().from(logs).where(eq(logs.modelName, name));
+        return found.length > 0 ? found : undefined;
+      });
+      for (const row of rows) expect(row.quota).toBeGreaterThan(0);
+      rmSync(run.dir, { recursive: true, force: true });
+    }, 60_000);
+  }
 
-    afterAll(async () => {
-      await proxy?.close();
-      await door?.close();
-      await t?.close();
-      await providers?.close();
-    });
-
-    for (const [model, upstream, clientPath] of [
-      ['turnpike/oc-openai', 'an OpenAI-compatible channel (passed through)', '/v1/chat/completions'],
-      ['turnpike/oc-gemini', 'a Gemini channel (converted)', '/v1/chat/completions'],
-      ['turnpike-anthropic/oc-claude', 'an Anthropic channel (passed through)', '/v1/messages'],
-    ] as const) {
-      // One at a time: opencode instances started together wait for each other (a minute for four). Three runs
-      // cover the three channel formats and both of opencode's providers; chat → Anthropic conversion is the Gemini
-      // CLI's and Codex's to prove.
-      it(`runs bash on a call from ${upstream}, as ${model}, and sends the output back`, async () => {
-        const name = model.split('/')[1] as string;
-        const run = await runOpencode(model, 'Write the proof file, then say done.');
-        process.stdout.write(`opencode run ${model}: exit ${run.code} in ${run.ms} ms\n`);
-        expect(run.code, `${run.stderr}\n${run.stdout}`).toBe(0);
-        expect(readFileSync(path.join(run.dir, 'proof.txt'), 'utf8')).toBe(`${PROOF}\n`);
-        expect(run.stdout).toContain(DEFAULT_PROVIDER_BEHAVIOUR.reply);
-        const made = expectNoRefusals(name).filter((entry) => entry.path.startsWith(clientPath));
-        expect(made.length).toBeGreaterThanOrEqual(2);
-        expect(JSON.stringify(made.at(-1)!.body)).toContain(PROOF);
-        const up = providers.requests.filter(
-          (request) => request.body.model === name || request.path.includes(`/${name}:`),
-        );
-        expect(JSON.stringify(up.at(-1)?.body)).toContain(PROOF);
-        const upstreamPath: Record<string, string> = {
-          'oc-openai': '/v1/chat/completions',
-          'oc-gemini': '/v1beta/models/oc-gemini:streamGenerateContent',
-          'oc-claude': '/v1/messages',
-        };
-        expect(up.at(-1)?.path).toBe(upstreamPath[name]);
-        const rows = await waitFor(async () => {
-          const found = await t.runtime.deps.db.select().from(logs).where(eq(logs.modelName, name));
-          return found.length > 0 ? found : undefined;
-        });
-        for (const row of rows) expect(row.quota).toBeGreaterThan(0);
-        rmSync(run.dir, { recursive: true, force: true });
-      }, 60_000);
-    }
-
-    it('reaches for no network but the relay', () => {
-      process.stdout.write(`outside attempts: ${JSON.stringify(door.attempts)}\n`);
-      expect(door.attempts).toEqual([]);
-    });
-  },
-);
+  it('reaches for no network but the relay', () => {
+    process.stdout.write(`outside attempts: ${JSON.stringify(door.attempts)}\n`);
+    expect(door.attempts).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,7 +88,7 @@ describe.each(SOURCE_KINDS)('a gateway moved from new-api on %s', (kind) => {
     expect((await root.login('root', PASSWORDS.root)).json().success).toBe(true);
     expect((await new ConsoleClient(app).login('alice', 'not-her-password')).json().success).toBe(false);
     // The soft-deleted user stays deleted.
-    expect((await new ConsoleClient(app).login('bob', 'bob-old-pass-1')).json().success).toBe(false);
+    expect((await new ConsoleClient(app).login('bob', PASSWORDS.bob)).json().success).toBe(false);
     const self = (await alice.get('/api/user/self')).json().data;
     expect(self).toMatchObject({ quota: 2_000_000, used_quota: 300, request_count: 7, aff_code: 'al1c' });
   });
@@ -206,5 +206,7 @@ describe('the server entry point', () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/dry run: nothing written from sqlite:\/\/.*\(one-api\)/);
     expect(run.stdout).toMatch(/users\s+source 2, would write 2/);
+    // A dry run makes no database and no secrets file in the empty DATA_DIR it was pointed at.
+    expect(readdirSync(dataDir)).toEqual([]);
   });
 });

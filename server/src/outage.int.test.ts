@@ -18,6 +18,7 @@ import { freePort } from '@turnpike/core/testing/free-port';
 import { hasRedisServer, startTestRedisServer } from '@turnpike/core/testing/redis-server';
 import { startTcpProxy, type TcpProxy } from '@turnpike/core/testing/tcp-proxy';
 import { startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabaseUrl } from './testing/test-app.ts';
@@ -262,7 +263,7 @@ describe.skipIf(!postgres)('the database away, through a proxy of the test', () 
     expect(relay.exitCode()).toBeUndefined();
   }, 90_000);
 
-  it('an all-in-one server under model traffic rides an outage: no exit, no 500, calls served from its caches', async () => {
+  it('an all-in-one server under model traffic rides an outage: no exit, no 500, calls served from its caches and each billed once', async () => {
     await proxy.restore();
     const upstream = await startFakeOpenAi({});
     const server = await startServer({ ROLE: 'all', DATABASE_URL: url });
@@ -296,6 +297,13 @@ describe.skipIf(!postgres)('the database away, through a proxy of the test', () 
         }),
       });
       expect(((await saved.json()) as { success: boolean }).success).toBe(true);
+      // $0.002 a call: 0.002 x 500000 = 1000 quota units each, by the documented rule (1 USD = 500000 units).
+      const priced = await fetch(`${server.url}/api/option/`, {
+        method: 'PUT',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify({ key: 'ModelPrice', value: JSON.stringify({ 'gpt-4o-mini': 0.002 }) }),
+      });
+      expect(((await priced.json()) as { success: boolean }).success).toBe(true);
       const statuses = new Map<number, number>();
       let servedDuringOutage = 0;
       let outage = false;
@@ -326,6 +334,36 @@ describe.skipIf(!postgres)('the database away, through a proxy of the test', () 
       expect(server.exitCode()).toBeUndefined();
       expect(server.output()).not.toContain('stopping after an unexpected error');
       await until('ready after', async () => (await readyz(server)).status === 200, server, 15_000);
+      // What was settled during the outage waited in the local spool (no Redis): once written, the books hold
+      // exactly the calls served, each at its price, once.
+      const served = statuses.get(200) ?? 0;
+      const books = async () => {
+        const { rows } = (await direct.db.execute(
+          sql`select u.quota, u.used_quota,
+                     (select coalesce(sum(quota), 0) from logs where user_id = u.id and type = 2) as logged,
+                     (select count(*) from logs where user_id = u.id and type = 2) as logs,
+                     (select count(*) from (select 1 from logs where user_id = u.id and type = 2
+                                             group by request_id having count(*) > 1) d) as duplicates
+                from users u where u.id = ${user.id}`,
+        )) as unknown as { rows: Record<string, string>[] };
+        const row = rows[0] as Record<string, string>;
+        return {
+          deducted: 1_000_000_000 - Number(row.quota),
+          usedQuota: Number(row.used_quota),
+          logged: Number(row.logged),
+          logs: Number(row.logs),
+          duplicates: Number(row.duplicates),
+        };
+      };
+      await until('every served call written', async () => (await books()).logs >= served, server, 30_000);
+      const written = await books();
+      expect(written).toEqual({
+        deducted: served * 1000,
+        usedQuota: served * 1000,
+        logged: served * 1000,
+        logs: served,
+        duplicates: 0,
+      });
     } finally {
       await direct.close();
       await upstream.close();

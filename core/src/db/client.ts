@@ -29,6 +29,8 @@ export interface CreateDbOptions {
   url?: string | undefined;
   /** PGlite data folder; absent (with no url) → in memory, for tests. */
   dataDir?: string | undefined;
+  /** In memory: start from this dumped data folder (a gzip tarball) rather than an empty one. */
+  template?: string | undefined;
   /** Pool size for Postgres. */
   maxConnections?: number;
   /** Told when an idle pooled connection is lost (a failover, a restart); the pool replaces it. */
@@ -53,7 +55,10 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * index: migration 0012, docs/adr/0031). A new data folder is made and migrated by a short-lived process first
  * (pglite-initdb.ts), so what making it leaves resident is not kept by this one.
  */
-async function openPglite(dataDir?: string): Promise<{ db: Db; close: () => Promise<void> }> {
+async function openPglite(
+  dataDir?: string,
+  template?: string,
+): Promise<{ db: Db; close: () => Promise<void> }> {
   const [{ openPgliteThread }, { drizzle }] = await Promise.all([
     import('./pglite-thread.ts'),
     import('drizzle-orm/pglite'),
@@ -65,6 +70,7 @@ async function openPglite(dataDir?: string): Promise<{ db: Db; close: () => Prom
   }
   const client = await openPgliteThread({
     ...(dataDir === undefined ? {} : { dataDir }),
+    ...(template === undefined ? {} : { loadDataDir: template }),
     extraStartParams,
   });
   // The thread's client has the part of PGlite's interface the driver calls (query, exec, transaction).
@@ -90,7 +96,7 @@ export async function createDb(options: CreateDbOptions): Promise<Database> {
     return { db, kind: 'postgres', url: options.url, close: () => pool.end() };
   }
   if (!options.dataDir) {
-    const opened = await openPglite();
+    const opened = await openPglite(undefined, options.template);
     return { db: opened.db, kind: 'pglite', close: opened.close };
   }
   const dataDir = options.dataDir;

@@ -19,6 +19,11 @@ import { errorOf, type SerializedError } from './pglite-errors.ts';
 export interface ThreadSetup {
   /** The data folder; absent: in memory. */
   dataDir?: string;
+  /**
+   * In memory only: a data folder dumped as a gzip tarball (PGlite's `dumpDataDir`) to start from instead of running
+   * `initdb` (tests start from one migrated copy: core/src/testing/pglite-template.ts).
+   */
+  loadDataDir?: string;
   /** Postgres settings added to PGlite's default start parameters. */
   extraStartParams: string[];
 }

@@ -6,6 +6,7 @@
  * transaction's statements arrive here in order and run on its handle only.
  */
 
+import { readFileSync } from 'node:fs';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type QueryOptions, type Transaction } from '@electric-sql/pglite';
 import { collector } from '../runtime/release-memory.ts';
@@ -142,6 +143,7 @@ async function main(): Promise<void> {
   const options = pgliteOptionsOf(setup);
   let client: PGlite;
   try {
+    if (setup.loadDataDir !== undefined) options.loadDataDir = new Blob([readFileSync(setup.loadDataDir)]);
     client = setup.dataDir === undefined ? new PGlite(options) : new PGlite(setup.dataDir, options);
     await client.waitReady;
   } catch (error) {

@@ -7,9 +7,10 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createChannelKeyBox } from '../channels/channel-key.ts';
-import { loadConfig } from '../config.ts';
+import { type Config, loadConfig } from '../config.ts';
 import { createDb, type Database } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
+import { isNewDataDir } from '../db/pglite-initdb.ts';
 import { createEventBus } from '../events/bus.ts';
 import { ensureSecrets } from '../secrets.ts';
 import { ImportRefusedError, type ImportReport, importGateway } from './importer.ts';
@@ -90,6 +91,29 @@ async function announce(report: ImportReport, redisUrl: string, keyPrefix: strin
   }
 }
 
+/**
+ * The database the import writes into, or for a dry run the one it compares against without writing: a dry run
+ * talks to Postgres in a read-only session; in a DATA_DIR that holds no embedded database yet there is nothing to
+ * compare against, and none is made (a real import makes and migrates one there).
+ */
+async function openTarget(config: Config, dryRun: boolean): Promise<Database | undefined> {
+  if (config.databaseUrl) {
+    const url = dryRun ? readOnlyUrl(config.databaseUrl) : config.databaseUrl;
+    return createDb({ url, maxConnections: 2 });
+  }
+  const dataDir = path.join(config.dataDir, 'db');
+  if (dryRun && isNewDataDir(dataDir)) return undefined;
+  return createDb({ dataDir });
+}
+
+/** The same Postgres URL with every transaction of its sessions read-only. */
+function readOnlyUrl(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const options = url.searchParams.get('options');
+  url.searchParams.set('options', `${options ? `${options} ` : ''}-c default_transaction_read_only=on`);
+  return url.toString();
+}
+
 /** Runs one import and answers the exit code: 0 done, 1 failed, 2 refused (the database holds other users). */
 export async function runImport(
   argv: readonly string[],
@@ -103,20 +127,14 @@ export async function runImport(
     const config = loadConfig(env);
     // A dry run seals nothing, so it needs no secret (and creates none in DATA_DIR).
     const secrets = args.dryRun ? undefined : await ensureSecrets(config);
-    const database =
-      io.database ??
-      (await createDb(
-        config.databaseUrl
-          ? { url: config.databaseUrl, maxConnections: 2 }
-          : { dataDir: path.join(config.dataDir, 'db') },
-      ));
+    const database = io.database ?? (await openTarget(config, args.dryRun));
     const source = await openSource(args.from);
     try {
-      if (!args.dryRun && !io.database) await migrate(database);
+      if (!args.dryRun && database && !io.database) await migrate(database);
       write(`reading ${describeSource(args.from)}${args.dryRun ? ' (dry run)' : ''}\n`);
       report = await importGateway({
         source,
-        db: database.db,
+        db: database?.db,
         box: secrets ? createChannelKeyBox(secrets.cryptoSecret) : undefined,
         dryRun: args.dryRun,
         merge: args.merge,
@@ -130,7 +148,7 @@ export async function runImport(
       return 0;
     } finally {
       await source.close();
-      if (!io.database) await database.close();
+      if (!io.database) await database?.close();
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -43,7 +43,8 @@ import { toInt, toText } from './values.ts';
 
 export interface ImportOptions {
   readonly source: SourceReader;
-  readonly db: Db;
+  /** Turnpike's database; absent for a dry run into an installation that has none yet (it holds nothing). */
+  readonly db: Db | undefined;
   /** Seals channel keys as the console API does; required unless `dryRun`. */
   readonly box?: SealedBox | undefined;
   readonly dryRun: boolean;
@@ -158,7 +159,7 @@ const count = (skipped: Record<string, number>, reason: string, by = 1) => {
 };
 
 export async function importGateway(options: ImportOptions): Promise<ImportReport> {
-  const { source, db, dryRun } = options;
+  const { source, dryRun } = options;
   const batchSize = options.batchSize ?? 1000;
   const progress = options.progress ?? (() => {});
   if (!dryRun && !options.box) throw new Error('a real import needs the channel key box');
@@ -190,8 +191,10 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
     report.uncarriedTables.push(`${table}: ${why}`);
   }
 
-  const targetReady = await hasTargetSchema(db);
+  const targetReady = options.db ? await hasTargetSchema(options.db) : false;
   if (!targetReady && !dryRun) throw new Error('the Turnpike database is not migrated');
+  // Every read of the target below waits for targetReady and every write for !dryRun: without a database neither.
+  const db = options.db as Db;
 
   const newTable = (
     table: string,

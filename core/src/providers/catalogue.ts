@@ -62,8 +62,12 @@ export const RELAY_PROVIDERS = [
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
+/** The asynchronous tasks a channel can carry: Midjourney drawings, Suno music, videos (relay/src/tasks). */
+export const TASK_CARRIED = ['drawing', 'music', 'videos'] as const;
+export type TaskCarried = (typeof TASK_CARRIED)[number];
+
 /** The kinds of request a channel can carry, as the console's type list names them. */
-export type Carried = 'chat' | 'embeddings' | 'images' | 'audio' | 'moderations' | 'rerank' | 'tasks';
+export type Carried = 'chat' | 'embeddings' | 'images' | 'audio' | 'moderations' | 'rerank' | TaskCarried;
 
 /**
  * How the relay serves a channel type: the one declaration the relay's provider registry, the console's "what
@@ -169,7 +173,9 @@ const relayed = (
 });
 /** An OpenAI-compatible upstream: OpenAI's paths under its base URL, a bearer key. */
 const compatible = relayed('openai', 'openai', OPENAI_CARRIES);
-const tasks: Relaying = { kind: 'tasks', carries: ['tasks'] };
+const drawingTasks: Relaying = { kind: 'tasks', carries: ['drawing'] };
+const musicTasks: Relaying = { kind: 'tasks', carries: ['music'] };
+const videoTasks: Relaying = { kind: 'tasks', carries: ['videos'] };
 
 const openaiLike = { keyFormat: bearer, extraFields: [], modelList: 'openai' as const, relay: compatible };
 
@@ -196,7 +202,8 @@ const list: ProviderType[] = [
     extraFields: [{ field: 'openai_organization', label: 'OpenAI organization (optional)' }],
     balance: 'openai-billing',
     modelList: 'openai',
-    relay: compatible,
+    // OpenAI's video API too (relay/src/tasks/video).
+    relay: relayed('openai', 'openai', [...OPENAI_CARRIES, 'videos']),
   },
   {
     value: 2,
@@ -214,7 +221,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: 'the mj-api-secret of the proxy',
     extraFields: [],
-    relay: tasks,
+    relay: drawingTasks,
   },
   {
     value: 5,
@@ -237,7 +244,7 @@ const list: ProviderType[] = [
     ],
     keyFormat: 'the mj-api-secret of the proxy',
     extraFields: [],
-    relay: tasks,
+    relay: drawingTasks,
   },
   {
     value: 36,
@@ -246,7 +253,7 @@ const list: ProviderType[] = [
     defaultModels: ['suno_music', 'suno_lyrics'],
     keyFormat: bearer,
     extraFields: [],
-    relay: tasks,
+    relay: musicTasks,
   },
   {
     value: 4,
@@ -314,7 +321,7 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. 2024-12-01-preview' }],
     modelList: 'azure',
-    relay: relayed('azure', 'openai', ['chat', 'embeddings', 'images', 'audio']),
+    relay: relayed('azure', 'openai', ['chat', 'embeddings', 'images', 'audio', 'videos']),
   },
   {
     value: 34,
@@ -575,7 +582,7 @@ const list: ProviderType[] = [
     defaultModels: ['kling-v2-1', 'kling-v2-master', 'kling-v1-6'],
     keyFormat: 'access key|secret key, one pair per line',
     extraFields: [],
-    relay: tasks,
+    relay: videoTasks,
   },
   {
     value: 51,
@@ -584,7 +591,7 @@ const list: ProviderType[] = [
     defaultModels: ['jimeng_t2v_v30', 'jimeng_t2v_v30_1080p'],
     keyFormat: 'Volcengine AccessKeyID|SecretAccessKey, one pair per line',
     extraFields: [],
-    relay: tasks,
+    relay: videoTasks,
   },
   {
     value: 52,
@@ -593,7 +600,7 @@ const list: ProviderType[] = [
     defaultModels: ['viduq2', 'viduq1', 'vidu2.0'],
     keyFormat: 'one Vidu API key per line',
     extraFields: [],
-    relay: tasks,
+    relay: videoTasks,
   },
   {
     value: 54,
@@ -602,7 +609,7 @@ const list: ProviderType[] = [
     defaultModels: ['doubao-seedance-1-0-pro-250528', 'doubao-seedance-1-0-lite-t2v-250428'],
     keyFormat: 'one Ark API key per line',
     extraFields: [],
-    relay: tasks,
+    relay: videoTasks,
   },
   {
     value: 55,
@@ -611,7 +618,7 @@ const list: ProviderType[] = [
     defaultModels: ['sora-2', 'sora-2-pro'],
     keyFormat: bearer,
     extraFields: [],
-    relay: tasks,
+    relay: videoTasks,
   },
   {
     value: 60,
@@ -620,7 +627,7 @@ const list: ProviderType[] = [
     defaultModels: ['veo-3.1-generate-preview', 'veo-3.1-fast-generate-preview', 'veo-3.0-generate-001'],
     keyFormat: 'one Gemini API key per line',
     extraFields: [],
-    relay: tasks,
+    relay: videoTasks,
   },
 ];
 

@@ -48,6 +48,8 @@ export async function createRuntime(
   config: ResolvedConfig,
   runtimeOptions: {
     inMemory?: boolean;
+    /** In memory: start from this dumped, migrated data folder (tests: core/src/testing/pglite-template.ts). */
+    pgliteTemplate?: string;
     /** Where background failures (option sync, ...) are reported; the server passes its logger. */
     onError?: (error: unknown, context: string) => void;
   } = {},
@@ -56,6 +58,7 @@ export async function createRuntime(
   const database = await createDb({
     url: config.databaseUrl,
     dataDir,
+    template: runtimeOptions.pgliteTemplate,
     onConnectionError: (error) => runtimeOptions.onError?.(error, DATABASE_CONNECTION_LOST),
   });
   try {

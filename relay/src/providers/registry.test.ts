@@ -1,10 +1,16 @@
-import { type Carried, carriedBy, PROVIDER_TYPES, relayingOf } from '@turnpike/core/providers/catalogue';
+import {
+  type Carried,
+  carriedBy,
+  PROVIDER_TYPES,
+  relayingOf,
+  type TaskCarried,
+} from '@turnpike/core/providers/catalogue';
 import { describe, expect, it } from 'vitest';
 import type { Endpoint } from '../formats/format.ts';
 import { providerFor } from './registry.ts';
 
-/** The relay endpoints each kind the catalogue names stands for; tasks are not provider calls. */
-const CARRIED_ENDPOINTS: Readonly<Record<Exclude<Carried, 'tasks'>, readonly Endpoint[]>> = {
+/** The relay endpoints each kind the catalogue names stands for; tasks are not provider calls (../tasks). */
+const CARRIED_ENDPOINTS: Readonly<Record<Exclude<Carried, TaskCarried>, readonly Endpoint[]>> = {
   chat: ['chat'],
   embeddings: ['embeddings'],
   images: ['image-generation'],
@@ -34,10 +40,5 @@ describe("the catalogue's relaying against the relay's providers", () => {
         expect(carriedBy(value).includes(kind as Carried), `type ${value} ${kind}`).toBe(supported);
       }
     }
-  });
-
-  it('declares task types as carrying their tasks only', () => {
-    for (const { value } of PROVIDER_TYPES)
-      if (relayingOf(value)?.kind === 'tasks') expect(carriedBy(value), `type ${value}`).toEqual(['tasks']);
   });
 });

@@ -3,6 +3,7 @@
  * tasks/, each giving its routes and one poll pass. Submits are billed and refunded through charge.ts and
  * finish.ts, so a new provider writes only its wire format, its routes and how to read its task states.
  */
+import type { TaskCarried } from '@turnpike/core/providers/catalogue';
 import type { FastifyInstance } from 'fastify';
 import type { RelayContext } from '../pipeline/context.ts';
 
@@ -38,7 +39,9 @@ export interface PollSettings {
 
 export interface TaskProvider {
   readonly id: string;
-  /** Channel types (catalogue values) that serve this provider's tasks. */
+  /** What its tasks are, as the catalogue says a channel type carries them. */
+  readonly carries: TaskCarried;
+  /** Channel types (catalogue values) that serve this provider's tasks: those the catalogue says carry them. */
   readonly channelTypes: readonly number[];
   /** Registers the provider's client routes on the relay. */
   register(app: FastifyInstance, ctx: RelayContext): void;

@@ -4,10 +4,60 @@
  * CLI in a scratch directory with a scratch home and only the environment it is given, killed after a deadline.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { describe, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+
+/** Where an agent's CLI is looked for, and how a developer installs it. */
+export interface AgentCli {
+  /** The agent's name in test titles (`Claude Code`). */
+  readonly name: string;
+  /** The variable that names a binary installed elsewhere (`CLAUDE_CODE_BIN`). */
+  readonly env: string;
+  /** The binary under the repository's `.tools/` (`claude-code/node_modules/.bin/claude`). */
+  readonly tool: string;
+  /** The Makefile target that installs it and runs its test (`claude-code-test`). */
+  readonly make: string;
+}
+
+/**
+ * The agent's binary, or why there is none. Without it the test file is skipped on a developer's machine, saying
+ * why; under CI (`CI` set) a missing CLI is a failure, so a run cannot be green with an agent never started.
+ */
+export function findAgentCli(cli: AgentCli): { bin: string | undefined; missing: string } {
+  const bin = [process.env[cli.env], path.join(ROOT, '.tools', cli.tool)].find(
+    (candidate): candidate is string =>
+      typeof candidate === 'string' && candidate !== '' && existsSync(candidate),
+  );
+  const missing = `${cli.name} is not installed: run \`make ${cli.make}\` (installs it under .tools/) or set ${cli.env}`;
+  return { bin, missing };
+}
+
+/**
+ * `describe` for an agent's tests: skipped with the reason on a developer's machine without the CLI; under CI
+ * (`CI` set) a missing CLI is one failing test naming the reason, so a run is never green with an agent not run.
+ */
+export function describeAgent(
+  found: { bin: string | undefined; missing: string },
+  title: string,
+  body: () => void,
+): void {
+  if (found.bin !== undefined) {
+    describe(title, body);
+  } else if (!process.env.CI) {
+    describe.skip(`${title} (skipped: ${found.missing})`, body);
+  } else {
+    describe(title, () => {
+      it('has its CLI installed (CI runs every agent)', () => {
+        throw new Error(found.missing);
+      });
+    });
+  }
+}
 
 /** One request the agent made to the gateway, and the status it got. */
 export interface RecordedCall {

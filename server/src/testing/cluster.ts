@@ -94,7 +94,11 @@ export async function waitUntilReady(url: string, ms = 60_000, exited?: () => bo
   }
 }
 
-function startProcess(
+/**
+ * One real `node server/src/main.ts` on `port` with `env` added to this process's environment; `kill()` ends it for
+ * good (no restart after it).
+ */
+export function startServerProcess(
   name: string,
   port: number,
   env: Record<string, string>,
@@ -109,8 +113,11 @@ function startProcess(
   let restarts = 0;
   const url = `http://127.0.0.1:${port}`;
   const launch = () => {
+    const merged: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' };
+    // An empty value removes the variable (a server without DATABASE_URL opens the embedded database).
+    for (const [key, value] of Object.entries(env)) if (value === '') delete merged[key];
     const started = spawn(process.execPath, [SERVER], {
-      env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+      env: merged,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const keep = (chunk: Buffer) => {
@@ -260,12 +267,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     CRITICAL_RATE_LIMIT_ENABLE: 'false',
     ...options.env,
   };
-  const api = startProcess('api', await freePort(), { ...env, ROLE: 'api' });
+  const api = startServerProcess('api', await freePort(), { ...env, ROLE: 'api' });
   // The api migrates the database first; relays started together would only wait on its lock.
   await waitUntilReady(api.url, 60_000, () => api.child() === undefined);
-  const relays: ReturnType<typeof startProcess>[] = [];
+  const relays: ReturnType<typeof startServerProcess>[] = [];
   for (let i = 0; i < (options.relays ?? 3); i += 1)
-    relays.push(startProcess(`relay-${i + 1}`, await freePort(), { ...env, ROLE: 'relay' }));
+    relays.push(startServerProcess(`relay-${i + 1}`, await freePort(), { ...env, ROLE: 'relay' }));
   await Promise.all(relays.map((r) => waitUntilReady(r.url, 60_000, () => r.child() === undefined)));
   const balancer = await startBalancer(relays);
   const { port } = balancer.address() as { port: number };

@@ -18,28 +18,37 @@ describe('relay coverage of channel types', () => {
       'audio',
     ]);
     expect(['mj_imagine', 'swap_face', 'suno_music', 'text-moderation-latest'].map(modelNeedOf)).toEqual([
-      'tasks',
-      'tasks',
-      'tasks',
+      'drawing',
+      'drawing',
+      'music',
       'moderations',
     ]);
+    expect(['sora-2', 'veo-3.1-generate-preview', 'kling-v2-1', 'viduq2'].map(modelNeedOf)).toEqual(
+      Array(4).fill('videos'),
+    );
   });
 
   it('warns only about the models a type cannot serve', () => {
     expect(coverageWarning(1, ['gpt-4o', 'dall-e-3', 'text-embedding-3-small'])).toBeNull();
     expect(coverageWarning(14, ['claude-3-haiku', 'text-embedding-3-small', 'dall-e-3'])).toEqual({
       kind: 'cannotCarry',
-      reach: 'anthropic',
+      carries: ['chat'],
       models: ['text-embedding-3-small', 'dall-e-3'],
     });
     expect(coverageWarning(24, ['gemini-1.5-pro', 'text-embedding-004'])).toBeNull();
-    expect(coverageWarning(2, ['mj_imagine', 'gpt-4o'])).toEqual({ kind: 'tasksOnly', models: ['gpt-4o'] });
+    expect(coverageWarning(2, ['mj_imagine', 'gpt-4o'])).toEqual({
+      kind: 'cannotCarry',
+      carries: ['drawing'],
+      models: ['gpt-4o'],
+    });
+    // A video type's own models are what it carries.
+    expect(coverageWarning(50, ['kling-v2-1', 'kling-v1-6'])).toBeNull();
     expect(coverageWarning(36, ['suno_music'])).toBeNull();
     expect(coverageWarning(1, ['mj_imagine'])).toMatchObject({ kind: 'cannotCarry', models: ['mj_imagine'] });
     expect(coverageWarning(11, [])).toEqual({ kind: 'notRelayed' });
     expect(coverageWarning(3, ['gpt-4o', 'text-embedding-ada-002', 'text-moderation-latest'])).toEqual({
       kind: 'cannotCarry',
-      reach: 'openai',
+      carries: ['chat', 'embeddings', 'images', 'audio', 'videos'],
       models: ['text-moderation-latest'],
     });
     expect(coverageWarning(41, ['gemini-2.0-flash', 'claude-3-5-sonnet-20241022'])).toBeNull();

@@ -1,360 +1,56 @@
 /**
- * Test sources: the tables of new-api (1.0 line) and one-api (0.6) as GORM's AutoMigrate creates them on SQLite,
- * MySQL/MariaDB and Postgres (its type per dialect: Go int -> bigint, string -> text/longtext, bool ->
- * numeric/boolean, gorm.DeletedAt -> datetime/datetime(3)/timestamptz, `type:json` -> json), seeded with
- * realistic rows. Each MySQL or Postgres source is a database of its own, dropped by `drop()`.
+ * Test sources: the tables of new-api and one-api as GORM's AutoMigrate creates them on SQLite, MySQL/MariaDB and
+ * Postgres (`schemas/`, derived from the real models), seeded with realistic rows. Each MySQL or Postgres source is
+ * a database of its own, dropped by `drop()`.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import bcrypt from 'bcryptjs';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 
 type Dialect = 'sqlite' | 'mysql' | 'postgres';
-type Kind =
-  | 'id'
-  | 'int'
-  | 'text'
-  | 'bool'
-  | 'float'
-  | 'deleted'
-  | 'json'
-  | `varchar(${number})`
-  | `char(${number})`;
-type Column = readonly [name: string, kind: Kind, defaultValue?: string | number | boolean];
 export type Version = 'new-api' | 'one-api';
 
-function sqlType(kind: Kind, dialect: Dialect): string {
-  if (kind === 'id')
-    return {
-      sqlite: 'integer primary key autoincrement',
-      mysql: 'bigint auto_increment primary key',
-      postgres: 'bigserial primary key',
-    }[dialect];
-  if (kind === 'int') return dialect === 'sqlite' ? 'integer' : 'bigint';
-  if (kind === 'text') return dialect === 'mysql' ? 'longtext' : 'text';
-  if (kind === 'bool') return dialect === 'sqlite' ? 'numeric' : 'boolean';
-  if (kind === 'float') return dialect === 'sqlite' ? 'real' : dialect === 'mysql' ? 'double' : 'decimal';
-  if (kind === 'deleted')
-    return { sqlite: 'datetime', mysql: 'datetime(3) null', postgres: 'timestamptz' }[dialect];
-  if (kind === 'json') return dialect === 'sqlite' ? 'json' : 'json';
-  return kind;
+/**
+ * The CREATE TABLE statements of a version on a dialect, from `schemas/<version>.<dialect>.sql`: derived from the
+ * GORM models of the real repositories (each file's header names them), not from what the importer expects.
+ */
+function schemaOf(version: Version, dialect: Dialect): { table: string; sql: string }[] {
+  const text = readFileSync(new URL(`./schemas/${version}.${dialect}.sql`, import.meta.url), 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => !line.startsWith('--'))
+    .join('\n')
+    .split(';')
+    .map((statement) => statement.trim())
+    .filter(Boolean)
+    .map((statement) => ({
+      table: /^create table [`"](\w+)[`"]/i.exec(statement)?.[1] ?? '',
+      sql: statement,
+    }));
 }
 
-const NEW_API: Record<string, Column[]> = {
-  users: [
-    ['id', 'id'],
-    ['username', 'varchar(191)'],
-    ['password', 'text'],
-    ['display_name', 'varchar(191)'],
-    ['role', 'int', 1],
-    ['status', 'int', 1],
-    ['email', 'varchar(191)'],
-    ['github_id', 'varchar(191)'],
-    ['discord_id', 'varchar(191)'],
-    ['oidc_id', 'varchar(191)'],
-    ['wechat_id', 'varchar(191)'],
-    ['telegram_id', 'varchar(191)'],
-    ['access_token', 'char(32)'],
-    ['quota', 'int', 0],
-    ['used_quota', 'int', 0],
-    ['request_count', 'int', 0],
-    ['group', 'varchar(64)', 'default'],
-    ['aff_code', 'varchar(32)'],
-    ['aff_count', 'int', 0],
-    ['aff_quota', 'int', 0],
-    ['aff_history', 'int', 0],
-    ['inviter_id', 'int'],
-    ['deleted_at', 'deleted'],
-    ['linux_do_id', 'varchar(191)'],
-    ['setting', 'text'],
-    ['remark', 'varchar(255)'],
-    ['stripe_customer', 'varchar(64)'],
-    ['created_at', 'int'],
-    ['last_login_at', 'int', 0],
-    ['auth_version', 'int', 1],
-    ['invite_rebate_eligible', 'bool', false],
-  ],
-  tokens: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['key', 'varchar(128)'],
-    ['status', 'int', 1],
-    ['name', 'varchar(191)'],
-    ['created_time', 'int'],
-    ['accessed_time', 'int'],
-    ['expired_time', 'int', -1],
-    ['remain_quota', 'int', 0],
-    ['unlimited_quota', 'bool', false],
-    ['model_limits_enabled', 'bool', false],
-    ['model_limits', 'text'],
-    ['allow_ips', 'text'],
-    ['used_quota', 'int', 0],
-    ['group', 'varchar(191)'],
-    ['cross_group_retry', 'bool', false],
-    ['billing_type', 'int', 0],
-    ['deleted_at', 'deleted'],
-  ],
-  channels: [
-    ['id', 'id'],
-    ['type', 'int', 0],
-    ['key', 'text'],
-    ['openai_organization', 'text'],
-    ['test_model', 'text'],
-    ['status', 'int', 1],
-    ['name', 'varchar(191)'],
-    ['weight', 'int', 0],
-    ['created_time', 'int'],
-    ['test_time', 'int'],
-    ['response_time', 'int'],
-    ['base_url', 'varchar(191)', ''],
-    ['other', 'text'],
-    ['balance', 'float'],
-    ['balance_updated_time', 'int'],
-    ['models', 'text'],
-    ['group', 'varchar(64)', 'default'],
-    ['used_quota', 'int', 0],
-    ['model_mapping', 'text'],
-    ['status_code_mapping', 'varchar(1024)', ''],
-    ['priority', 'int', 0],
-    ['auto_ban', 'int', 1],
-    ['other_info', 'text'],
-    ['tag', 'varchar(191)'],
-    ['setting', 'text'],
-    ['param_override', 'text'],
-    ['header_override', 'text'],
-    ['remark', 'varchar(255)'],
-    ['channel_info', 'json'],
-    ['settings', 'text'],
-  ],
-  options: [
-    ['key', 'varchar(191)'],
-    ['value', 'text'],
-  ],
-  redemptions: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['key', 'char(32)'],
-    ['status', 'int', 1],
-    ['name', 'varchar(191)'],
-    ['quota', 'int', 100],
-    ['created_time', 'int'],
-    ['redeemed_time', 'int'],
-    ['used_user_id', 'int'],
-    ['deleted_at', 'deleted'],
-    ['expired_time', 'int'],
-  ],
-  top_ups: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['amount', 'int'],
-    ['money', 'float'],
-    ['trade_no', 'varchar(255)'],
-    ['payment_method', 'varchar(50)'],
-    ['create_time', 'int'],
-    ['complete_time', 'int'],
-    ['status', 'text'],
-  ],
-  midjourneys: [
-    ['id', 'id'],
-    ['code', 'int'],
-    ['user_id', 'int'],
-    ['action', 'varchar(40)'],
-    ['mj_id', 'varchar(191)'],
-    ['prompt', 'text'],
-    ['prompt_en', 'text'],
-    ['description', 'text'],
-    ['state', 'text'],
-    ['submit_time', 'int'],
-    ['start_time', 'int'],
-    ['finish_time', 'int'],
-    ['image_url', 'text'],
-    ['video_url', 'text'],
-    ['status', 'varchar(20)'],
-    ['progress', 'varchar(30)'],
-    ['fail_reason', 'text'],
-    ['channel_id', 'int'],
-    ['quota', 'int'],
-    ['buttons', 'text'],
-    ['properties', 'text'],
-  ],
-  tasks: [
-    ['id', 'id'],
-    ['created_at', 'int'],
-    ['updated_at', 'int'],
-    ['task_id', 'varchar(191)'],
-    ['platform', 'varchar(30)'],
-    ['user_id', 'int'],
-    ['group', 'varchar(50)'],
-    ['channel_id', 'int'],
-    ['quota', 'int'],
-    ['action', 'varchar(40)'],
-    ['status', 'varchar(20)'],
-    ['fail_reason', 'text'],
-    ['submit_time', 'int'],
-    ['start_time', 'int'],
-    ['finish_time', 'int'],
-    ['progress', 'varchar(20)'],
-    ['properties', 'json'],
-    ['private_data', 'json'],
-    ['data', 'json'],
-  ],
-  logs: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['created_at', 'int'],
-    ['type', 'int'],
-    ['content', 'text'],
-    ['username', 'varchar(191)', ''],
-    ['token_name', 'varchar(191)', ''],
-    ['model_name', 'varchar(191)', ''],
-    ['quota', 'int', 0],
-    ['prompt_tokens', 'int', 0],
-    ['completion_tokens', 'int', 0],
-    ['use_time', 'int', 0],
-    ['is_stream', 'bool'],
-    ['channel_id', 'int'],
-    ['token_id', 'int', 0],
-    ['group', 'varchar(191)'],
-    ['ip', 'varchar(191)', ''],
-    ['other', 'text'],
-  ],
-  quota_data: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['username', 'varchar(64)', ''],
-    ['model_name', 'varchar(64)', ''],
-    ['created_at', 'int'],
-    ['token_used', 'int', 0],
-    ['count', 'int', 0],
-    ['quota', 'int', 0],
-  ],
-  setups: [
-    ['id', 'id'],
-    ['version', 'varchar(50)'],
-    ['initialized_at', 'int'],
-  ],
-  abilities: [
-    ['group', 'varchar(64)'],
-    ['model', 'varchar(255)'],
-    ['channel_id', 'int'],
-    ['enabled', 'bool'],
-    ['priority', 'int', 0],
-    ['weight', 'int', 0],
-    ['tag', 'varchar(191)'],
-  ],
-  two_fas: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['secret', 'varchar(255)'],
-    ['is_enabled', 'bool'],
-    ['deleted_at', 'deleted'],
-  ],
+/**
+ * Passwords and the hashes new-api and one-api store for them: Go's golang.org/x/crypto/bcrypt at its default cost
+ * (`$2a$10$`), taken from published vectors rather than made by the bcrypt Turnpike checks them with.
+ * - alice: Go's own vector, x/crypto bcrypt/bcrypt_test.go TestBcryptingIsCorrect
+ *   (https://github.com/golang/crypto/blob/2e0250624f72de523298cab7d97cc5b600db2fcd/bcrypt/bcrypt_test.go).
+ * - root and bob: the OpenBSD-derived vector table of jBCrypt's TestBCrypt.java (https://www.mindrot.org/projects/jBCrypt/),
+ *   which Go's implementation reproduces byte for byte for `$2a$`.
+ */
+export const PASSWORDS = {
+  alice: 'allmine',
+  root: 'abcdefghijklmnopqrstuvwxyz',
+  bob: '~!@#$%^&*()      ~!@#$%^&*()PNBFRD',
+} as const;
+const GO_BCRYPT_HASHES: Readonly<Record<keyof typeof PASSWORDS, string>> = {
+  alice: '$2a$10$XajjQvNhvvRt5GSeFk1xFeyqRrsxkhBkUiQeg0dt.wU1qD4aFDcga',
+  root: '$2a$10$fVH8e28OQRj9tqiDXs1e1uxpsjN0c7II7YPKXua2NAKYvM6iQk7dq',
+  bob: '$2a$10$LgfYWkbzEvQ4JakH7rOvHe0y8pHKF9OaFgwUZ2q7W2FFZmZzJYlfS',
 };
-
-const ONE_API: Record<string, Column[]> = {
-  users: [
-    ['id', 'id'],
-    ['username', 'varchar(191)'],
-    ['password', 'text'],
-    ['display_name', 'varchar(191)'],
-    ['role', 'int', 1],
-    ['status', 'int', 1],
-    ['email', 'varchar(191)'],
-    ['github_id', 'varchar(191)'],
-    ['wechat_id', 'varchar(191)'],
-    ['lark_id', 'varchar(191)'],
-    ['oidc_id', 'varchar(191)'],
-    ['access_token', 'char(32)'],
-    ['quota', 'int', 0],
-    ['used_quota', 'int', 0],
-    ['request_count', 'int', 0],
-    ['group', 'varchar(32)', 'default'],
-    ['aff_code', 'varchar(32)'],
-    ['inviter_id', 'int'],
-  ],
-  tokens: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['key', 'char(48)'],
-    ['status', 'int', 1],
-    ['name', 'varchar(191)'],
-    ['created_time', 'int'],
-    ['accessed_time', 'int'],
-    ['expired_time', 'int', -1],
-    ['remain_quota', 'int', 0],
-    ['unlimited_quota', 'bool', false],
-    ['used_quota', 'int', 0],
-    ['models', 'text'],
-    ['subnet', 'varchar(191)', ''],
-  ],
-  channels: [
-    ['id', 'id'],
-    ['type', 'int', 0],
-    ['key', 'text'],
-    ['status', 'int', 1],
-    ['name', 'varchar(191)'],
-    ['weight', 'int', 0],
-    ['created_time', 'int'],
-    ['test_time', 'int'],
-    ['response_time', 'int'],
-    ['base_url', 'varchar(191)', ''],
-    ['other', 'text'],
-    ['balance', 'float'],
-    ['balance_updated_time', 'int'],
-    ['models', 'text'],
-    ['group', 'varchar(32)', 'default'],
-    ['used_quota', 'int', 0],
-    ['model_mapping', 'varchar(1024)', ''],
-    ['priority', 'int', 0],
-    ['config', 'text'],
-    ['system_prompt', 'text'],
-  ],
-  options: [
-    ['key', 'varchar(191)'],
-    ['value', 'text'],
-  ],
-  redemptions: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['key', 'char(32)'],
-    ['status', 'int', 1],
-    ['name', 'varchar(191)'],
-    ['quota', 'int', 100],
-    ['created_time', 'int'],
-    ['redeemed_time', 'int'],
-  ],
-  logs: [
-    ['id', 'id'],
-    ['user_id', 'int'],
-    ['created_at', 'int'],
-    ['type', 'int'],
-    ['content', 'text'],
-    ['username', 'varchar(191)', ''],
-    ['token_name', 'varchar(191)', ''],
-    ['model_name', 'varchar(191)', ''],
-    ['quota', 'int', 0],
-    ['prompt_tokens', 'int', 0],
-    ['completion_tokens', 'int', 0],
-    ['channel_id', 'int'],
-    ['request_id', 'varchar(191)', ''],
-    ['elapsed_time', 'int', 0],
-    ['is_stream', 'bool', false],
-    ['system_prompt_reset', 'bool', false],
-  ],
-  abilities: [
-    ['group', 'varchar(32)'],
-    ['model', 'varchar(191)'],
-    ['channel_id', 'int'],
-    ['enabled', 'bool'],
-    ['priority', 'int', 0],
-  ],
-};
-
-export const PASSWORDS = { root: 'root-old-pass-1', alice: 'alice-old-pass-1' } as const;
 /** Alice's API key as new-api and one-api store it: 48 characters, no `sk-`. */
 export const ALICE_KEY = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghijkl';
 export const NOW = 1_760_000_000;
@@ -364,14 +60,13 @@ type Row = Record<string, string | number | boolean | null>;
 
 /** The rows of each table of a version; `upstream` is the base URL the imported channel calls. */
 export function referenceRows(version: Version, upstream: string): Record<string, Row[]> {
-  const hash = (password: string) => bcrypt.hashSync(password, 4);
   if (version === 'one-api') {
     return {
       users: [
         {
           id: 1,
           username: 'root',
-          password: hash(PASSWORDS.root),
+          password: GO_BCRYPT_HASHES.root,
           display_name: 'Root User',
           role: 100,
           status: 1,
@@ -383,7 +78,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
         {
           id: 2,
           username: 'alice',
-          password: hash(PASSWORDS.alice),
+          password: GO_BCRYPT_HASHES.alice,
           display_name: 'Alice',
           role: 1,
           status: 1,
@@ -506,7 +201,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
       {
         id: 1,
         username: 'root',
-        password: hash(PASSWORDS.root),
+        password: GO_BCRYPT_HASHES.root,
         display_name: 'Root User',
         role: 100,
         status: 1,
@@ -519,7 +214,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
       {
         id: 2,
         username: 'alice',
-        password: hash(PASSWORDS.alice),
+        password: GO_BCRYPT_HASHES.alice,
         display_name: 'Alice',
         role: 1,
         status: 1,
@@ -544,7 +239,7 @@ export function referenceRows(version: Version, upstream: string): Record<string
       {
         id: 3,
         username: 'bob',
-        password: hash('bob-old-pass-1'),
+        password: GO_BCRYPT_HASHES.bob,
         display_name: 'Bob',
         role: 1,
         status: 1,
@@ -820,29 +515,6 @@ export interface ReferenceSource {
   drop(): Promise<void>;
 }
 
-function ddl(dialect: Dialect, table: string, columns: Column[]): string {
-  const q = (n: string) => (dialect === 'mysql' ? `\`${n}\`` : `"${n}"`);
-  const defs = columns.map(([name, kind, fallback]) => {
-    let def = `${q(name)} ${sqlType(kind, dialect)}`;
-    if (fallback !== undefined) {
-      const literal =
-        typeof fallback === 'string'
-          ? `'${fallback}'`
-          : typeof fallback === 'boolean'
-            ? dialect === 'postgres'
-              ? String(fallback)
-              : fallback
-                ? '1'
-                : '0'
-            : String(fallback);
-      def += ` default ${literal}`;
-    }
-    return def;
-  });
-  if (table === 'options') defs.push(`primary key (${q('key')})`);
-  return `create table ${q(table)} (${defs.join(', ')})`;
-}
-
 function insertSql(dialect: Dialect, table: string, row: Row): { text: string; values: unknown[] } {
   const q = (n: string) => (dialect === 'mysql' ? `\`${n}\`` : `"${n}"`);
   const names = Object.keys(row);
@@ -860,8 +532,6 @@ function insertSql(dialect: Dialect, table: string, row: Row): { text: string; v
   };
 }
 
-const tablesOf = (version: Version) => (version === 'new-api' ? NEW_API : ONE_API);
-
 /** A SQLite file of `version`, seeded. */
 export function createSqliteSource(
   version: Version,
@@ -871,8 +541,7 @@ export function createSqliteSource(
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'turnpike-import-')), 'one-api.db');
   const db = new DatabaseSync(file);
   const wanted = (table: string) => !only || only.includes(table);
-  for (const [table, columns] of Object.entries(tablesOf(version)))
-    if (wanted(table)) db.exec(ddl('sqlite', table, columns));
+  for (const { table, sql } of schemaOf(version, 'sqlite')) if (wanted(table)) db.exec(sql);
   for (const [table, rows] of Object.entries(referenceRows(version, upstream)))
     for (const row of wanted(table) ? rows : []) {
       const { text, values } = insertSql('sqlite', table, row);
@@ -895,8 +564,7 @@ export async function createMysqlSource(
   const url = new URL(base);
   url.pathname = `/${name}`;
   const db = await mysql.createConnection({ uri: url.toString() });
-  for (const [table, columns] of Object.entries(tablesOf(version)))
-    await db.query(ddl('mysql', table, columns));
+  for (const { sql } of schemaOf(version, 'mysql')) await db.query(sql);
   for (const [table, rows] of Object.entries(referenceRows(version, upstream)))
     for (const row of rows) {
       const { text, values } = insertSql('mysql', table, row);
@@ -928,16 +596,16 @@ export async function createPostgresSource(
   url.pathname = `/${name}`;
   const db = new pg.Client({ connectionString: url.toString() });
   await db.connect();
-  for (const [table, columns] of Object.entries(tablesOf(version)))
-    await db.query(ddl('postgres', table, columns));
+  const tables = schemaOf(version, 'postgres');
+  for (const { sql } of tables) await db.query(sql);
   for (const [table, rows] of Object.entries(referenceRows(version, upstream)))
     for (const row of rows) {
       const { text, values } = insertSql('postgres', table, row);
       await db.query(text, values);
     }
   // GORM's serial ids follow the rows it wrote.
-  for (const [table, columns] of Object.entries(tablesOf(version)))
-    if (columns.some(([, kind]) => kind === 'id'))
+  for (const { table, sql } of tables)
+    if (sql.includes('"id" bigserial'))
       await db.query(
         `select setval(pg_get_serial_sequence('"${table}"', 'id'), greatest((select coalesce(max(id), 0) from "${table}"), 1))`,
       );

@@ -502,6 +502,7 @@ async function notify(ctx: RelayContext, request: FastifyRequest, reply: Fastify
 
 export const midjourneyProvider: TaskProvider = {
   id: 'midjourney',
+  carries: 'drawing',
   channelTypes: CHANNEL_TYPES,
   register(app: FastifyInstance, ctx: RelayContext) {
     for (const prefix of ['', ...MJ_MODES.map((mode) => `/${mode}`)]) {

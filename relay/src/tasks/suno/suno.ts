@@ -291,6 +291,7 @@ async function ownTasks(ctx: RelayContext, userId: number, ids: string[]): Promi
 
 export const sunoProvider: TaskProvider = {
   id: 'suno',
+  carries: 'music',
   channelTypes: CHANNEL_TYPES,
   register(app: FastifyInstance, ctx: RelayContext) {
     for (const action of SUNO_ACTIONS)

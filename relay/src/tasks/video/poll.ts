@@ -27,11 +27,17 @@ import {
   type UpstreamVideo,
 } from './wire.ts';
 
+/** How long one upstream read of a job may take (a poll pass, and a retrieve that refreshes its task: fresh.ts). */
 const POLL_TIMEOUT_MS = 15_000;
 /** Jobs of one channel asked about at once. */
 const POLL_CONCURRENCY = 4;
 
-async function fetchVideos(ctx: RelayContext, channelId: number, ids: string[]): Promise<UpstreamVideo[]> {
+/** The jobs `ids` as the channel reports them now; a job the upstream no longer knows is left out. */
+export async function fetchVideos(
+  ctx: RelayContext,
+  channelId: number,
+  ids: string[],
+): Promise<UpstreamVideo[]> {
   const channel = ctx.channels.get(channelId);
   if (!channel?.key) throw new Error(`channel ${channelId} is unknown or has no key`);
   const dispatcher = ctx.upstream.dispatcherFor(channel.proxy);
@@ -65,12 +71,19 @@ async function fetchVideos(ctx: RelayContext, channelId: number, ids: string[]):
   return found;
 }
 
+/** What storing an upstream answer did; `stored` is the row as written when it is still unfinished. */
+export interface AppliedVideo {
+  readonly updated: boolean;
+  readonly refunded: number;
+  readonly stored?: Task;
+}
+
 export async function applyVideo(
   ctx: RelayContext,
   row: Task,
   video: UpstreamVideo,
   nowMs: number,
-): Promise<{ updated: boolean; refunded: number }> {
+): Promise<AppliedVideo> {
   const status = taskStatusOf(video.status);
   const now = Math.floor(nowMs / 1000);
   const data = storableJson(video);
@@ -109,11 +122,14 @@ export async function applyVideo(
     .update(tasks)
     .set({ status, data, startTime, updatedAt: now, ...(progress === undefined ? {} : { progress }) })
     .where(and(eq(tasks.id, row.id), notInArray(tasks.status, [...FINISHED_TASK_STATUSES])))
-    .returning({ id: tasks.id });
+    .returning();
+  const stored = changed[0];
   return {
     updated:
-      changed.length > 0 && (row.status !== status || (progress !== undefined && progress !== row.progress)),
+      stored !== undefined &&
+      (row.status !== status || (progress !== undefined && progress !== row.progress)),
     refunded: 0,
+    ...(stored ? { stored } : {}),
   };
 }
 

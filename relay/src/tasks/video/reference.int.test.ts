@@ -24,7 +24,7 @@ import {
   startFakeKlingUpstream,
 } from './testing/fake-kling-upstream.ts';
 
-import { VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
+import { msUntilSeen, restartPoller, VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
 
 const START = VIDEO_TEST_QUOTA;
 const KLING = 'kling-v2-1';
@@ -273,6 +273,59 @@ describe("Jimeng's native route", () => {
       headers: { authorization: `Bearer ${key}` },
     });
     expect(Buffer.from(await clip.arrayBuffer()).equals(FAKE_JIMENG_MP4)).toBe(true);
+  });
+});
+
+describe('reads of a video the upstream just finished', () => {
+  it('see it finished within 2 s on the unified, Kling and Jimeng routes, with the poller at its 15 s default', async () => {
+    const { user, key } = await payer();
+    const unified = (
+      await call(key, 'POST', '/v1/video/generations', { model: KLING, prompt: 'a lark', duration: 5 })
+    ).body.task_id as string;
+    const native = (
+      await call(key, 'POST', '/kling/v1/videos/text2video', {
+        model_name: KLING,
+        prompt: 'an owl',
+        duration: '5',
+      })
+    ).body.data.task_id as string;
+    const volc = (
+      await call(key, 'POST', '/jimeng/?Action=CVSync2AsyncSubmitTask&Version=2022-08-31', {
+        req_key: JIMENG,
+        prompt: 'a swan',
+        frames: 121,
+      })
+    ).body.data.task_id as string;
+    await settled(user.id, START - 2 * quotaOf(KLING, 5) - quotaOf(JIMENG, 5));
+    const [unifiedUpstream, nativeUpstream, volcUpstream] = await Promise.all(
+      [unified, native, volc].map(upstreamTaskOf),
+    );
+    await restartPoller(t.relay);
+    const delays = [
+      await msUntilSeen(
+        () => kling.succeed(unifiedUpstream as string, '5'),
+        async () => (await call(key, 'GET', `/v1/video/generations/${unified}`)).body.status === 'completed',
+      ),
+      await msUntilSeen(
+        () => kling.succeed(nativeUpstream as string, '5'),
+        async () =>
+          (await call(key, 'GET', `/kling/v1/videos/text2video/${native}`)).body.data.task_status ===
+          'succeed',
+      ),
+      await msUntilSeen(
+        () => jimeng.finish(volcUpstream as string),
+        async () =>
+          (
+            await call(key, 'POST', '/jimeng/?Action=CVSync2AsyncGetResult&Version=2022-08-31', {
+              req_key: JIMENG,
+              task_id: volc,
+            })
+          ).body.data.status === 'done',
+      ),
+    ];
+    for (const delay of delays) expect(delay).toBeLessThan(2_000);
+    // Delivered as long as asked: nothing came back.
+    expect(await quotaOfUser(user.id)).toBe(START - 2 * quotaOf(KLING, 5) - quotaOf(JIMENG, 5));
   });
 });
 

@@ -22,6 +22,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type RelayError, toOpenAiErrorBody } from '../../errors.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
 import { authenticateTaskRequest } from '../charge.ts';
+import { freshVideo } from './fresh.ts';
 import { propertiesOf } from './task-row.ts';
 import {
   invalid,
@@ -248,7 +249,8 @@ async function jimengRoute(ctx: RelayContext, request: FastifyRequest, reply: Fa
   const auth = await authenticateTaskRequest(ctx, request);
   if (!auth.ok) return refuseAs(JIMENG, request, reply, auth.error);
   const id = (request.body as { task_id?: unknown } | undefined)?.task_id;
-  const row = typeof id === 'string' ? await ownVideo(ctx, auth.caller.user.id, id) : undefined;
+  const owned = typeof id === 'string' ? await ownVideo(ctx, auth.caller.user.id, id) : undefined;
+  const row = owned && (await freshVideo(ctx, owned));
   if (!row)
     return reply.send({
       code: 10000,
@@ -282,7 +284,7 @@ async function readOwn(
       ...invalid(`task ${request.params.id} not found`),
       status: 404,
     });
-  return reply.send(render(row, request));
+  return reply.send(render(await freshVideo(ctx, row), request));
 }
 
 /** The reference's video routes, in a scope of their own (each family answers its refusals in its own shape). */

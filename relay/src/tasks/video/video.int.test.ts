@@ -7,7 +7,7 @@
 import { channels, logs, tasks } from '@turnpike/core/db/schema/index';
 import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { LogType } from '@turnpike/core/domain/logs';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRelayApp } from '../../app.ts';
@@ -29,7 +29,7 @@ const GROUP_RATIO = 1.5;
 const SORA_2 = 0.1;
 const SORA_2_PRO = 0.3;
 
-import { VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
+import { msUntilSeen, restartPoller, VIDEO_TEST_QUOTA, videoBooks } from './testing/video-books.ts';
 
 const START = VIDEO_TEST_QUOTA;
 const quotaOf = (price: number, seconds: number, factor = 1, ratio = GROUP_RATIO) =>
@@ -443,5 +443,84 @@ describe('video billing invariants', () => {
     expect(
       readSample(text, 'turnpike_task_polls_total', { provider: 'video', outcome: 'updated' }),
     ).toBeGreaterThan(0);
+  });
+});
+
+/** Makes a task's stored state 5 s old, so every read of it may ask the upstream. */
+const ageStoredState = (id: string) =>
+  db()
+    .update(tasks)
+    .set({ updatedAt: sql`${tasks.updatedAt} - 5` })
+    .where(eq(tasks.taskId, id));
+
+describe('a retrieve of an unfinished video', () => {
+  it('sees a finished clip completed within 2 s through the SDK, with the poller at its 15 s default', async () => {
+    const { user, client } = await payer();
+    const video = await client.videos.create({ prompt: 'a lighthouse at dusk', seconds: '4' });
+    const upstreamId = await upstreamIdOf(video.id);
+    await restartPoller(t.relay);
+    const delay = await msUntilSeen(
+      () => openai.complete(upstreamId),
+      async () => (await client.videos.retrieve(video.id)).status === 'completed',
+    );
+    expect(delay).toBeLessThan(2_000);
+    expect(await client.videos.retrieve(video.id)).toMatchObject({ status: 'completed', progress: 100 });
+    const content = await client.videos.downloadContent(video.id);
+    expect(Buffer.from(await content.arrayBuffer()).equals(FAKE_MP4)).toBe(true);
+    await settled(user.id, START - quotaOf(SORA_2, 4));
+  });
+
+  it('settles a shorter clip once when the poller and many retrieves on two relays see it at once', async () => {
+    const second = await buildRelayApp(t.runtime.deps, { flushIntervalMs: 20 });
+    await second.ready();
+    try {
+      const { user, client, key } = await payer();
+      const video = await client.videos.create({ prompt: 'a contested pan', seconds: '12' });
+      await settled(user.id, START - quotaOf(SORA_2, 12));
+      const upstreamId = await upstreamIdOf(video.id);
+      await ageStoredState(video.id);
+      openai.complete(upstreamId, '8');
+      const asked = () =>
+        openai.requests.filter((r) => r.method === 'GET' && r.path === `/v1/videos/${upstreamId}`).length;
+      const before = asked();
+      const [, ...seen] = await Promise.all([
+        taskPollerOf(t.relay).runOnce(),
+        ...Array.from({ length: 12 }, () => client.videos.retrieve(video.id)),
+        ...Array.from({ length: 12 }, async () => {
+          const answer = await second.inject({
+            method: 'GET',
+            url: `/v1/videos/${video.id}`,
+            headers: { authorization: `Bearer ${key}` },
+          });
+          return answer.json() as { status: string };
+        }),
+      ]);
+      expect(seen.map((v) => v.status)).toEqual(Array(24).fill('completed'));
+      // One call for the poller and at most one for each relay's reads.
+      expect(asked() - before).toBeLessThanOrEqual(3);
+      const refund = quotaOf(SORA_2, 12) - quotaOf(SORA_2, 8);
+      await settled(user.id, START - quotaOf(SORA_2, 8));
+      expect((await logsOf(user.id, LogType.System)).map((log) => log.quota)).toEqual([refund]);
+      // Logs = deductions: what was charged less what came back is what the balance lost.
+      const charged = (await logsOf(user.id, LogType.Consume)).reduce((sum, log) => sum + log.quota, 0);
+      expect(charged - refund).toBe(START - (await quotaOfUser(user.id)));
+      expect((await taskRow(video.id))?.quota).toBe(quotaOf(SORA_2, 8));
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refunds a failed job once when retrieves see the failure first', async () => {
+    const { user, client } = await payer();
+    const video = await client.videos.create({ prompt: 'a refused clip', seconds: '8' });
+    await settled(user.id, START - quotaOf(SORA_2, 8));
+    await ageStoredState(video.id);
+    openai.fail(await upstreamIdOf(video.id), 'blocked by moderation');
+    const seen = await Promise.all(Array.from({ length: 8 }, () => client.videos.retrieve(video.id)));
+    expect(seen.map((v) => v.status)).toEqual(Array(8).fill('failed'));
+    expect(seen[0]?.error?.message).toMatch(/blocked by moderation/);
+    await poll();
+    expect(await quotaOfUser(user.id)).toBe(START);
+    expect(await logsOf(user.id, LogType.System)).toHaveLength(1);
   });
 });

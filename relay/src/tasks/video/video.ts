@@ -3,7 +3,7 @@
  * multipart with `input_reference`), `GET /v1/videos/{id}`, `GET /v1/videos/{id}/content`, `POST
  * /v1/videos/{id}/remix`, `GET /v1/videos`, `DELETE /v1/videos/{id}`, relayed to OpenAI and Azure OpenAI channels
  * (upstream.ts). The id a client sees is the gateway's own; reads answer from the tasks table (kept fresh by the
- * poller), content is streamed from the channel. A submit holds and charges its requested length at the model's
+ * poller, and by a read that finds its task stale: fresh.ts), content is streamed from the channel. A submit holds and charges its requested length at the model's
  * price per second (price.ts, docs/adr/0033).
  */
 
@@ -41,6 +41,7 @@ import {
 } from '../charge.ts';
 import { SubmitOutcome, taskMetricsOf } from '../metrics.ts';
 import type { TaskProvider } from '../provider.ts';
+import { freshVideo } from './fresh.ts';
 import { clipLengthsOf, fetchPublicClip } from './native.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
@@ -685,7 +686,7 @@ async function retrieve(
   if (!auth.ok) return refuse(request, reply, auth.error);
   const row = await ownVideo(ctx, auth.caller.user.id, request.params.id);
   if (!row) return refuse(request, reply, notFound(request.params.id));
-  return reply.send(toClientVideo(row));
+  return reply.send(toClientVideo(await freshVideo(ctx, row)));
 }
 
 /**
@@ -725,6 +726,7 @@ function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
 
 export const videoProvider: TaskProvider = {
   id: 'video',
+  carries: 'videos',
   channelTypes: VIDEO_CHANNEL_TYPES,
   register(app: FastifyInstance, ctx: RelayContext) {
     void app.register(async (scope) => registerVideoRoutes(scope, ctx));

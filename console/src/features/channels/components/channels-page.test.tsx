@@ -707,21 +707,21 @@ describe('channel drawer', () => {
     await user.type(sheet.getByLabelText('Custom model names'), 'text-embedding-3-small');
     await user.click(sheet.getByRole('button', { name: 'Add' }));
     expect(note()?.textContent).toBe(
-      'Anthropic Claude channels relay chat (OpenAI chat completions and Anthropic messages) only; these models need endpoints this type cannot carry and will not be served here: text-embedding-3-small',
+      'Anthropic Claude channels relay chat only; these models need endpoints this type cannot carry and will not be served here: text-embedding-3-small',
     );
     // Gemini relays embeddings too
     await user.selectOptions(sheet.getByLabelText('Type'), '24');
     expect(note()).toBeNull();
-    // Midjourney carries its tasks only
+    // Midjourney carries its drawing tasks only
     await user.selectOptions(sheet.getByLabelText('Type'), '2');
     expect(note()?.textContent).toMatch(
-      /^Midjourney Proxy channels only carry drawing and music tasks .*here: claude-.*, text-embedding-3-small$/,
+      /^Midjourney Proxy channels relay drawing tasks only; .*here: claude-.*, text-embedding-3-small$/,
     );
     // the type list says what each type carries, from the catalogue, and offers no retired type
     const typeSelect = sheet.getByLabelText('Type') as HTMLSelectElement;
     const label = (value: string) => typeSelect.querySelector(`option[value="${value}"]`)?.textContent;
     expect(label('41')).toBe('Vertex AI (41) · chat, embeddings');
-    expect(label('2')).toBe('Midjourney Proxy (2) · tasks');
+    expect(label('2')).toBe('Midjourney Proxy (2) · drawing tasks');
     expect(label('11')).toBeUndefined();
 
     await i18next.changeLanguage('zh');
@@ -729,8 +729,65 @@ describe('channel drawer', () => {
       await waitFor(() => expect(label('41')).toBe('Vertex AI (41) · 对话、嵌入'));
       await user.selectOptions(sheet.getByLabelText('类型'), '2');
       expect(note()?.textContent).toMatch(
-        /^Midjourney Proxy 渠道只承载绘图与音乐任务.*：claude-.*, text-embedding-3-small$/,
+        /^Midjourney Proxy 渠道只转发绘图任务；.*：claude-.*, text-embedding-3-small$/,
       );
+    } finally {
+      await i18next.changeLanguage('en');
+    }
+  });
+
+  // What each provider's API serves, from its own reference, not from the catalogue:
+  // - Jina: embeddings (POST https://api.jina.ai/v1/embeddings, https://jina.ai/embeddings/) and rerank (POST
+  //   https://api.jina.ai/v1/rerank, https://jina.ai/reranker/); no chat, no images.
+  // - iFlytek Spark's HTTP API: chat completions only (POST https://spark-api-open.xf-yun.com/v1/chat/completions,
+  //   https://www.xfyun.cn/doc/spark/HTTP%E8%B0%83%E7%94%A8%E6%96%87%E6%A1%A3.html).
+  // - M3E (Moka Massive Mixed Embedding, https://huggingface.co/moka-ai/m3e-base): text embeddings only.
+  // - OpenAI (https://platform.openai.com/docs/api-reference): chat, embeddings, images, audio, moderations, videos.
+  it('says what Jina, Spark, M3E and OpenAI channels carry as their own APIs do, and names what they cannot', async () => {
+    serve();
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    await screen.findByText('fast');
+    const sheet = await openCreate(user);
+    const typeSelect = sheet.getByLabelText('Type') as HTMLSelectElement;
+    const label = (value: string) => typeSelect.querySelector(`option[value="${value}"]`)?.textContent;
+    expect(label('38')).toBe('Jina (38) · embeddings, rerank');
+    expect(label('18')).toBe('iFlytek Spark (18) · chat');
+    expect(label('44')).toBe('M3E embeddings (44) · embeddings');
+    const openai = label('1')
+      ?.replace(/^OpenAI \(1\) · /, '')
+      .split(', ');
+    for (const kind of ['chat', 'embeddings', 'images', 'audio', 'moderations', 'videos'])
+      expect(openai, kind).toContain(kind);
+
+    // A chat model and an image model on a Jina channel are named, and the note says what Jina does carry.
+    await user.selectOptions(typeSelect, '38');
+    for (const model of ['gpt-4o', 'dall-e-3']) {
+      await user.type(sheet.getByLabelText('Custom model names'), model);
+      await user.click(sheet.getByRole('button', { name: 'Add' }));
+    }
+    const note = () => sheet.queryByRole('note')?.textContent;
+    expect(note()).toBe(
+      'Jina channels relay embeddings, rerank only; these models need endpoints this type cannot carry and will not be served here: gpt-4o, dall-e-3',
+    );
+    await user.selectOptions(typeSelect, '44');
+    await user.type(sheet.getByLabelText('Custom model names'), 'jina-reranker-v2-base-multilingual');
+    await user.click(sheet.getByRole('button', { name: 'Add' }));
+    expect(note()).toMatch(
+      /^M3E embeddings channels relay embeddings only; .*: .*jina-reranker-v2-base-multilingual/,
+    );
+    await user.selectOptions(typeSelect, '18');
+    await user.type(sheet.getByLabelText('Custom model names'), 'text-embedding-3-small');
+    await user.click(sheet.getByRole('button', { name: 'Add' }));
+    expect(note()).toMatch(/^iFlytek Spark channels relay chat only; .*: .*text-embedding-3-small/);
+    await user.selectOptions(typeSelect, '1');
+    expect(note()).toBeUndefined();
+
+    await i18next.changeLanguage('zh');
+    try {
+      await waitFor(() => expect(label('38')).toBe('Jina (38) · 嵌入、重排序'));
+      expect(label('18')).toBe('iFlytek Spark (18) · 对话');
+      expect(label('44')).toBe('M3E embeddings (44) · 嵌入');
     } finally {
       await i18next.changeLanguage('en');
     }

@@ -4,9 +4,12 @@
  */
 import { tasks, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
 import type { RelayTestApp } from '../../../testing/relay-test-app.ts';
-import { waitFor } from '../../../testing/wait.ts';
+import { sleep, waitFor } from '../../../testing/wait.ts';
+import { POLL_INTERVAL_MS } from '../../poller.ts';
+import { taskPollerOf } from '../../register.ts';
 
 /** A payer's balance unless a test says otherwise: $20. */
 export const VIDEO_TEST_QUOTA = 10_000_000;
@@ -39,4 +42,29 @@ export function videoBooks(app: () => RelayTestApp, baseURL: () => string) {
   }
 
   return { db, payer, quotaOfUser, settled, upstreamIdOf };
+}
+
+/**
+ * Restarts the relay's poller at its default interval, so its next pass is a whole interval ({@link POLL_INTERVAL_MS})
+ * away: whatever a read sees before then, the poller did not bring.
+ */
+export async function restartPoller(relay: FastifyInstance): Promise<void> {
+  const poller = taskPollerOf(relay);
+  await poller.stop();
+  poller.start();
+}
+
+/**
+ * Milliseconds from `finish` (the upstream finishing a job) to the first read that sees it finished, reading every
+ * 50 ms; fails when no read sees it within half a poll interval.
+ */
+export async function msUntilSeen(finish: () => void, isSeen: () => Promise<boolean>): Promise<number> {
+  finish();
+  const finishedAt = Date.now();
+  const deadline = finishedAt + POLL_INTERVAL_MS / 2;
+  while (!(await isSeen())) {
+    if (Date.now() > deadline) throw new Error('no read saw the finished video within half a poll interval');
+    await sleep(50);
+  }
+  return Date.now() - finishedAt;
 }

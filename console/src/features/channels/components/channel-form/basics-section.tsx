@@ -1,5 +1,11 @@
 /** Type, name, key (with how its lines are read) and address: what a channel is and how it reaches its upstream. */
-import { carriedBy, findProviderType, PROVIDER_TYPES, relayingOf } from '@turnpike/core/providers/catalogue';
+import {
+  type Carried,
+  carriedBy,
+  findProviderType,
+  PROVIDER_TYPES,
+  relayingOf,
+} from '@turnpike/core/providers/catalogue';
 import { useTranslation } from 'react-i18next';
 import { Input, Select, Textarea } from '../../../../components/ui/index.ts';
 import {
@@ -46,12 +52,13 @@ export function BasicsSection({
   const providerText = (key: string) => (provider ? t(key, { ns: PROVIDERS_NS }) : '');
   const declares = (field: 'other' | 'openai_organization') =>
     provider?.extraFields.some((x) => x.field === field) ?? false;
-  /** What a type carries, from the catalogue's declaration, or that it is retired. */
+  /** What a type carries, in words, from the catalogue's declaration. */
+  const carriesText = (carries: readonly Carried[]) =>
+    carries.map((c) => t(`carries.${c}`)).join(t('carries.separator'));
+  /** A type with what it carries, or that it is retired. */
   const typeOption = (value: number, label: string) => {
     const kind = relayingOf(value)?.kind;
-    const carries = carriedBy(value).map((c) => t(`carries.${c}`));
-    const tail =
-      kind === 'relayed' || kind === 'tasks' ? carries.join(t('carries.separator')) : t('type.retired');
+    const tail = kind === 'relayed' || kind === 'tasks' ? carriesText(carriedBy(value)) : t('type.retired');
     return { value: String(value), label: `${label} (${value}) · ${tail}` };
   };
   const keyLines = countKeyLines(form.key, provider?.keyIsDocument ?? false);
@@ -74,13 +81,11 @@ export function BasicsSection({
         >
           {coverage.kind === 'notRelayed'
             ? t('coverage.notRelayed', { type: typeName })
-            : coverage.kind === 'tasksOnly'
-              ? t('coverage.tasksOnly', { type: typeName, models: coverage.models.join(', ') })
-              : t('coverage.cannotCarry', {
-                  type: typeName,
-                  carries: t(`coverage.reach.${coverage.reach}`),
-                  models: coverage.models.join(', '),
-                })}
+            : t('coverage.cannotCarry', {
+                type: typeName,
+                carries: carriesText(coverage.carries),
+                models: coverage.models.join(', '),
+              })}
         </p>
       ) : null}
       <Input label={t('field.name')} value={form.name} onChange={(e) => edit({ name: e.target.value })} />

@@ -1,0 +1,242 @@
+-- new-api's tables as GORM's AutoMigrate creates them on MySQL/MariaDB, derived by hand from the models of
+-- github.com/QuantumNous/new-api (each file as stored at the commit named):
+--   model/user.go, model/topup.go   0089a12fdcafe8ba57a961f31ce8929f47e22270
+--   model/token.go                  0067bd93739dbf07a62b656afe48d71ddcefae4f
+--   model/channel.go                0102ffab86da3461be812c605d92800649e6eb06
+--   model/redemption.go             03f1eccae6b39bd33e755eff91af58f1e5104355
+--   model/midjourney.go             515769c43c9ca0bf495397eb7dfed68aedf345be
+--   model/task.go                   01d7dcfdab0e1a735a74d30249215974e7c86895
+--   model/log.go                    00423442d4ccdcc68fc962809e2623b1ee13b63e
+--   model/usedata.go (QuotaData, the shape without use_group/token_id/channel_id/node_name)
+-- options, setups, abilities and two_fas are the earlier hand-written shapes, not yet read against the source.
+-- GORM's MySQL/MariaDB type rules applied: Go int/int64 -> bigint (AUTO_INCREMENT on the primary key), uint -> bigint unsigned,
+-- string -> varchar(191) when it has an index, a default or is a key, else longtext; bool -> boolean,
+-- float64 -> double, gorm.DeletedAt -> datetime(3) NULL; `type:` as written, `size:n` -> varchar(n).
+-- Indexes are left out: the import reads columns, not indexes.
+
+CREATE TABLE `users` (
+  `id` bigint AUTO_INCREMENT,
+  `username` varchar(191),
+  `password` longtext NOT NULL,
+  `display_name` varchar(191),
+  `role` int DEFAULT 1,
+  `status` int DEFAULT 1,
+  `email` varchar(191),
+  `github_id` varchar(191),
+  `discord_id` varchar(191),
+  `oidc_id` varchar(191),
+  `wechat_id` varchar(191),
+  `telegram_id` varchar(191),
+  `access_token` char(32),
+  `quota` int DEFAULT 0,
+  `used_quota` int DEFAULT 0,
+  `request_count` int DEFAULT 0,
+  `group` varchar(64) DEFAULT 'default',
+  `aff_code` varchar(32),
+  `aff_count` int DEFAULT 0,
+  `aff_quota` int DEFAULT 0,
+  `aff_history` int DEFAULT 0,
+  `inviter_id` int,
+  `invite_rebate_eligible` boolean DEFAULT false,
+  `deleted_at` datetime(3) NULL,
+  `linux_do_id` varchar(191),
+  `setting` text,
+  `remark` varchar(255),
+  `stripe_customer` varchar(64),
+  `created_at` bigint,
+  `last_login_at` bigint DEFAULT 0,
+  `auth_version` bigint NOT NULL DEFAULT 1,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `tokens` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint,
+  `key` varchar(128),
+  `status` bigint DEFAULT 1,
+  `name` varchar(191),
+  `created_time` bigint,
+  `accessed_time` bigint,
+  `expired_time` bigint DEFAULT -1,
+  `remain_quota` bigint DEFAULT 0,
+  `unlimited_quota` boolean,
+  `model_limits_enabled` boolean,
+  `model_limits` text,
+  `allow_ips` varchar(191) DEFAULT '',
+  `used_quota` bigint DEFAULT 0,
+  `group` varchar(191) DEFAULT '',
+  `cross_group_retry` boolean,
+  `billing_type` bigint DEFAULT 0,
+  `deleted_at` datetime(3) NULL,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `channels` (
+  `id` bigint AUTO_INCREMENT,
+  `type` bigint DEFAULT 0,
+  `key` longtext NOT NULL,
+  `openai_organization` longtext,
+  `test_model` longtext,
+  `status` bigint DEFAULT 1,
+  `name` varchar(191),
+  `weight` bigint unsigned DEFAULT 0,
+  `created_time` bigint,
+  `test_time` bigint,
+  `response_time` bigint,
+  `base_url` varchar(191) DEFAULT '',
+  `other` longtext,
+  `balance` double,
+  `balance_updated_time` bigint,
+  `models` longtext,
+  `group` varchar(64) DEFAULT 'default',
+  `used_quota` bigint DEFAULT 0,
+  `model_mapping` text,
+  `status_code_mapping` varchar(1024) DEFAULT '',
+  `priority` bigint DEFAULT 0,
+  `auto_ban` bigint DEFAULT 1,
+  `need_reconcile` bigint DEFAULT 0,
+  `other_info` longtext,
+  `tag` varchar(191),
+  `setting` text,
+  `param_override` text,
+  `header_override` text,
+  `remark` varchar(255),
+  `channel_info` json,
+  `settings` longtext,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `redemptions` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint,
+  `key` char(32),
+  `status` bigint DEFAULT 1,
+  `name` varchar(191),
+  `quota` bigint DEFAULT 100,
+  `created_time` bigint,
+  `redeemed_time` bigint,
+  `used_user_id` bigint,
+  `deleted_at` datetime(3) NULL,
+  `expired_time` bigint,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `top_ups` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint,
+  `amount` bigint,
+  `money` double,
+  `trade_no` varchar(255),
+  `payment_method` varchar(50),
+  `payment_provider` varchar(50) DEFAULT '',
+  `create_time` bigint,
+  `complete_time` bigint,
+  `status` longtext,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `midjourneys` (
+  `id` bigint AUTO_INCREMENT,
+  `code` bigint,
+  `user_id` bigint,
+  `action` varchar(40),
+  `mj_id` varchar(191),
+  `prompt` longtext,
+  `prompt_en` longtext,
+  `description` longtext,
+  `state` longtext,
+  `submit_time` bigint,
+  `start_time` bigint,
+  `finish_time` bigint,
+  `image_url` longtext,
+  `video_url` longtext,
+  `video_urls` longtext,
+  `status` varchar(20),
+  `progress` varchar(30),
+  `fail_reason` longtext,
+  `channel_id` bigint,
+  `quota` bigint,
+  `token_id` bigint DEFAULT 0,
+  `billing_channel_id` bigint DEFAULT 0,
+  `buttons` longtext,
+  `properties` longtext,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `tasks` (
+  `id` bigint AUTO_INCREMENT,
+  `created_at` bigint,
+  `updated_at` bigint,
+  `task_id` varchar(191),
+  `platform` varchar(30),
+  `user_id` bigint,
+  `group` varchar(50),
+  `channel_id` bigint,
+  `quota` bigint,
+  `action` varchar(40),
+  `status` varchar(20),
+  `fail_reason` longtext,
+  `submit_time` bigint,
+  `start_time` bigint,
+  `finish_time` bigint,
+  `progress` varchar(20),
+  `properties` json,
+  `private_data` json,
+  `data` json,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `logs` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint,
+  `created_at` bigint,
+  `type` bigint,
+  `content` longtext,
+  `username` varchar(191) DEFAULT '',
+  `token_name` varchar(191) DEFAULT '',
+  `model_name` varchar(191) DEFAULT '',
+  `quota` bigint DEFAULT 0,
+  `prompt_tokens` bigint DEFAULT 0,
+  `completion_tokens` bigint DEFAULT 0,
+  `use_time` bigint DEFAULT 0,
+  `is_stream` boolean,
+  `channel_id` bigint,
+  `token_id` bigint DEFAULT 0,
+  `group` varchar(191),
+  `ip` varchar(191) DEFAULT '',
+  `other` longtext,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `quota_data` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint,
+  `username` varchar(64) DEFAULT '',
+  `model_name` varchar(64) DEFAULT '',
+  `created_at` bigint,
+  `token_used` bigint DEFAULT 0,
+  `count` bigint DEFAULT 0,
+  `quota` bigint DEFAULT 0,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `options` (
+  `key` varchar(191),
+  `value` longtext,
+  PRIMARY KEY (`key`)
+);
+CREATE TABLE `setups` (
+  `id` bigint AUTO_INCREMENT,
+  `version` varchar(50),
+  `initialized_at` bigint,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `abilities` (
+  `group` varchar(64),
+  `model` varchar(255),
+  `channel_id` bigint,
+  `enabled` boolean,
+  `priority` bigint DEFAULT 0,
+  `weight` bigint DEFAULT 0,
+  `tag` varchar(191),
+  PRIMARY KEY (`group`,`model`,`channel_id`)
+);
+CREATE TABLE `two_fas` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint,
+  `secret` varchar(255),
+  `is_enabled` boolean,
+  `deleted_at` datetime(3) NULL,
+  PRIMARY KEY (`id`)
+);

@@ -1,0 +1,36 @@
+/**
+ * The money, outage and billing integration tests that run on both back ends. `make test` with `TEST_POSTGRES_URL`
+ * and `TEST_REDIS_URL` set (CI) runs every test on Postgres and Redis, and these again, at the same time, on the
+ * embedded default a newcomer's `make run` uses: PGlite, no Redis, so the in-process ledger, limits and caches,
+ * the local settlement spool, and a crash of the embedded server are exercised with the same invariants
+ * (served x price = balance drop = logs, no duplicate, no overdraft). A file added to the money path belongs here.
+ */
+export const BOTH_BACKENDS: readonly string[] = [
+  // the batched writer, the journal and the spool, settlement after a crash
+  'relay/src/pipeline/writer.int.test.ts',
+  'relay/src/pipeline/settlement-durability.int.test.ts',
+  // served x price <= balance under concurrency; limits; what each endpoint and format is billed
+  'relay/src/concurrency.int.test.ts',
+  'relay/src/limits.int.test.ts',
+  'relay/src/relay.int.test.ts',
+  'relay/src/endpoints.int.test.ts',
+  'relay/src/audio-billing.int.test.ts',
+  'relay/src/billing-compat.int.test.ts',
+  // tasks, music and video: pre-charge, settle and refund
+  'relay/src/tasks/charge.int.test.ts',
+  'relay/src/tasks/tasks.int.test.ts',
+  'relay/src/tasks/mj-submits.int.test.ts',
+  'relay/src/tasks/video/video.int.test.ts',
+  'relay/src/tasks/video/converted.int.test.ts',
+  // the whole server: billing cases, streams cut and finished, realtime, a write read back at once
+  'server/src/relay/billing-cases.int.test.ts',
+  'server/src/relay/streaming.int.test.ts',
+  'server/src/relay/realtime.int.test.ts',
+  'server/src/relay/read-your-writes.int.test.ts',
+  // top-ups: redemption codes and payments
+  'api/src/modules/redemptions/redemptions.int.test.ts',
+  'api/src/modules/wallet/wallet.int.test.ts',
+  // real server processes: an outage, a crash of the embedded server under load and its restart
+  'server/src/outage.int.test.ts',
+  'server/src/embedded-crash.int.test.ts',
+];

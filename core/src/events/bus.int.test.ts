@@ -1,7 +1,35 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { hasRedisServer, startTestRedisServer } from '../testing/redis-server.ts';
-import { createMemoryBus, createRedisBus, type GatewayEvent } from './bus.ts';
+import { startTcpProxy } from '../testing/tcp-proxy.ts';
+import { createMemoryBus, createRedisBus, type EventBus, type GatewayEvent } from './bus.ts';
+
+const newPrefix = () => `turnpike-test:${randomBytes(4).toString('hex')}:`;
+
+/** Resolves with the time (ms since the Unix epoch) `bus` first delivers an event `matches` accepts; 10 s at most. */
+function deliveredAt(bus: EventBus, matches: (event: GatewayEvent) => boolean): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error('not delivered within 10 s'));
+    }, 10_000);
+    const off = bus.subscribe((event) => {
+      if (!matches(event)) return;
+      clearTimeout(timer);
+      off();
+      resolve(Date.now());
+    });
+  });
+}
+
+/** Polls `isDone` every 10 ms until it is true, for at most `ms`. */
+async function until(isDone: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await isDone())) {
+    if (Date.now() > deadline) throw new Error(`not done within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 describe('memory bus', () => {
   it('delivers to every subscriber until it unsubscribes', async () => {
@@ -64,6 +92,114 @@ describe.skipIf(!hasRedisServer())('redis bus while Redis is away', () => {
       await lonely.close();
       await other.close();
     } finally {
+      await redis.close();
+    }
+  });
+});
+
+describe.skipIf(!process.env.TEST_REDIS_URL)('redis bus when a subscription comes back', () => {
+  const url = process.env.TEST_REDIS_URL as string;
+
+  /** `b` reaches Redis through a proxy the test cuts; `a` (the console, say) keeps its own connection. */
+  async function twoProcesses() {
+    const prefix = newPrefix();
+    const proxy = await startTcpProxy(url);
+    const a = await createRedisBus(url, prefix);
+    const b = await createRedisBus(proxy.urlThrough(url), prefix);
+    // Both hear a first change: b has a version it last heard.
+    const first = deliveredAt(b, (e) => e.type === 'users.changed');
+    await a.publish({ type: 'users.changed', ids: [1] });
+    await first;
+    const cut = async () => {
+      await proxy.refuse();
+      proxy.resetAll();
+    };
+    const close = async () => {
+      await a.close();
+      await b.close();
+      await proxy.close();
+    };
+    return { a, b, proxy, cut, close };
+  }
+
+  it('applies a change published while the subscriber was cut off within a second of its return', async () => {
+    const { a, b, proxy, cut, close } = await twoProcesses();
+    try {
+      const seen: GatewayEvent[] = [];
+      b.subscribe((e) => seen.push(e));
+      await cut();
+      const version = await a.publish({ type: 'channels.changed', ids: [42] });
+      expect(version).toBeGreaterThan(0);
+      await a.publish({ type: 'tokens.changed', ids: [7] });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(seen, 'nothing reaches a subscriber that is cut off').toEqual([]);
+
+      const back = Date.now();
+      const tokens = deliveredAt(b, (e) => e.type === 'tokens.changed');
+      await proxy.restore();
+      const at = await tokens;
+      expect(at - back, 'ms from the return of Redis to the change applied').toBeLessThanOrEqual(1_000);
+      // What was missed, in the order it was made, and nothing else (the log reached back far enough).
+      expect(seen).toEqual([
+        { type: 'channels.changed', ids: [42] },
+        { type: 'tokens.changed', ids: [7] },
+      ]);
+      await until(() => b.appliedVersion() === version + 1);
+    } finally {
+      await close();
+    }
+  });
+
+  it('reloads everything when it missed more changes than the log keeps', async () => {
+    const { a, b, proxy, cut, close } = await twoProcesses();
+    try {
+      const seen: GatewayEvent[] = [];
+      b.subscribe((e) => seen.push(e));
+      await cut();
+      // More than the 1,000 changes the log keeps: the first ones are gone from it.
+      for (let i = 0; i < 1_005; i += 1) await a.publish({ type: 'users.changed', ids: [i] });
+      const back = Date.now();
+      const everything = deliveredAt(b, (e) => e.type === 'all.changed');
+      await proxy.restore();
+      expect((await everything) - back).toBeLessThanOrEqual(1_000);
+      expect(seen).toEqual([{ type: 'all.changed' }]);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe.skipIf(!hasRedisServer())('redis bus when Redis comes back after an outage', () => {
+  it('publishes a change made while Redis was away as soon as it answers, and reloads everything on an empty Redis', async () => {
+    const redis = await startTestRedisServer();
+    const prefix = newPrefix();
+    const console = await createRedisBus(redis.url, prefix);
+    const relay = await createRedisBus(redis.url, prefix);
+    try {
+      await redis.stop();
+      // The console's change is applied in its own process; Redis is away, so nobody else hears it yet.
+      const consoleSeen: GatewayEvent[] = [];
+      console.subscribe((e) => consoleSeen.push(e));
+      expect(await console.publish({ type: 'options.changed', keys: ['ModelPrice'] })).toBe(0);
+      expect(consoleSeen).toEqual([{ type: 'options.changed', keys: ['ModelPrice'] }]);
+
+      const relaySeen: GatewayEvent[] = [];
+      relay.subscribe((e) => relaySeen.push(e));
+      const change = deliveredAt(relay, (e) => e.type === 'options.changed');
+      // Redis restarts empty (no persistence): the version counter and the log are gone.
+      await redis.start();
+      const back = Date.now();
+      expect((await change) - back, 'ms from Redis answering to the change applied').toBeLessThanOrEqual(
+        1_000,
+      );
+      await until(() => relaySeen.some((e) => e.type === 'all.changed'), 1_000);
+      expect(consoleSeen, 'the console does not hear its own change twice').toEqual([
+        { type: 'options.changed', keys: ['ModelPrice'] },
+        { type: 'all.changed' },
+      ]);
+    } finally {
+      await console.close();
+      await relay.close();
       await redis.close();
     }
   });

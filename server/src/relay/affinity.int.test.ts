@@ -30,18 +30,23 @@ function turnBody(session: string, turn: number) {
   return { model: 'agent-model', prompt_cache_key: session, messages };
 }
 
+/** One turn of `session` through the relay, which must answer 200 (a move to another channel is never an error). */
+async function turn(session: string, n: number) {
+  const r = await t.relay.inject({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: auth,
+    payload: turnBody(session, n),
+  });
+  expect(r.statusCode, r.body).toBe(200);
+  return r.json().usage as { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } };
+}
+
 async function runSession(session: string, turns: number) {
   let prompt = 0;
   let cached = 0;
-  for (let turn = 0; turn < turns; turn += 1) {
-    const r = await t.relay.inject({
-      method: 'POST',
-      url: '/v1/chat/completions',
-      headers: auth,
-      payload: turnBody(session, turn),
-    });
-    expect(r.statusCode, r.body).toBe(200);
-    const usage = r.json().usage;
+  for (let n = 0; n < turns; n += 1) {
+    const usage = await turn(session, n);
     prompt += usage.prompt_tokens;
     cached += usage.prompt_tokens_details?.cached_tokens ?? 0;
   }
@@ -160,17 +165,6 @@ describe('session affinity on one relay', () => {
     expect(r.json().usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
   });
 
-  /** One turn of `session` through the relay; the call must be answered 200 (a move is never an error). */
-  const turn = async (session: string, n: number) => {
-    const r = await t.relay.inject({
-      method: 'POST',
-      url: '/v1/chat/completions',
-      headers: auth,
-      payload: turnBody(session, n),
-    });
-    expect(r.statusCode, r.body).toBe(200);
-    return r.json().usage as { prompt_tokens_details?: { cached_tokens?: number } };
-  };
   /** Calls each fake upstream answered, by name. */
   const served = () => ({
     east: [...east.calls.values()].reduce((a, b) => a + b, 0),

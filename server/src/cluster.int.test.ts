@@ -429,6 +429,7 @@ describe.skipIf(!enabled)('a cluster of one api and three relays on Postgres and
       const start = 1000 * PRICE;
       const { user, key } = await payer(start);
       const statuses = new Map<number, number>();
+      const failures = new Map<number, Set<string>>();
       let stop = false;
       const load = Array.from({ length: 4 }, async (_, worker) => {
         for (let i = 0; !stop; i += 1) {
@@ -436,6 +437,10 @@ describe.skipIf(!enabled)('a cluster of one api and three relays on Postgres and
             () => ({ status: 0 }),
           );
           statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          // The first few bodies of each failing status, to tell a drain, a balancer's 502 and a refusal apart.
+          const body = 'body' in answer ? answer.body.slice(0, 300) : 'no answer';
+          if ((answer.status >= 500 || answer.status === 0) && (failures.get(answer.status)?.size ?? 0) < 3)
+            failures.set(answer.status, (failures.get(answer.status) ?? new Set()).add(body));
         }
       });
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -464,7 +469,9 @@ describe.skipIf(!enabled)('a cluster of one api and three relays on Postgres and
         drift: result.deducted - result.logged,
         servedWhileAway,
         ...back,
-        crashed: crashed.map((p) => p.name),
+        failures: Object.fromEntries([...failures].map(([status, bodies]) => [status, [...bodies]])),
+        // An exit nobody asked for: its code and signal (0 and none: a SIGTERM from outside the test).
+        exitedOnTheirOwn: crashed.map((p) => ({ name: p.name, exits: p.exits().filter((e) => !e.asked) })),
       };
       expect(
         crashed.map((p) => `${p.name}: ${p.output().slice(-4_000)}`),

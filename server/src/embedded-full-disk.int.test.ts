@@ -10,26 +10,17 @@
  * API ($0.002 a call = 1000 quota units at the documented 500000 units per USD).
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, statfsSync, writeSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createDb } from '@turnpike/core/db/client';
-import { migrate } from '@turnpike/core/db/migrate';
-import { generateTokenKey } from '@turnpike/core/domain/tokens';
-import { createTokenRepo } from '@turnpike/core/repos/token.repo';
-import { createUserRepo } from '@turnpike/core/repos/user.repo';
-import { freePort } from '@turnpike/core/testing/free-port';
 import { type FakeOpenAi, startFakeOpenAi } from '@turnpike/relay/testing/fake-openai';
-import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleApi, signInAsRoot, startServerProcess, waitUntilReady } from './testing/cluster.ts';
+import { type EmbeddedServer, readConsumeBooks, startEmbeddedServer } from './testing/embedded.ts';
 
 /** $0.002 a call at 500000 units per USD. */
 const PER_CALL = 1000;
 const START_BALANCE = 10_000 * PER_CALL;
-const ROOT = { username: 'root', password: 'full-disk-root-pw-1' };
 /** Room for the embedded database (about 40 MB once migrated) and a little more. */
 const DISK = '96m';
 
@@ -87,65 +78,21 @@ describe.skipIf(refusedReason !== undefined)(
     const dataDir = 'dir' in mounted ? mounted.dir : '';
     const filler = path.join(dataDir, 'filler');
     let upstream: FakeOpenAi;
-    let server: ReturnType<typeof startServerProcess>;
-    let payer: { userId: number; key: string };
-
-    const openDatabase = () => createDb({ dataDir: path.join(dataDir, 'db') });
+    let embedded: EmbeddedServer;
 
     beforeAll(async () => {
       upstream = await startFakeOpenAi({});
-      server = startServerProcess('embedded', await freePort(), {
-        DATA_DIR: dataDir,
-        SESSION_SECRET: 'full-disk-session-secret-0123456789',
-        CRYPTO_SECRET: 'full-disk-crypto-secret-0123456789',
-        LOG_LEVEL: 'warn',
-        GLOBAL_API_RATE_LIMIT_ENABLE: 'false',
-        CRITICAL_RATE_LIMIT_ENABLE: 'false',
-        // The test's own Postgres and Redis are not this server's: it runs on the embedded default.
-        DATABASE_URL: '',
-        REDIS_URL: '',
+      embedded = await startEmbeddedServer({
+        dataDir,
+        upstreamUrl: upstream.url,
+        model: 'disk-model',
+        usdPerCall: 0.002,
+        balance: START_BALANCE,
       });
-      await waitUntilReady(server.url, 90_000, () => server.child() === undefined);
-      const admin = await signInAsRoot(server.url, ROOT);
-      const api = consoleApi(
-        () => server.url,
-        () => admin,
-      );
-      await api('POST', '/api/channel/', {
-        name: 'fake upstream',
-        type: 1,
-        key: 'sk-upstream',
-        base_url: upstream.url,
-        models: 'disk-model',
-        group: 'default',
-      });
-      await api('PUT', '/api/option/', { key: 'ModelPrice', value: JSON.stringify({ 'disk-model': 0.002 }) });
-      // The payer and their key are written while the server is stopped (it holds the folder's lock while it runs).
-      expect(await server.signal('SIGTERM')).toBe(0);
-      const database = await openDatabase();
-      try {
-        await migrate(database);
-        const user = await createUserRepo(database.db).insert({
-          username: `disk-${randomBytes(4).toString('hex')}`,
-          password: 'not-a-real-hash',
-          quota: START_BALANCE,
-        });
-        const token = await createTokenRepo(database.db).insert({
-          userId: user.id,
-          key: generateTokenKey(),
-          name: 'disk',
-          remainQuota: 0,
-          unlimitedQuota: true,
-        });
-        payer = { userId: user.id, key: `sk-${token.key}` };
-      } finally {
-        await database.close();
-      }
-      await server.restart();
     }, 180_000);
 
     afterAll(async () => {
-      await server?.kill();
+      await embedded?.server.kill();
       await upstream?.close();
       if (dataDir) {
         execFileSync('umount', [dataDir]);
@@ -154,9 +101,9 @@ describe.skipIf(refusedReason !== undefined)(
     });
 
     const chat = async () => {
-      const response = await fetch(`${server.url}/v1/chat/completions`, {
+      const response = await fetch(`${embedded.server.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${payer.key}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${embedded.payer.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'disk-model', messages: [{ role: 'user', content: 'hello' }] }),
       });
       return {
@@ -167,7 +114,7 @@ describe.skipIf(refusedReason !== undefined)(
       };
     };
     const readyz = async () => {
-      const response = await fetch(`${server.url}/readyz`);
+      const response = await fetch(`${embedded.server.url}/readyz`);
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     };
 
@@ -212,7 +159,7 @@ describe.skipIf(refusedReason !== undefined)(
       expect(statuses.filter((s) => s === 503).length, figures).toBeGreaterThan(0);
       expect(ready.body.status, figures).toBe('degraded');
       expect(JSON.stringify(ready.body.degraded), figures).toMatch(/disk|space|ENOSPC/i);
-      expect(server.child(), 'the server is still running').toBeDefined();
+      expect(embedded.server.child(), 'the server is still running').toBeDefined();
 
       // Space again: calls are admitted within a few seconds.
       await rm(filler);
@@ -234,44 +181,23 @@ describe.skipIf(refusedReason !== undefined)(
       expect((await readyzUntil((r) => r.body.status === 'ready')).status).toBe(200);
 
       // A graceful stop writes what is queued and frees the folder for the test to read.
-      expect(await server.signal('SIGTERM')).toBe(0);
-      const database = await openDatabase();
+      expect(await embedded.server.signal('SIGTERM')).toBe(0);
+      const database = await embedded.openDatabase();
       try {
-        const { rows } = (await database.db.execute(
-          sql.raw(`select u.quota, u.used_quota, u.request_count,
-                  (select coalesce(sum(quota), 0) from logs where user_id = u.id and type = 2) as logged,
-                  (select count(*) from logs where user_id = u.id and type = 2) as logs,
-                  (select array_agg(request_id) from logs where user_id = u.id and type = 2) as request_ids
-             from users u where u.id = ${payer.userId}`),
-        )) as unknown as {
-          rows: {
-            quota: number;
-            used_quota: number;
-            request_count: number;
-            logged: string;
-            logs: string;
-            request_ids: string[] | null;
-          }[];
-        };
-        const books = rows[0];
-        if (!books) throw new Error('the payer is gone');
-        const ids = books.request_ids ?? [];
-        const logged = new Set(ids);
-        const result = {
-          answered: answered.length,
-          logs: Number(books.logs),
-          deducted: START_BALANCE - Number(books.quota),
-          logged: Number(books.logged),
-          usedQuota: Number(books.used_quota),
-          requests: Number(books.request_count),
-        };
+        const books = await readConsumeBooks(database, embedded.payer.userId, PER_CALL);
+        const logged = new Set(books.requestIds);
         expect(
           answered.filter((id) => !logged.has(id)),
           'answered calls never logged',
         ).toEqual([]);
-        expect(ids.length - logged.size, 'calls logged twice').toBe(0);
-        expect(result).toEqual({
-          answered: answered.length,
+        expect(books.duplicates, 'calls logged twice').toBe(0);
+        expect({
+          logs: books.logs,
+          deducted: START_BALANCE - books.quota,
+          logged: books.logged,
+          usedQuota: books.usedQuota,
+          requests: books.requestCount,
+        }).toEqual({
           logs: answered.length,
           deducted: answered.length * PER_CALL,
           logged: answered.length * PER_CALL,

@@ -100,8 +100,11 @@ describe.skipIf(!hasRedisServer())('redis bus while Redis is away', () => {
 describe.skipIf(!process.env.TEST_REDIS_URL)('redis bus when a subscription comes back', () => {
   const url = process.env.TEST_REDIS_URL as string;
 
-  /** `b` reaches Redis through a proxy the test cuts; `a` (the console, say) keeps its own connection. */
-  async function twoProcesses() {
+  /**
+   * `b` reaches Redis through a proxy, cut once both have heard a first change; `a` (the console, say) keeps its
+   * own connection. `seen`: what `b` is given from the cut on; `restore()` gives `b` its connection back.
+   */
+  async function cutOffSubscriber() {
     const prefix = newPrefix();
     const proxy = await startTcpProxy(url);
     const a = await createRedisBus(url, prefix);
@@ -110,24 +113,21 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('redis bus when a subscription come
     const first = deliveredAt(b, (e) => e.type === 'users.changed');
     await a.publish({ type: 'users.changed', ids: [1] });
     await first;
-    const cut = async () => {
-      await proxy.refuse();
-      proxy.resetAll();
-    };
+    const seen: GatewayEvent[] = [];
+    b.subscribe((e) => seen.push(e));
+    await proxy.refuse();
+    proxy.resetAll();
     const close = async () => {
       await a.close();
       await b.close();
       await proxy.close();
     };
-    return { a, b, proxy, cut, close };
+    return { a, b, seen, restore: () => proxy.restore(), close };
   }
 
   it('applies a change published while the subscriber was cut off within a second of its return', async () => {
-    const { a, b, proxy, cut, close } = await twoProcesses();
+    const { a, b, seen, restore, close } = await cutOffSubscriber();
     try {
-      const seen: GatewayEvent[] = [];
-      b.subscribe((e) => seen.push(e));
-      await cut();
       const version = await a.publish({ type: 'channels.changed', ids: [42] });
       expect(version).toBeGreaterThan(0);
       await a.publish({ type: 'tokens.changed', ids: [7] });
@@ -136,7 +136,7 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('redis bus when a subscription come
 
       const back = Date.now();
       const tokens = deliveredAt(b, (e) => e.type === 'tokens.changed');
-      await proxy.restore();
+      await restore();
       const at = await tokens;
       expect(at - back, 'ms from the return of Redis to the change applied').toBeLessThanOrEqual(1_000);
       // What was missed, in the order it was made, and nothing else (the log reached back far enough).
@@ -151,16 +151,13 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('redis bus when a subscription come
   });
 
   it('reloads everything when it missed more changes than the log keeps', async () => {
-    const { a, b, proxy, cut, close } = await twoProcesses();
+    const { a, b, seen, restore, close } = await cutOffSubscriber();
     try {
-      const seen: GatewayEvent[] = [];
-      b.subscribe((e) => seen.push(e));
-      await cut();
       // More than the 1,000 changes the log keeps: the first ones are gone from it.
       for (let i = 0; i < 1_005; i += 1) await a.publish({ type: 'users.changed', ids: [i] });
       const back = Date.now();
       const everything = deliveredAt(b, (e) => e.type === 'all.changed');
-      await proxy.restore();
+      await restore();
       expect((await everything) - back).toBeLessThanOrEqual(1_000);
       expect(seen).toEqual([{ type: 'all.changed' }]);
     } finally {

@@ -55,22 +55,16 @@ async function takeDatabaseAway(): Promise<() => Promise<void>> {
     cut.resetAll();
     return () => cut.restore();
   }
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked = () => {};
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
+  const released = Promise.withResolvers<void>();
+  const locked = Promise.withResolvers<void>();
   const holding = t.runtime.deps.db.transaction(async (tx) => {
     await tx.execute(sql`lock table logs in access exclusive mode`);
-    locked();
-    await released;
+    locked.resolve();
+    await released.promise;
   });
-  await isLocked;
+  await locked.promise;
   return async () => {
-    release();
+    released.resolve();
     await holding;
   };
 }

@@ -46,6 +46,8 @@ const envSchema = z.object({
   SYNC_FREQUENCY: positiveInt(60),
   /** Seconds a stopping process lets requests in flight (streams) run before it cuts them. */
   SHUTDOWN_GRACE_SECONDS: positiveInt(30),
+  /** Settled calls a relay keeps waiting for the database before it refuses paid calls (docs/adr/0022). */
+  SETTLEMENT_QUEUE_MAX: positiveInt(200_000),
   /** Minutes between automatic tests of every channel (fractions allowed); absent: never. */
   CHANNEL_TEST_FREQUENCY: z.coerce
     .number()
@@ -109,6 +111,8 @@ export interface Config {
   readonly syncFrequencySeconds: number;
   /** How long SIGTERM waits for requests in flight before cutting them (docs/adr/0016). */
   readonly shutdownGraceSeconds: number;
+  /** Settled calls waiting for the database past which paid calls get a 503 (docs/adr/0022). */
+  readonly settlementQueueMax: number;
   /** Minutes between automatic tests of every channel; undefined: no automatic test. */
   readonly channelTestFrequencyMinutes: number | undefined;
   /** Seconds between two channels of a test of all channels. */
@@ -180,6 +184,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     syncFrequencySeconds: e.SYNC_FREQUENCY,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
+    settlementQueueMax: e.SETTLEMENT_QUEUE_MAX,
     channelTestFrequencyMinutes: e.CHANNEL_TEST_FREQUENCY,
     pollingIntervalSeconds: e.POLLING_INTERVAL,
     turnstileVerifyUrl: e.TURNSTILE_VERIFY_URL,

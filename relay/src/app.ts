@@ -167,6 +167,7 @@ export async function registerRelay(
     db: deps.db,
     journal,
     intervalMs: options.flushIntervalMs ?? 1000,
+    maxQueued: deps.config.settlementQueueMax,
     onDebitsWritten: (debits, upTo) => ledger.written(debits, upTo),
     onUserBalances: (changes) => notifier.balancesLowered(changes),
     onError: onError('batch writer'),

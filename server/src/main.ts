@@ -104,6 +104,8 @@ const readiness = createReadiness({
   db: runtime.deps.db,
   redis: runtime.deps.redis,
   degradeAfterReady: config.role !== 'api',
+  // The embedded database and the spool of settled calls (no Redis) live there.
+  dataDir: runtime.deps.dbKind === 'pglite' || !config.redisUrl ? config.dataDir : undefined,
 });
 registerHealthRoutes(app, readiness);
 await app.ready();

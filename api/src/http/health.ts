@@ -11,6 +11,7 @@
  *   already running (streams included) go on until they end or the grace period runs out (server.ts).
  * The probes are cheap: each dependency is asked at most once a second, however often the kubelet asks.
  */
+import { statfs } from 'node:fs/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Db } from '@turnpike/core/db/client';
 import { describeUnreachable } from '@turnpike/core/db/unreachable';
@@ -27,6 +28,8 @@ export interface Readiness {
 }
 
 const CHECK_TIMEOUT_MS = 2_000;
+/** Less free space than this under DATA_DIR counts as a full disk: a settled call's record is about 1 KB. */
+const DISK_FULL_BELOW_BYTES = 64 * 1024;
 const CHECK_EVERY_MS = 1_000;
 
 const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
@@ -49,6 +52,8 @@ export function createReadiness(deps: {
   readonly redis?: Redis | undefined;
   /** Once ready, report dependency failures as degraded instead of failing (a relay serves from memory). */
   readonly degradeAfterReady?: boolean;
+  /** DATA_DIR when the process writes there (the embedded database, the spool of settled calls): a full disk fails. */
+  readonly dataDir?: string | undefined;
 }): Readiness {
   let draining = false;
   let wasReady = false;
@@ -62,6 +67,12 @@ export function createReadiness(deps: {
       await withTimeout(deps.redis.ping(), CHECK_TIMEOUT_MS).catch((error: unknown) =>
         failures.push(`redis: ${(error as Error).message}`),
       );
+    if (deps.dataDir) {
+      const disk = await statfs(deps.dataDir).catch(() => undefined);
+      const free = disk ? disk.bavail * disk.bsize : undefined;
+      if (free !== undefined && free < DISK_FULL_BELOW_BYTES)
+        failures.push(`disk: no space left under DATA_DIR (${free} bytes free)`);
+    }
     return failures;
   }
   return {

@@ -181,6 +181,7 @@ export function createOptionStore({
   }
 
   function handleEvent(event: GatewayEvent): void {
+    if (event.type === 'all.changed') reloadInBackground('all');
     if (event.type !== 'options.changed') return;
     const keys = event.keys.filter(isOptionKey);
     if (keys.length > 0) reloadInBackground(keys);

@@ -6,6 +6,7 @@ import { createDb, type DatabaseKind, type Db } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { createEventBus, type EventBus } from '../events/bus.ts';
 import { createMemoryKv, createRedisKv, type KvStore } from '../kv/kv.ts';
+import { reconnectSoon } from '../kv/redis-client.ts';
 import { createOptionStore, type OptionStore } from '../options/store.ts';
 import { startLogRetention } from './log-retention.ts';
 
@@ -66,7 +67,9 @@ export async function createRuntime(
     await database.close().catch(() => {});
     throw error;
   }
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined;
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, retryStrategy: reconnectSoon })
+    : undefined;
   redis?.on('error', () => {});
   const bus = await createEventBus({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix });
   const options = createOptionStore({

@@ -43,7 +43,7 @@ export async function holdQuota(
     return {
       ok: false,
       error: degraded(
-        'the gateway cannot record usage right now (its database is unreachable); retry shortly',
+        'the gateway cannot record usage right now (its database is unreachable or its disk is full); retry shortly',
       ),
     };
   const result = await ctx.ledger.hold(accountsOf(payer), amount);

@@ -14,10 +14,17 @@ import { type SettlementRecord, writeRecords } from './write-records.ts';
 const SUFFIX = '.jsonl';
 /** A spool whose every record is written is emptied once it grows past this. */
 const EMPTY_PAST_BYTES = 4 * 1024 * 1024;
+/** The size of the line `hasRoom` tries: a record with a long log line is about this big. */
+const PROBE_BYTES = 4096;
 
 export interface SettlementSpool {
-  /** Appends one record, as JSON text. */
+  /**
+   * Appends one record, as JSON text; throws when the disk cannot take it (ENOSPC), leaving nothing of it behind
+   * (a later line would be glued to a partial one and lost with it at recovery).
+   */
   append(text: string): void;
+  /** Whether a record of a few kilobytes would fit now (tried with a blank line, then taken back). */
+  hasRoom(): boolean;
   /** Everything appended so far is in the database: the file may be emptied. */
   allWritten(): void;
   /** Closes the file; removes it when everything was written. */
@@ -28,12 +35,39 @@ export function openSettlementSpool(dir: string, journal: string): SettlementSpo
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${journal}${SUFFIX}`);
   const fd = openSync(file, 'a');
+  let size = fstatSync(fd).size;
+  /** Writes all of `line` or, when the disk refuses part of it, takes back what was written and throws. */
+  const appendWhole = (line: Buffer) => {
+    let written = 0;
+    try {
+      while (written < line.length) written += writeSync(fd, line, written);
+    } catch (error) {
+      if (written > 0) ftruncateSync(fd, size);
+      throw error;
+    }
+    size += line.length;
+  };
   return {
     append(text) {
-      writeSync(fd, `${text}\n`);
+      appendWhole(Buffer.from(`${text}\n`));
+    },
+    hasRoom() {
+      const before = size;
+      try {
+        // Blank lines are skipped at recovery; this one is removed at once anyway.
+        appendWhole(Buffer.from(`${' '.repeat(PROBE_BYTES - 1)}\n`));
+      } catch {
+        return false;
+      }
+      ftruncateSync(fd, before);
+      size = before;
+      return true;
     },
     allWritten() {
-      if (fstatSync(fd).size > EMPTY_PAST_BYTES) ftruncateSync(fd, 0);
+      if (size > EMPTY_PAST_BYTES) {
+        ftruncateSync(fd, 0);
+        size = 0;
+      }
     },
     async close(allWritten) {
       closeSync(fd);
@@ -53,7 +87,7 @@ export async function recoverSettlementSpools(db: Db, dir: string, except: strin
     const file = path.join(dir, name);
     const records: SettlementRecord[] = [];
     for (const line of (await readFile(file, 'utf8')).split('\n')) {
-      if (line === '') continue;
+      if (line.trim() === '') continue;
       try {
         records.push(JSON.parse(line) as SettlementRecord);
       } catch {

@@ -57,7 +57,10 @@ export interface BatchWriter {
   queuedLogs(): number;
   /** Records waiting to be written, how many may, and the age in seconds of the oldest (gauges of `/metrics`). */
   backlog(): { readonly records: number; readonly capacity: number; readonly oldestSeconds: number };
-  /** True when the queue holds `maxQueued` records: no more paid calls are admitted until it drains. */
+  /**
+   * True when the queue holds `maxQueued` records, or when the spool's disk refused the last record (a full disk):
+   * no more paid calls are admitted until the queue drains or the disk has room again (checked once a second).
+   */
   isFull(): boolean;
   /** This process's journal id. */
   readonly journal: string;
@@ -114,6 +117,20 @@ export function createBatchWriter(options: {
   /** The last flush failed: the next waits for the interval instead of hammering a database that is away. */
   let failing = false;
   let closed = false;
+  /** The spool refused a record (its disk is full), and when (ms) it was last tried since. */
+  let spoolRefused = false;
+  let spoolTriedAt = 0;
+  const spool = durability?.spool;
+  /** Whether the spool still refuses; tried again at most once a second while it does. */
+  const isSpoolRefusing = (): boolean => {
+    if (!spoolRefused || !spool) return false;
+    const at = now();
+    if (at - spoolTriedAt >= 1_000) {
+      spoolTriedAt = at;
+      spoolRefused = !spool.hasRoom();
+    }
+    return spoolRefused;
+  };
 
   durability?.attach(() => pendingEntries);
 
@@ -191,7 +208,15 @@ export function createBatchWriter(options: {
       seq += 1;
       const record: SettlementRecord = { journal, seq, write, dashboard: dashboard(), at: now() };
       const payload = durability ? JSON.stringify(record) : '';
-      durability?.spool?.append(payload);
+      try {
+        spool?.append(payload);
+      } catch (error) {
+        // A full disk: the call was served, so it is queued all the same (written once the database can take it;
+        // lost only if the process dies first), and paid calls are refused until the spool has room (`isFull`).
+        if (!spoolRefused) onError(error);
+        spoolRefused = true;
+        spoolTriedAt = now();
+      }
       const entry: JournalEntry = { seq, payload, charges: chargesOf(write) };
       durability?.journal(entry);
       pending.push(record);
@@ -209,7 +234,7 @@ export function createBatchWriter(options: {
         oldestSeconds: oldest ? Math.max(0, (now() - oldest.at) / 1000) : 0,
       };
     },
-    isFull: () => pending.length >= maxQueued,
+    isFull: () => pending.length >= maxQueued || isSpoolRefusing(),
     async close() {
       closed = true;
       clearInterval(timer);

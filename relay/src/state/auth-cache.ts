@@ -164,7 +164,12 @@ export function createAuthCache(options: {
   };
 
   const unsubscribe = options.bus.subscribe((event) => {
-    if (event.type === 'tokens.changed') {
+    if (event.type === 'all.changed') {
+      unknownKeys.clear();
+      byKey.clear();
+      keyById.clear();
+      usersById.clear();
+    } else if (event.type === 'tokens.changed') {
       unknownKeys.clear();
       for (const id of event.ids) {
         const key = keyById.get(id);

@@ -237,7 +237,7 @@ export function createChannelCache(options: {
   }
 
   const unsubscribe = options.bus.subscribe((event) => {
-    if (event.type === 'channels.changed') return load().catch(onError);
+    if (event.type === 'channels.changed' || event.type === 'all.changed') return load().catch(onError);
     if (event.type === 'channels.cooldown') {
       if (event.key === undefined) cooldown.rest(event.id, event.until);
       else keyStates.rest(event.id, event.key, event.until);

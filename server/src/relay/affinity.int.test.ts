@@ -30,18 +30,23 @@ function turnBody(session: string, turn: number) {
   return { model: 'agent-model', prompt_cache_key: session, messages };
 }
 
+/** One turn of `session` through the relay, which must answer 200 (a move to another channel is never an error). */
+async function turn(session: string, n: number) {
+  const r = await t.relay.inject({
+    method: 'POST',
+    url: '/v1/chat/completions',
+    headers: auth,
+    payload: turnBody(session, n),
+  });
+  expect(r.statusCode, r.body).toBe(200);
+  return r.json().usage as { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } };
+}
+
 async function runSession(session: string, turns: number) {
   let prompt = 0;
   let cached = 0;
-  for (let turn = 0; turn < turns; turn += 1) {
-    const r = await t.relay.inject({
-      method: 'POST',
-      url: '/v1/chat/completions',
-      headers: auth,
-      payload: turnBody(session, turn),
-    });
-    expect(r.statusCode, r.body).toBe(200);
-    const usage = r.json().usage;
+  for (let n = 0; n < turns; n += 1) {
+    const usage = await turn(session, n);
     prompt += usage.prompt_tokens;
     cached += usage.prompt_tokens_details?.cached_tokens ?? 0;
   }
@@ -158,6 +163,66 @@ describe('session affinity on one relay', () => {
       payload: turnBody('thread-move', 4),
     });
     expect(r.json().usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
+  });
+
+  /** Calls each fake upstream answered, by name. */
+  const served = () => ({
+    east: [...east.calls.values()].reduce((a, b) => a + b, 0),
+    west: [...west.calls.values()].reduce((a, b) => a + b, 0),
+  });
+
+  it('moves a session off its channel while another session’s 429 rests it, without calling it or an error', async () => {
+    await t.runtime.deps.options.set('ChannelCooldownEnabled', 'true');
+    await t.runtime.deps.options.set('ChannelCooldownFailures', '1');
+    try {
+      // East comes first (a higher priority), so both sessions start there; west takes the retries.
+      const eastId = await addChannel('east', east, 'sk-east', { priority: 10 });
+      await addChannel('west', west, 'sk-west');
+      await turn('thread-cool', 0);
+      await turn('thread-other', 0);
+      expect(served()).toEqual({ east: 2, west: 0 });
+      // The other session's next call meets OpenAI's rate limit error on east: retried on west, east rests.
+      east.setKey('sk-east', 'rate-limited');
+      await turn('thread-other', 1);
+      expect(served()).toEqual({ east: 3, west: 1 });
+      expect(
+        await metric('turnpike_relay_channel_state', { channel: String(eastId), state: 'cooling_down' }),
+      ).toBe(1);
+      // East would answer again, but it rests: the session bound to it goes to west without a call to east, and
+      // its next turns stay there with the cache warm from the turn that moved.
+      east.setKey('sk-east', 'ok');
+      const rebinds = await metric('turnpike_relay_affinity_total', { result: 'rebind' });
+      await turn('thread-cool', 1);
+      for (let n = 2; n < 5; n += 1)
+        expect((await turn('thread-cool', n)).prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+      expect(served()).toEqual({ east: 3, west: 5 });
+      expect(await metric('turnpike_relay_affinity_total', { result: 'rebind' })).toBe(rebinds + 1);
+    } finally {
+      await t.runtime.deps.options.set('ChannelCooldownEnabled', 'false');
+      await t.runtime.deps.options.set('ChannelCooldownFailures', '3');
+    }
+  });
+
+  it('drops the binding of a channel deleted in the console: the next call goes elsewhere without an error', async () => {
+    const eastId = await addChannel('east', east, 'sk-east');
+    const westId = await addChannel('west', west, 'sk-west');
+    await turn('thread-gone', 0);
+    const boundToEast = served().east === 1;
+    const boundId = boundToEast ? eastId : westId;
+    const otherName = boundToEast ? 'west' : 'east';
+    const r = await root.delete(`/api/channel/${boundId}`);
+    expect(r.json()).toMatchObject({ success: true });
+    // The relay hears of the deletion through the event bus: the channel leaves its gauge.
+    await waitFor(async () =>
+      (await t.relay.inject({ method: 'GET', url: '/metrics' })).body.includes(
+        `turnpike_relay_channel_state{channel="${boundId}"`,
+      )
+        ? undefined
+        : true,
+    );
+    const before = served();
+    for (let n = 1; n < 4; n += 1) await turn('thread-gone', n);
+    expect(served()[otherName] - before[otherName]).toBe(3);
   });
 
   it("keeps Claude Code's session (its header, or the session in metadata.user_id) on one Anthropic channel", async () => {

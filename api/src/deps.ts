@@ -1,4 +1,5 @@
 import type { ChannelProbe } from '@turnpike/core/channels/channel-probe';
+import type { ResolveHost } from '@turnpike/core/net/guarded-fetch';
 import type { RuntimeDeps } from '@turnpike/core/runtime/runtime';
 
 /**
@@ -8,4 +9,6 @@ import type { RuntimeDeps } from '@turnpike/core/runtime/runtime';
 export interface AppDeps extends RuntimeDeps {
   /** Tests a channel as the relay would call it; absent, the channel tests answer that they are unavailable. */
   readonly channelProbe?: ChannelProbe | undefined;
+  /** How the addresses administrators save are resolved to be checked (docs/adr/0039); tests answer their own. */
+  readonly resolveHost?: ResolveHost | undefined;
 }

@@ -1,5 +1,6 @@
 import type { ChannelProbe } from '@turnpike/core/channels/channel-probe';
 import type { ResolvedConfig } from '@turnpike/core/config';
+import type { ResolveHost } from '@turnpike/core/net/guarded-fetch';
 import type { Runtime, RuntimeDeps } from '@turnpike/core/runtime/runtime';
 import { createTestRuntime, type TestRuntimeOptions } from '@turnpike/core/testing/test-runtime';
 
@@ -16,6 +17,8 @@ import { buildApp } from '../app.ts';
 export interface TestAppOptions extends TestRuntimeOptions {
   /** Makes the channel tests' probe (the server's tests pass the relay's); without it they are unavailable. */
   channelProbe?: (deps: RuntimeDeps) => ChannelProbe;
+  /** Answers the lookups of the address checks (docs/adr/0039) instead of DNS. */
+  resolveHost?: ResolveHost;
 }
 
 export interface TestApp {
@@ -26,10 +29,10 @@ export interface TestApp {
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const { channelProbe, ...runtimeOptions } = options;
+  const { channelProbe, resolveHost, ...runtimeOptions } = options;
   const base = await createTestRuntime(runtimeOptions);
   const probe = channelProbe?.(base.runtime.deps);
-  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe }).catch(async (error: unknown) => {
+  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe, resolveHost }).catch(async (error: unknown) => {
     await probe?.close();
     await base.close();
     throw error;

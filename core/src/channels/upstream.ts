@@ -24,6 +24,8 @@ export interface UpstreamCallOptions {
   readonly refusalIsAnswer?: boolean;
   /** The channel's outbound proxy (`setting.proxy`); undefined: a direct connection. */
   readonly proxy?: string | undefined;
+  /** Connects instead of a proxy: one that checks where it connects (an administrator's address, ADR 0039). */
+  readonly dispatcher?: Dispatcher | undefined;
 }
 
 /** A channel's outbound proxy from its parsed `setting`, or undefined for a direct connection. */
@@ -77,13 +79,12 @@ export async function callUpstreamJson(
       redirect: 'error' as const,
     };
     // Through a channel's proxy with undici's own fetch (the global one takes no dispatcher of this package).
+    const dispatcher =
+      options.dispatcher ?? (options.proxy === undefined ? undefined : proxyDispatcher(options.proxy));
     response =
-      options.proxy === undefined
+      dispatcher === undefined
         ? await fetch(url, init)
-        : ((await fetchThrough(url, {
-            ...init,
-            dispatcher: proxyDispatcher(options.proxy),
-          })) as unknown as Response);
+        : ((await fetchThrough(url, { ...init, dispatcher })) as unknown as Response);
   } catch (cause) {
     if (cause instanceof AppError) throw cause;
     const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
@@ -109,12 +110,18 @@ export async function callUpstreamJson(
 export const getUpstreamJson = (
   url: string,
   headers: Record<string, string>,
-  { timeoutMs = UPSTREAM_TIMEOUT_MS, proxy }: { timeoutMs?: number; proxy?: string | undefined } = {},
-): Promise<unknown> => callUpstreamJson(url, { headers }, { timeoutMs, proxy });
+  {
+    timeoutMs = UPSTREAM_TIMEOUT_MS,
+    proxy,
+    dispatcher,
+  }: Pick<ChannelRoute, 'proxy' | 'dispatcher'> & { timeoutMs?: number } = {},
+): Promise<unknown> => callUpstreamJson(url, { headers }, { timeoutMs, proxy, dispatcher });
 
 /** How a channel's upstream is reached: its outbound proxy, if any; its `other` where it names an account. */
 export interface ChannelRoute {
   readonly proxy?: string | undefined;
+  /** A dispatcher that checks where it connects, for an address an administrator has not saved yet. */
+  readonly dispatcher?: Dispatcher | undefined;
   /** The type's extra field (Cloudflare's account id). */
   readonly other?: string | undefined;
 }
@@ -152,13 +159,14 @@ export async function fetchUpstreamModels(
   const base = channelBaseUrl(type, baseUrl);
   if (!base) throw new AppError('VALIDATION_FAILED', 'this channel type needs a base_url to list models');
   const kind = findProviderType(type)?.modelList;
+  const through = { proxy: route.proxy, dispatcher: route.dispatcher };
   if (kind === 'azure') {
     // https://learn.microsoft.com/en-us/rest/api/azureopenai/models/list: the models the resource can deploy.
     const body = asRecord(
       await getUpstreamJson(
         `${base}/openai/models?api-version=2024-10-21`,
         { 'api-key': key },
-        { proxy: route.proxy },
+        through,
       ),
     );
     return idsOf(body.data, 'id');
@@ -175,7 +183,7 @@ export async function fetchUpstreamModels(
       await getUpstreamJson(
         `${base}/client/v4/accounts/${encodeURIComponent(account)}/ai/models/search?per_page=1000`,
         { authorization: `Bearer ${key}` },
-        { proxy: route.proxy },
+        through,
       ),
     );
     return idsOf(body.result, 'name');
@@ -183,7 +191,7 @@ export async function fetchUpstreamModels(
   if (kind === 'cohere') {
     // https://docs.cohere.com/reference/list-models: `{ models: [{ name, endpoints }] }`.
     const body = asRecord(
-      await getUpstreamJson(`${base}/v1/models`, { authorization: `Bearer ${key}` }, { proxy: route.proxy }),
+      await getUpstreamJson(`${base}/v1/models`, { authorization: `Bearer ${key}` }, through),
     );
     return idsOf(body.models, 'name');
   }
@@ -198,7 +206,7 @@ export async function fetchUpstreamModels(
     kind === 'anthropic'
       ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }
       : { authorization: `Bearer ${key}` };
-  const body = asRecord(await getUpstreamJson(url, headers, { proxy: route.proxy }));
+  const body = asRecord(await getUpstreamJson(url, headers, through));
   if (!Array.isArray(body.data)) throw new AppError('UPSTREAM_FAILED', 'the upstream model list has no data');
   const ids = body.data
     .map((m) => asRecord(m).id)

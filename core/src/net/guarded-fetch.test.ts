@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseRange } from './address-ranges.ts';
-import { userAddressProblem } from './guarded-fetch.ts';
+import { addressRefusal, type ResolveHost, userAddressProblem } from './guarded-fetch.ts';
 
 const protectedPolicy = { isProtected: true, allowed: [] };
 const INSIDE = 'must not point to a private, loopback, link-local or reserved address';
@@ -45,5 +45,42 @@ describe('a webhook address a user saves', () => {
     expect(userAddressProblem('http://10.0.0.3:8080/', allowing)).toBeUndefined();
     expect(userAddressProblem('http://127.0.0.1/', allowing)).toBe(INSIDE);
     expect(userAddressProblem('http://127.0.0.1/', { isProtected: false, allowed: [] })).toBeUndefined();
+  });
+});
+
+describe('a channel address an administrator below root saves', () => {
+  /** A resolver that answers from a table; a name not in it does not resolve. */
+  const resolve: ResolveHost = async (hostname) => {
+    const answer = (
+      {
+        'models.internal.test': ['10.0.0.5'],
+        'mixed.internal.test': ['8.8.8.8', 'fd00::5'],
+        'public.upstream.test': ['8.8.8.8', '2001:4860:4860::8888'],
+      } as Record<string, string[]>
+    )[hostname];
+    if (!answer) throw new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+    return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+  const reasonOf = async (url: string, policy = protectedPolicy, protocols?: readonly string[]) =>
+    (await addressRefusal(url, policy, { resolve, ...(protocols ? { protocols } : {}) }))?.reason;
+
+  it('refuses what a webhook refuses, and a name with any address inside or none at all', async () => {
+    expect(await reasonOf('http://169.254.169.254/latest/meta-data')).toBe('blocked_address');
+    expect(await reasonOf('http://[::ffff:10.0.0.1]/')).toBe('blocked_address');
+    expect(await reasonOf('http://localhost:11434')).toBe('local_name');
+    expect(await reasonOf('http://models.internal.test/v1')).toBe('blocked_name');
+    expect(await reasonOf('http://mixed.internal.test/v1')).toBe('blocked_name');
+    expect(await reasonOf('http://nowhere.internal.test/v1')).toBe('unresolved');
+    expect(await reasonOf('ftp://public.upstream.test/')).toBe('scheme');
+  });
+
+  it('accepts a name whose every address is public, a range root allows, a proxy scheme it is told of', async () => {
+    expect(await reasonOf('https://public.upstream.test/v1')).toBeUndefined();
+    const range = parseRange('10.0.0.0/8');
+    const allowing = { isProtected: true, allowed: range ? [range] : [] };
+    expect(await reasonOf('http://models.internal.test', allowing)).toBeUndefined();
+    expect(await reasonOf('http://models.internal.test', { isProtected: false, allowed: [] })).toBeUndefined();
+    expect(await reasonOf('socks5://public.upstream.test:1080', protectedPolicy, ['socks5:'])).toBeUndefined();
+    expect(await reasonOf('socks5://10.0.0.9:1080', protectedPolicy, ['socks5:'])).toBe('blocked_address');
   });
 });

@@ -14,6 +14,7 @@ import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { Role } from '@turnpike/core/domain/users';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { currentUser } from '../../http/auth.ts';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
 import { parseId, parseInput } from '../../http/validate.ts';
@@ -53,7 +54,12 @@ export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): 
   );
   app.post('/channel/fetch_models', admin, async (request) => {
     const input = parseInput(fetchModelsSchema, request.body);
-    return ok(await channels.fetchModels(input.type, input.base_url, input.key, input.other));
+    return ok(
+      await channels.fetchModels(
+        { type: input.type, baseUrl: input.base_url, key: input.key, other: input.other },
+        currentUser(request),
+      ),
+    );
   });
 
   app.get<IdParams>('/channel/:id', admin, async (request) =>
@@ -61,11 +67,11 @@ export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): 
   );
 
   app.post('/channel/', admin, async (request) => {
-    const created = await channels.create(parseInput(createChannelSchema, request.body));
+    const created = await channels.create(parseInput(createChannelSchema, request.body), currentUser(request));
     return ok(created, created.length > 1 ? `${created.length} channels created` : 'channel created');
   });
   app.put('/channel/', admin, async (request) =>
-    ok(await channels.update(parseInput(updateChannelSchema, request.body)), 'saved'),
+    ok(await channels.update(parseInput(updateChannelSchema, request.body), currentUser(request)), 'saved'),
   );
 
   app.post<IdParams>('/channel/copy/:id', admin, async (request) => {

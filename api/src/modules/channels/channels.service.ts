@@ -33,7 +33,14 @@ import type { Executor } from '@turnpike/core/db/client';
 import type { Channel, NewChannel } from '@turnpike/core/db/schema/channels';
 import { channels as channelsTable } from '@turnpike/core/db/schema/channels';
 import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
+import { isRoot } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
+import {
+  addressRefusal,
+  createCheckedDispatcher,
+  type HostRefusal,
+  outboundPolicyOf,
+} from '@turnpike/core/net/guarded-fetch';
 import { managedByKubernetes, sourceOfRow } from '@turnpike/core/ownership/source';
 import {
   findProviderType,
@@ -53,6 +60,31 @@ const CATALOGUE_CREATED = 1626777600;
 
 export type ChannelListEntry = ChannelView | ChannelTagView;
 
+/** Who asks for a change: addresses from a role below root are checked (docs/adr/0039). */
+interface Caller {
+  readonly role: number;
+}
+
+/** The schemes of a channel proxy the relay can use (`core/src/http/proxy-dispatcher.ts`). */
+const PROXY_SCHEMES = ['http:', 'https:', 'socks5:', 'socks5h:'];
+
+const ALLOW_RANGE = 'the root user can allow its range in System settings → Requests to user addresses';
+
+/** What an administrator is told of an address refused (the detail stays in the server's hands). */
+function internalAddressMessage(field: string, reason: HostRefusal['reason'] | 'scheme'): string {
+  switch (reason) {
+    case 'scheme':
+      return `${field} is not an address the gateway can call`;
+    case 'local_name':
+      return `${field} names this server (localhost); write its address instead, and ${ALLOW_RANGE}`;
+    case 'blocked_address':
+      return `${field} points to a private or internal address; ${ALLOW_RANGE}`;
+    default:
+      // A name that does not resolve reads like one that resolves inside: neither maps the internal names.
+      return `${field} does not resolve to a public address (it points to a private or internal address, or does not resolve); ${ALLOW_RANGE}`;
+  }
+}
+
 /**
  * Admin management of channels. Every write goes through core's channel writer (rows and abilities in one
  * transaction, then `channels.changed`). Rows a Kubernetes resource owns are refused, naming the resource
@@ -63,6 +95,36 @@ export function createChannelService(deps: AppDeps) {
   const repo = createChannelRepo(deps.db);
   const abilityRepo = createAbilityRepo(deps.db);
   const writer = createChannelWriter({ db: deps.db, bus: deps.bus, box });
+  const policy = () => outboundPolicyOf((key) => deps.options.get(key));
+
+  /**
+   * An address a role below root saves, or has the server call, must not reach the gateway's own network unless
+   * root allows its range (docs/adr/0039). Root's addresses are root's network: not checked. Blank: the type's
+   * default, which the catalogue chose.
+   */
+  async function refuseInternal(
+    caller: Caller,
+    field: string,
+    url: string | undefined,
+    protocols?: readonly string[],
+  ): Promise<void> {
+    if (isRoot(caller.role) || !url) return;
+    const refusal = await addressRefusal(url, policy(), { resolve: deps.resolveHost, protocols });
+    if (refusal) throw new AppError('VALIDATION_FAILED', internalAddressMessage(field, refusal.reason));
+  }
+
+  /** The base URL and proxy of a save, each checked when it differs from what the channel had. */
+  async function refuseInternalAddresses(
+    caller: Caller,
+    sent: { baseUrl?: string | undefined; setting?: string | null | undefined },
+    before?: Channel,
+  ): Promise<void> {
+    if (sent.baseUrl !== undefined && sent.baseUrl !== before?.baseUrl)
+      await refuseInternal(caller, 'base_url', sent.baseUrl);
+    if (sent.setting === undefined) return;
+    const proxy = channelProxy(sent.setting);
+    if (proxy !== channelProxy(before?.setting)) await refuseInternal(caller, 'setting.proxy', proxy, PROXY_SCHEMES);
+  }
 
   async function write(run: (tx: Executor) => Promise<Channel[]>): Promise<Channel[]> {
     return (await writer.write(run)).rows;
@@ -220,7 +282,7 @@ export function createChannelService(deps: AppDeps) {
      * `batch` (and no mode): one channel per key line (per service-account document); `multi_to_single`: one
      * multi-key channel holding them all; `single`: one channel with one key.
      */
-    async create(input: CreateChannel): Promise<ChannelView[]> {
+    async create(input: CreateChannel, caller: Caller): Promise<ChannelView[]> {
       refuseUnserved(input.type);
       const keys = splitChannelKeys(input.type, input.key);
       if (keys.length === 0)
@@ -235,6 +297,7 @@ export function createChannelService(deps: AppDeps) {
       const base = toColumns(fields);
       const other = input.other ?? '';
       checkOther(input.type, other);
+      await refuseInternalAddresses(caller, { baseUrl: input.base_url, setting: input.setting });
       const created = nowSeconds();
       const rows: NewChannel[] =
         mode === CreateMode.MultiToSingle
@@ -268,7 +331,7 @@ export function createChannelService(deps: AppDeps) {
      * keys (`key_mode` replace, the default: keys kept keep their state) or adds to them (`append`); `append` on a
      * single-key channel makes it a multi-key one.
      */
-    async update(input: UpdateChannel): Promise<ChannelView> {
+    async update(input: UpdateChannel, caller: Caller): Promise<ChannelView> {
       const { id, key, key_mode: keyMode, multi_key_mode: multiKeyMode, ...fields } = input;
       const current = await mustFind(id);
       refuseManaged([current]);
@@ -315,6 +378,7 @@ export function createChannelService(deps: AppDeps) {
         );
       if (patch.type !== undefined || patch.other !== undefined)
         checkOther(patch.type ?? current.type, patch.other ?? current.other);
+      await refuseInternalAddresses(caller, { baseUrl: patch.baseUrl, setting: patch.setting }, current);
       const [row] = await write(async (tx) => {
         const updated = await createChannelRepo(tx).update(id, patch);
         if (!updated) throw new AppError('NOT_FOUND', NOT_FOUND);
@@ -441,10 +505,27 @@ export function createChannelService(deps: AppDeps) {
 
     enabledModels: () => abilityRepo.enabledModels(),
 
-    async fetchModels(type: number, baseUrl: string, key: string, other = ''): Promise<string[]> {
-      const first = splitChannelKeys(type, key)[0];
+    /**
+     * The model list at an address not saved yet. A role below root has it checked first (a clear refusal), then
+     * called through a dispatcher that checks again where it connects: a name cannot answer a public address to
+     * the check and an internal one to the call.
+     */
+    async fetchModels(
+      input: { type: number; baseUrl: string; key: string; other?: string },
+      caller: Caller,
+    ): Promise<string[]> {
+      const first = splitChannelKeys(input.type, input.key)[0];
       if (!first) throw new AppError('VALIDATION_FAILED', 'please fill in the key');
-      return fetchUpstreamModels(type, baseUrl, first, { other });
+      const route = { other: input.other ?? '' };
+      if (isRoot(caller.role) || input.baseUrl === '')
+        return fetchUpstreamModels(input.type, input.baseUrl, first, route);
+      await refuseInternal(caller, 'base_url', input.baseUrl);
+      const dispatcher = createCheckedDispatcher({ policy, subject: 'the upstream', resolve: deps.resolveHost });
+      try {
+        return await fetchUpstreamModels(input.type, input.baseUrl, first, { ...route, dispatcher });
+      } finally {
+        await dispatcher.destroy();
+      }
     },
 
     async fetchModelsOf(id: number): Promise<string[]> {

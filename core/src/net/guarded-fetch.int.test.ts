@@ -5,10 +5,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
+import { fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readOptionText } from '../options/registry.ts';
 import { freePort } from '../testing/free-port.ts';
 import {
+  createCheckedDispatcher,
   createGuardedFetch,
   type GuardedFetchError,
   type GuardedFetchOptions,
@@ -266,5 +268,39 @@ describe('the guarded client', () => {
       const error = await failureOf(guarded()({ url }));
       expect(error.message, url).toBe('the webhook address is not allowed');
     }
+  });
+});
+
+describe('the checked dispatcher (a whole answer from an address an administrator has not saved yet)', () => {
+  it('connects to the address it checked and keeps the name in the Host header', async () => {
+    const checked = await listen('127.0.0.2', (res) => res.writeHead(200).end('{"data":[]}'));
+    const rebound = await listen('127.0.0.3', undefined, checked.port);
+    const rebinding = resolverAnswering(['127.0.0.2'], ['127.0.0.3']);
+    const dispatcher = createCheckedDispatcher({
+      policy: () => policy('127.0.0.2'),
+      subject: 'the upstream',
+      resolve: rebinding.resolve,
+    });
+    closers.push(() => dispatcher.destroy());
+    const answer = await undiciFetch(`http://models.example.test:${checked.port}/v1/models`, { dispatcher });
+    expect(await answer.text()).toBe('{"data":[]}');
+    expect(checked.requests).toEqual([
+      { url: '/v1/models', host: `models.example.test:${checked.port}`, body: '' },
+    ]);
+    expect(rebound.connections()).toBe(0);
+  });
+
+  it('refuses a name with an address root has not allowed without connecting', async () => {
+    const inside = await listen('127.0.0.2');
+    const dispatcher = createCheckedDispatcher({
+      policy: () => policy(),
+      subject: 'the upstream',
+      resolve: resolverAnswering(['8.8.8.8', '127.0.0.2']).resolve,
+    });
+    closers.push(() => dispatcher.destroy());
+    const error = await failureOf(undiciFetch(`http://models.example.test:${inside.port}/`, { dispatcher }));
+    expect((error.cause as GuardedFetchError).failure).toBe('not_allowed');
+    expect(String((error.cause as GuardedFetchError).cause)).toContain('127.0.0.2');
+    expect(inside.connections()).toBe(0);
   });
 });

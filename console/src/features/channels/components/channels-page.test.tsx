@@ -599,6 +599,30 @@ describe('channel drawer', () => {
     expect(server.callsTo('POST', '/api/channel/')).toHaveLength(0);
   });
 
+  it("shows the server's refusal of an internal base URL and keeps the form open with what was typed", async () => {
+    // The API's answer to an administrator below root (api/src/modules/channels/channel-addresses.int.test.ts).
+    const refusal =
+      'base_url points to a private or internal address; the root user can allow its range in System settings → Requests to user addresses';
+    const server = serve(undefined, {
+      'POST /api/channel/': () => ({
+        status: 400,
+        body: { success: false, code: 'VALIDATION_FAILED', message: refusal },
+      }),
+    });
+    const user = userEvent.setup();
+    await renderScreen(() => <ChannelsPage />);
+    await screen.findByText('fast');
+    const sheet = await openCreate(user);
+    await user.type(sheet.getByLabelText('Name'), 'metadata');
+    await user.type(sheet.getByLabelText('Key'), 'sk-1');
+    await user.type(sheet.getByLabelText('Base URL'), 'http://169.254.169.254');
+    await user.click(sheet.getByRole('button', { name: 'Submit' }));
+    expect(await screen.findByText(refusal)).toBeTruthy();
+    expect(server.callsTo('POST', '/api/channel/')).toHaveLength(1);
+    expect(screen.getByTestId('channel-sheet')).toBeTruthy();
+    expect((sheet.getByLabelText('Base URL') as HTMLInputElement).value).toBe('http://169.254.169.254');
+  });
+
   it('checks the JSON mappings when they lose focus and on submit', async () => {
     const server = serve();
     const user = userEvent.setup();

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseRange } from './address-ranges.ts';
-import { addressRefusal, type ResolveHost, userAddressProblem } from './guarded-fetch.ts';
+import { addressRefusal, type OutboundPolicy, type ResolveHost, userAddressProblem } from './guarded-fetch.ts';
 
 const protectedPolicy = { isProtected: true, allowed: [] };
 const INSIDE = 'must not point to a private, loopback, link-local or reserved address';
@@ -61,7 +61,7 @@ describe('a channel address an administrator below root saves', () => {
     if (!answer) throw new Error(`getaddrinfo ENOTFOUND ${hostname}`);
     return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   };
-  const reasonOf = async (url: string, policy = protectedPolicy, protocols?: readonly string[]) =>
+  const reasonOf = async (url: string, policy: OutboundPolicy = protectedPolicy, protocols?: readonly string[]) =>
     (await addressRefusal(url, policy, { resolve, ...(protocols ? { protocols } : {}) }))?.reason;
 
   it('refuses what a webhook refuses, and a name with any address inside or none at all', async () => {

@@ -32,11 +32,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const { channelProbe, resolveHost, ...runtimeOptions } = options;
   const base = await createTestRuntime(runtimeOptions);
   const probe = channelProbe?.(base.runtime.deps);
-  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe, resolveHost }).catch(async (error: unknown) => {
-    await probe?.close();
-    await base.close();
-    throw error;
-  });
+  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe, resolveHost }).catch(
+    async (error: unknown) => {
+      await probe?.close();
+      await base.close();
+      throw error;
+    },
+  );
   await app.ready();
   return {
     app,

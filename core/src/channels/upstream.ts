@@ -163,11 +163,7 @@ export async function fetchUpstreamModels(
   if (kind === 'azure') {
     // https://learn.microsoft.com/en-us/rest/api/azureopenai/models/list: the models the resource can deploy.
     const body = asRecord(
-      await getUpstreamJson(
-        `${base}/openai/models?api-version=2024-10-21`,
-        { 'api-key': key },
-        through,
-      ),
+      await getUpstreamJson(`${base}/openai/models?api-version=2024-10-21`, { 'api-key': key }, through),
     );
     return idsOf(body.data, 'id');
   }

@@ -5,7 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseRange } from './address-ranges.ts';
-import { addressRefusal, type OutboundPolicy, type ResolveHost, userAddressProblem } from './guarded-fetch.ts';
+import {
+  addressRefusal,
+  type OutboundPolicy,
+  type ResolveHost,
+  userAddressProblem,
+} from './guarded-fetch.ts';
 
 const protectedPolicy = { isProtected: true, allowed: [] };
 const INSIDE = 'must not point to a private, loopback, link-local or reserved address';
@@ -61,8 +66,11 @@ describe('a channel address an administrator below root saves', () => {
     if (!answer) throw new Error(`getaddrinfo ENOTFOUND ${hostname}`);
     return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   };
-  const reasonOf = async (url: string, policy: OutboundPolicy = protectedPolicy, protocols?: readonly string[]) =>
-    (await addressRefusal(url, policy, { resolve, ...(protocols ? { protocols } : {}) }))?.reason;
+  const reasonOf = async (
+    url: string,
+    policy: OutboundPolicy = protectedPolicy,
+    protocols?: readonly string[],
+  ) => (await addressRefusal(url, policy, { resolve, ...(protocols ? { protocols } : {}) }))?.reason;
 
   it('refuses what a webhook refuses, and a name with any address inside or none at all', async () => {
     expect(await reasonOf('http://169.254.169.254/latest/meta-data')).toBe('blocked_address');
@@ -79,8 +87,12 @@ describe('a channel address an administrator below root saves', () => {
     const range = parseRange('10.0.0.0/8');
     const allowing = { isProtected: true, allowed: range ? [range] : [] };
     expect(await reasonOf('http://models.internal.test', allowing)).toBeUndefined();
-    expect(await reasonOf('http://models.internal.test', { isProtected: false, allowed: [] })).toBeUndefined();
-    expect(await reasonOf('socks5://public.upstream.test:1080', protectedPolicy, ['socks5:'])).toBeUndefined();
+    expect(
+      await reasonOf('http://models.internal.test', { isProtected: false, allowed: [] }),
+    ).toBeUndefined();
+    expect(
+      await reasonOf('socks5://public.upstream.test:1080', protectedPolicy, ['socks5:']),
+    ).toBeUndefined();
     expect(await reasonOf('socks5://10.0.0.9:1080', protectedPolicy, ['socks5:'])).toBe('blocked_address');
   });
 });

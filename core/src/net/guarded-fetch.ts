@@ -147,7 +147,9 @@ async function judgeHost(
     for (const address of addresses) {
       const refused = refusedRangeOf(address, policy.allowed);
       if (refused)
-        return { refusal: { reason: 'blocked_name', detail: `${host} resolves to ${address}, in ${refused}` } };
+        return {
+          refusal: { reason: 'blocked_name', detail: `${host} resolves to ${address}, in ${refused}` },
+        };
     }
   }
   return { address: first };
@@ -207,12 +209,21 @@ export function createCheckedDispatcher(
   return new Agent({
     connect: (connectOptions, callback) => {
       const host = unbracketed(connectOptions.hostname);
-      judgeHost(host, options.policy(), options.resolve ?? resolveWithDns, AbortSignal.timeout(timeoutMs)).then(
+      judgeHost(
+        host,
+        options.policy(),
+        options.resolve ?? resolveWithDns,
+        AbortSignal.timeout(timeoutMs),
+      ).then(
         (judged) => {
           if ('refusal' in judged) {
             const { refusal } = judged;
             return callback(
-              new GuardedFetchError('not_allowed', `${options.subject} address is not allowed`, refusal.cause ?? new Error(refusal.detail)),
+              new GuardedFetchError(
+                'not_allowed',
+                `${options.subject} address is not allowed`,
+                refusal.cause ?? new Error(refusal.detail),
+              ),
               null,
             );
           }

@@ -11,13 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ResolveHost } from '@turnpike/core/net/guarded-fetch';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ConsoleClient,
-  createTestApp,
-  saveOption,
-  setupRoot,
-  type TestApp,
-} from '../../testing/test-app.ts';
+import { ConsoleClient, createTestApp, saveOption, setupRoot, type TestApp } from '../../testing/test-app.ts';
 
 /** What each name answers, lookup after lookup (the last answer repeats); an unknown name does not resolve. */
 const DNS: Record<string, string[][]> = {
@@ -90,9 +84,27 @@ const channel = (base_url: string, extra: Record<string, unknown> = {}) => ({
 });
 /** The channels every administrator sees, by id and address. */
 const listed = async () =>
-  ((await root.get('/api/channel/?p=1&page_size=100')).json().data.items as { id: number; base_url: string }[])
+  (
+    (await root.get('/api/channel/?p=1&page_size=100')).json().data.items as {
+      id: number;
+      base_url: string;
+    }[]
+  )
     .map((c) => `${c.id} ${c.base_url}`)
     .sort();
+
+/** Saves a channel at each inside address the first test refuses, expecting each to be saved as typed. */
+async function expectInsideChannelsSaved(client: ConsoleClient): Promise<void> {
+  for (const url of [
+    `http://127.0.0.1:${port()}`,
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::ffff:10.0.0.1]',
+    'http://models.internal.test',
+  ]) {
+    const answer = await client.post('/api/channel/', channel(url));
+    expect(answer.json(), url).toMatchObject({ success: true, data: [{ base_url: url }] });
+  }
+}
 
 describe("a non-root administrator's channel addresses", () => {
   it("refuses a channel aimed inside the gateway's network and saves nothing", async () => {
@@ -104,7 +116,10 @@ describe("a non-root administrator's channel addresses", () => {
       ['http://models.internal.test', NOT_PUBLIC],
       ['http://mixed.internal.test', NOT_PUBLIC],
       ['http://nowhere.internal.test', NOT_PUBLIC],
-      [`http://localhost:${port()}`, `base_url names this server (localhost); write its address instead, and ${HINT}`],
+      [
+        `http://localhost:${port()}`,
+        `base_url names this server (localhost); write its address instead, and ${HINT}`,
+      ],
     ];
     for (const [url, message] of refusals) {
       const answer = await admin.post('/api/channel/', channel(url));
@@ -113,7 +128,9 @@ describe("a non-root administrator's channel addresses", () => {
     }
     const viaProxy = await admin.post(
       '/api/channel/',
-      channel('http://public.upstream.test', { setting: JSON.stringify({ proxy: 'socks5://10.0.0.9:1080' }) }),
+      channel('http://public.upstream.test', {
+        setting: JSON.stringify({ proxy: 'socks5://10.0.0.9:1080' }),
+      }),
     );
     expect(viaProxy.json()).toMatchObject({
       success: false,
@@ -128,15 +145,7 @@ describe("a non-root administrator's channel addresses", () => {
     expect(publicChannel.json()).toMatchObject({ success: true });
 
     await saveOption(root, 'fetch_setting.allowed_ranges', '10.0.0.0/8\n169.254.169.254\n127.0.0.0/8');
-    for (const url of [
-      `http://127.0.0.1:${port()}`,
-      'http://169.254.169.254/latest/meta-data',
-      'http://[::ffff:10.0.0.1]',
-      'http://models.internal.test',
-    ]) {
-      const answer = await admin.post('/api/channel/', channel(url));
-      expect(answer.json(), url).toMatchObject({ success: true, data: [{ base_url: url }] });
-    }
+    await expectInsideChannelsSaved(admin);
     // Allowing 169.254.169.254 alone leaves the rest of link-local refused.
     expect((await admin.post('/api/channel/', channel('http://169.254.1.1'))).json()).toMatchObject({
       success: false,
@@ -145,15 +154,7 @@ describe("a non-root administrator's channel addresses", () => {
   });
 
   it('lets root save the same channels without any setting', async () => {
-    for (const url of [
-      `http://127.0.0.1:${port()}`,
-      'http://169.254.169.254/latest/meta-data',
-      'http://[::ffff:10.0.0.1]',
-      'http://models.internal.test',
-    ]) {
-      const answer = await root.post('/api/channel/', channel(url));
-      expect(answer.json(), url).toMatchObject({ success: true, data: [{ base_url: url }] });
-    }
+    await expectInsideChannelsSaved(root);
   });
 
   it("lets an administrator edit a root-made internal channel's other fields, not point it elsewhere inside", async () => {
@@ -175,7 +176,10 @@ describe("a non-root administrator's channel addresses", () => {
 
     const moved = await admin.put('/api/channel/', { id, name: 'moved', base_url: 'http://10.0.0.4:8080' });
     expect(moved.json()).toMatchObject({ success: false, message: INTERNAL });
-    const proxied = await admin.put('/api/channel/', { id, setting: JSON.stringify({ proxy: 'http://10.0.0.10:3128' }) });
+    const proxied = await admin.put('/api/channel/', {
+      id,
+      setting: JSON.stringify({ proxy: 'http://10.0.0.10:3128' }),
+    });
     expect(proxied.json()).toMatchObject({ success: false });
     expect((await root.get(`/api/channel/${id}`)).json().data).toMatchObject({
       name: 'renamed twice',

@@ -67,7 +67,10 @@ export function registerChannelRoutes(app: FastifyInstance, ctx: RouteContext): 
   );
 
   app.post('/channel/', admin, async (request) => {
-    const created = await channels.create(parseInput(createChannelSchema, request.body), currentUser(request));
+    const created = await channels.create(
+      parseInput(createChannelSchema, request.body),
+      currentUser(request),
+    );
     return ok(created, created.length > 1 ? `${created.length} channels created` : 'channel created');
   });
   app.put('/channel/', admin, async (request) =>

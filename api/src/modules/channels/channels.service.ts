@@ -123,7 +123,8 @@ export function createChannelService(deps: AppDeps) {
       await refuseInternal(caller, 'base_url', sent.baseUrl);
     if (sent.setting === undefined) return;
     const proxy = channelProxy(sent.setting);
-    if (proxy !== channelProxy(before?.setting)) await refuseInternal(caller, 'setting.proxy', proxy, PROXY_SCHEMES);
+    if (proxy !== channelProxy(before?.setting))
+      await refuseInternal(caller, 'setting.proxy', proxy, PROXY_SCHEMES);
   }
 
   async function write(run: (tx: Executor) => Promise<Channel[]>): Promise<Channel[]> {
@@ -520,7 +521,11 @@ export function createChannelService(deps: AppDeps) {
       if (isRoot(caller.role) || input.baseUrl === '')
         return fetchUpstreamModels(input.type, input.baseUrl, first, route);
       await refuseInternal(caller, 'base_url', input.baseUrl);
-      const dispatcher = createCheckedDispatcher({ policy, subject: 'the upstream', resolve: deps.resolveHost });
+      const dispatcher = createCheckedDispatcher({
+        policy,
+        subject: 'the upstream',
+        resolve: deps.resolveHost,
+      });
       try {
         return await fetchUpstreamModels(input.type, input.baseUrl, first, { ...route, dispatcher });
       } finally {

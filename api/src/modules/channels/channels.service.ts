@@ -70,7 +70,7 @@ const PROXY_SCHEMES = ['http:', 'https:', 'socks5:', 'socks5h:'];
 
 const ALLOW_RANGE = 'the root user can allow its range in System settings → Requests to user addresses';
 
-/** What an administrator is told of an address refused (the detail stays in the server's hands). */
+/** What an administrator is told of an address refused: what to do, never which address a name resolved to. */
 function internalAddressMessage(field: string, reason: HostRefusal['reason'] | 'scheme'): string {
   switch (reason) {
     case 'scheme':

@@ -10,6 +10,7 @@ const perToken = (modelRatio: number, groupRatio = 1): Pricing => ({
   completionRatio: 4,
   cacheRatio: 1,
   cacheCreationRatio: 1.25,
+  cacheCreation1hRatio: 2,
   groupRatio,
   isUnsetRatio: false,
 });

@@ -64,6 +64,7 @@ describe('resolvePricing', () => {
       completionRatio: 4,
       cacheRatio: 0.5,
       cacheCreationRatio: 1.25,
+      cacheCreation1hRatio: 2,
       groupRatio: 0.8,
       isUnsetRatio: false,
     });
@@ -189,6 +190,7 @@ describe('resolvePricing with group prices', () => {
       completionRatio: 2,
       cacheRatio: 0.1,
       cacheCreationRatio: 1.5,
+      cacheCreation1hRatio: 2,
       groupRatio: 1,
       isUnsetRatio: false,
     });
@@ -202,6 +204,7 @@ describe('resolvePricing with group prices', () => {
       completionRatio: 4,
       cacheRatio: 0.5,
       cacheCreationRatio: 1.25,
+      cacheCreation1hRatio: 2,
       groupRatio: 1,
       isUnsetRatio: false,
     });
@@ -220,6 +223,7 @@ describe('resolvePricing with group prices', () => {
       completionRatio: 6,
       cacheRatio: 1,
       cacheCreationRatio: 1.1,
+      cacheCreation1hRatio: 2,
       groupRatio: 1,
       isUnsetRatio: false,
     });

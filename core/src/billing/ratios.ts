@@ -11,7 +11,7 @@ export type GroupMap = Readonly<Record<string, Readonly<Record<string, number>>>
 
 /**
  * A group's own prices (`GroupModelRatio`, `GroupCompletionRatio`, `GroupCacheRatio`, `GroupCreateCacheRatio`,
- * `GroupModelPrice`): each entry wins over the un-grouped map's entry for users and tokens of that group, one
+ * `GroupCreateCache1hRatio`, `GroupModelPrice`): each entry wins over the un-grouped map's entry for users and tokens of that group, one
  * field at a time, so a group that only changes the input price keeps the model's output ratio.
  */
 export interface GroupPriceTables {
@@ -19,6 +19,7 @@ export interface GroupPriceTables {
   readonly completionRatio?: GroupMap;
   readonly cacheRatio?: GroupMap;
   readonly cacheCreationRatio?: GroupMap;
+  readonly cacheCreation1hRatio?: GroupMap;
   /** USD per call for a group; wins over every ratio of that group and over the un-grouped `ModelPrice`. */
   readonly modelPrice?: GroupMap;
 }
@@ -33,6 +34,8 @@ export interface PriceTables {
   readonly groupRatio: Readonly<Record<string, number>>;
   /** Cache-write (creation) price / input price by model; absent models use {@link DEFAULT_CACHE_CREATION_RATIO}. */
   readonly cacheCreationRatio?: Readonly<Record<string, number>>;
+  /** 1-hour cache-write price / input price by model; absent models use {@link DEFAULT_CACHE_CREATION_1H_RATIO}. */
+  readonly cacheCreation1hRatio?: Readonly<Record<string, number>>;
   /** Prices for one group only; absent means every group pays the maps above. */
   readonly groupPrices?: GroupPriceTables;
 }
@@ -42,6 +45,12 @@ export const UNSET_MODEL_RATIO = 37.5;
 
 /** Anthropic bills a 5-minute cache write at 1.25 × input; the reference uses that for every model. */
 export const DEFAULT_CACHE_CREATION_RATIO = 1.25;
+
+/**
+ * Anthropic bills a 1-hour cache write at 2 × input (https://docs.anthropic.com/en/docs/about-claude/pricing,
+ * "1h cache writes"); only Anthropic reports writes by duration, so every other model's writes stay 5-minute ones.
+ */
+export const DEFAULT_CACHE_CREATION_1H_RATIO = 2;
 
 /** Output price of audio / input price of audio (reference `GetAudioCompletionRatio`). */
 export const AUDIO_COMPLETION_RATIO = 2;
@@ -95,6 +104,14 @@ export function lookupCacheCreationRatio(
   model: string,
 ): number {
   return ownEntry(tables.cacheCreationRatio, priceModelName(model)) ?? DEFAULT_CACHE_CREATION_RATIO;
+}
+
+/** 1-hour cache-write price / input price; {@link DEFAULT_CACHE_CREATION_1H_RATIO} when not configured. */
+export function lookupCacheCreation1hRatio(
+  tables: Pick<PriceTables, 'cacheCreation1hRatio'>,
+  model: string,
+): number {
+  return ownEntry(tables.cacheCreation1hRatio, priceModelName(model)) ?? DEFAULT_CACHE_CREATION_1H_RATIO;
 }
 
 /**
@@ -181,7 +198,10 @@ export type Pricing =
       readonly modelRatio: number;
       readonly completionRatio: number;
       readonly cacheRatio: number;
+      /** 5-minute cache writes (and writes of providers that do not say how long they keep them). */
       readonly cacheCreationRatio: number;
+      /** Anthropic's 1-hour cache writes. */
+      readonly cacheCreation1hRatio: number;
       readonly groupRatio: number;
       /** True when the model has no configured ratio and {@link UNSET_MODEL_RATIO} was used. */
       readonly isUnsetRatio: boolean;
@@ -230,6 +250,8 @@ export function resolvePricing(input: ResolvePricingInput): Pricing | PricingRef
     cacheRatio: lookupGroupEntry(own?.cacheRatio, group, model) ?? lookupCacheRatio(tables, model),
     cacheCreationRatio:
       lookupGroupEntry(own?.cacheCreationRatio, group, model) ?? lookupCacheCreationRatio(tables, model),
+    cacheCreation1hRatio:
+      lookupGroupEntry(own?.cacheCreation1hRatio, group, model) ?? lookupCacheCreation1hRatio(tables, model),
   };
   if (groupModelRatio !== undefined)
     return {

@@ -9,6 +9,7 @@ interface Ratios {
   completion?: number;
   cache?: number;
   creation?: number;
+  creation1h?: number;
   group?: number;
 }
 const perToken = (r: Ratios = {}): Pricing => ({
@@ -18,6 +19,7 @@ const perToken = (r: Ratios = {}): Pricing => ({
   completionRatio: r.completion ?? 1,
   cacheRatio: r.cache ?? 1,
   cacheCreationRatio: r.creation ?? 1.25,
+  cacheCreation1hRatio: r.creation1h ?? 2,
   groupRatio: r.group ?? 1,
   isUnsetRatio: false,
 });

@@ -29,6 +29,11 @@ export interface TokenUsage {
   readonly cachedTokens?: number;
   /** Input tokens written to the provider's prompt cache (⊂ promptTokens; Anthropic's cache creation). */
   readonly cacheWriteTokens?: number;
+  /**
+   * The cache writes Anthropic keeps for 1 hour (⊂ cacheWriteTokens), billed at `cacheCreation1hRatio`; the rest
+   * of the writes are 5-minute ones (and every write of a provider that does not say how long it keeps them).
+   */
+  readonly cacheWrite1hTokens?: number;
   /** Audio input tokens (⊂ promptTokens). */
   readonly audioInputTokens?: number;
   /** Audio output tokens (⊂ completionTokens). */
@@ -59,8 +64,9 @@ export function perCallQuota(modelPrice: number, groupRatio: number, quotaPerUni
  * Text, embeddings, rerank, moderation, TTS and STT requests (and chat with cache tokens from any provider):
  *
  * ```
- * uncached = prompt − cached − cacheWrite
- * quota = round((uncached + cached × cacheRatio + cacheWrite × cacheCreationRatio
+ * uncached = prompt − cached − cacheWrite,  cacheWrite5m = cacheWrite − cacheWrite1h
+ * quota = round((uncached + cached × cacheRatio + cacheWrite5m × cacheCreationRatio
+ *                + cacheWrite1h × cacheCreation1hRatio
  *                + completion × completionRatio) × modelRatio × groupRatio)
  * quota = 1 when it rounds to 0 but modelRatio × groupRatio ≠ 0      (minimum-1 rule)
  * per-call: round(modelPrice × QuotaPerUnit × groupRatio)
@@ -83,11 +89,13 @@ export function settleTokens(pricing: Pricing, usage: TokenUsage, quotaPerUnit: 
   }
   const cached = Math.min(count(usage.cachedTokens), prompt);
   const cacheWrite = Math.min(count(usage.cacheWriteTokens), prompt - cached);
+  const cacheWrite1h = Math.min(count(usage.cacheWrite1hTokens), cacheWrite);
   const uncached = prompt - cached - cacheWrite;
   const weighted =
     uncached +
     cached * pricing.cacheRatio +
-    cacheWrite * pricing.cacheCreationRatio +
+    (cacheWrite - cacheWrite1h) * pricing.cacheCreationRatio +
+    cacheWrite1h * pricing.cacheCreation1hRatio +
     completion * pricing.completionRatio;
   return withMinimum(roundQuota(weighted * pricing.modelRatio * pricing.groupRatio), pricing);
 }

@@ -15,11 +15,13 @@ export function priceTablesOf(read: OptionReader): PriceTables {
     modelPrice: read('ModelPrice'),
     groupRatio: read('GroupRatio'),
     cacheCreationRatio: read('CreateCacheRatio'),
+    cacheCreation1hRatio: read('CreateCache1hRatio'),
     groupPrices: {
       modelRatio: read('GroupModelRatio'),
       completionRatio: read('GroupCompletionRatio'),
       cacheRatio: read('GroupCacheRatio'),
       cacheCreationRatio: read('GroupCreateCacheRatio'),
+      cacheCreation1hRatio: read('GroupCreateCache1hRatio'),
       modelPrice: read('GroupModelPrice'),
     },
   };

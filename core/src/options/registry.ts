@@ -275,6 +275,8 @@ export const optionRegistry = {
   ),
   /** Cache-write (creation) price / input price; a model not listed pays 1.25 × input for a cache write. */
   CreateCacheRatio: json(ratioMap, {}, MODEL_RATIO),
+  /** Anthropic's 1-hour cache-write price / input price; a model not listed pays 2 × input for a 1-hour write. */
+  CreateCache1hRatio: json(ratioMap, {}, MODEL_RATIO),
   /**
    * Prices of a model for one group only; they win over the maps above for users and tokens of that group.
    * A group's own ModelRatio or ModelPrice is the price that group pays: GroupRatio does not multiply it.
@@ -283,6 +285,7 @@ export const optionRegistry = {
   GroupCompletionRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
   GroupCacheRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
   GroupCreateCacheRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
+  GroupCreateCache1hRatio: json(groupMap, {}, GROUP_MODEL_RATIO),
   /** USD per call for one group: group -> model -> price. */
   GroupModelPrice: json(
     groupMap,
@@ -442,10 +445,12 @@ const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
   'CacheRatio',
   'ModelPrice',
   'CreateCacheRatio',
+  'CreateCache1hRatio',
   'GroupModelRatio',
   'GroupCompletionRatio',
   'GroupCacheRatio',
   'GroupCreateCacheRatio',
+  'GroupCreateCache1hRatio',
   'GroupModelPrice',
   'GroupRatio',
   'UserUsableGroups',

@@ -89,6 +89,7 @@ describe('normaliseAnthropicUsage', () => {
       completionRatio: 5,
       cacheRatio: 0.1,
       cacheCreationRatio: 1.25,
+      cacheCreation1hRatio: 2,
       groupRatio: 1,
       isUnsetRatio: false,
     } as const;

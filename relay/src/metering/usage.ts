@@ -13,6 +13,8 @@ export interface NormalisedUsage extends TokenUsage {
   readonly completionTokens: number;
   readonly cachedTokens: number;
   readonly cacheWriteTokens: number;
+  /** Anthropic's 1-hour cache writes (⊂ cacheWriteTokens); 0 where a provider does not tell. */
+  readonly cacheWrite1hTokens: number;
   readonly audioInputTokens: number;
   readonly audioOutputTokens: number;
   /** Reasoning tokens (⊂ completionTokens, billed as completion). */
@@ -26,6 +28,7 @@ export const EMPTY_USAGE: NormalisedUsage = Object.freeze({
   completionTokens: 0,
   cachedTokens: 0,
   cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
   audioInputTokens: 0,
   audioOutputTokens: 0,
   reasoningTokens: 0,
@@ -63,6 +66,7 @@ export function normaliseOpenAiUsage(usage: unknown): NormalisedUsage | undefine
       tokens(field(promptDetails, 'cache_creation_tokens') ?? usage.cache_creation_input_tokens),
       Math.max(promptTokens - cached, 0),
     ),
+    cacheWrite1hTokens: 0,
     audioInputTokens: Math.min(tokens(field(promptDetails, 'audio_tokens')), promptTokens),
     audioOutputTokens: Math.min(tokens(field(completionDetails, 'audio_tokens')), completionTokens),
     reasoningTokens: Math.min(tokens(field(completionDetails, 'reasoning_tokens')), completionTokens),
@@ -74,28 +78,44 @@ export function normaliseOpenAiUsage(usage: unknown): NormalisedUsage | undefine
  * Anthropic Messages usage (`input_tokens` *excluding* cache, `cache_read_input_tokens`,
  * `cache_creation_input_tokens`, `output_tokens`). In a stream, `message_start` and `message_delta` each carry
  * part of it: merge them with {@link mergeAnthropicUsage} first.
+ *
+ * Cache writes by duration (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching, "Tracking cache
+ * performance"): `cache_creation.ephemeral_5m_input_tokens` and `ephemeral_1h_input_tokens` split
+ * `cache_creation_input_tokens`. An answer without the split (older API versions, Bedrock, gateways in between)
+ * wrote 5-minute caches only, the one duration there was.
  */
 export function normaliseAnthropicUsage(usage: unknown): NormalisedUsage | undefined {
   if (!isRecord(usage)) return undefined;
   const read = tokens(usage.cache_read_input_tokens);
-  const write = tokens(usage.cache_creation_input_tokens);
+  const byDuration = usage.cache_creation;
+  const write5m = tokens(field(byDuration, 'ephemeral_5m_input_tokens'));
+  const write1h = tokens(field(byDuration, 'ephemeral_1h_input_tokens'));
+  const write = Math.max(tokens(usage.cache_creation_input_tokens), write5m + write1h);
   return {
     ...EMPTY_USAGE,
     promptTokens: tokens(usage.input_tokens) + read + write,
     completionTokens: tokens(usage.output_tokens),
     cachedTokens: read,
     cacheWriteTokens: write,
+    cacheWrite1hTokens: write1h,
   };
 }
 
-/** Later Anthropic stream events repeat or update fields; a positive later value wins. */
-export function mergeAnthropicUsage(earlier: unknown, later: unknown): Record<string, unknown> {
+/** The positive counts of `later` over those of `earlier`, one level of nested objects (`cache_creation`) deep. */
+function mergePositive(earlier: unknown, later: unknown, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = isRecord(earlier) ? { ...earlier } : {};
   if (isRecord(later)) {
-    for (const [key, value] of Object.entries(later)) if (tokens(value) > 0) out[key] = value;
+    for (const [key, value] of Object.entries(later)) {
+      if (tokens(value) > 0) out[key] = value;
+      else if (depth > 0 && isRecord(value)) out[key] = mergePositive(out[key], value, depth - 1);
+    }
   }
   return out;
 }
+
+/** Later Anthropic stream events repeat or update fields; a positive later value wins. */
+export const mergeAnthropicUsage = (earlier: unknown, later: unknown): Record<string, unknown> =>
+  mergePositive(earlier, later, 1);
 
 /** Whether the upstream reported anything billable (the reference falls back to counting otherwise). */
 export const hasUsage = (usage: NormalisedUsage | undefined): usage is NormalisedUsage =>

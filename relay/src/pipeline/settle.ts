@@ -158,6 +158,11 @@ export async function settle(
   if (usage.cacheWriteTokens > 0 && pricing.kind === 'per-token') {
     other.cache_creation_tokens = usage.cacheWriteTokens;
     other.cache_creation_ratio = pricing.cacheCreationRatio;
+    // The writes by how long the cache keeps them, each with its own price, so a charge can be checked by hand.
+    other.cache_creation_tokens_5m = usage.cacheWriteTokens - usage.cacheWrite1hTokens;
+    other.cache_creation_ratio_5m = pricing.cacheCreationRatio;
+    other.cache_creation_tokens_1h = usage.cacheWrite1hTokens;
+    other.cache_creation_ratio_1h = pricing.cacheCreation1hRatio;
   }
   if (settlement.audio) {
     // The reference's audio log fields (the console's log details show them).

@@ -197,6 +197,7 @@ export function startRealtimeSession(input: RealtimeSessionInput): RealtimeSessi
       completionTokens: output,
       cachedTokens: 0,
       cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       audioInputTokens: 0,
       audioOutputTokens: charge.countedAudio,
       reasoningTokens: 0,

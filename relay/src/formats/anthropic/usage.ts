@@ -21,10 +21,14 @@ export function createAnthropicUsageTracker() {
 }
 
 /** The client-facing Anthropic `usage` of a normalised usage (input without the cache, as Anthropic counts it). */
-export function toAnthropicUsage(usage: NormalisedUsage): Record<string, number> {
+export function toAnthropicUsage(usage: NormalisedUsage): Record<string, unknown> {
   return {
     input_tokens: Math.max(usage.promptTokens - usage.cachedTokens - usage.cacheWriteTokens, 0),
     cache_creation_input_tokens: usage.cacheWriteTokens,
+    cache_creation: {
+      ephemeral_5m_input_tokens: usage.cacheWriteTokens - usage.cacheWrite1hTokens,
+      ephemeral_1h_input_tokens: usage.cacheWrite1hTokens,
+    },
     cache_read_input_tokens: usage.cachedTokens,
     output_tokens: usage.completionTokens,
   };

@@ -126,6 +126,20 @@ export function chatToConverse(chat: Readonly<Json>): Json {
   return body;
 }
 
+/**
+ * The 1-hour cache writes of a Converse usage: `cacheDetails` lists the writes by TTL, `5m` or `1h`
+ * (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_CacheDetail.html); without it every write
+ * in `cacheWriteInputTokens` is a 5-minute one.
+ */
+function converseOneHourWrites(details: unknown): number {
+  if (!Array.isArray(details)) return 0;
+  let total = 0;
+  for (const detail of details) {
+    if (isRecord(detail) && detail.ttl === '1h') total += Math.max(asNumber(detail.inputTokens) ?? 0, 0);
+  }
+  return total;
+}
+
 /** Converse's usage, normalised. */
 export function converseUsageOf(usage: unknown): NormalisedUsage | undefined {
   if (!isRecord(usage)) return undefined;
@@ -140,6 +154,7 @@ export function converseUsageOf(usage: unknown): NormalisedUsage | undefined {
     completionTokens: output ?? 0,
     cachedTokens: cached,
     cacheWriteTokens: written,
+    cacheWrite1hTokens: Math.min(converseOneHourWrites(usage.cacheDetails), written),
     source: 'upstream',
   };
 }

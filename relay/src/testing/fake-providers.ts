@@ -25,6 +25,11 @@ export interface FakeProviderBehaviour {
   readonly cacheReadTokens: number;
   /** Anthropic `cache_creation_input_tokens`. */
   readonly cacheWriteTokens: number;
+  /**
+   * An Anthropic `usage` object to report as it is instead of the counted one (a documented or recorded answer's,
+   * e.g. with `cache_creation` by duration); a stream's `message_delta` then reports its `output_tokens`.
+   */
+  readonly anthropicUsage: Readonly<Record<string, unknown>> | undefined;
   /** Answer with this HTTP status and the provider's error body. */
   readonly errorStatus: number | undefined;
   readonly errorMessage: string;
@@ -47,6 +52,7 @@ export const DEFAULT_PROVIDER_BEHAVIOUR: FakeProviderBehaviour = {
   thinking: 'Let me think.',
   cacheReadTokens: 0,
   cacheWriteTokens: 0,
+  anthropicUsage: undefined,
   errorStatus: undefined,
   errorMessage: 'Overloaded',
   errorEventAfter: undefined,
@@ -244,7 +250,7 @@ export async function startFakeProviders(
     const tool = pickTool(body, b);
     const thinks = isRecord(body.thinking) && body.thinking.type === 'enabled';
     const output = wordsOf(b.reply).length + (thinks ? wordsOf(b.thinking).length : 0) + (tool ? 12 : 0);
-    const usage = {
+    const usage = b.anthropicUsage ?? {
       input_tokens: input,
       cache_creation_input_tokens: b.cacheWriteTokens,
       cache_read_input_tokens: b.cacheReadTokens,
@@ -324,7 +330,7 @@ export async function startFakeProviders(
     }
     send('message_delta', {
       delta: { stop_reason: tool ? 'tool_use' : 'end_turn', stop_sequence: null },
-      ...(b.omitUsage ? {} : { usage: { output_tokens: output } }),
+      ...(b.omitUsage ? {} : { usage: { output_tokens: usage.output_tokens } }),
     });
     send('message_stop', {});
     res.end();

@@ -140,6 +140,24 @@ describe('settleTokens', () => {
     expect(settleTokens(pricing, canonical, QPU).quota).toBe(5550);
   });
 
+  it('bills 1-hour cache writes at their own price (the issue 39 example: 10,575, not 9,450)', () => {
+    // Claude Sonnet 4.5 at https://docs.anthropic.com/en/docs/about-claude/pricing: input $3, 5-minute write
+    // $3.75, 1-hour write $6, cache hit $0.30, output $15 per million. 1000 input + 1000 1-hour writes + 1000
+    // 5-minute writes + 3000 reads + 500 output = $0.02115 = 10,575 quota at 500,000 per USD.
+    const pricing = perToken({ model: 1.5, completion: 5, cache: 0.1, creation: 1.25, creation1h: 2 });
+    const usage = {
+      promptTokens: 6000,
+      completionTokens: 500,
+      cachedTokens: 3000,
+      cacheWriteTokens: 2000,
+      cacheWrite1hTokens: 1000,
+    };
+    expect(settleTokens(pricing, usage, QPU).quota).toBe(10_575);
+    // More 1-hour writes than writes (a confused upstream) bill no write twice: all 2000 at the 1-hour price,
+    // 1000 × $3 + 2000 × $6 + 3000 × $0.30 + 500 × $15 = $0.0234 = 11,700 quota.
+    expect(settleTokens(pricing, { ...usage, cacheWrite1hTokens: 5000 }, QPU).quota).toBe(11_700);
+  });
+
   it('rejects negative or non-numeric token counts', () => {
     expect(() => settleTokens(perToken(), { promptTokens: -1, completionTokens: 0 }, QPU)).toThrow(
       RangeError,

@@ -96,6 +96,46 @@ describe('normaliseAnthropicUsage', () => {
     // (100 + 1000 × 0.1 + 2000 × 1.25 + 200 × 5) × 1.5 = 5550
     expect(settleTokens(pricing, usage, 500_000).quota).toBe(5550);
   });
+
+  // The usage fields of https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
+  // ("Tracking cache performance"): `cache_creation` splits `cache_creation_input_tokens` by cache duration.
+  it('reads the 1-hour writes of a message_start that survive a message_delta without them', () => {
+    const start = {
+      input_tokens: 1000,
+      cache_creation_input_tokens: 2000,
+      cache_read_input_tokens: 3000,
+      cache_creation: { ephemeral_5m_input_tokens: 1500, ephemeral_1h_input_tokens: 500 },
+      output_tokens: 1,
+    };
+    const usage = normaliseAnthropicUsage(mergeAnthropicUsage(start, { output_tokens: 500 }));
+    expect(usage).toMatchObject({
+      promptTokens: 6000,
+      completionTokens: 500,
+      cachedTokens: 3000,
+      cacheWriteTokens: 2000,
+      cacheWrite1hTokens: 500,
+    });
+  });
+
+  it('takes a later event with the split over an earlier one without it', () => {
+    const start = { input_tokens: 10, cache_creation_input_tokens: 0, output_tokens: 1 };
+    const delta = {
+      cache_creation_input_tokens: 700,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 700 },
+      output_tokens: 20,
+    };
+    expect(normaliseAnthropicUsage(mergeAnthropicUsage(start, delta))).toMatchObject({
+      promptTokens: 710,
+      cacheWriteTokens: 700,
+      cacheWrite1hTokens: 700,
+    });
+  });
+
+  it('counts writes without the split as 5-minute ones', () => {
+    expect(
+      normaliseAnthropicUsage({ input_tokens: 5, cache_creation_input_tokens: 40, output_tokens: 2 }),
+    ).toMatchObject({ cacheWriteTokens: 40, cacheWrite1hTokens: 0 });
+  });
 });
 
 describe('hasUsage and toOpenAiUsage', () => {

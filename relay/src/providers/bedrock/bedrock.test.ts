@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bedrockChunk } from '../../testing/fake-clouds.ts';
 import type { UpstreamBody } from '../../upstream/client.ts';
+import { converseUsageOf } from './converse.ts';
 import { readBedrockKey } from './credentials.ts';
 import { readBedrockError } from './errors.ts';
 import { eventStreamToSse } from './event-stream.ts';
@@ -90,5 +91,29 @@ describe('Bedrock', () => {
       message: 'ValidationException: m',
     });
     expect(read('ServiceUnavailableException', 503)).toMatchObject({ status: 503 });
+  });
+
+  // TokenUsage and CacheDetail: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_TokenUsage.html
+  // (`cacheDetails`: the writes by TTL, `1h` before `5m`; `inputTokens` excludes the cache).
+  it('reads the 1-hour cache writes of a Converse usage from its cacheDetails, or none without them', () => {
+    const usage = {
+      inputTokens: 1000,
+      outputTokens: 500,
+      totalTokens: 7500,
+      cacheReadInputTokens: 3000,
+      cacheWriteInputTokens: 2000,
+      cacheDetails: [
+        { ttl: '1h', inputTokens: 1200 },
+        { ttl: '5m', inputTokens: 800 },
+      ],
+    };
+    expect(converseUsageOf(usage)).toMatchObject({
+      promptTokens: 6000,
+      cachedTokens: 3000,
+      cacheWriteTokens: 2000,
+      cacheWrite1hTokens: 1200,
+    });
+    const { cacheDetails: _details, ...older } = usage;
+    expect(converseUsageOf(older)).toMatchObject({ cacheWriteTokens: 2000, cacheWrite1hTokens: 0 });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Option values owned by Kubernetes resources (docs/adr/0017): a GatewayOption owns whole options, a ModelPrice
  * owns single entries of the price maps (ModelRatio, CompletionRatio, CacheRatio, ModelPrice, CreateCacheRatio,
- * and the group maps GroupModelRatio and its siblings). Values are checked by the option registry and its
+ * CreateCache1hRatio, and the group maps GroupModelRatio and its siblings). Values are checked by the option registry and its
  * cross-option rules, exactly as `PUT /api/option/` checks them, then stored with their owner in one transaction
  * and announced with `options.changed`.
  *
@@ -36,6 +36,7 @@ export const MODEL_PRICE_OPTION_KEYS = [
   'CacheRatio',
   'ModelPrice',
   'CreateCacheRatio',
+  'CreateCache1hRatio',
 ] as const;
 /** The group maps (group -> model -> number); an entry of one is named `group/model`. */
 export const GROUP_PRICE_OPTION_KEYS = [
@@ -43,6 +44,7 @@ export const GROUP_PRICE_OPTION_KEYS = [
   'GroupCompletionRatio',
   'GroupCacheRatio',
   'GroupCreateCacheRatio',
+  'GroupCreateCache1hRatio',
   'GroupModelPrice',
 ] as const;
 /** The option maps a ModelPrice writes entries of. */

@@ -80,8 +80,23 @@ export interface ChannelStatus extends CommonStatus {
 export interface ModelPriceSpec {
   models: string[];
   groups?: string[];
-  ratio?: { model: string; completion?: string; cacheRead?: string; cacheWrite?: string };
-  price?: { perCall?: string; input?: string; output?: string; cacheRead?: string; cacheWrite?: string };
+  ratio?: {
+    model: string;
+    completion?: string;
+    cacheRead?: string;
+    cacheWrite?: string;
+    cacheWrite1h?: string;
+  };
+  price?: {
+    perCall?: string;
+    input?: string;
+    output?: string;
+    cacheRead?: string;
+    /** 5-minute cache writes, and every write of a provider that does not say how long it keeps them. */
+    cacheWrite?: string;
+    /** Anthropic's 1-hour cache writes. */
+    cacheWrite1h?: string;
+  };
 }
 
 export interface ModelPriceStatus extends CommonStatus {

@@ -143,6 +143,11 @@ describe('ModelPrice validation', () => {
     ['a price per group', { models: ['a'], groups: ['vip'], price: { perCall: '1' } }],
     ['cache-write prices', { models: ['a'], price: { input: '3', cacheRead: '0.3', cacheWrite: '3.75' } }],
     ['a cache-write ratio', { models: ['a'], ratio: { model: '1', cacheWrite: '1.25' } }],
+    [
+      'a 1-hour cache-write price',
+      { models: ['a'], price: { input: '3', cacheWrite: '3.75', cacheWrite1h: '6' } },
+    ],
+    ['a 1-hour cache-write ratio', { models: ['a'], ratio: { model: '1.5', cacheWrite1h: '2' } }],
   ])('accepts %s', (_name, spec) => {
     expect(refusals(validate('modelprices', spec))).toEqual([]);
   });
@@ -161,6 +166,16 @@ describe('ModelPrice validation', () => {
       'a cache write beside a per-call price',
       { models: ['a'], price: { perCall: '1', cacheWrite: '1' } },
       'stands alone',
+    ],
+    [
+      'a 1-hour cache write beside a per-call price',
+      { models: ['a'], price: { perCall: '1', cacheWrite1h: '1' } },
+      'stands alone',
+    ],
+    [
+      'a 1-hour cache-write ratio that is no decimal',
+      { models: ['a'], ratio: { model: '1', cacheWrite1h: '2x' } },
+      'spec.ratio.cacheWrite1h',
     ],
   ])('refuses %s', (_name, spec, expected) => {
     expect(refusals(validate('modelprices', spec)).join('\n')).toContain(expected);

@@ -65,6 +65,18 @@ describe('desired price entries', () => {
         'CreateCacheRatio[claude]=1.25',
       ],
     ],
+    // Claude Sonnet 4.5 at https://docs.anthropic.com/en/docs/about-claude/pricing: input $3, 5-minute write
+    // $3.75, 1-hour write $6 per million: 3.75 / 3 = 1.25, 6 / 3 = 2.
+    [
+      'a 1-hour cache-write price beside the 5-minute one',
+      { models: ['claude'], price: { input: '3', cacheWrite: '3.75', cacheWrite1h: '6' } },
+      ['ModelRatio[claude]=1.5', 'CreateCacheRatio[claude]=1.25', 'CreateCache1hRatio[claude]=2'],
+    ],
+    [
+      'a 1-hour cache-write ratio for a group',
+      { models: ['claude'], groups: ['vip'], ratio: { model: '1.5', cacheWrite1h: '2' } },
+      ['GroupModelRatio[vip/claude]=1.5', 'GroupCreateCache1hRatio[vip/claude]=2'],
+    ],
     [
       'a free model with free cache writes',
       { models: ['m'], price: { input: '0', cacheWrite: '0' } },
@@ -128,6 +140,16 @@ describe('desired price entries', () => {
       'InvalidSpec',
     ],
     ['a paid output on a free input', { models: ['m'], price: { input: '0', output: '1' } }, 'InvalidSpec'],
+    [
+      'a paid 1-hour cache write on a free input',
+      { models: ['m'], price: { input: '0', cacheWrite1h: '1' } },
+      'InvalidSpec',
+    ],
+    [
+      'a 1-hour cache write beside a per-call price',
+      { models: ['m'], price: { perCall: '1', cacheWrite1h: '1' } },
+      'InvalidSpec',
+    ],
   ])('refuses %s', (_name, spec, reason) => {
     expect(entries(spec)).toMatch(new RegExp(`^${reason}:`));
   });

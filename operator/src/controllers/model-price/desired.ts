@@ -1,6 +1,6 @@
 /**
  * ModelPrice resource -> the price map entries it owns: ModelRatio, CompletionRatio, CacheRatio,
- * CreateCacheRatio (cache write) or ModelPrice per model; with `spec.groups`, the same fields in the group maps
+ * CreateCacheRatio (cache write), CreateCache1hRatio (1-hour cache write) or ModelPrice per model; with `spec.groups`, the same fields in the group maps
  * (GroupModelRatio, ...) per group and model (`vip/gpt-4o`), so only users and tokens of those groups pay it.
  * Prices arrive as decimal strings and are converted with exact decimal arithmetic: ratio 1 is USD 2 per
  * million input tokens, the completion and cache ratios are relative to the input price. Pure.
@@ -46,6 +46,7 @@ const GROUP_KEY_OF = {
   CompletionRatio: 'GroupCompletionRatio',
   CacheRatio: 'GroupCacheRatio',
   CreateCacheRatio: 'GroupCreateCacheRatio',
+  CreateCache1hRatio: 'GroupCreateCache1hRatio',
   ModelPrice: 'GroupModelPrice',
 } as const satisfies Record<string, PriceOptionKey>;
 type PriceField = keyof typeof GROUP_KEY_OF;
@@ -73,21 +74,25 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
     const completion = parse('ratio.completion', spec.ratio.completion);
     const cacheRead = parse('ratio.cacheRead', spec.ratio.cacheRead);
     const cacheWrite = parse('ratio.cacheWrite', spec.ratio.cacheWrite);
-    for (const v of [model, completion, cacheRead, cacheWrite]) if (isRefusal(v)) return v;
+    const cacheWrite1h = parse('ratio.cacheWrite1h', spec.ratio.cacheWrite1h);
+    for (const v of [model, completion, cacheRead, cacheWrite, cacheWrite1h]) if (isRefusal(v)) return v;
     if (model === undefined) return refuse('Valid', 'InvalidSpec', 'ratio.model is required');
     fields.ModelRatio = asNumber(model as bigint);
     if (completion !== undefined) fields.CompletionRatio = asNumber(completion as bigint);
     if (cacheRead !== undefined) fields.CacheRatio = asNumber(cacheRead as bigint);
     if (cacheWrite !== undefined) fields.CreateCacheRatio = asNumber(cacheWrite as bigint);
+    if (cacheWrite1h !== undefined) fields.CreateCache1hRatio = asNumber(cacheWrite1h as bigint);
   } else if (spec.price) {
     const perCall = parse('price.perCall', spec.price.perCall);
     const input = parse('price.input', spec.price.input);
     const output = parse('price.output', spec.price.output);
     const cacheRead = parse('price.cacheRead', spec.price.cacheRead);
     const cacheWrite = parse('price.cacheWrite', spec.price.cacheWrite);
-    for (const v of [perCall, input, output, cacheRead, cacheWrite]) if (isRefusal(v)) return v;
+    const cacheWrite1h = parse('price.cacheWrite1h', spec.price.cacheWrite1h);
+    const perToken = [output, cacheRead, cacheWrite, cacheWrite1h];
+    for (const v of [perCall, input, ...perToken]) if (isRefusal(v)) return v;
     if (perCall !== undefined) {
-      if (input !== undefined || output !== undefined || cacheRead !== undefined || cacheWrite !== undefined)
+      if (input !== undefined || perToken.some((p) => p !== undefined))
         return refuse('Valid', 'InvalidSpec', 'a per-call price stands alone');
       fields.ModelPrice = asNumber(perCall as bigint);
     } else {
@@ -95,7 +100,7 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
       const unit = TEN ** BigInt(SCALE);
       fields.ModelRatio = divide(input as bigint, USD_PER_MILLION_AT_RATIO_ONE * unit);
       if ((input as bigint) === 0n) {
-        if ([output, cacheRead, cacheWrite].some((p) => p !== undefined && p !== 0n))
+        if (perToken.some((p) => p !== undefined && p !== 0n))
           return refuse(
             'Valid',
             'InvalidSpec',
@@ -105,6 +110,8 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
         if (output !== undefined) fields.CompletionRatio = divide(output as bigint, input as bigint);
         if (cacheRead !== undefined) fields.CacheRatio = divide(cacheRead as bigint, input as bigint);
         if (cacheWrite !== undefined) fields.CreateCacheRatio = divide(cacheWrite as bigint, input as bigint);
+        if (cacheWrite1h !== undefined)
+          fields.CreateCache1hRatio = divide(cacheWrite1h as bigint, input as bigint);
       }
     }
   }

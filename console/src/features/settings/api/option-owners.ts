@@ -29,6 +29,7 @@ export const MODEL_PRICE_KEYS = [
   'CacheRatio',
   'ModelPrice',
   'CreateCacheRatio',
+  'CreateCache1hRatio',
 ] as const satisfies readonly PriceOptionKey[];
 
 /** The group maps, whose owned entries are named `group/model` (core's `GROUP_PRICE_OPTION_KEYS`). */
@@ -37,6 +38,7 @@ export const GROUP_PRICE_KEYS = [
   'GroupCompletionRatio',
   'GroupCacheRatio',
   'GroupCreateCacheRatio',
+  'GroupCreateCache1hRatio',
   'GroupModelPrice',
 ] as const satisfies readonly PriceOptionKey[];
 

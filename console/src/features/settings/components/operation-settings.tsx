@@ -112,6 +112,7 @@ export const ratioFields: OptionField[] = [
   json('CacheRatio'),
   json('CompletionRatio'),
   json('CreateCacheRatio'),
+  json('CreateCache1hRatio'),
   json('GroupRatio'),
   json('UserUsableGroups'),
   json('GroupModelPrice'),
@@ -119,6 +120,7 @@ export const ratioFields: OptionField[] = [
   json('GroupCompletionRatio'),
   json('GroupCacheRatio'),
   json('GroupCreateCacheRatio'),
+  json('GroupCreateCache1hRatio'),
 ];
 
 export const rateLimitFields: OptionField[] = [

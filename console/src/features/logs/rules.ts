@@ -50,6 +50,11 @@ export interface LogOther {
   cache_ratio?: number;
   cache_creation_tokens?: number;
   cache_creation_ratio?: number;
+  /** The cache writes by how long the cache keeps them (Anthropic), each with its ratio. */
+  cache_creation_tokens_5m?: number;
+  cache_creation_ratio_5m?: number;
+  cache_creation_tokens_1h?: number;
+  cache_creation_ratio_1h?: number;
   /** First-token time in milliseconds. */
   frt?: number;
   is_model_mapped?: boolean;

@@ -19,7 +19,12 @@ export function LogDetails({ log, admin }: { log: LogRow; admin: boolean }) {
     add(t('other.cacheTokens'), other.cache_tokens);
     add(t('other.cacheRatio'), other.cache_ratio);
   }
-  if (other.cache_creation_tokens) {
+  if (other.cache_creation_tokens_1h) {
+    add(t('other.cacheCreation5mTokens'), other.cache_creation_tokens_5m);
+    add(t('other.cacheCreation5mRatio'), other.cache_creation_ratio_5m);
+    add(t('other.cacheCreation1hTokens'), other.cache_creation_tokens_1h);
+    add(t('other.cacheCreation1hRatio'), other.cache_creation_ratio_1h);
+  } else if (other.cache_creation_tokens) {
     add(t('other.cacheCreationTokens'), other.cache_creation_tokens);
     add(t('other.cacheCreationRatio'), other.cache_creation_ratio);
   }

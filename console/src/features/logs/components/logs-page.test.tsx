@@ -6,6 +6,7 @@ import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.ts
 import type { LogRow } from '../api/logs.ts';
 import { firstTokenColor, LOG_COLUMNS_KEY, latencyColor } from '../rules.ts';
 import { validateLogFilters } from '../validation.ts';
+import { LogDetails } from './log-details.tsx';
 import { LogsPage } from './logs-page.tsx';
 
 const consume: LogRow = {
@@ -233,6 +234,29 @@ describe('usage logs', () => {
     expect(d.getByText('Cached tokens')).toBeTruthy();
     expect(d.getByText('4.20 s')).toBeTruthy();
     expect(d.getByText('Channels tried')).toBeTruthy();
+  });
+
+  it('shows the 5-minute and 1-hour cache writes apart, each with its ratio', async () => {
+    const other = {
+      model_ratio: 1.5,
+      completion_ratio: 5,
+      group_ratio: 1,
+      cache_tokens: 3000,
+      cache_ratio: 0.1,
+      cache_creation_tokens: 2000,
+      cache_creation_ratio: 1.25,
+      cache_creation_tokens_5m: 1200,
+      cache_creation_ratio_5m: 1.25,
+      cache_creation_tokens_1h: 800,
+      cache_creation_ratio_1h: 2,
+    };
+    await renderScreen(() => <LogDetails log={{ ...consume, other: JSON.stringify(other) }} admin={false} />);
+    const d = within(await screen.findByLabelText('Log details'));
+    const value = (label: string) => d.getByText(label).nextElementSibling?.textContent;
+    expect(value('5-minute cache creation tokens')).toBe('1200');
+    expect(value('5-minute cache creation ratio')).toBe('1.25');
+    expect(value('1-hour cache creation tokens')).toBe('800');
+    expect(value('1-hour cache creation ratio')).toBe('2');
   });
 
   it('opens the per-user info dialog when an admin clicks a username', async () => {

@@ -7,65 +7,41 @@
  * million tokens: input $3, 5-minute cache write $3.75, 1-hour cache write $6, cache hit $0.30, output $15;
  * 1 USD = 500,000 quota.
  *
- * The answers' `usage` is shaped as Anthropic documents it
- * (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching, "Tracking cache performance"), and reaches
+ * The answers' `usage` is shaped as Anthropic documents it (testing/claude-cache-usage.ts: 1,000 input, 1,000
+ * written to a 1-hour cache, 1,000 to a 5-minute cache, 3,000 read, 500 output), and reaches
  * the relay directly, through Bedrock InvokeModel and through Vertex AI rawPredict, for Anthropic, OpenAI chat,
  * OpenAI Responses and Gemini clients, streamed and not.
  */
-import { generateKeyPairSync } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { logs, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeClouds, startFakeClouds } from './testing/fake-clouds.ts';
+import { SPLIT_CACHE_USAGE, UNSPLIT_CACHE_USAGE } from './testing/claude-cache-usage.ts';
+import {
+  EXAMPLE_AWS_ACCOUNT,
+  type FakeClouds,
+  newVertexAccount,
+  startFakeClouds,
+} from './testing/fake-clouds.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { type FakeProviders, startFakeProviders } from './testing/fake-providers.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 import { waitFor } from './testing/wait.ts';
 
 /**
- * The issue's request: 1,000 input, 1,000 tokens written to a 1-hour cache, 1,000 to a 5-minute cache, 3,000 read
- * from the cache, 500 output. Anthropic's `input_tokens` excludes the cache; `cache_creation_input_tokens` is the
- * sum of the two writes.
- */
-const SPLIT_USAGE = {
-  input_tokens: 1000,
-  cache_creation_input_tokens: 2000,
-  cache_read_input_tokens: 3000,
-  output_tokens: 500,
-  cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 1000 },
-};
-/**
  * 1000 × $3 + 1000 × $6 + 1000 × $3.75 + 3000 × $0.30 + 500 × $15 = $21,150 per million requests
  * = $0.02115 per request × 500,000 = 10,575 quota.
  */
 const SPLIT_QUOTA = 10_575;
-
-/** An older answer: `cache_creation_input_tokens` without the split, so all 2,000 writes are 5-minute ones. */
-const UNSPLIT_USAGE = {
-  input_tokens: 1000,
-  cache_creation_input_tokens: 2000,
-  cache_read_input_tokens: 3000,
-  output_tokens: 500,
-};
 /** 1000 × $3 + 2000 × $3.75 + 3000 × $0.30 + 500 × $15 = $18,900 per million = $0.0189 × 500,000 = 9,450 quota. */
 const UNSPLIT_QUOTA = 9_450;
 
 const MODEL = 'claude-sonnet-4-5';
 const STARTING_QUOTA = 50_000_000;
-const AWS = {
-  accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
-  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-  region: 'us-west-2',
-};
-const VERTEX_EMAIL = 'relay@turnpike-test.iam.gserviceaccount.com';
-const vertexKeys = generateKeyPairSync('rsa', {
-  modulusLength: 2048,
-  publicKeyEncoding: { type: 'spki', format: 'pem' },
-  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-});
+const AWS = EXAMPLE_AWS_ACCOUNT;
+const vertex = newVertexAccount();
 
 let t: RelayTestApp;
 let fakeOpenAi: FakeOpenAi;
@@ -85,7 +61,7 @@ beforeAll(async () => {
     openAiUrl: fakeOpenAi.url,
     providersUrl: providers.url,
     azureKey: 'unused-azure-key',
-    vertexAccount: { email: VERTEX_EMAIL, publicKeyPem: vertexKeys.publicKey },
+    vertexAccount: vertex,
     aws: { ...AWS, apiKey: 'unused' },
   });
   t = await createRelayTestApp();
@@ -111,14 +87,7 @@ beforeAll(async () => {
   });
   await t.seedChannel({
     type: 41,
-    key: JSON.stringify({
-      type: 'service_account',
-      project_id: 'turnpike-test',
-      private_key_id: 'k1',
-      private_key: vertexKeys.privateKey,
-      client_email: VERTEX_EMAIL,
-      token_uri: `${clouds.url}/token`,
-    }),
+    key: vertex.keyFile(`${clouds.url}/token`),
     baseUrl: clouds.url,
     other: 'us-east5',
     models: MODEL,
@@ -226,7 +195,7 @@ describe('Claude cache writes by duration (Sonnet 4.5 at Anthropic published pri
   for (const route of ROUTES) {
     for (const [shape, call] of Object.entries(SHAPES)) {
       it(`bills 1-hour writes at $6 and 5-minute writes at $3.75 per million: ${shape} via ${route}`, async () => {
-        providers.setBehaviour({ anthropicUsage: SPLIT_USAGE });
+        providers.setBehaviour({ anthropicUsage: SPLIT_CACHE_USAGE });
         const before = await balanceOf(route);
         const { quota, other } = await charged(route, await call(route), before);
         expect(quota).toBe(SPLIT_QUOTA);
@@ -246,7 +215,7 @@ describe('Claude cache writes by duration (Sonnet 4.5 at Anthropic published pri
   for (const route of ROUTES) {
     for (const shape of ['Anthropic Messages', 'Anthropic Messages, streamed', 'OpenAI chat completions']) {
       it(`bills an answer without the split as 5-minute writes: ${shape} via ${route}`, async () => {
-        providers.setBehaviour({ anthropicUsage: UNSPLIT_USAGE });
+        providers.setBehaviour({ anthropicUsage: UNSPLIT_CACHE_USAGE });
         const before = await balanceOf(route);
         const { quota, other } = await charged(route, await SHAPES[shape]!(route), before);
         expect(quota).toBe(UNSPLIT_QUOTA);

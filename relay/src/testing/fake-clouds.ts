@@ -15,7 +15,14 @@
  * Every request is recorded.
  */
 
-import { createHmac, createPublicKey, createVerify, type KeyObject, randomBytes } from 'node:crypto';
+import {
+  createHmac,
+  createPublicKey,
+  createVerify,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { isRecord } from '@turnpike/core/json';
@@ -693,6 +700,38 @@ const awsError = (res: ServerResponse, status: number, type: string, message: st
 };
 
 /** One Bedrock stream message: a `chunk` event carrying the model's event as base64 `bytes`. */
+/** AWS's documented example access key pair (its IAM user guide), in the region the fake Bedrock answers for. */
+export const EXAMPLE_AWS_ACCOUNT = {
+  accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  region: 'us-west-2',
+};
+
+/**
+ * A new Vertex service account: the email and public key the fake front door checks its JWTs with, and the key file
+ * a channel holds, naming the fake's token endpoint.
+ */
+export function newVertexAccount(email = 'relay@turnpike-test.iam.gserviceaccount.com') {
+  const keys = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return {
+    email,
+    publicKeyPem: keys.publicKey,
+    keyFile: (tokenUri: string) =>
+      JSON.stringify({
+        type: 'service_account',
+        project_id: 'turnpike-test',
+        private_key_id: 'k1',
+        private_key: keys.privateKey,
+        client_email: email,
+        token_uri: tokenUri,
+      }),
+  };
+}
+
 export const bedrockChunk = (event: unknown): Uint8Array =>
   encodeEvent('chunk', JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64') }));
 

@@ -3,32 +3,24 @@
  * a model's own `CreateCache1hRatio` entry and a group's `GroupCreateCache1hRatio` entry change what a Claude call
  * with 1-hour cache writes costs, and the next call after the console says "saved" already pays it.
  *
- * The answer's `usage` is shaped as https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching documents
- * it. Prices are the operator's (model ratio 1.5 = USD 3 per million input tokens, 1 USD = 500,000 quota).
+ * The answer's `usage` is shaped as Anthropic documents it (relay/src/testing/claude-cache-usage.ts: 1,000 input,
+ * 1,000 written to a 1-hour cache, 1,000 to a 5-minute cache, 3,000 read, 500 output). Prices are the operator's (model ratio 1.5 = USD 3 per million input tokens, 1 USD = 500,000 quota).
  */
 
+import { SPLIT_CACHE_USAGE } from '@turnpike/relay/testing/claude-cache-usage';
 import { type FakeProviders, startFakeProviders } from '@turnpike/relay/testing/fake-providers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayTestApp, type RelayTestApp } from '../testing/all-test-app.ts';
 import { setupRoot } from '../testing/test-app.ts';
 
 const MODEL = 'claude-sonnet-4-5';
-/** 1,000 input, 1,000 written to a 1-hour cache, 1,000 to a 5-minute cache, 3,000 read, 500 output. */
-const USAGE = {
-  input_tokens: 1000,
-  cache_creation_input_tokens: 2000,
-  cache_read_input_tokens: 3000,
-  output_tokens: 500,
-  cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 1000 },
-};
-
 let t: RelayTestApp;
 let providers: FakeProviders;
 let admin: Awaited<ReturnType<typeof setupRoot>>;
 const keys: Record<'default' | 'vip', string> = { default: '', vip: '' };
 
 beforeAll(async () => {
-  providers = await startFakeProviders({ anthropicUsage: USAGE });
+  providers = await startFakeProviders({ anthropicUsage: SPLIT_CACHE_USAGE });
   t = await createRelayTestApp();
   await t.seedChannel({ type: 14, key: 'sk-ant-test', baseUrl: providers.url, models: MODEL });
   await t.seedChannel({ type: 14, key: 'sk-ant-test', baseUrl: providers.url, models: MODEL, group: 'vip' });

@@ -128,7 +128,8 @@ describe('the guarded client', () => {
     );
     // "not allowed" would tell the user the name exists inside the gateway's network.
     expect(error.message).toBe('the webhook could not be reached');
-    expect(error.failure).toBe('not_allowed');
+    // Of the same kind as a failed lookup too, so the notifier retries it alike and its timing tells nothing.
+    expect(error.failure).toBe('unreachable');
     expect(String((error.cause as Error).message)).toContain('10.0.0.1');
     // One address of several in a blocked range is enough: the others are not tried either.
     const mixed = resolverAnswering(['127.0.0.1', '169.254.169.254']);
@@ -174,8 +175,9 @@ describe('the guarded client', () => {
         url: 'http://metadata.example.test/latest/meta-data/',
       }),
     );
-    expect(error.failure).toBe('not_allowed');
+    expect(error.failure).toBe('unreachable');
     expect(error.message).toBe('the webhook could not be reached');
+    expect(String((error.cause as Error).message)).toContain('169.254.169.254');
   });
 
   it('reaches anything with the protection switched off by root', async () => {

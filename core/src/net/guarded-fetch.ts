@@ -11,8 +11,8 @@
  *   a timeout and at most `maxResponseBytes` of the answer are read.
  * - A failure says only what a user may know: the address is not allowed (a literal blocked address or
  *   `localhost`, as typed), could not be reached (DNS failure, refused, reset, timeout, and a name that resolves
- *   into a blocked range alike, so it can probe neither ports nor internal names), or what status it answered. The detail is the
- *   error's `cause`, for the server log.
+ *   into a blocked range alike, so it can probe neither ports nor internal names), or what status it answered.
+ *   The detail is the error's `cause`, for the server log.
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -195,6 +195,17 @@ export async function addressRefusal(
   return 'refusal' in judged ? judged.refusal : undefined;
 }
 
+/** Opens the socket to the checked `address`; the Host header and the TLS server name stay the name `host`. */
+function connectChecked(
+  connector: buildConnector.connector,
+  connectOptions: buildConnector.Options,
+  address: string,
+  host: string,
+  callback: buildConnector.Callback,
+): void {
+  connector({ ...connectOptions, hostname: address, servername: isIP(host) ? undefined : host }, callback);
+}
+
 /**
  * An undici dispatcher that judges every host it connects to ({@link judgeHost}) and connects to the address it
  * checked, Host header and TLS server name left as the name: a request through it cannot reach a blocked range,
@@ -227,10 +238,7 @@ export function createCheckedDispatcher(
               null,
             );
           }
-          connector(
-            { ...connectOptions, hostname: judged.address, servername: isIP(host) ? undefined : host },
-            callback,
-          );
+          connectChecked(connector, connectOptions, judged.address, host, callback);
         },
         (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), null),
       );
@@ -247,13 +255,10 @@ async function checkedAddress(url: URL, options: GuardedFetchOptions, signal: Ab
   const { reason, detail, cause } = judged.refusal;
   if (reason === 'local_name' || reason === 'blocked_address')
     throw new GuardedFetchError('not_allowed', `${subject} address is not allowed`, new Error(detail));
-  // A name is refused in the words of a name that does not resolve: "not allowed" would tell a user which
-  // names resolve inside the gateway's network (`redis.default.svc.cluster.local`), and so map it.
-  throw new GuardedFetchError(
-    reason === 'unresolved' ? 'unreachable' : 'not_allowed',
-    `${subject} could not be reached`,
-    cause ?? new Error(detail),
-  );
+  // A name is refused as a name that does not resolve, in words and in kind (so it is retried alike, and the time
+  // its failure shows up tells nothing either): "not allowed" would tell a user which names resolve inside the
+  // gateway's network (`redis.default.svc.cluster.local`), and so map it.
+  throw new GuardedFetchError('unreachable', `${subject} could not be reached`, cause ?? new Error(detail));
 }
 
 /** The promise's result, or the signal's reason if it aborts first (a lookup cannot be cancelled). */
@@ -299,14 +304,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     const host = hostOf(url);
     const client = new Client(url.origin, {
       connect: (connectOptions, callback) =>
-        connector(
-          {
-            ...connectOptions,
-            hostname: address,
-            servername: isIP(host) ? undefined : host,
-          },
-          callback,
-        ),
+        connectChecked(connector, connectOptions, address, host, callback),
       pipelining: 0,
     });
     try {

@@ -6,6 +6,14 @@ import {
   DEFAULT_MODEL_RATIO,
 } from '../billing/default-ratios.ts';
 import {
+  LONG_CONTEXT_TIERS_SHAPE,
+  longContextTiersSchema,
+  REQUEST_FEES_SHAPE,
+  requestFeesSchema,
+  SERVICE_TIER_RATIO_SHAPE,
+  serviceTierRatioSchema,
+} from '../billing/price-shapes.ts';
+import {
   CHANNEL_AFFINITY_SHAPE,
   channelAffinitySchema,
   DEFAULT_CHANNEL_AFFINITY,
@@ -277,6 +285,12 @@ export const optionRegistry = {
   CreateCacheRatio: json(ratioMap, {}, MODEL_RATIO),
   /** Anthropic's 1-hour cache-write price / input price; a model not listed pays 2 × input for a 1-hour write. */
   CreateCache1hRatio: json(ratioMap, {}, MODEL_RATIO),
+  /** Long-context tiers: past a number of prompt tokens the whole call costs more (docs/adr/0042). */
+  LongContextTiers: json(longContextTiersSchema, {}, LONG_CONTEXT_TIERS_SHAPE),
+  /** Multiplier of the token bill by the service tier the answer reports (OpenAI priority / flex, …). */
+  ServiceTierRatio: json(serviceTierRatioSchema, {}, SERVICE_TIER_RATIO_SHAPE),
+  /** USD per web search and per image, added to the token bill. */
+  RequestFees: json(requestFeesSchema, {}, REQUEST_FEES_SHAPE),
   /**
    * Prices of a model for one group only; they win over the maps above for users and tokens of that group.
    * A group's own ModelRatio or ModelPrice is the price that group pays: GroupRatio does not multiply it.
@@ -446,6 +460,9 @@ const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
   'ModelPrice',
   'CreateCacheRatio',
   'CreateCache1hRatio',
+  'LongContextTiers',
+  'ServiceTierRatio',
+  'RequestFees',
   'GroupModelRatio',
   'GroupCompletionRatio',
   'GroupCacheRatio',

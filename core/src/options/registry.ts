@@ -13,6 +13,7 @@ import {
   SERVICE_TIER_RATIO_SHAPE,
   serviceTierRatioSchema,
 } from '../billing/price-shapes.ts';
+import { groupQuotaWindowsSchema, isKnownTimeZone } from '../billing/quota-windows.ts';
 import {
   CHANNEL_AFFINITY_SHAPE,
   channelAffinitySchema,
@@ -348,6 +349,19 @@ export const optionRegistry = {
     'a JSON object mapping each model to {"rpm", "tpm", "concurrency"}, each a whole number of 0 or more',
   ),
 
+  // Budgets that reset (docs/adr/0043): windows of quota or requests per day, week, month or rolling hours.
+  /** group → the windows every user of that group has, each user their own. */
+  GroupQuotaWindows: json(
+    groupQuotaWindowsSchema,
+    {},
+    'a JSON object mapping each group to a list of windows {"unit": "quota"|"requests", "limit": n, "period": "day"|"week"|"month"|"rolling", "hours"?: n}',
+  ),
+  /** The zone calendar windows (day, week, month) reset in: an IANA name such as Asia/Shanghai. */
+  QuotaWindowTimeZone: text('UTC', {
+    required: true,
+    check: { test: isKnownTimeZone, problem: 'must be a time zone name such as UTC or Asia/Shanghai' },
+  }),
+
   // Model-specific settings
   'global.pass_through_request_enabled': bool(false),
   'general_setting.ping_interval_enabled': bool(false),
@@ -480,6 +494,8 @@ const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
   'RateLimitUserDefault',
   'RateLimitGroups',
   'RateLimitModels',
+  'GroupQuotaWindows',
+  'QuotaWindowTimeZone',
   // Models tab
   'global.pass_through_request_enabled',
   'general_setting.ping_interval_enabled',

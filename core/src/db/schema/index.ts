@@ -8,6 +8,7 @@ export * from './midjourneys.ts';
 export * from './option-sources.ts';
 export * from './options.ts';
 export * from './quota-data.ts';
+export * from './quota-window-usage.ts';
 export * from './redemptions.ts';
 export * from './settlement-marks.ts';
 export * from './setups.ts';

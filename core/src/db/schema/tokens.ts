@@ -1,4 +1,5 @@
-import { bigint, boolean, index, integer, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import type { QuotaWindows } from '../../billing/quota-windows.ts';
 import { deletedAt, quotaAmount, unixSeconds } from './columns.ts';
 
 export const tokens = pgTable(
@@ -30,6 +31,8 @@ export const tokens = pgTable(
     rpmLimit: integer('rpm_limit').notNull().default(0),
     tpmLimit: integer('tpm_limit').notNull().default(0),
     concurrencyLimit: integer('concurrency_limit').notNull().default(0),
+    /** Budgets that reset (docs/adr/0043): what this token may spend per day, week, month or rolling hours. */
+    quotaWindows: jsonb('quota_windows').$type<QuotaWindows>().notNull().default([]),
     deletedAt: deletedAt(),
   },
   (t) => [

@@ -1,4 +1,5 @@
 import { bigint, index, integer, jsonb, pgTable, serial, text, varchar } from 'drizzle-orm/pg-core';
+import type { QuotaWindows } from '../../billing/quota-windows.ts';
 import { deletedAt, quotaAmount, unixSeconds } from './columns.ts';
 
 export const users = pgTable(
@@ -25,6 +26,8 @@ export const users = pgTable(
     /** Bumped by every batched debit of `quota`, so the shared ledger can order its base against those writes. */
     ledgerVersion: bigint('ledger_version', { mode: 'number' }).notNull().default(0),
     group: varchar('group', { length: 64 }).notNull().default('default'),
+    /** Budgets that reset (docs/adr/0043), beside those of the user's group (`GroupQuotaWindows`). */
+    quotaWindows: jsonb('quota_windows').$type<QuotaWindows>().notNull().default([]),
     affCode: varchar('aff_code', { length: 32 }).unique(),
     affCount: integer('aff_count').notNull().default(0),
     /** Invite earnings not yet moved into `quota`. */

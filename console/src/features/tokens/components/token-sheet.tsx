@@ -6,6 +6,14 @@ import { CountInput, QuotaInput } from '../../../components/quota-fields.tsx';
 import { FormSheet, Input, PresetInput, Select, Switch, Textarea } from '../../../components/ui/index.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { QuotaWindowEditor, type WindowFieldError } from '../../quota-windows/components/window-editor.tsx';
+import {
+  parseWindowRows,
+  WINDOW_ERROR_KEYS,
+  type WindowRow,
+  windowRowsOf,
+  windowsChanged,
+} from '../../quota-windows/rules.ts';
 import { createToken, fetchToken, fetchUserGroups, fetchUserModels, updateToken } from '../api/tokens.ts';
 import {
   BATCH_NAME_MAX,
@@ -50,11 +58,14 @@ export interface TokenSheetProps {
 /** Create or edit a token: quota and expiry presets, batch count, model limits, IP allow-list and group. */
 export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
   const { t } = useTranslation('tokens');
+  const { t: tw } = useTranslation('quota-windows');
   const isEdit = id !== null;
   const display = useQuotaDisplay();
   const [form, setForm] = useState<TokenForm>(emptyForm);
   const [errors, setErrors] = useState<Partial<Record<string, string>>>({});
   const [saving, setSaving] = useState(false);
+  const [windows, setWindows] = useState<WindowRow[]>([]);
+  const [windowError, setWindowError] = useState<WindowFieldError | null>(null);
   const existing = useQuery({
     queryKey: ['token', id],
     queryFn: () => fetchToken(id as number),
@@ -85,6 +96,12 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
     });
   }, [existing.data]);
 
+  // A limit in dollars is shown at the site's quota per dollar, known once the status has loaded.
+  const { quotaPerUnit, inCurrency } = display;
+  useEffect(() => {
+    if (existing.data) setWindows(windowRowsOf(existing.data.quota_windows, { quotaPerUnit, inCurrency }));
+  }, [existing.data, quotaPerUnit, inCurrency]);
+
   const set = <K extends keyof TokenForm>(key: K, value: TokenForm[K]) => {
     setForm((f) => ({ ...f, [key]: value }));
     setErrors((e) => ({ ...e, [key]: undefined, ...(key === 'limits' ? limitErrorsCleared : {}) }));
@@ -99,9 +116,22 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
       toast.error(message);
       return;
     }
+    const budget = parseWindowRows(windows, display);
+    if (!budget.ok) {
+      const message = tw(WINDOW_ERROR_KEYS[budget.error]);
+      setWindowError({ index: budget.index, field: budget.field, message });
+      toast.error(message);
+      return;
+    }
     setSaving(true);
     try {
-      const { fields, count } = parsed.value;
+      const fields = {
+        ...parsed.value.fields,
+        ...(!isEdit || windowsChanged(existing.data?.quota_windows, budget.windows)
+          ? { quota_windows: budget.windows }
+          : {}),
+      };
+      const { count } = parsed.value;
       if (isEdit) {
         await updateToken({ ...fields, id });
         toast.success(t('saved'));
@@ -245,6 +275,16 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
           concurrency: errors['limits.concurrency'],
         }}
         hint={t('field.limitsHint')}
+      />
+      <QuotaWindowEditor
+        rows={windows}
+        onChange={(rows) => {
+          setWindows(rows);
+          setWindowError(null);
+        }}
+        display={display}
+        states={existing.data?.quota_window_states}
+        error={windowError}
       />
       <Select
         label={t('field.group')}

@@ -12,8 +12,17 @@ import {
 } from '../../../components/ui/index.ts';
 import { ApiError } from '../../../lib/api.ts';
 import { formatQuota } from '../../../lib/format.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay, useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { QuotaWindowEditor, type WindowFieldError } from '../../quota-windows/components/window-editor.tsx';
+import { QuotaWindowStates } from '../../quota-windows/components/window-states.tsx';
+import {
+  parseWindowRows,
+  WINDOW_ERROR_KEYS,
+  type WindowRow,
+  windowRowsOf,
+  windowsChanged,
+} from '../../quota-windows/rules.ts';
 import { fetchUser, type UserRow, updateUser } from '../api/users.ts';
 import { validateQuotaDelta, validateUserUpdate } from '../rules.ts';
 
@@ -105,8 +114,12 @@ export function EditUserSheet({
   onSaved: () => void;
 }) {
   const { t } = useTranslation('users');
+  const { t: tw } = useTranslation('quota-windows');
+  const display = useQuotaDisplay();
   const user = useQuery({ queryKey: ['user', id], queryFn: () => fetchUser(id), gcTime: 0 });
   const [form, setForm] = useState<EditForm | null>(null);
+  const [windows, setWindows] = useState<WindowRow[]>([]);
+  const [windowError, setWindowError] = useState<WindowFieldError | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [adding, setAdding] = useState(false);
@@ -124,11 +137,26 @@ export function EditUserSheet({
     }
   }, [user.data, form]);
 
+  // A limit in dollars is shown at the site's quota per dollar, known once the status has loaded.
+  const { quotaPerUnit, inCurrency } = display;
+  useEffect(() => {
+    if (user.data) setWindows(windowRowsOf(user.data.quota_windows, { quotaPerUnit, inCurrency }));
+  }, [user.data, quotaPerUnit, inCurrency]);
+
   const submit = async () => {
     if (!form) return;
     const problem = validateUserUpdate(form);
     setError(problem ? t(problem) : null);
     if (problem) return;
+    const budget = parseWindowRows(windows, display);
+    if (!budget.ok) {
+      setWindowError({
+        index: budget.index,
+        field: budget.field,
+        message: tw(WINDOW_ERROR_KEYS[budget.error]),
+      });
+      return;
+    }
     setSaving(true);
     try {
       await updateUser({
@@ -138,6 +166,9 @@ export function EditUserSheet({
         password: form.password,
         group: form.group,
         quota: Number(form.quota),
+        ...(windowsChanged(user.data?.quota_windows, budget.windows)
+          ? { quota_windows: budget.windows }
+          : {}),
       });
       toast.success(t('edit.done'));
       onSaved();
@@ -211,6 +242,25 @@ export function EditUserSheet({
               {t('quotaAdd.open')}
             </Button>
           </div>
+          <QuotaWindowEditor
+            rows={windows}
+            onChange={(rows) => {
+              setWindows(rows);
+              setWindowError(null);
+            }}
+            display={display}
+            states={user.data?.quota_window_states}
+            error={windowError}
+          />
+          {user.data?.group_quota_window_states?.length ? (
+            <section
+              className="flex flex-col gap-2"
+              aria-label={tw('user.group', { group: user.data.group })}
+            >
+              <p className="text-sm font-medium">{tw('user.group', { group: user.data.group })}</p>
+              <QuotaWindowStates states={user.data.group_quota_window_states} display={display} />
+            </section>
+          ) : null}
           <fieldset className="mt-2 flex flex-col gap-2">
             <legend className="mb-1 text-sm font-medium">{t('binding.title')}</legend>
             {bindings.map(([key, label]) => (

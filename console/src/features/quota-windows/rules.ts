@@ -12,6 +12,7 @@ import {
 } from '@turnpike/core/billing/quota-windows';
 import type { QuotaWindowStateView } from '@turnpike/core/contracts/quota-windows';
 import { DEFAULT_QUOTA_PER_UNIT, formatNumber, formatQuota, type QuotaDisplay } from '../../lib/format.ts';
+import { parseObject } from '../settings/group-limits.ts';
 
 export type { QuotaWindow, QuotaWindowStateView };
 export { MAX_ROLLING_HOURS };
@@ -153,17 +154,6 @@ export function resetText(resetAt: number, now: number = Date.now()): string {
   if (resetAt * 1000 - now < 86_400_000) return time;
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
 }
-
-const parseObject = (text: string | undefined): Record<string, unknown> => {
-  try {
-    const value: unknown = JSON.parse(text ?? '');
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
-};
 
 /** The groups with windows (`GroupQuotaWindows`), in name order, as editor rows. */
 export function groupWindowRows(

@@ -10,15 +10,10 @@ import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.ts
 import { SettingsPage } from '../../settings/components/settings-page.tsx';
 import type { UserRow } from '../../users/api/users.ts';
 import { UsersPage } from '../../users/components/users-page.tsx';
+import { nextMidnight } from '../testing/clock.ts';
 
 /** A flow through a whole screen: slower than one check when the machine is busy. */
 const SLOW = { timeout: 20_000 };
-
-const nextMidnight = () => {
-  const d = new Date();
-  d.setHours(24, 0, 0, 0);
-  return d.getTime() / 1000;
-};
 
 const alice: UserRow = {
   id: 2,

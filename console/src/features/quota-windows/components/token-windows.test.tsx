@@ -10,16 +10,10 @@ import type { SiteStatus } from '../../../lib/status.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { TokenRow } from '../../tokens/api/tokens.ts';
 import { TokensPage } from '../../tokens/components/tokens-page.tsx';
+import { nextMidnight } from '../testing/clock.ts';
 
 /** A flow through a whole screen: slower than one check when the machine is busy. */
 const SLOW = { timeout: 20_000 };
-
-/** The next local midnight, as Unix seconds: a day window resets then, which the console shows as 00:00. */
-const nextMidnight = () => {
-  const d = new Date();
-  d.setHours(24, 0, 0, 0);
-  return d.getTime() / 1000;
-};
 
 const token = (overrides: Partial<TokenRow>): TokenRow => ({
   id: 7,

@@ -6,16 +6,11 @@ import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { WalletSelf } from '../../wallet/api/wallet.ts';
 import { WalletPage } from '../../wallet/components/wallet-page.tsx';
+import { nextMidnight } from '../testing/clock.ts';
 
 /** A flow through a whole screen: slower than one check when the machine is busy. */
 const SLOW = { timeout: 20_000 };
 
-/** The next local midnight, as Unix seconds: a day window resets then, which the wallet shows as 00:00. */
-const nextMidnight = () => {
-  const d = new Date();
-  d.setHours(24, 0, 0, 0);
-  return d.getTime() / 1000;
-};
 /** 2100-01-02T12:00:00Z: far enough to be shown with its date (the 2nd or the 3rd in every time zone). */
 const FAR = 4_102_574_400;
 

@@ -3,6 +3,7 @@
  * which period, up to which limit; with what a stored window has spent, and a question before a window that has
  * spent something is removed.
  */
+import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useConfirm } from '../../../components/data-table/index.ts';
 import { Button, Input, Select } from '../../../components/ui/index.ts';
@@ -11,12 +12,17 @@ import {
   isTypedInMoney,
   MAX_WINDOWS,
   newWindowRow,
+  parseWindowRows,
+  type QuotaWindow,
   type QuotaWindowStateView,
   stateOf,
+  WINDOW_ERROR_KEYS,
   WINDOW_PERIODS,
   type WindowPeriod,
   type WindowRow,
   windowAmount,
+  windowRowsOf,
+  windowsChanged,
 } from '../rules.ts';
 import { useResetText } from './window-states.tsx';
 
@@ -157,4 +163,45 @@ export function QuotaWindowEditor({ rows, onChange, display, states, error, titl
       {confirm.dialog}
     </fieldset>
   );
+}
+
+/**
+ * The windows field of a token's or a user's form: rows of the stored windows (once loaded, at the site's quota
+ * display), the editor, and the check on submit, which marks the wrong field.
+ */
+export function useQuotaWindowsField(
+  stored: readonly QuotaWindow[] | undefined,
+  states: readonly QuotaWindowStateView[] | undefined,
+  display: QuotaDisplay,
+) {
+  const { t } = useTranslation('quota-windows');
+  const [rows, setRows] = useState<WindowRow[]>([]);
+  const [error, setError] = useState<WindowFieldError | null>(null);
+  const { quotaPerUnit, inCurrency } = display;
+  useEffect(() => {
+    if (stored) setRows(windowRowsOf(stored, { quotaPerUnit, inCurrency }));
+  }, [stored, quotaPerUnit, inCurrency]);
+  return {
+    editor: (
+      <QuotaWindowEditor
+        rows={rows}
+        onChange={(next) => {
+          setRows(next);
+          setError(null);
+        }}
+        display={display}
+        states={states}
+        error={error}
+      />
+    ),
+    /** The windows typed and whether they differ from the stored ones, or why not (the field is marked). */
+    check(): { ok: true; windows: QuotaWindow[]; changed: boolean } | { ok: false; message: string } {
+      const parsed = parseWindowRows(rows, display);
+      if (parsed.ok)
+        return { ok: true, windows: parsed.windows, changed: windowsChanged(stored, parsed.windows) };
+      const message = t(WINDOW_ERROR_KEYS[parsed.error]);
+      setError({ index: parsed.index, field: parsed.field, message });
+      return { ok: false, message };
+    },
+  };
 }

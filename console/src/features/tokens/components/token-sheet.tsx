@@ -6,14 +6,7 @@ import { CountInput, QuotaInput } from '../../../components/quota-fields.tsx';
 import { FormSheet, Input, PresetInput, Select, Switch, Textarea } from '../../../components/ui/index.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
-import { QuotaWindowEditor, type WindowFieldError } from '../../quota-windows/components/window-editor.tsx';
-import {
-  parseWindowRows,
-  WINDOW_ERROR_KEYS,
-  type WindowRow,
-  windowRowsOf,
-  windowsChanged,
-} from '../../quota-windows/rules.ts';
+import { useQuotaWindowsField } from '../../quota-windows/components/window-editor.tsx';
 import { createToken, fetchToken, fetchUserGroups, fetchUserModels, updateToken } from '../api/tokens.ts';
 import {
   BATCH_NAME_MAX,
@@ -58,14 +51,11 @@ export interface TokenSheetProps {
 /** Create or edit a token: quota and expiry presets, batch count, model limits, IP allow-list and group. */
 export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
   const { t } = useTranslation('tokens');
-  const { t: tw } = useTranslation('quota-windows');
   const isEdit = id !== null;
   const display = useQuotaDisplay();
   const [form, setForm] = useState<TokenForm>(emptyForm);
   const [errors, setErrors] = useState<Partial<Record<string, string>>>({});
   const [saving, setSaving] = useState(false);
-  const [windows, setWindows] = useState<WindowRow[]>([]);
-  const [windowError, setWindowError] = useState<WindowFieldError | null>(null);
   const existing = useQuery({
     queryKey: ['token', id],
     queryFn: () => fetchToken(id as number),
@@ -96,11 +86,11 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
     });
   }, [existing.data]);
 
-  // A limit in dollars is shown at the site's quota per dollar, known once the status has loaded.
-  const { quotaPerUnit, inCurrency } = display;
-  useEffect(() => {
-    if (existing.data) setWindows(windowRowsOf(existing.data.quota_windows, { quotaPerUnit, inCurrency }));
-  }, [existing.data, quotaPerUnit, inCurrency]);
+  const windows = useQuotaWindowsField(
+    existing.data?.quota_windows,
+    existing.data?.quota_window_states,
+    display,
+  );
 
   const set = <K extends keyof TokenForm>(key: K, value: TokenForm[K]) => {
     setForm((f) => ({ ...f, [key]: value }));
@@ -116,20 +106,16 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
       toast.error(message);
       return;
     }
-    const budget = parseWindowRows(windows, display);
+    const budget = windows.check();
     if (!budget.ok) {
-      const message = tw(WINDOW_ERROR_KEYS[budget.error]);
-      setWindowError({ index: budget.index, field: budget.field, message });
-      toast.error(message);
+      toast.error(budget.message);
       return;
     }
     setSaving(true);
     try {
       const fields = {
         ...parsed.value.fields,
-        ...(!isEdit || windowsChanged(existing.data?.quota_windows, budget.windows)
-          ? { quota_windows: budget.windows }
-          : {}),
+        ...(!isEdit || budget.changed ? { quota_windows: budget.windows } : {}),
       };
       const { count } = parsed.value;
       if (isEdit) {
@@ -276,16 +262,7 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
         }}
         hint={t('field.limitsHint')}
       />
-      <QuotaWindowEditor
-        rows={windows}
-        onChange={(rows) => {
-          setWindows(rows);
-          setWindowError(null);
-        }}
-        display={display}
-        states={existing.data?.quota_window_states}
-        error={windowError}
-      />
+      {windows.editor}
       <Select
         label={t('field.group')}
         value={form.group}

@@ -14,15 +14,8 @@ import { ApiError } from '../../../lib/api.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { useQuotaDisplay, useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
-import { QuotaWindowEditor, type WindowFieldError } from '../../quota-windows/components/window-editor.tsx';
+import { useQuotaWindowsField } from '../../quota-windows/components/window-editor.tsx';
 import { QuotaWindowStates } from '../../quota-windows/components/window-states.tsx';
-import {
-  parseWindowRows,
-  WINDOW_ERROR_KEYS,
-  type WindowRow,
-  windowRowsOf,
-  windowsChanged,
-} from '../../quota-windows/rules.ts';
 import { fetchUser, type UserRow, updateUser } from '../api/users.ts';
 import { validateQuotaDelta, validateUserUpdate } from '../rules.ts';
 
@@ -118,8 +111,7 @@ export function EditUserSheet({
   const display = useQuotaDisplay();
   const user = useQuery({ queryKey: ['user', id], queryFn: () => fetchUser(id), gcTime: 0 });
   const [form, setForm] = useState<EditForm | null>(null);
-  const [windows, setWindows] = useState<WindowRow[]>([]);
-  const [windowError, setWindowError] = useState<WindowFieldError | null>(null);
+  const windows = useQuotaWindowsField(user.data?.quota_windows, user.data?.quota_window_states, display);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [adding, setAdding] = useState(false);
@@ -137,26 +129,13 @@ export function EditUserSheet({
     }
   }, [user.data, form]);
 
-  // A limit in dollars is shown at the site's quota per dollar, known once the status has loaded.
-  const { quotaPerUnit, inCurrency } = display;
-  useEffect(() => {
-    if (user.data) setWindows(windowRowsOf(user.data.quota_windows, { quotaPerUnit, inCurrency }));
-  }, [user.data, quotaPerUnit, inCurrency]);
-
   const submit = async () => {
     if (!form) return;
     const problem = validateUserUpdate(form);
     setError(problem ? t(problem) : null);
     if (problem) return;
-    const budget = parseWindowRows(windows, display);
-    if (!budget.ok) {
-      setWindowError({
-        index: budget.index,
-        field: budget.field,
-        message: tw(WINDOW_ERROR_KEYS[budget.error]),
-      });
-      return;
-    }
+    const budget = windows.check();
+    if (!budget.ok) return;
     setSaving(true);
     try {
       await updateUser({
@@ -166,9 +145,7 @@ export function EditUserSheet({
         password: form.password,
         group: form.group,
         quota: Number(form.quota),
-        ...(windowsChanged(user.data?.quota_windows, budget.windows)
-          ? { quota_windows: budget.windows }
-          : {}),
+        ...(budget.changed ? { quota_windows: budget.windows } : {}),
       });
       toast.success(t('edit.done'));
       onSaved();
@@ -242,16 +219,7 @@ export function EditUserSheet({
               {t('quotaAdd.open')}
             </Button>
           </div>
-          <QuotaWindowEditor
-            rows={windows}
-            onChange={(rows) => {
-              setWindows(rows);
-              setWindowError(null);
-            }}
-            display={display}
-            states={user.data?.quota_window_states}
-            error={windowError}
-          />
+          {windows.editor}
           {user.data?.group_quota_window_states?.length ? (
             <section
               className="flex flex-col gap-2"

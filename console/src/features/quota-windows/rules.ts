@@ -3,19 +3,13 @@
  * quota window's limit is typed as the site shows quota (dollars when `DisplayInCurrencyEnabled`, else units); a
  * requests window's as a count. The shapes and bounds are core's, so the console and the server agree.
  */
-import {
-  CALENDAR_PERIODS,
-  MAX_ROLLING_HOURS,
-  type QuotaWindow,
-  type QuotaWindowUnit,
-  windowName,
-} from '@turnpike/core/billing/quota-windows';
+import type { QuotaWindow, QuotaWindowUnit } from '@turnpike/core/billing/quota-windows';
 import type { QuotaWindowStateView } from '@turnpike/core/contracts/quota-windows';
+import { CALENDAR_PERIODS, MAX_ROLLING_HOURS } from '@turnpike/core/domain/closed-sets';
 import { DEFAULT_QUOTA_PER_UNIT, formatNumber, formatQuota, type QuotaDisplay } from '../../lib/format.ts';
 import { parseObject } from '../settings/group-limits.ts';
 
 export type { QuotaWindow, QuotaWindowStateView };
-export { MAX_ROLLING_HOURS };
 
 /** The periods the editor offers: the calendar ones, then the last N hours. */
 export const WINDOW_PERIODS = [...CALENDAR_PERIODS, 'rolling'] as const;
@@ -43,6 +37,9 @@ export const WINDOW_ERROR_KEYS: Readonly<Record<WindowError, string>> = {
   hoursRange: 'error.hoursRange',
   duplicate: 'error.duplicate',
 };
+
+/** Two windows of the same unit and period (and hours) would be one window counted twice. */
+const sameWindow = (w: QuotaWindow) => `${w.unit}|${w.period}|${w.hours ?? ''}`;
 
 const perUnit = (display: QuotaDisplay) =>
   display.quotaPerUnit && display.quotaPerUnit > 0 ? display.quotaPerUnit : DEFAULT_QUOTA_PER_UNIT;
@@ -115,7 +112,7 @@ export function parseWindowRows(
     const limit = parseLimit(row, display);
     if (typeof limit === 'string') return { ok: false, index, field: 'limit', error: limit };
     const window: QuotaWindow = { unit: row.unit, limit, period: row.period, ...(hours ? { hours } : {}) };
-    const name = windowName(window);
+    const name = sameWindow(window);
     if (names.has(name)) return { ok: false, index, field: 'limit', error: 'duplicate' };
     names.add(name);
     windows.push(window);
@@ -204,6 +201,6 @@ export function windowsChanged(
   before: readonly QuotaWindow[] | undefined,
   after: readonly QuotaWindow[],
 ): boolean {
-  const said = (list: readonly QuotaWindow[]) => list.map((w) => `${windowName(w)}=${w.limit}`).join(',');
+  const said = (list: readonly QuotaWindow[]) => list.map((w) => `${sameWindow(w)}=${w.limit}`).join(',');
   return said(before ?? []) !== said(after);
 }

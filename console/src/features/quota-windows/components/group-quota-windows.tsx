@@ -4,7 +4,7 @@
  */
 
 import { useQueryClient } from '@tanstack/react-query';
-import { isKnownTimeZone } from '@turnpike/core/billing/quota-windows';
+import { isKnownTimeZone } from '@turnpike/core/domain/time-zone';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, Input, Select } from '../../../components/ui/index.ts';

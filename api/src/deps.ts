@@ -11,4 +11,6 @@ export interface AppDeps extends RuntimeDeps {
   readonly channelProbe?: ChannelProbe | undefined;
   /** How the addresses administrators save are resolved to be checked (docs/adr/0039); tests answer their own. */
   readonly resolveHost?: ResolveHost | undefined;
+  /** The clock as Unix seconds (what a quota window has spent is read at this moment); tests fix it. */
+  readonly now?: (() => number) | undefined;
 }

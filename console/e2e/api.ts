@@ -104,7 +104,10 @@ export async function eventually<T>(
   }
 }
 
-/** The channel, token and code a screenshot run shows in its tables, made through the API. */
+/**
+ * The channel, token and code a screenshot run shows in its tables, made through the API; the token has budget
+ * windows ($50 a day at 500,000 quota per dollar, 1000 requests in any 5 hours), so the list shows them.
+ */
 export async function seedOperations(
   baseUrl: string,
   api: ApiClient,
@@ -127,6 +130,10 @@ export async function seedOperations(
     remain_quota: 500000,
     expired_time: -1,
     unlimited_quota: false,
+    quota_windows: [
+      { unit: 'quota', limit: 25_000_000, period: 'day' },
+      { unit: 'requests', limit: 1000, period: 'rolling', hours: 5 },
+    ],
   });
   const tokens = await api.ok<{ items: { key: string }[] }>('GET', '/api/token/?p=1&size=10');
   const tokenKey = tokens.items[0]?.key ?? '';

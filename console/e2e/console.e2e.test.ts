@@ -265,6 +265,12 @@ describe('console in a real browser', () => {
       await setOption(api, 'DataExportInterval', '1');
       await seedOperations(server.baseUrl, api, upstream.url);
       await setOption(api, 'Chats', JSON.stringify([{ 'Chat UI': `${chatHost}/?key={key}&url={address}` }]));
+      // every user of the default group (root too) has a budget window, which the wallet shows
+      await setOption(
+        api,
+        'GroupQuotaWindows',
+        '{"default":[{"unit":"quota","limit":500000000,"period":"month"}]}',
+      );
     })();
     return seeded;
   };
@@ -363,7 +369,16 @@ describe('console in a real browser', () => {
         t('channels', 'testModel.title', { name: 'fake-openai' }),
       );
       await page.goto('/token');
-      await page.locator('tr', { has: page.getByText('my-app', { exact: true }) }).waitFor();
+      const token = page.locator('tr', { has: page.getByText('my-app', { exact: true }) });
+      // whether the seeded call is counted yet is the relay's business: any number used of the 1,000
+      const spent = t('quota-windows', 'spent.requests.rolling', {
+        used: 'USED',
+        limit: '1,000',
+        hours: '5',
+      });
+      await token
+        .getByText(new RegExp(spent.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('USED', '\\d+')))
+        .waitFor();
       await check('tokens');
       await checkDialog(
         'token-drawer',
@@ -383,6 +398,10 @@ describe('console in a real browser', () => {
       );
       await page.goto('/topup');
       await page.getByTestId('wallet-balance').waitFor();
+      await page
+        .getByRole('region', { name: t('quota-windows', 'wallet.title') })
+        .getByText(t('quota-windows', 'wallet.group', { group: 'default' }))
+        .waitFor();
       await check('topup');
       await page.goto('/chat/0');
       await page.frameLocator('iframe[title="Chat UI"]').getByText('Chat front-end').waitFor();

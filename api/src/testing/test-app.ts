@@ -19,6 +19,8 @@ export interface TestAppOptions extends TestRuntimeOptions {
   channelProbe?: (deps: RuntimeDeps) => ChannelProbe;
   /** Answers the lookups of the address checks (docs/adr/0039) instead of DNS. */
   resolveHost?: ResolveHost;
+  /** The API's clock in Unix seconds (quota window states are read at this moment). */
+  now?: () => number;
 }
 
 export interface TestApp {
@@ -29,10 +31,10 @@ export interface TestApp {
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const { channelProbe, resolveHost, ...runtimeOptions } = options;
+  const { channelProbe, resolveHost, now, ...runtimeOptions } = options;
   const base = await createTestRuntime(runtimeOptions);
   const probe = channelProbe?.(base.runtime.deps);
-  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe, resolveHost }).catch(
+  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe, resolveHost, now }).catch(
     async (error: unknown) => {
       await probe?.close();
       await base.close();

@@ -9,15 +9,12 @@
  * the time arithmetic (which period or bucket a moment falls in, when a window resets).
  */
 import { z } from 'zod';
+import { CALENDAR_PERIODS, MAX_ROLLING_HOURS, QUOTA_WINDOW_UNITS } from '../domain/closed-sets.ts';
 
-export const QUOTA_WINDOW_UNITS = ['quota', 'requests'] as const;
+// The closed sets are declared with the others the console takes (a file without zod, so its bundle stays small).
+export { CALENDAR_PERIODS, MAX_ROLLING_HOURS, QUOTA_WINDOW_UNITS };
 export type QuotaWindowUnit = (typeof QUOTA_WINDOW_UNITS)[number];
-
-export const CALENDAR_PERIODS = ['day', 'week', 'month'] as const;
 export type CalendarPeriod = (typeof CALENDAR_PERIODS)[number];
-
-/** Longest rolling window: 31 days. */
-export const MAX_ROLLING_HOURS = 744;
 
 /** A rolling window is kept in this many buckets; the oldest bucket counts whole (never admits over the limit). */
 export const ROLLING_BUCKETS = 60;
@@ -142,15 +139,8 @@ export function calendarPeriod(period: CalendarPeriod, at: number, timeZone: str
   return { start: localMidnight(year, month, 1, timeZone), end: localMidnight(year, month + 1, 1, timeZone) };
 }
 
-/** Whether `timeZone` is a zone this runtime knows (an IANA name such as `Asia/Shanghai`, or `UTC`). */
-export function isKnownTimeZone(timeZone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone });
-    return true;
-  } catch {
-    return false;
-  }
-}
+// Whether a zone is one this runtime knows: beside the closed sets, so the console checks it without zod.
+export { isKnownTimeZone } from '../domain/time-zone.ts';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatterFor(timeZone: string): Intl.DateTimeFormat {

@@ -3,6 +3,7 @@ import type { Token } from '../db/schema/tokens.ts';
 import { displayTokenKey, NEVER_EXPIRES, parseAllowIps, TokenStatus } from '../domain/tokens.ts';
 import { MAX_LIMIT } from '../options/limit-bound.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
+import { type QuotaWindowStateView, quotaWindowsField } from './quota-windows.ts';
 
 export const TOKEN_NAME_MAX = 30;
 export const MODEL_LIMITS_MAX = 1024;
@@ -75,6 +76,8 @@ const tokenFields = {
   rpm_limit: limit('rpm_limit', 'requests per minute'),
   tpm_limit: limit('tpm_limit', 'tokens per minute'),
   concurrency_limit: limit('concurrency_limit', 'requests at a time'),
+  /** Budgets that reset (docs/adr/0043); an edit without it keeps the token's windows. */
+  quota_windows: quotaWindowsField,
 };
 
 export const createTokenSchema = z.object({
@@ -89,6 +92,7 @@ export const createTokenSchema = z.object({
   rpm_limit: tokenFields.rpm_limit.optional().default(0),
   tpm_limit: tokenFields.tpm_limit.optional().default(0),
   concurrency_limit: tokenFields.concurrency_limit.optional().default(0),
+  quota_windows: tokenFields.quota_windows.optional().default([]),
 });
 export type CreateToken = z.infer<typeof createTokenSchema>;
 
@@ -110,6 +114,7 @@ export const updateTokenSchema = z.object({
   rpm_limit: tokenFields.rpm_limit.optional(),
   tpm_limit: tokenFields.tpm_limit.optional(),
   concurrency_limit: tokenFields.concurrency_limit.optional(),
+  quota_windows: tokenFields.quota_windows.optional(),
   status: settableStatus.optional(),
 });
 export type UpdateToken = z.infer<typeof updateTokenSchema>;
@@ -117,8 +122,11 @@ export type UpdateToken = z.infer<typeof updateTokenSchema>;
 export const tokenStatusSchema = z.object({ id: tokenId, status: settableStatus });
 export type TokenStatusUpdate = z.infer<typeof tokenStatusSchema>;
 
-/** A token as its owner sees it; the key carries its `sk-` prefix, ready to copy. */
-export function toTokenView(token: Token) {
+/**
+ * A token as its owner sees it; the key carries its `sk-` prefix, ready to copy. `windowStates`: what each of its
+ * quota windows has spent (read from the database, so the caller brings them).
+ */
+export function toTokenView(token: Token, windowStates: QuotaWindowStateView[]) {
   return {
     id: token.id,
     user_id: token.userId,
@@ -138,6 +146,8 @@ export function toTokenView(token: Token) {
     rpm_limit: token.rpmLimit,
     tpm_limit: token.tpmLimit,
     concurrency_limit: token.concurrencyLimit,
+    quota_windows: token.quotaWindows,
+    quota_window_states: windowStates,
   };
 }
 export type TokenView = ReturnType<typeof toTokenView>;

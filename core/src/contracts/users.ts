@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { User } from '../db/schema/users.ts';
 import { ManageAction } from '../domain/users.ts';
 import { pageQuerySchema } from './envelope.ts';
+import { quotaWindowsField } from './quota-windows.ts';
 
 export const USERNAME_MAX = 12;
 export const PASSWORD_MIN = 8;
@@ -91,6 +92,8 @@ export const updateUserSchema = z.object({
     .min(0, 'quota must not be negative')
     .max(Number.MAX_SAFE_INTEGER, 'quota is too large')
     .optional(),
+  /** Budgets that reset (docs/adr/0043), beside the group's; an edit without it keeps the user's windows. */
+  quota_windows: quotaWindowsField.optional(),
 });
 export type UpdateUser = z.infer<typeof updateUserSchema>;
 
@@ -186,6 +189,7 @@ export function toUserView(user: User, options: { includeAccessToken?: boolean }
     used_quota: user.usedQuota,
     request_count: user.requestCount,
     group: user.group,
+    quota_windows: user.quotaWindows,
     aff_code: user.affCode ?? '',
     aff_count: user.affCount,
     aff_quota: user.affQuota,

@@ -30,3 +30,12 @@ export type RedemptionStatus = (typeof RedemptionStatus)[keyof typeof Redemption
  */
 export const ChannelStatus = { Enabled: 1, ManuallyDisabled: 2, AutoDisabled: 3 } as const;
 export type ChannelStatus = (typeof ChannelStatus)[keyof typeof ChannelStatus];
+
+/** What a quota window counts (docs/adr/0043): quota units, or requests. */
+export const QUOTA_WINDOW_UNITS = ['quota', 'requests'] as const;
+
+/** A quota window's calendar periods, in the configured time zone; the other period is `rolling` (the last N hours). */
+export const CALENDAR_PERIODS = ['day', 'week', 'month'] as const;
+
+/** Longest rolling quota window: 31 days. */
+export const MAX_ROLLING_HOURS = 744;

@@ -1,6 +1,5 @@
 import { and, gte, lt, or, sql } from 'drizzle-orm';
 import {
-  bucketSeconds,
   countedSpan,
   type QuotaWindow,
   type Span,
@@ -16,18 +15,29 @@ export interface WindowState {
   readonly key: string;
   readonly used: number;
   readonly left: number;
-  /** Unix second a calendar window resets, or a rolling window's oldest counted bucket leaves it. */
+  /**
+   * Unix second a calendar window resets, or a rolling window's oldest spending stops counting (`left` grows by
+   * it then); a rolling window that has spent nothing names the moment its oldest bucket leaves.
+   */
   readonly resetAt: number;
 }
 
 /** What windows have spent, from `quota_window_usage` (docs/adr/0043). */
 export function createQuotaWindowRepo(db: Executor) {
-  /** The sum of each key's slots that start inside its span. */
-  async function spentIn(spans: ReadonlyMap<string, Span>): Promise<Map<string, number>> {
-    const spent = new Map<string, number>();
-    if (spans.size === 0) return spent;
+  /** Each key's sum over its slots that start inside its span, and the first of those slots that spent. */
+  async function usageIn(
+    spans: ReadonlyMap<string, Span>,
+  ): Promise<Map<string, { spent: number; firstSpent: number | null }>> {
+    const usage = new Map<string, { spent: number; firstSpent: number | null }>();
+    if (spans.size === 0) return usage;
     const rows = await db
-      .select({ key: quotaWindowUsage.windowKey, amount: sql<string>`sum(${quotaWindowUsage.amount})` })
+      .select({
+        key: quotaWindowUsage.windowKey,
+        amount: sql<string>`sum(${quotaWindowUsage.amount})`,
+        firstSpent: sql<
+          string | null
+        >`min(${quotaWindowUsage.slotStart}) filter (where ${quotaWindowUsage.amount} > 0)`,
+      })
       .from(quotaWindowUsage)
       .where(
         or(
@@ -41,12 +51,19 @@ export function createQuotaWindowRepo(db: Executor) {
         ),
       )
       .groupBy(quotaWindowUsage.windowKey);
-    for (const row of rows) spent.set(row.key, Number(row.amount));
-    return spent;
+    for (const row of rows)
+      usage.set(row.key, {
+        spent: Number(row.amount),
+        firstSpent: row.firstSpent === null ? null : Number(row.firstSpent),
+      });
+    return usage;
   }
 
   return {
-    spentIn,
+    /** The sum of each key's slots that start inside its span. */
+    async spentIn(spans: ReadonlyMap<string, Span>): Promise<Map<string, number>> {
+      return new Map([...(await usageIn(spans))].map(([key, { spent }]) => [key, spent]));
+    },
 
     /** The state of an owner's windows at `now` (Unix seconds), for the console and `/api`. */
     async statesOf(
@@ -57,14 +74,17 @@ export function createQuotaWindowRepo(db: Executor) {
     ): Promise<WindowState[]> {
       const spans = new Map<string, Span>();
       for (const window of windows) spans.set(windowKey(owner, window), countedSpan(window, now, timeZone));
-      const spent = await spentIn(spans);
+      const usage = await usageIn(spans);
       return windows.map((window) => {
         const key = windowKey(owner, window);
-        const used = spent.get(key) ?? 0;
+        const { spent: used, firstSpent } = usage.get(key) ?? { spent: 0, firstSpent: null };
         const span = spans.get(key) as Span;
-        // A rolling window frees its oldest bucket first.
+        // A rolling window frees its oldest spending first: the bucket it fell in stops counting `hours` after
+        // the bucket starts. With nothing spent, the next moment its oldest bucket leaves.
         const resetAt =
-          window.period === 'rolling' ? span.start + bucketSeconds(window.hours as number) : span.end;
+          window.period === 'rolling' && firstSpent !== null
+            ? firstSpent + (window.hours as number) * 3600
+            : span.end;
         return { window, key, used, left: Math.max(0, window.limit - used), resetAt };
       });
     },

@@ -11,15 +11,19 @@ import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
 import { clearSession, renewSession } from '../../http/session.ts';
 import { parseInput } from '../../http/validate.ts';
+import { createQuotaWindowService } from '../quota-windows/quota-windows.service.ts';
 import { createSelfService } from './self.service.ts';
 
 export function registerSelfRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const self = createSelfService(ctx.deps);
+  const windows = createQuotaWindowService(ctx.deps);
   const signedIn = { preHandler: ctx.auth.requireRole(Role.User) };
 
-  app.get('/user/self', signedIn, async (request) =>
-    ok(toUserView(currentUser(request), { includeAccessToken: true })),
-  );
+  app.get('/user/self', signedIn, async (request) => {
+    const user = currentUser(request);
+    // Their own windows and their group's, each with what it has spent: the wallet shows them.
+    return ok({ ...toUserView(user, { includeAccessToken: true }), ...(await windows.ofUser(user)) });
+  });
 
   app.put('/user/self', signedIn, async (request, reply) => {
     const user = currentUser(request);

@@ -1,4 +1,9 @@
-import type { CreateToken, UpdateToken } from '@turnpike/core/contracts/tokens';
+import {
+  type CreateToken,
+  type TokenView,
+  toTokenView,
+  type UpdateToken,
+} from '@turnpike/core/contracts/tokens';
 import type { NewToken, Token } from '@turnpike/core/db/schema/tokens';
 import type { User } from '@turnpike/core/db/schema/users';
 import { usableGroups } from '@turnpike/core/domain/groups';
@@ -7,12 +12,14 @@ import { AppError } from '@turnpike/core/errors';
 import { nowSeconds } from '@turnpike/core/repos/log.repo';
 import { createTokenRepo } from '@turnpike/core/repos/token.repo';
 import type { AppDeps } from '../../deps.ts';
+import { createQuotaWindowService } from '../quota-windows/quota-windows.service.ts';
 
 const notFound = () => new AppError('NOT_FOUND', 'token not found');
 
 /** A user's own API tokens. Another user's token is indistinguishable from a missing one (404). */
 export function createTokenService(deps: AppDeps) {
   const repo = createTokenRepo(deps.db);
+  const windows = createQuotaWindowService(deps);
   const changed = (id: number) => deps.bus.publish({ type: 'tokens.changed', ids: [id] });
 
   function checkGroup(user: User, group: string | undefined): void {
@@ -32,6 +39,9 @@ export function createTokenService(deps: AppDeps) {
   }
 
   return {
+    /** The token as its owner reads it, with what each of its quota windows has spent. */
+    view: async (token: Token): Promise<TokenView> => toTokenView(token, await windows.ofToken(token)),
+
     list: (user: User, page: number, size: number) => repo.list(user.id, page, size),
 
     search: (user: User, query: { keyword: string; token: string }, page: number, size: number) =>
@@ -58,6 +68,7 @@ export function createTokenService(deps: AppDeps) {
         rpmLimit: input.rpm_limit,
         tpmLimit: input.tpm_limit,
         concurrencyLimit: input.concurrency_limit,
+        quotaWindows: input.quota_windows,
       });
       await changed(token.id);
       return token;
@@ -83,6 +94,8 @@ export function createTokenService(deps: AppDeps) {
         if (input.rpm_limit !== undefined) patch.rpmLimit = input.rpm_limit;
         if (input.tpm_limit !== undefined) patch.tpmLimit = input.tpm_limit;
         if (input.concurrency_limit !== undefined) patch.concurrencyLimit = input.concurrency_limit;
+        // A window only limits the token, so its owner may set them; the relay reads them on tokens.changed.
+        if (input.quota_windows !== undefined) patch.quotaWindows = input.quota_windows;
       }
       if (input.status !== undefined) patch.status = input.status;
       if (patch.status === TokenStatus.Enabled && current.status !== TokenStatus.Enabled) {

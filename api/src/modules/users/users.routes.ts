@@ -2,7 +2,6 @@ import { pageQuerySchema } from '@turnpike/core/contracts/envelope';
 import {
   createUserSchema,
   manageUserSchema,
-  toUserView,
   updateUserSchema,
   userSearchQuerySchema,
 } from '@turnpike/core/contracts/users';
@@ -34,7 +33,11 @@ export function registerUserRoutes(app: FastifyInstance, ctx: RouteContext): voi
   });
 
   app.get('/user/:id', admin, async (request) =>
-    ok(await service.get(currentUser(request), parseId((request.params as { id: string }).id))),
+    ok(
+      await service.view(
+        await service.get(currentUser(request), parseId((request.params as { id: string }).id)),
+      ),
+    ),
   );
 
   app.post('/user/', admin, async (request) => {
@@ -48,7 +51,7 @@ export function registerUserRoutes(app: FastifyInstance, ctx: RouteContext): voi
     // Root setting its own password keeps this session (its other sessions end).
     if (updated.id === actor.id && updated.sessionGeneration !== actor.sessionGeneration)
       renewSession(request, reply, ctx.sessions, updated);
-    return ok(toUserView(updated), 'saved');
+    return ok(await service.view(updated), 'saved');
   });
 
   app.delete('/user/:id', admin, async (request) => {

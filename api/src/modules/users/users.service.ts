@@ -23,6 +23,7 @@ import { eq } from 'drizzle-orm';
 import type { AppDeps } from '../../deps.ts';
 import { formatQuota } from '../../http/quota-text.ts';
 import { createAuthService } from '../auth/auth.service.ts';
+import { createQuotaWindowService } from '../quota-windows/quota-windows.service.ts';
 
 const USERNAME_TAKEN = 'this username is already taken';
 const EMAIL_TAKEN = 'this email address is already in use';
@@ -46,6 +47,7 @@ function refuseUnless(actor: User, target: User, action: ManageAction | 'edit'):
  */
 export function createUsersService(deps: AppDeps) {
   const repo = createUserRepo(deps.db);
+  const windows = createQuotaWindowService(deps);
   const changed = (id: number) => deps.bus.publish({ type: 'users.changed', ids: [id] });
 
   /** A user that still exists (not deregistered), or a 404. */
@@ -56,6 +58,9 @@ export function createUsersService(deps: AppDeps) {
   }
 
   return {
+    /** The user for the edit sheet: with the state of their quota windows and their group's. */
+    view: async (user: User) => ({ ...toUserView(user), ...(await windows.ofUser(user)) }),
+
     /** A page of users, newest first, deregistered ones included; never passwords or access tokens. */
     async list(search: UserSearch, page: { page: number; pageSize: number }): Promise<Page<UserView>> {
       const { rows, total } = await repo.listPage(search, page);
@@ -68,11 +73,11 @@ export function createUsersService(deps: AppDeps) {
     },
 
     /** One user for the edit sheet; only users below the actor's role (root may read its own account). */
-    async get(actor: User, id: number): Promise<UserView> {
+    async get(actor: User, id: number): Promise<User> {
       const target = await repo.findById(id, { includeDeleted: true });
       if (!target) throw new AppError('NOT_FOUND', 'user not found');
       refuseUnless(actor, target, 'edit');
-      return toUserView(target);
+      return target;
     },
 
     /** Creates a user of a role below the actor's own (a regular user unless root says otherwise). */
@@ -133,6 +138,8 @@ export function createUsersService(deps: AppDeps) {
         patch.email = input.email;
       }
       if (input.group !== undefined) patch.group = input.group;
+      // Only an administrator sets a user's windows (the user sees them); the relay reads them on users.changed.
+      if (input.quota_windows !== undefined) patch.quotaWindows = input.quota_windows;
       if (input.password) patch.password = await hashPassword(input.password);
       const quotaPerUnit = deps.options.get('QuotaPerUnit');
 

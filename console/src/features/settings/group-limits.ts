@@ -8,7 +8,7 @@ import { type LimitTexts, limitTextsOf, parseLimitTexts } from '../../components
 /** The row of every user's default. */
 export const DEFAULT_ROW = '';
 
-const parseObject = (text: string | undefined): Record<string, unknown> => {
+export const parseObject = (text: string | undefined): Record<string, unknown> => {
   try {
     const value: unknown = JSON.parse(text ?? '');
     return typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useTranslation } from 'react-i18next';
 import { PageSpinner } from '../../../components/ui/index.ts';
 import { isRoot, useSessionUser } from '../../../lib/session.ts';
+import { GroupQuotaWindowsSection } from '../../quota-windows/components/group-quota-windows-section.tsx';
 import { optionOwnersQuery } from '../api/option-owners.ts';
 import { optionsQuery } from '../api/options.ts';
 import { GroupLimits } from './group-limits.tsx';
@@ -72,6 +73,7 @@ export function SettingsPage({
         <div className="flex flex-col gap-4">
           <OptionSection title={t('section.ratelimit')} fields={rateLimitFields} values={options.data} />
           <GroupLimits values={options.data} />
+          <GroupQuotaWindowsSection values={options.data} />
         </div>
       ) : active === 'models' ? (
         <div className="flex flex-col gap-4">

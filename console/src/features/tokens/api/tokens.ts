@@ -1,4 +1,5 @@
 import { api } from '../../../lib/api.ts';
+import type { QuotaWindow, QuotaWindowStateView } from '../../quota-windows/rules.ts';
 
 /** A token as GET /api/token/… answers; `key` already carries `sk-`. */
 export interface TokenRow {
@@ -20,6 +21,9 @@ export interface TokenRow {
   rpm_limit: number;
   tpm_limit: number;
   concurrency_limit: number;
+  /** Budgets that reset, and what each has spent (absent from a server without them). */
+  quota_windows?: QuotaWindow[];
+  quota_window_states?: QuotaWindowStateView[];
 }
 
 export interface TokenPage {
@@ -49,6 +53,7 @@ export interface TokenFields {
   rpm_limit: number;
   tpm_limit: number;
   concurrency_limit: number;
+  quota_windows?: QuotaWindow[];
 }
 
 export const tokensQueryKey = (search: TokenSearch) => ['tokens', search] as const;

@@ -6,6 +6,7 @@ import { CountInput, QuotaInput } from '../../../components/quota-fields.tsx';
 import { FormSheet, Input, PresetInput, Select, Switch, Textarea } from '../../../components/ui/index.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { useQuotaWindowsField } from '../../quota-windows/components/window-editor.tsx';
 import { createToken, fetchToken, fetchUserGroups, fetchUserModels, updateToken } from '../api/tokens.ts';
 import {
   BATCH_NAME_MAX,
@@ -85,6 +86,12 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
     });
   }, [existing.data]);
 
+  const windows = useQuotaWindowsField(
+    existing.data?.quota_windows,
+    existing.data?.quota_window_states,
+    display,
+  );
+
   const set = <K extends keyof TokenForm>(key: K, value: TokenForm[K]) => {
     setForm((f) => ({ ...f, [key]: value }));
     setErrors((e) => ({ ...e, [key]: undefined, ...(key === 'limits' ? limitErrorsCleared : {}) }));
@@ -99,9 +106,18 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
       toast.error(message);
       return;
     }
+    const budget = windows.check();
+    if (!budget.ok) {
+      toast.error(budget.message);
+      return;
+    }
     setSaving(true);
     try {
-      const { fields, count } = parsed.value;
+      const fields = {
+        ...parsed.value.fields,
+        ...(!isEdit || budget.changed ? { quota_windows: budget.windows } : {}),
+      };
+      const { count } = parsed.value;
       if (isEdit) {
         await updateToken({ ...fields, id });
         toast.success(t('saved'));
@@ -246,6 +262,7 @@ export function TokenSheet({ id, onClose, onSaved }: TokenSheetProps) {
         }}
         hint={t('field.limitsHint')}
       />
+      {windows.editor}
       <Select
         label={t('field.group')}
         value={form.group}

@@ -18,6 +18,7 @@ import { useQuotaDisplay, useStatus } from '../../../lib/status.ts';
 import { readStored, StorageKey } from '../../../lib/storage.ts';
 import { toast } from '../../../lib/toast.ts';
 import { isScriptLink, parseChatLinks } from '../../chat/links.ts';
+import { QuotaWindowStates } from '../../quota-windows/components/window-states.tsx';
 import { deleteToken, fetchTokens, setTokenStatus, type TokenRow, tokensQueryKey } from '../api/tokens.ts';
 import { tokensSearch } from '../search.ts';
 import { NEVER_EXPIRES, TokenStatus, toggleTarget, tokenStatusName } from '../validation.ts';
@@ -129,6 +130,16 @@ export function TokensPage() {
           <Tag color="purple">{t('unlimited')}</Tag>
         ) : (
           formatQuota(row.original.remain_quota, display)
+        ),
+    },
+    {
+      id: 'windows',
+      header: t('col.windows'),
+      cell: ({ row }) =>
+        row.original.quota_window_states?.length ? (
+          <QuotaWindowStates states={row.original.quota_window_states} display={display} compact />
+        ) : (
+          '-'
         ),
     },
     { id: 'group', header: t('col.group'), cell: ({ row }) => row.original.group || t('field.groupDefault') },

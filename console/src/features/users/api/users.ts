@@ -1,4 +1,5 @@
 import { api } from '../../../lib/api.ts';
+import type { QuotaWindow, QuotaWindowStateView } from '../../quota-windows/rules.ts';
 
 /** A user as GET /api/user/… answers (spec 01 section 3). */
 export interface UserRow {
@@ -20,6 +21,11 @@ export interface UserRow {
   inviter_id?: number;
   aff_count?: number;
   DeletedAt: string | null;
+  /** The user's own budgets that reset; the states and the group's windows come with one user (GET /api/user/:id). */
+  quota_windows?: QuotaWindow[];
+  quota_window_states?: QuotaWindowStateView[];
+  group_quota_windows?: QuotaWindow[];
+  group_quota_window_states?: QuotaWindowStateView[];
 }
 
 export interface UserPage {
@@ -65,6 +71,8 @@ export interface UserUpdate {
   password: string;
   group: string;
   quota: number;
+  /** Only when changed: an edit without them keeps the user's windows. */
+  quota_windows?: QuotaWindow[];
 }
 
 export const updateUser = (user: UserUpdate) => api.put<UserRow>('/api/user/', user);

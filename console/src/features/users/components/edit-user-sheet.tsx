@@ -12,8 +12,10 @@ import {
 } from '../../../components/ui/index.ts';
 import { ApiError } from '../../../lib/api.ts';
 import { formatQuota } from '../../../lib/format.ts';
-import { useStatus } from '../../../lib/status.ts';
+import { useQuotaDisplay, useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { useQuotaWindowsField } from '../../quota-windows/components/window-editor.tsx';
+import { QuotaWindowStates } from '../../quota-windows/components/window-states.tsx';
 import { fetchUser, type UserRow, updateUser } from '../api/users.ts';
 import { validateQuotaDelta, validateUserUpdate } from '../rules.ts';
 
@@ -105,8 +107,11 @@ export function EditUserSheet({
   onSaved: () => void;
 }) {
   const { t } = useTranslation('users');
+  const { t: tw } = useTranslation('quota-windows');
+  const display = useQuotaDisplay();
   const user = useQuery({ queryKey: ['user', id], queryFn: () => fetchUser(id), gcTime: 0 });
   const [form, setForm] = useState<EditForm | null>(null);
+  const windows = useQuotaWindowsField(user.data?.quota_windows, user.data?.quota_window_states, display);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [adding, setAdding] = useState(false);
@@ -129,6 +134,8 @@ export function EditUserSheet({
     const problem = validateUserUpdate(form);
     setError(problem ? t(problem) : null);
     if (problem) return;
+    const budget = windows.check();
+    if (!budget.ok) return;
     setSaving(true);
     try {
       await updateUser({
@@ -138,6 +145,7 @@ export function EditUserSheet({
         password: form.password,
         group: form.group,
         quota: Number(form.quota),
+        ...(budget.changed ? { quota_windows: budget.windows } : {}),
       });
       toast.success(t('edit.done'));
       onSaved();
@@ -211,6 +219,16 @@ export function EditUserSheet({
               {t('quotaAdd.open')}
             </Button>
           </div>
+          {windows.editor}
+          {user.data?.group_quota_window_states?.length ? (
+            <section
+              className="flex flex-col gap-2"
+              aria-label={tw('user.group', { group: user.data.group })}
+            >
+              <p className="text-sm font-medium">{tw('user.group', { group: user.data.group })}</p>
+              <QuotaWindowStates states={user.data.group_quota_window_states} display={display} />
+            </section>
+          ) : null}
           <fieldset className="mt-2 flex flex-col gap-2">
             <legend className="mb-1 text-sm font-medium">{t('binding.title')}</legend>
             {bindings.map(([key, label]) => (

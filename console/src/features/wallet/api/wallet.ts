@@ -1,4 +1,5 @@
 import { ApiError, api, requestEnvelope } from '../../../lib/api.ts';
+import type { QuotaWindowStateView } from '../../quota-windows/rules.ts';
 
 /** The part of GET /api/user/self the wallet shows. */
 export interface WalletSelf {
@@ -6,6 +7,10 @@ export interface WalletSelf {
   quota: number;
   used_quota: number;
   request_count: number;
+  group?: string;
+  /** What each of the user's budget windows, and their group's, has spent (absent from a server without them). */
+  quota_window_states?: QuotaWindowStateView[];
+  group_quota_window_states?: QuotaWindowStateView[];
 }
 
 /** The same key the personal page uses for /api/user/self, so a redeem refreshes the balance everywhere. */

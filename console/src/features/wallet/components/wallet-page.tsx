@@ -6,6 +6,7 @@ import { ApiError } from '../../../lib/api.ts';
 import { formatNumber, formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { WalletWindows } from '../../quota-windows/components/wallet-windows.tsx';
 import {
   fetchPayable,
   fetchSelf,
@@ -205,6 +206,8 @@ export function WalletPage() {
           </div>
         )}
       </Card>
+
+      {self.data ? <WalletWindows self={self.data} display={display} /> : null}
 
       <Card title={t('redeem.title')}>
         <form noValidate onSubmit={redeem} className="flex flex-col gap-3">

@@ -34,6 +34,7 @@ export const BOTH_BACKENDS: readonly string[] = [
   'server/src/relay/realtime.int.test.ts',
   'server/src/relay/read-your-writes.int.test.ts',
   'server/src/relay/cache-write-price.int.test.ts',
+  'server/src/relay/price-shapes-price.int.test.ts',
   // top-ups: redemption codes and payments
   'api/src/modules/redemptions/redemptions.int.test.ts',
   'api/src/modules/wallet/wallet.int.test.ts',

@@ -49,15 +49,8 @@ describe('estimateQuota with the price shapes', () => {
   // Claude Sonnet 4.5: ratio 1.5 ($3 input); past 200K prompt tokens input × 2, output × 1.5
   // (https://docs.anthropic.com/en/docs/about-claude/pricing, long context pricing).
   const sonnet: Pricing = {
-    kind: 'per-token',
-    model: 'claude-sonnet-4-5',
-    modelRatio: 1.5,
+    ...(perToken(1.5) as Extract<Pricing, { kind: 'per-token' }>),
     completionRatio: 5,
-    cacheRatio: 0.1,
-    cacheCreationRatio: 1.25,
-    cacheCreation1hRatio: 2,
-    groupRatio: 1,
-    isUnsetRatio: false,
     shapes: {
       longContextTiers: [{ above: 200_000, input: 2, output: 1.5 }],
       serviceTiers: { priority: 2, flex: 0.5 },

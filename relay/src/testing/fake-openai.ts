@@ -637,10 +637,10 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       event('response.web_search_call.completed', { output_index: at, item_id: search.id });
       event('response.output_item.done', { output_index: at, item: search });
     }
-    event('response.output_item.added', { output_index: 0, item: message('', 'in_progress') });
+    event('response.output_item.added', { output_index: searches.length, item: message('', 'in_progress') });
     event('response.content_part.added', {
       item_id: itemId,
-      output_index: 0,
+      output_index: searches.length,
       content_index: 0,
       part: { type: 'output_text', text: '', annotations: [] },
     });
@@ -650,7 +650,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       if (res.destroyed) return;
       event('response.output_text.delta', {
         item_id: itemId,
-        output_index: 0,
+        output_index: searches.length,
         content_index: 0,
         delta: word,
         logprobs: [],
@@ -658,18 +658,18 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     }
     event('response.output_text.done', {
       item_id: itemId,
-      output_index: 0,
+      output_index: searches.length,
       content_index: 0,
       text: reply,
       logprobs: [],
     });
     event('response.content_part.done', {
       item_id: itemId,
-      output_index: 0,
+      output_index: searches.length,
       content_index: 0,
       part: { type: 'output_text', text: reply, annotations: [] },
     });
-    event('response.output_item.done', { output_index: 0, item: message(reply, 'completed') });
+    event('response.output_item.done', { output_index: searches.length, item: message(reply, 'completed') });
     event('response.completed', {
       response: response('completed', [...searches, message(reply, 'completed')], true),
     });

@@ -20,6 +20,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   'relay/src/billing-compat.int.test.ts',
   // Claude cache writes by duration, at Anthropic's published prices, on every client shape and cloud
   'relay/src/cache-write-duration.int.test.ts',
+  // long-context tiers, service tiers and per-request fees at the providers' published prices; the tiered hold
+  'relay/src/price-shapes.int.test.ts',
   // tasks, music and video: pre-charge, settle and refund
   'relay/src/tasks/charge.int.test.ts',
   'relay/src/tasks/tasks.int.test.ts',
@@ -32,6 +34,7 @@ export const BOTH_BACKENDS: readonly string[] = [
   'server/src/relay/realtime.int.test.ts',
   'server/src/relay/read-your-writes.int.test.ts',
   'server/src/relay/cache-write-price.int.test.ts',
+  'server/src/relay/price-shapes-price.int.test.ts',
   // top-ups: redemption codes and payments
   'api/src/modules/redemptions/redemptions.int.test.ts',
   'api/src/modules/wallet/wallet.int.test.ts',

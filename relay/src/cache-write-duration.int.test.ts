@@ -12,23 +12,18 @@
  * the relay directly, through Bedrock InvokeModel and through Vertex AI rawPredict, for Anthropic, OpenAI chat,
  * OpenAI Responses and Gemini clients, streamed and not.
  */
-import Anthropic from '@anthropic-ai/sdk';
-import { GoogleGenAI } from '@google/genai';
-import { logs, users } from '@turnpike/core/db/schema/index';
-import { eq } from 'drizzle-orm';
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPLIT_CACHE_USAGE, UNSPLIT_CACHE_USAGE } from './testing/claude-cache-usage.ts';
 import {
-  EXAMPLE_AWS_ACCOUNT,
-  type FakeClouds,
-  newVertexAccount,
-  startFakeClouds,
-} from './testing/fake-clouds.ts';
-import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
-import { type FakeProviders, startFakeProviders } from './testing/fake-providers.ts';
-import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
-import { waitFor } from './testing/wait.ts';
+  type ClientShape,
+  chargeOf,
+  EVERY_CLIENT,
+  type GoldenRelay,
+  CLAUDE_SONNET_45 as MODEL,
+  CLAUDE_ROUTES as ROUTES,
+  type ClaudeRoute as Route,
+  startGoldenRelay,
+} from './testing/golden-calls.ts';
 
 /**
  * 1000 × $3 + 1000 × $6 + 1000 × $3.75 + 3000 × $0.30 + 500 × $15 = $21,150 per million requests
@@ -38,166 +33,27 @@ const SPLIT_QUOTA = 10_575;
 /** 1000 × $3 + 2000 × $3.75 + 3000 × $0.30 + 500 × $15 = $18,900 per million = $0.0189 × 500,000 = 9,450 quota. */
 const UNSPLIT_QUOTA = 9_450;
 
-const MODEL = 'claude-sonnet-4-5';
-const STARTING_QUOTA = 50_000_000;
-const AWS = EXAMPLE_AWS_ACCOUNT;
-const vertex = newVertexAccount();
-
-let t: RelayTestApp;
-let fakeOpenAi: FakeOpenAi;
-let providers: FakeProviders;
-let clouds: FakeClouds;
-let address: string;
-/** A caller per way to Claude: its channel is the only one of its group that serves the model. */
-const callers: Record<Route, { key: string; userId: number }> = {} as never;
-
-type Route = 'anthropic' | 'bedrock' | 'vertex';
-const ROUTES: readonly Route[] = ['anthropic', 'bedrock', 'vertex'];
+/** The relay, its fakes, and a caller per way to Claude (its channel is the only one of its group). */
+let golden: GoldenRelay;
 
 beforeAll(async () => {
-  fakeOpenAi = await startFakeOpenAi();
-  providers = await startFakeProviders();
-  clouds = await startFakeClouds({
-    openAiUrl: fakeOpenAi.url,
-    providersUrl: providers.url,
-    azureKey: 'unused-azure-key',
-    vertexAccount: vertex,
-    aws: { ...AWS, apiKey: 'unused' },
-  });
-  t = await createRelayTestApp();
-  // The default price tables are under test: only the groups are added (each costs 1 × the model's price).
-  await t.runtime.deps.options.set(
-    'GroupRatio',
-    JSON.stringify({ default: 1, anthropic: 1, bedrock: 1, vertex: 1 }),
-  );
-  await t.seedChannel({
-    type: 14,
-    key: 'sk-ant-test',
-    baseUrl: providers.url,
-    models: MODEL,
-    group: 'anthropic',
-  });
-  await t.seedChannel({
-    type: 33,
-    key: `${AWS.accessKeyId}|${AWS.secretAccessKey}|${AWS.region}`,
-    baseUrl: clouds.url,
-    models: MODEL,
-    group: 'bedrock',
-    modelMapping: { [MODEL]: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
-  });
-  await t.seedChannel({
-    type: 41,
-    key: vertex.keyFile(`${clouds.url}/token`),
-    baseUrl: clouds.url,
-    other: 'us-east5',
-    models: MODEL,
-    group: 'vertex',
-    modelMapping: { [MODEL]: 'claude-sonnet-4-5@20250929' },
-  });
-  const relay = await t.startRelay();
-  address = await relay.listen({ port: 0, host: '127.0.0.1' });
-  for (const route of ROUTES) {
-    const user = await t.seedUser({ quota: STARTING_QUOTA, group: route });
-    callers[route] = { key: `sk-${(await t.seedToken(user.id)).key}`, userId: user.id };
-  }
+  golden = await startGoldenRelay({ groups: ROUTES });
 });
 
 afterAll(async () => {
-  await t?.close();
-  await Promise.all([fakeOpenAi?.close(), providers?.close(), clouds?.close()]);
+  await golden?.close();
 });
 
-/**
- * The consume log of a call once the user's balance shows it: its quota must be what the user lost (no other call
- * of the user runs at the same time).
- */
-async function charged(route: Route, requestId: string | null, before: number) {
-  const [log] = await waitFor(async () => {
-    const rows = await t.runtime.deps.db
-      .select()
-      .from(logs)
-      .where(eq(logs.requestId, requestId ?? ''));
-    return rows.length > 0 ? rows : undefined;
-  });
-  await waitFor(async () => {
-    const [user] = await t.runtime.deps.db.select().from(users).where(eq(users.id, callers[route].userId));
-    return user!.quota === before - log!.quota ? true : undefined;
-  });
-  return { quota: log!.quota, other: JSON.parse(log!.other) as Record<string, unknown> };
-}
-
-const balanceOf = async (route: Route) =>
-  (await t.runtime.deps.db.select().from(users).where(eq(users.id, callers[route].userId)))[0]!.quota;
-
-const anthropicClient = (route: Route) =>
-  new Anthropic({ apiKey: callers[route].key, baseURL: address, maxRetries: 0 });
-const openAiClient = (route: Route) =>
-  new OpenAI({ apiKey: callers[route].key, baseURL: `${address}/v1`, maxRetries: 0 });
-const geminiClient = (route: Route) =>
-  new GoogleGenAI({ apiKey: callers[route].key, httpOptions: { baseUrl: address } });
-
-const ASK = 'Summarise the cached document.';
-
-/** One way a client asks, returning the relay's request id. */
-const SHAPES: Record<string, (route: Route) => Promise<string | null>> = {
-  'Anthropic Messages': async (route) => {
-    const { response } = await anthropicClient(route)
-      .messages.create({ model: MODEL, max_tokens: 1024, messages: [{ role: 'user', content: ASK }] })
-      .withResponse();
-    return response.headers.get('x-request-id');
-  },
-  'Anthropic Messages, streamed': async (route) => {
-    const stream = anthropicClient(route).messages.stream({
-      model: MODEL,
-      max_tokens: 1024,
-      messages: [{ role: 'user', content: ASK }],
-    });
-    await stream.finalMessage();
-    const { response } = await stream.withResponse();
-    return response.headers.get('x-request-id');
-  },
-  'OpenAI chat completions': async (route) => {
-    const { response } = await openAiClient(route)
-      .chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: ASK }] })
-      .withResponse();
-    return response.headers.get('x-request-id');
-  },
-  'OpenAI chat completions, streamed': async (route) => {
-    const { data, response } = await openAiClient(route)
-      .chat.completions.create({
-        model: MODEL,
-        messages: [{ role: 'user', content: ASK }],
-        stream: true,
-        stream_options: { include_usage: true },
-      })
-      .withResponse();
-    for await (const _chunk of data) {
-      // drain the stream
-    }
-    return response.headers.get('x-request-id');
-  },
-  'OpenAI Responses': async (route) => {
-    const { response } = await openAiClient(route)
-      .responses.create({ model: MODEL, input: ASK })
-      .withResponse();
-    return response.headers.get('x-request-id');
-  },
-  'Gemini generateContent': async (route) => {
-    let requestId: string | null = null;
-    const gemini = geminiClient(route);
-    const answer = await gemini.models.generateContent({ model: MODEL, contents: ASK });
-    requestId = answer.sdkHttpResponse?.headers?.['x-request-id'] ?? null;
-    return requestId;
-  },
-};
+/** The consume log of a call of the route's caller, once the balance shows it (golden-calls.ts). */
+const charged = (route: Route, shape: ClientShape) =>
+  chargeOf(golden.t, golden.callerOf(route).userId, () => golden.calls[shape](route, MODEL));
 
 describe('Claude cache writes by duration (Sonnet 4.5 at Anthropic published prices)', () => {
   for (const route of ROUTES) {
-    for (const [shape, call] of Object.entries(SHAPES)) {
+    for (const shape of EVERY_CLIENT) {
       it(`bills 1-hour writes at $6 and 5-minute writes at $3.75 per million: ${shape} via ${route}`, async () => {
-        providers.setBehaviour({ anthropicUsage: SPLIT_CACHE_USAGE });
-        const before = await balanceOf(route);
-        const { quota, other } = await charged(route, await call(route), before);
+        golden.providers.setBehaviour({ anthropicUsage: SPLIT_CACHE_USAGE });
+        const { quota, other } = await charged(route, shape);
         expect(quota).toBe(SPLIT_QUOTA);
         // The log names both parts, so the charge can be checked by hand.
         expect(other).toMatchObject({
@@ -213,11 +69,14 @@ describe('Claude cache writes by duration (Sonnet 4.5 at Anthropic published pri
   }
 
   for (const route of ROUTES) {
-    for (const shape of ['Anthropic Messages', 'Anthropic Messages, streamed', 'OpenAI chat completions']) {
+    for (const shape of [
+      'Anthropic Messages',
+      'Anthropic Messages, streamed',
+      'OpenAI chat completions',
+    ] as const) {
       it(`bills an answer without the split as 5-minute writes: ${shape} via ${route}`, async () => {
-        providers.setBehaviour({ anthropicUsage: UNSPLIT_CACHE_USAGE });
-        const before = await balanceOf(route);
-        const { quota, other } = await charged(route, await SHAPES[shape]!(route), before);
+        golden.providers.setBehaviour({ anthropicUsage: UNSPLIT_CACHE_USAGE });
+        const { quota, other } = await charged(route, shape);
         expect(quota).toBe(UNSPLIT_QUOTA);
         expect(other).toMatchObject({ cache_creation_tokens_5m: 2000, cache_creation_tokens_1h: 0 });
       });

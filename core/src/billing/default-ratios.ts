@@ -150,6 +150,8 @@ const google: Record<string, TokenPricing> = {
     usd(1.25, 10, 0.125),
   ),
   'gemini-2.5-flash': usd(0.3, 2.5, 0.03),
+  // https://ai.google.dev/gemini-api/docs/pricing, prompts up to 200k tokens (longer ones: default-price-shapes.ts).
+  'gemini-3-pro-preview': usd(2, 12, 0.2),
   'gemini-2.5-flash-lite': usd(0.1, 0.4, 0.01),
   'gemini-embedding-001': usd(0.15, 0.15),
 };

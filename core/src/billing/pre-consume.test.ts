@@ -44,3 +44,43 @@ describe('estimateQuota', () => {
     ).toBe(expected);
   });
 });
+
+describe('estimateQuota with the price shapes', () => {
+  // Claude Sonnet 4.5: ratio 1.5 ($3 input); past 200K prompt tokens input × 2, output × 1.5
+  // (https://docs.anthropic.com/en/docs/about-claude/pricing, long context pricing).
+  const sonnet: Pricing = {
+    ...(perToken(1.5) as Extract<Pricing, { kind: 'per-token' }>),
+    completionRatio: 5,
+    shapes: {
+      longContextTiers: [{ above: 200_000, input: 2, output: 1.5 }],
+      serviceTiers: { priority: 2, flex: 0.5 },
+    },
+  };
+  const estimate = (promptTokens: number, maxTokens?: number, serviceTier?: string) =>
+    estimateQuota({
+      pricing: sonnet,
+      promptTokens,
+      maxTokens,
+      preConsumedTokens: 500,
+      quotaPerUnit: QUOTA_PER_UNIT,
+      serviceTier,
+    });
+
+  it.each([
+    ['a short prompt as before: (100000 + 1000) × 1.5', 100_000, 1000, undefined, 151_500],
+    ['a 250k prompt at the tier: (250000 × 2 + 1000 × 1.5) × 1.5', 250_000, 1000, undefined, 752_250],
+    [
+      'a 250k prompt naming no limit holds the prompt too: (250000 × 2 + 500 × 1.5) × 1.5',
+      250_000,
+      undefined,
+      undefined,
+      751_125,
+    ],
+    ['a short prompt naming no limit: 500 × 1.5', 100_000, undefined, undefined, 750],
+    ['priority asked: (1000 + 1000) × 1.5 × 2', 1000, 1000, 'priority', 6000],
+    ['flex asked is held at the standard price: (1000 + 1000) × 1.5', 1000, 1000, 'flex', 3000],
+    ['a tier it has no multiplier for: (1000 + 1000) × 1.5', 1000, 1000, 'auto', 3000],
+  ])('%s', (_case, prompt, max, tier, expected) => {
+    expect(estimate(prompt, max, tier)).toBe(expected);
+  });
+});

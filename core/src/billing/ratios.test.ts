@@ -154,10 +154,15 @@ describe('group, cache and audio ratios', () => {
   it.each([
     ['gpt-4o-realtime-preview-2024-12-17', 8],
     ['gpt-4o-mini-realtime-preview', 10 / 0.6],
-    ['gpt-4o-realtime-preview', 20],
+    // The undated names are today's snapshots: audio $40 over text $5 (realtime) and $2.50 (audio), not the
+    // launch price of $100 the 2024-10-01 snapshots kept (https://platform.openai.com/docs/pricing, audio tokens).
+    ['gpt-4o-realtime-preview', 8],
+    ['gpt-4o-realtime-preview-2025-06-03', 8],
+    ['gpt-4o-realtime-preview-2024-10-01', 20],
     ['gpt-4o-audio-preview-2024-12-17', 16],
     ['gpt-4o-mini-audio-preview', 10 / 0.15],
-    ['gpt-4o-audio-preview', 40],
+    ['gpt-4o-audio-preview', 16],
+    ['gpt-4o-audio-preview-2024-10-01', 40],
     ['whisper-1', 20],
   ])('prices audio of %s at %d × text', (model, expected) => {
     expect(lookupAudioRatio(model)).toBeCloseTo(expected, 12);
@@ -303,5 +308,65 @@ describe('resolvePricing with group prices', () => {
         group: 'vip',
       }),
     ).toMatchObject({ cacheCreationRatio: 1.25 });
+  });
+});
+
+describe('resolvePricing with the price shapes (docs/adr/0042)', () => {
+  const shaped: PriceTables = {
+    ...tables,
+    modelRatio: { ...tables.modelRatio, 'claude-sonnet-4-5': 1.5, 'claude-sonnet-4-5-20250929': 1.5 },
+    modelPrice: { ...tables.modelPrice, 'sonar-pro': 0.005 },
+    longContextTiers: {
+      'claude-sonnet-4-5*': [{ above: 200_000, input: 2, output: 1.5 }],
+      'claude-sonnet-4-5-20250929': [{ above: 100_000, input: 3, output: 3 }],
+      'sonar*': [{ above: 1, input: 9, output: 9 }],
+    },
+    serviceTierRatio: { 'gpt-*': { flex: 0.5 }, 'claude-*': { priority: 1.5 } },
+    requestFees: { 'claude-*': { web_search: 0.01 }, 'claude-sonnet-*': { web_search: 0.02 }, sonar: {} },
+  };
+
+  it('attaches the exact entry, else the longest prefix, of each shape', () => {
+    const pricing = resolvePricing({ ...base, tables: shaped, model: 'claude-sonnet-4-5' });
+    expect(pricing).toMatchObject({
+      kind: 'per-token',
+      modelRatio: 1.5,
+      shapes: {
+        longContextTiers: [{ above: 200_000, input: 2, output: 1.5 }],
+        serviceTiers: { priority: 1.5 },
+        fees: { web_search: 0.02 },
+      },
+    });
+    const dated = resolvePricing({ ...base, tables: shaped, model: 'claude-sonnet-4-5-20250929' });
+    expect(dated).toMatchObject({ shapes: { longContextTiers: [{ above: 100_000, input: 3, output: 3 }] } });
+  });
+
+  it('gives a per-call price its fees only: the operator priced the tokens all in', () => {
+    const perCall = resolvePricing({ ...base, tables: shaped, model: 'sonar-pro' });
+    expect(perCall).toEqual({ kind: 'per-call', model: 'sonar-pro', modelPrice: 0.005, groupRatio: 1 });
+    const withFee = resolvePricing({
+      ...base,
+      tables: { ...shaped, requestFees: { 'sonar*': { web_search: 0.005 } } },
+      model: 'sonar-pro',
+    });
+    expect(withFee).toMatchObject({ kind: 'per-call', shapes: { fees: { web_search: 0.005 } } });
+    expect(isPricingRefusal(withFee) || withFee.shapes?.longContextTiers).toBeFalsy();
+  });
+
+  it("attaches the shapes to a group's own price too", () => {
+    const grouped: PriceTables = {
+      ...shaped,
+      groupPrices: { modelRatio: { vip: { 'claude-sonnet-4-5': 1 } } },
+    };
+    expect(
+      resolvePricing({ ...base, tables: grouped, model: 'claude-sonnet-4-5', group: 'vip' }),
+    ).toMatchObject({
+      modelRatio: 1,
+      groupRatio: 1,
+      shapes: { longContextTiers: [{ above: 200_000 }], fees: { web_search: 0.02 } },
+    });
+  });
+
+  it('adds nothing to a model without shapes', () => {
+    expect(resolvePricing({ ...base, tables: shaped, model: 'custom/model' })).not.toHaveProperty('shapes');
   });
 });

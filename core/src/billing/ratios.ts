@@ -6,6 +6,15 @@
  * serve them from its in-memory option cache and tests can pass tables by hand. See docs/adr/0006.
  */
 
+import {
+  entryForModel,
+  type LongContextTier,
+  type LongContextTiers,
+  type RequestFeeKind,
+  type RequestFees,
+  type ServiceTierRatio,
+} from './price-shapes.ts';
+
 /** group -> model -> value: a price map per group (`GroupModelRatio` and its siblings). */
 export type GroupMap = Readonly<Record<string, Readonly<Record<string, number>>>>;
 
@@ -38,6 +47,23 @@ export interface PriceTables {
   readonly cacheCreation1hRatio?: Readonly<Record<string, number>>;
   /** Prices for one group only; absent means every group pays the maps above. */
   readonly groupPrices?: GroupPriceTables;
+  /** `LongContextTiers`: the whole call at multiplied prices past a prompt size (docs/adr/0042). */
+  readonly longContextTiers?: LongContextTiers;
+  /** `ServiceTierRatio`: the token bill multiplied by the service tier the answer reports. */
+  readonly serviceTierRatio?: ServiceTierRatio;
+  /** `RequestFees`: USD per web search and per image, added to the bill. */
+  readonly requestFees?: RequestFees;
+}
+
+/**
+ * A model's price shapes beyond its flat per-token price (docs/adr/0042), each absent when the model has none: the
+ * long-context tiers (per-token models only), the multipliers by service tier (per-token only) and the fees in USD
+ * per unit (both kinds: the per-call price is the operator's all-in price for the tokens, not for the searches).
+ */
+export interface PriceShapes {
+  readonly longContextTiers?: readonly LongContextTier[];
+  readonly serviceTiers?: Readonly<Record<string, number>>;
+  readonly fees?: Readonly<Partial<Record<RequestFeeKind, number>>>;
 }
 
 /** The ratio an unpriced model is billed at in self-use mode or when the user accepted unpriced models ($75 / 1M). */
@@ -163,18 +189,25 @@ export function lookupCompletionRatio(tables: Pick<PriceTables, 'completionRatio
   return ownEntry(tables.completionRatio, name) ?? builtInCompletionRatio(name) ?? 1;
 }
 
-/** Audio-input price / text-input price for audio and realtime models (reference `GetAudioRatio`). */
+/**
+ * Audio-input price / text-input price for audio and realtime models (reference `GetAudioRatio`, with OpenAI's
+ * current prices): the undated `gpt-4o-realtime-preview` and `gpt-4o-audio-preview` and their 2024-12-17 and later
+ * snapshots bill audio at $40 in / $80 out per million (https://platform.openai.com/docs/pricing, "Audio tokens";
+ * https://platform.openai.com/docs/models/gpt-4o-realtime-preview, /gpt-4o-audio-preview): 8 × the realtime text
+ * price of $5 and 16 × the audio model's $2.50. Only the first snapshots, `-2024-10-01`, kept the launch price of
+ * $100 / $200 (20 × and 40 ×); the reference bills the undated names at that launch price still. The mini models:
+ * audio $10 / $20 over text $0.60 (realtime) and $0.15 (audio).
+ */
 export function lookupAudioRatio(model: string): number {
   const name = model.toLowerCase();
+  const isLaunchSnapshot = name.endsWith('-2024-10-01');
   if (name.includes('-realtime')) {
-    if (name.startsWith('gpt-4o-realtime-preview-2024-12-17')) return 8;
     if (name.includes('mini')) return 10 / 0.6;
-    return 20;
+    return isLaunchSnapshot ? 20 : 8;
   }
   if (name.includes('-audio')) {
-    if (name.endsWith('-2024-12-17') && !name.includes('mini')) return 16;
     if (name.includes('mini')) return 10 / 0.15;
-    return 40;
+    return isLaunchSnapshot ? 40 : 16;
   }
   return 20;
 }
@@ -191,6 +224,8 @@ export type Pricing =
       /** USD per call. */
       readonly modelPrice: number;
       readonly groupRatio: number;
+      /** Only `fees` applies to a per-call price. */
+      readonly shapes?: PriceShapes;
     }
   | {
       readonly kind: 'per-token';
@@ -205,6 +240,7 @@ export type Pricing =
       readonly groupRatio: number;
       /** True when the model has no configured ratio and {@link UNSET_MODEL_RATIO} was used. */
       readonly isUnsetRatio: boolean;
+      readonly shapes?: PriceShapes;
     };
 
 /** Why a model cannot be priced: the relay answers 500 `model_price_error`, as the reference does. */
@@ -236,8 +272,38 @@ export interface ResolvePricingInput {
  * million" means USD 2, not USD 2 × the vip discount. The relative ratios (completion, cache read, cache write)
  * are looked up in the group's map first and then in the un-grouped one, whichever decided the input price;
  * `GroupRatio` still multiplies a model the group has no own input price for.
+ *
+ * The model's price shapes (long-context tiers, service tiers, fees; docs/adr/0042) are attached whichever price
+ * decided: they multiply or add to that price, a group's own included.
  */
 export function resolvePricing(input: ResolvePricingInput): Pricing | PricingRefusal {
+  const pricing = resolveFlatPricing(input);
+  if ('code' in pricing) return pricing;
+  const shapes = shapesOf(input.tables, pricing);
+  return shapes === undefined ? pricing : { ...pricing, shapes };
+}
+
+/**
+ * The model's price shapes (`LongContextTiers`, `ServiceTierRatio`, `RequestFees`: its exact entry, else the
+ * longest `prefix*` entry), or undefined when it has none. A per-call price takes the fees only: it is the
+ * operator's all-in price for the call's tokens, whatever their number or tier.
+ */
+function shapesOf(tables: PriceTables, pricing: Pricing): PriceShapes | undefined {
+  const name = priceModelName(pricing.model);
+  const fees = entryForModel(tables.requestFees, name);
+  const longContextTiers =
+    pricing.kind === 'per-token' ? entryForModel(tables.longContextTiers, name) : undefined;
+  const serviceTiers =
+    pricing.kind === 'per-token' ? entryForModel(tables.serviceTierRatio, name) : undefined;
+  if (fees === undefined && longContextTiers === undefined && serviceTiers === undefined) return undefined;
+  return {
+    ...(longContextTiers === undefined ? {} : { longContextTiers }),
+    ...(serviceTiers === undefined ? {} : { serviceTiers }),
+    ...(fees === undefined ? {} : { fees }),
+  };
+}
+
+function resolveFlatPricing(input: ResolvePricingInput): Pricing | PricingRefusal {
   const { tables, model, group } = input;
   const own = tables.groupPrices;
   const groupModelPrice = lookupGroupEntry(own?.modelPrice, group, model);

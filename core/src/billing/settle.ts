@@ -17,8 +17,9 @@
  * Claude path), so one request costs the same whichever endpoint it came through.
  */
 
+import type { LongContextTier } from './price-shapes.ts';
 import { roundQuota } from './quota-math.ts';
-import { AUDIO_COMPLETION_RATIO, type Pricing } from './ratios.ts';
+import { AUDIO_COMPLETION_RATIO, type PriceShapes, type Pricing } from './ratios.ts';
 
 /** Token usage in the canonical shape. Every count is a whole number ≥ 0. */
 export interface TokenUsage {
@@ -38,6 +39,38 @@ export interface TokenUsage {
   readonly audioInputTokens?: number;
   /** Audio output tokens (⊂ completionTokens). */
   readonly audioOutputTokens?: number;
+  /**
+   * The service tier the answer says it was served at, as it says it (OpenAI's `priority`, `flex`, `default`;
+   * Anthropic's `standard`, `priority`); what the request asked for does not count.
+   */
+  readonly serviceTier?: string | undefined;
+  /**
+   * Web searches the provider bills per search: Anthropic's `server_tool_use.web_search_requests`, OpenAI's web
+   * search calls, Gemini's grounded prompts (2.x) or search queries (3).
+   */
+  readonly webSearchCalls?: number;
+  /** Images produced, where the provider prices images per image and the answer says how many. */
+  readonly imageCount?: number;
+}
+
+/**
+ * What a model's price shapes changed in a bill (absent fields did not apply), so the consume log can say it and a
+ * user can redo the sum by hand.
+ */
+export interface AppliedShapes {
+  /** The long-context tier the prompt passed. */
+  readonly tier?: LongContextTier;
+  /** The service tier the answer reported, when the model has a multiplier for it. */
+  readonly serviceTier?: string;
+  readonly serviceTierRatio?: number;
+  readonly webSearchCalls?: number;
+  /** USD per search. */
+  readonly webSearchPrice?: number;
+  readonly imageCount?: number;
+  /** USD per image. */
+  readonly imagePrice?: number;
+  /** The fees in quota, before the group ratio. */
+  readonly feesQuota?: number;
 }
 
 /** The amount and the figures behind it, for the consume log's `other` field. */
@@ -47,6 +80,8 @@ export interface Settlement {
   readonly isEmpty: boolean;
   /** The bill was raised to 1 because a priced request must never be free (the minimum-1 rule). */
   readonly isMinimumApplied: boolean;
+  /** The price shapes that applied; absent when none did. */
+  readonly shapes?: AppliedShapes;
 }
 
 const count = (value: number | undefined): number => {
@@ -55,49 +90,139 @@ const count = (value: number | undefined): number => {
   return n;
 };
 
-/** Per-call price: `round(modelPrice × QuotaPerUnit × groupRatio)`. */
-export function perCallQuota(modelPrice: number, groupRatio: number, quotaPerUnit: number): number {
-  return roundQuota(modelPrice * quotaPerUnit * groupRatio);
+/**
+ * The long-context tier a prompt reaches: the one with the highest `above` the prompt passes (cache reads and
+ * writes are part of the prompt), or undefined below every tier.
+ */
+export function longContextTierOf(
+  tiers: readonly LongContextTier[] | undefined,
+  promptTokens: number,
+): LongContextTier | undefined {
+  let reached: LongContextTier | undefined;
+  for (const tier of tiers ?? [])
+    if (promptTokens > tier.above && (reached === undefined || tier.above > reached.above)) reached = tier;
+  return reached;
 }
 
+/** The model's multiplier for a service tier, or undefined when it has none for it (the tier costs 1). */
+export function serviceTierRatioOf(
+  serviceTiers: PriceShapes['serviceTiers'],
+  serviceTier: string | undefined,
+): number | undefined {
+  if (serviceTiers === undefined || serviceTier === undefined) return undefined;
+  return Object.hasOwn(serviceTiers, serviceTier) ? serviceTiers[serviceTier] : undefined;
+}
+
+/** The per-request fees of a usage (`RequestFees`), in quota before the group ratio, and what they were. */
+function feesOf(fees: PriceShapes['fees'], usage: TokenUsage, quotaPerUnit: number): AppliedShapes {
+  const searches = count(usage.webSearchCalls);
+  const images = count(usage.imageCount);
+  const searchPrice = searches > 0 ? fees?.web_search : undefined;
+  const imagePrice = images > 0 ? fees?.image : undefined;
+  if (searchPrice === undefined && imagePrice === undefined) return {};
+  const usd = searches * (searchPrice ?? 0) + images * (imagePrice ?? 0);
+  return {
+    ...(searchPrice === undefined ? {} : { webSearchCalls: searches, webSearchPrice: searchPrice }),
+    ...(imagePrice === undefined ? {} : { imageCount: images, imagePrice }),
+    feesQuota: usd * quotaPerUnit,
+  };
+}
+
+/** The shapes as a Settlement field: absent when nothing applied. */
+const appliedOrNone = (shapes: AppliedShapes): { shapes?: AppliedShapes } =>
+  Object.keys(shapes).length === 0 ? {} : { shapes };
+
 /**
- * Text, embeddings, rerank, moderation, TTS and STT requests (and chat with cache tokens from any provider):
+ * Text, embeddings, rerank, moderation, TTS and STT requests (and chat with cache tokens from any provider), with
+ * the model's price shapes (docs/adr/0042):
  *
  * ```
  * uncached = prompt − cached − cacheWrite,  cacheWrite5m = cacheWrite − cacheWrite1h
- * quota = round((uncached + cached × cacheRatio + cacheWrite5m × cacheCreationRatio
- *                + cacheWrite1h × cacheCreation1hRatio
- *                + completion × completionRatio) × modelRatio × groupRatio)
- * quota = 1 when it rounds to 0 but modelRatio × groupRatio ≠ 0      (minimum-1 rule)
- * per-call: round(modelPrice × QuotaPerUnit × groupRatio)
+ * tier     = the long-context tier with the highest `above` < prompt, if any
+ * inM, outM, cacheM = tier.input, tier.output, tier.cache ?? tier.input     (1 without a tier)
+ * st       = ServiceTierRatio[model][the answer's service tier] ?? 1
+ * tokens   = (uncached × inM + cached × cacheRatio × cacheM + cacheWrite5m × cacheCreationRatio × cacheM
+ *             + cacheWrite1h × cacheCreation1hRatio × cacheM + completion × completionRatio × outM) × modelRatio × st
+ * fees     = (webSearchCalls × fee.web_search + imageCount × fee.image) × QuotaPerUnit
+ * quota    = round((tokens + fees) × groupRatio)
+ * quota    = 1 when it rounds to 0 but modelRatio × groupRatio ≠ 0      (minimum-1 rule)
+ * per-call: round((modelPrice × QuotaPerUnit + fees) × groupRatio)      (no tier, no service tier)
  * prompt + completion = 0 → 0, and the request is flagged empty      (upstream sent nothing)
  * ```
  *
  * Cached and cache-write counts larger than the prompt (an upstream reporting them outside the prompt) are
- * clamped, so no input token is ever billed at a negative count.
+ * clamped, so no input token is ever billed at a negative count. Without shapes every product is the one it was
+ * before them (a multiplication by 1 and an addition of 0 are exact), so no existing bill moves by a unit.
  */
 export function settleTokens(pricing: Pricing, usage: TokenUsage, quotaPerUnit: number): Settlement {
   const prompt = count(usage.promptTokens);
   const completion = count(usage.completionTokens);
   if (prompt + completion === 0) return { quota: 0, isEmpty: true, isMinimumApplied: false };
+  const fees = feesOf(pricing.shapes?.fees, usage, quotaPerUnit);
+  const feesQuota = fees.feesQuota ?? 0;
   if (pricing.kind === 'per-call') {
     return {
-      quota: perCallQuota(pricing.modelPrice, pricing.groupRatio, quotaPerUnit),
+      quota: roundQuota((pricing.modelPrice * quotaPerUnit + feesQuota) * pricing.groupRatio),
       isEmpty: false,
       isMinimumApplied: false,
+      ...appliedOrNone(fees),
     };
   }
+  const tier = longContextTierOf(pricing.shapes?.longContextTiers, prompt);
+  const inM = tier?.input ?? 1;
+  const outM = tier?.output ?? 1;
+  const cacheM = tier?.cache ?? inM;
+  const serviceTierRatio = serviceTierRatioOf(pricing.shapes?.serviceTiers, usage.serviceTier);
   const cached = Math.min(count(usage.cachedTokens), prompt);
   const cacheWrite = Math.min(count(usage.cacheWriteTokens), prompt - cached);
   const cacheWrite1h = Math.min(count(usage.cacheWrite1hTokens), cacheWrite);
   const uncached = prompt - cached - cacheWrite;
   const weighted =
-    uncached +
-    cached * pricing.cacheRatio +
-    (cacheWrite - cacheWrite1h) * pricing.cacheCreationRatio +
-    cacheWrite1h * pricing.cacheCreation1hRatio +
-    completion * pricing.completionRatio;
-  return withMinimum(roundQuota(weighted * pricing.modelRatio * pricing.groupRatio), pricing);
+    uncached * inM +
+    cached * pricing.cacheRatio * cacheM +
+    (cacheWrite - cacheWrite1h) * pricing.cacheCreationRatio * cacheM +
+    cacheWrite1h * pricing.cacheCreation1hRatio * cacheM +
+    completion * pricing.completionRatio * outM;
+  const tokens = weighted * pricing.modelRatio * (serviceTierRatio ?? 1);
+  const settled = withMinimum(roundQuota((tokens + feesQuota) * pricing.groupRatio), pricing);
+  const shapes: AppliedShapes = {
+    ...(tier === undefined ? {} : { tier }),
+    ...(serviceTierRatio === undefined ? {} : { serviceTier: usage.serviceTier, serviceTierRatio }),
+    ...fees,
+  };
+  return { ...settled, ...appliedOrNone(shapes) };
+}
+
+/**
+ * The consume log's names for what the price shapes did (the console's log details show them): the tier's
+ * threshold and multipliers, the service tier and its multiplier, each fee's count and USD price, and the fees'
+ * quota before the group ratio. A shape that did not apply has no key.
+ */
+export function shapeLogFields(shapes: AppliedShapes | undefined): Record<string, number | string> {
+  if (shapes === undefined) return {};
+  const fields: Record<string, number | string> = {};
+  const { tier } = shapes;
+  if (tier) {
+    fields.long_context_above = tier.above;
+    fields.long_context_input_ratio = tier.input;
+    fields.long_context_output_ratio = tier.output;
+    fields.long_context_cache_ratio = tier.cache ?? tier.input;
+  }
+  if (shapes.serviceTier !== undefined && shapes.serviceTierRatio !== undefined) {
+    fields.service_tier = shapes.serviceTier;
+    fields.service_tier_ratio = shapes.serviceTierRatio;
+  }
+  if (shapes.webSearchCalls !== undefined && shapes.webSearchPrice !== undefined) {
+    fields.web_search_calls = shapes.webSearchCalls;
+    fields.web_search_price = shapes.webSearchPrice;
+  }
+  if (shapes.imageCount !== undefined && shapes.imagePrice !== undefined) {
+    fields.image_count = shapes.imageCount;
+    fields.image_price = shapes.imagePrice;
+  }
+  // Six decimals: a fee of 3 × $0.01 is 15000, not 15000.000000000002.
+  if (shapes.feesQuota !== undefined) fields.fees_quota = Number(shapes.feesQuota.toFixed(6));
+  return fields;
 }
 
 /**

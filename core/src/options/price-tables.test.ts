@@ -73,4 +73,20 @@ describe('price book', () => {
     change('SelfUseModeEnabled', true);
     expect(book.pricingOf(unpriced)).toMatchObject({ kind: 'per-token', isUnsetRatio: true });
   });
+
+  it('prices with the long-context tiers, service tiers and fees the options hold', () => {
+    const { options, change } = fakeOptions({ ModelRatio: { 'm-1': 2 } });
+    const book = createPriceBook(options);
+    expect(book.pricingOf(query)).not.toHaveProperty('shapes');
+    change('LongContextTiers', { 'm-*': [{ above: 1000, input: 2, output: 1.5 }] });
+    change('ServiceTierRatio', { 'm-1': { priority: 2 } });
+    change('RequestFees', { 'm-1': { web_search: 0.01 } });
+    expect(book.pricingOf(query)).toMatchObject({
+      shapes: {
+        longContextTiers: [{ above: 1000, input: 2, output: 1.5 }],
+        serviceTiers: { priority: 2 },
+        fees: { web_search: 0.01 },
+      },
+    });
+  });
 });

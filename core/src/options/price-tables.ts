@@ -4,7 +4,8 @@ import type { OptionStore } from './store.ts';
 
 /**
  * The price tables billing reads, from the current option values (an option store's `get`, or a reader in
- * tests): the un-grouped maps, the cache-write map and every group's own prices. One place, so a new price
+ * tests): the un-grouped maps, the cache-write map, every group's own prices and the price shapes (long-context
+ * tiers, service tiers, fees; docs/adr/0042). One place, so a new price
  * option reaches every caller of `resolvePricing` at once.
  */
 export function priceTablesOf(read: OptionReader): PriceTables {
@@ -24,6 +25,9 @@ export function priceTablesOf(read: OptionReader): PriceTables {
       cacheCreation1hRatio: read('GroupCreateCache1hRatio'),
       modelPrice: read('GroupModelPrice'),
     },
+    longContextTiers: read('LongContextTiers'),
+    serviceTierRatio: read('ServiceTierRatio'),
+    requestFees: read('RequestFees'),
   };
 }
 

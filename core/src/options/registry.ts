@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import {
+  DEFAULT_LONG_CONTEXT_TIERS,
+  DEFAULT_REQUEST_FEES,
+  DEFAULT_SERVICE_TIER_RATIO,
+} from '../billing/default-price-shapes.ts';
+import {
   DEFAULT_CACHE_RATIO,
   DEFAULT_COMPLETION_RATIO,
   DEFAULT_MODEL_PRICE,
@@ -287,11 +292,19 @@ export const optionRegistry = {
   /** Anthropic's 1-hour cache-write price / input price; a model not listed pays 2 × input for a 1-hour write. */
   CreateCache1hRatio: json(ratioMap, {}, MODEL_RATIO),
   /** Long-context tiers: past a number of prompt tokens the whole call costs more (docs/adr/0042). */
-  LongContextTiers: json(longContextTiersSchema, {}, LONG_CONTEXT_TIERS_SHAPE),
+  LongContextTiers: json(
+    longContextTiersSchema,
+    structuredClone(DEFAULT_LONG_CONTEXT_TIERS),
+    LONG_CONTEXT_TIERS_SHAPE,
+  ),
   /** Multiplier of the token bill by the service tier the answer reports (OpenAI priority / flex, …). */
-  ServiceTierRatio: json(serviceTierRatioSchema, {}, SERVICE_TIER_RATIO_SHAPE),
+  ServiceTierRatio: json(
+    serviceTierRatioSchema,
+    structuredClone(DEFAULT_SERVICE_TIER_RATIO),
+    SERVICE_TIER_RATIO_SHAPE,
+  ),
   /** USD per web search and per image, added to the token bill. */
-  RequestFees: json(requestFeesSchema, {}, REQUEST_FEES_SHAPE),
+  RequestFees: json(requestFeesSchema, structuredClone(DEFAULT_REQUEST_FEES), REQUEST_FEES_SHAPE),
   /**
    * Prices of a model for one group only; they win over the maps above for users and tokens of that group.
    * A group's own ModelRatio or ModelPrice is the price that group pays: GroupRatio does not multiply it.

@@ -6,6 +6,7 @@
  * ingress (ingress.ts). When both sides speak the same format the body goes up as the client sent it and the
  * answer comes back unread (docs/adr/0013); otherwise through the canonical shape (docs/adr/0018, 0024).
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { OptionKey, OptionValue } from '@turnpike/core/options/registry';
 import type { UpstreamFormat, WireFormat } from '@turnpike/core/providers/catalogue';
@@ -171,6 +172,11 @@ export interface Format {
   readonly retriesBadRequest: boolean;
   /** Usage of a 200 JSON answer in this format. */
   usageOf(answer: Readonly<Record<string, unknown>>): NormalisedUsage | undefined;
+  /**
+   * The service tier an answer's headers name, for a format whose body does not (the Gemini API's
+   * `x-gemini-service-tier`); billed when the usage names none (docs/adr/0042).
+   */
+  serviceTierOf?(headers: IncomingHttpHeaders): string | undefined;
   /** A 200 JSON answer of the `chat` endpoint, in the canonical shape. */
   answerToChat(answer: Readonly<Record<string, unknown>>, model: string): ChatAnswer;
   /** A stream decoder for the `chat` endpoint's stream (and for reading usage of a same-format stream). */

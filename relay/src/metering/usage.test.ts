@@ -155,4 +155,44 @@ describe('hasUsage and toOpenAiUsage', () => {
       prompt_tokens_details: { cached_tokens: 2 },
     });
   });
+
+  // https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool ("Usage"): the searches are in
+  // `usage.server_tool_use.web_search_requests`; https://docs.anthropic.com/en/api/messages: `usage.service_tier`.
+  it('reads the service tier and the web searches of an answer', () => {
+    expect(
+      normaliseAnthropicUsage({
+        input_tokens: 105,
+        output_tokens: 6039,
+        cache_read_input_tokens: 7123,
+        cache_creation_input_tokens: 7345,
+        server_tool_use: { web_search_requests: 1 },
+        service_tier: 'standard',
+      }),
+    ).toMatchObject({ promptTokens: 14_573, serviceTier: 'standard', webSearchCalls: 1 });
+    expect(normaliseAnthropicUsage({ input_tokens: 5, output_tokens: 2 })).not.toHaveProperty(
+      'webSearchCalls',
+    );
+  });
+
+  it("keeps message_start's service tier and takes message_delta's cumulative searches", () => {
+    const start = {
+      input_tokens: 2000,
+      output_tokens: 1,
+      service_tier: 'priority',
+      server_tool_use: { web_search_requests: 0 },
+    };
+    const delta = { input_tokens: 9000, output_tokens: 400, server_tool_use: { web_search_requests: 3 } };
+    expect(normaliseAnthropicUsage(mergeAnthropicUsage(start, delta))).toMatchObject({
+      promptTokens: 9000,
+      completionTokens: 400,
+      serviceTier: 'priority',
+      webSearchCalls: 3,
+    });
+  });
+
+  it('ignores a service tier that is not a tier name', () => {
+    expect(normaliseAnthropicUsage({ input_tokens: 1, service_tier: 'Priority Tier!' })).not.toHaveProperty(
+      'serviceTier',
+    );
+  });
 });

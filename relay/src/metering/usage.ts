@@ -8,6 +8,10 @@
 import type { TokenUsage } from '@turnpike/core/billing/settle';
 import { isRecord } from '@turnpike/core/json';
 
+/**
+ * What billing settles, tokens and the rest of what the answer reports (`serviceTier`, `webSearchCalls`,
+ * `imageCount`, from TokenUsage: absent where the answer says nothing of them; docs/adr/0042).
+ */
 export interface NormalisedUsage extends TokenUsage {
   readonly promptTokens: number;
   readonly completionTokens: number;
@@ -83,6 +87,9 @@ export function normaliseOpenAiUsage(usage: unknown): NormalisedUsage | undefine
  * performance"): `cache_creation.ephemeral_5m_input_tokens` and `ephemeral_1h_input_tokens` split
  * `cache_creation_input_tokens`. An answer without the split (older API versions, Bedrock, gateways in between)
  * wrote 5-minute caches only, the one duration there was.
+ *
+ * Beside the tokens (https://docs.anthropic.com/en/api/messages, `usage`): `service_tier` (`standard`, `priority`,
+ * `batch`) and `server_tool_use.web_search_requests`, the searches Anthropic bills per search (docs/adr/0042).
  */
 export function normaliseAnthropicUsage(usage: unknown): NormalisedUsage | undefined {
   if (!isRecord(usage)) return undefined;
@@ -91,6 +98,7 @@ export function normaliseAnthropicUsage(usage: unknown): NormalisedUsage | undef
   const write5m = tokens(field(byDuration, 'ephemeral_5m_input_tokens'));
   const write1h = tokens(field(byDuration, 'ephemeral_1h_input_tokens'));
   const write = Math.max(tokens(usage.cache_creation_input_tokens), write5m + write1h);
+  const searches = tokens(field(usage.server_tool_use, 'web_search_requests'));
   return {
     ...EMPTY_USAGE,
     promptTokens: tokens(usage.input_tokens) + read + write,
@@ -98,22 +106,34 @@ export function normaliseAnthropicUsage(usage: unknown): NormalisedUsage | undef
     cachedTokens: read,
     cacheWriteTokens: write,
     cacheWrite1hTokens: write1h,
+    ...serviceTierField(usage.service_tier),
+    ...(searches > 0 ? { webSearchCalls: searches } : {}),
   };
 }
 
-/** The positive counts of `later` over those of `earlier`, one level of nested objects (`cache_creation`) deep. */
+/** A service tier as an answer names it (a short lower-case word), or nothing for anything else. */
+export const serviceTierField = (value: unknown): { serviceTier?: string } =>
+  typeof value === 'string' && /^[a-z0-9_-]{1,32}$/.test(value) ? { serviceTier: value } : {};
+
+/**
+ * The positive counts and the non-empty words (`service_tier`) of `later` over those of `earlier`, one level of
+ * nested objects (`cache_creation`, `server_tool_use`) deep.
+ */
 function mergePositive(earlier: unknown, later: unknown, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = isRecord(earlier) ? { ...earlier } : {};
   if (isRecord(later)) {
     for (const [key, value] of Object.entries(later)) {
-      if (tokens(value) > 0) out[key] = value;
+      if (tokens(value) > 0 || (typeof value === 'string' && value !== '')) out[key] = value;
       else if (depth > 0 && isRecord(value)) out[key] = mergePositive(out[key], value, depth - 1);
     }
   }
   return out;
 }
 
-/** Later Anthropic stream events repeat or update fields; a positive later value wins. */
+/**
+ * Later Anthropic stream events repeat or update fields; a positive later value wins. `message_start` carries the
+ * service tier and the input side, `message_delta` the cumulative counts, the server tools' among them.
+ */
 export const mergeAnthropicUsage = (earlier: unknown, later: unknown): Record<string, unknown> =>
   mergePositive(earlier, later, 1);
 

@@ -98,7 +98,20 @@ export function unknownModel(model: string, group: string): RelayError {
   );
 }
 
-/** The most the request may cost, for the balance check and the reservation. */
+/** Whether the price of the request depends on its prompt's size (the model has long-context tiers). */
+const isTiered = (pricing: Pricing): boolean => (pricing.shapes?.longContextTiers?.length ?? 0) > 0;
+
+/** The service tier the request asks for (`service_tier`, OpenAI's and Gemini's request field), if any. */
+function requestedServiceTier(prepared: PreparedRequest): string | undefined {
+  const body = prepared.payload.kind === 'json' ? prepared.payload.body : undefined;
+  const tier = body?.service_tier ?? body?.serviceTier;
+  return typeof tier === 'string' ? tier.toLowerCase() : undefined;
+}
+
+/**
+ * The most the request may cost, for the balance check and the reservation: at the long-context tier its prompt
+ * reaches and the service tier it asks for (docs/adr/0042), so a long call cannot overdraw a short estimate.
+ */
 function estimateOf(ctx: RelayContext, pricing: Pricing, prepared: PreparedRequest): number {
   const { options } = ctx.deps;
   const quotaPerUnit = options.get('QuotaPerUnit');
@@ -111,11 +124,13 @@ function estimateOf(ctx: RelayContext, pricing: Pricing, prepared: PreparedReque
     return Math.trunc(prepared.reserveTokens * pricing.modelRatio * pricing.groupRatio);
   return estimateQuota({
     pricing,
-    // Read (and so counted) only when the estimate uses it: a request that names its output limit.
-    promptTokens: prepared.maxTokens ? prepared.promptTokens : 0,
+    // Read (and so counted) only when the estimate uses it: a request that names its output limit, or one whose
+    // model is priced by the prompt's size.
+    promptTokens: prepared.maxTokens || isTiered(pricing) ? prepared.promptTokens : 0,
     maxTokens: prepared.maxTokens,
     preConsumedTokens: options.get('PreConsumedQuota'),
     quotaPerUnit,
+    serviceTier: requestedServiceTier(prepared),
   });
 }
 
@@ -143,7 +158,10 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   markStep(steps, 'price');
   // A long prompt whose count the hold reads (the request names its output limit, as coding agents' do) is counted
   // a slice at a time first, so counting it does not hold up every other call and stream of the process.
-  if (prepared.maxTokens && prepared.promptTexts.some((text) => text.length >= LONG_TEXT))
+  if (
+    (prepared.maxTokens || isTiered(pricing)) &&
+    prepared.promptTexts.some((text) => text.length >= LONG_TEXT)
+  )
     await countLongTexts(prepared.promptTexts, model);
   const limited = await admitRequestLimits(ctx, request, reply, caller, prepared);
   if (!limited.ok) return sendError(request, reply, limited.error);

@@ -204,6 +204,7 @@ export async function sendAttempt(
     }
 
     attempts.affinity?.served(channel.id, channel.keyFingerprint);
+    const servedTier = provider.format.serviceTierOf?.(response.headers);
     const mayRetryEmpty = attempts.retryEmptyEnabled && shouldRetry('empty-response', retryContext);
     const result = await answerAttempt(ctx, exchange, attempts, {
       response:
@@ -217,6 +218,7 @@ export async function sendAttempt(
         startedAt: exchange.startedAt,
         upstreamSentAt,
         upstreamMsBefore: attempts.upstreamMsBefore,
+        ...(servedTier === undefined ? {} : { serviceTier: servedTier }),
         ...(hosted.dropped.length > 0 ? { other: { dropped_tools: hosted.dropped } } : {}),
       },
       redactor,

@@ -12,7 +12,7 @@ import {
   lookupAudioRatio,
   type Pricing,
 } from '@turnpike/core/billing/ratios';
-import { type Settlement, settleAudio, settleTokens } from '@turnpike/core/billing/settle';
+import { type Settlement, settleAudio, settleTokens, shapeLogFields } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
 import { reasoningEffortOf } from '../formats/openai/reasoning.ts';
 import type { LimitTicket } from '../limits/limiter.ts';
@@ -58,6 +58,8 @@ export interface SettleOutcome {
   readonly note?: string;
   /** Extra fields of the log's `other` JSON. */
   readonly other?: Json;
+  /** The service tier the answer's headers name (Gemini's), billed when the usage names none (docs/adr/0042). */
+  readonly serviceTier?: string;
 }
 
 /** Why a hold did not simply become its bill, for `turnpike_billing_adjustments_total`. */
@@ -101,6 +103,10 @@ function billUsage(
   };
 }
 
+/** The usage with the service tier the answer's headers named, when its body named none. */
+const servedUsage = (usage: NormalisedUsage, headerTier: string | undefined): NormalisedUsage =>
+  headerTier === undefined || usage.serviceTier !== undefined ? usage : { ...usage, serviceTier: headerTier };
+
 /** The OpenTelemetry `gen_ai.provider.name` of the channel that answered. */
 function providerOf(ctx: RelayContext, channelId: number): string {
   const channel = ctx.channels.get(channelId);
@@ -125,14 +131,14 @@ export async function settle(
   for (const ticket of billing.limits ?? []) ticket.settle(used);
   const { options } = ctx.deps;
   const quotaPerUnit = options.get('QuotaPerUnit');
-  const settlement: { readonly quota: number; readonly isEmpty: boolean; readonly audio?: AudioRatios } =
+  const settlement: Pick<Settlement, 'quota' | 'isEmpty' | 'shapes'> & { readonly audio?: AudioRatios } =
     outcome === undefined
       ? { quota: 0, isEmpty: true }
       : billing.fixedQuota !== undefined
         ? { quota: billing.fixedQuota, isEmpty: false }
         : outcome.usage === undefined
           ? { quota: 0, isEmpty: true }
-          : billUsage(billing.pricing, outcome.usage, quotaPerUnit);
+          : billUsage(billing.pricing, servedUsage(outcome.usage, outcome.serviceTier), quotaPerUnit);
   const { payer } = billing;
   if (outcome) {
     markAttempt(billing.steps, outcome.channelId, outcome.upstreamSentAt, false);
@@ -154,6 +160,8 @@ export async function settle(
     frt: outcome.frtMs ?? -1000,
     admin_info: { use_channel: outcome.usedChannels.map(String) },
     ...outcome.other,
+    // The long-context tier, service tier and fees the bill applied (docs/adr/0042), for the console's details.
+    ...shapeLogFields(settlement.shapes),
   };
   if (usage.cacheWriteTokens > 0 && pricing.kind === 'per-token') {
     other.cache_creation_tokens = usage.cacheWriteTokens;

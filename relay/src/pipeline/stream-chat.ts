@@ -3,7 +3,8 @@
  * a plain chunk passed on unread once the head is out, usage taken from the upstream's last chunk.
  */
 import { streamErrorOf } from '../formats/openai/stream.ts';
-import { hasUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
+import { openAiAnswerUsage } from '../formats/openai/usage.ts';
+import { hasUsage } from '../metering/usage.ts';
 import { formatSseEvent, formatSseJson, isDoneEvent, type SseEvent } from '../sse.ts';
 import { isRecord, type Json } from './respond.ts';
 import type { StreamReader, StreamState } from './stream-state.ts';
@@ -278,7 +279,7 @@ class ChatReader implements StreamReader {
       state.upstreamError = streamErrorOf(chunk.error);
       return false;
     }
-    const usage = normaliseOpenAiUsage(chunk.usage);
+    const usage = openAiAnswerUsage(chunk);
     if (hasUsage(usage)) {
       state.upstreamUsage = usage;
       // The upstream's count is the bill: what was kept unread need not be counted.

@@ -4,7 +4,8 @@
  * checked.
  */
 import { streamErrorOf } from '../formats/openai/stream.ts';
-import { hasUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
+import { openAiAnswerUsage } from '../formats/openai/usage.ts';
+import { hasUsage } from '../metering/usage.ts';
 import { formatSseEvent, formatSseNamedJson, isDoneEvent, type SseEvent } from '../sse.ts';
 import { isRecord, type Json } from './respond.ts';
 import { SENSITIVE_REPLACEMENT } from './sensitive-words.ts';
@@ -79,7 +80,7 @@ class ResponsesReader implements StreamReader {
       if (type.endsWith('.delta') && typeof payload.delta === 'string') state.output(payload.delta);
       const inner = isRecord(payload.response) ? payload.response : undefined;
       if (inner) state.last = inner;
-      const usage = normaliseOpenAiUsage(inner?.usage);
+      const usage = inner && openAiAnswerUsage(inner);
       if (hasUsage(usage)) state.upstreamUsage = usage;
       const filtered = this.filterText(event, type, payload);
       if (filtered === undefined) return false;

@@ -74,6 +74,12 @@ export interface FakeBehaviour {
    * with a call of it (a `function_call` item, streamed as argument deltas): an agent's tool round trip.
    */
   readonly responsesToolCall: { readonly name: string; readonly args: Record<string, unknown> } | undefined;
+  /** The `service_tier` chat and Responses answers report (https://platform.openai.com/docs/api-reference). */
+  readonly serviceTier: string;
+  /** Chat and Responses usage of these counts instead of the counted ones (a priced test's fixed figures). */
+  readonly fixedUsage: { readonly promptTokens: number; readonly completionTokens: number } | undefined;
+  /** Responses answers run this many web searches: `web_search_call` output items before the message. */
+  readonly webSearchCalls: number;
 }
 
 export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
@@ -99,6 +105,9 @@ export const DEFAULT_FAKE_BEHAVIOUR: FakeBehaviour = {
   reasoning: '',
   looseShape: false,
   responsesToolCall: undefined,
+  serviceTier: 'default',
+  fixedUsage: undefined,
+  webSearchCalls: 0,
 };
 
 /** The `function_call` item answering a Responses request (FakeBehaviour.responsesToolCall), or undefined. */
@@ -289,8 +298,9 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
   };
 
   const usageOf = (textPrompt: number, textCompletion: number) => {
-    const prompt = textPrompt + behaviour.audioInputTokens;
-    const completion = textCompletion + behaviour.audioOutputTokens;
+    const fixed = behaviour.fixedUsage;
+    const prompt = (fixed?.promptTokens ?? textPrompt) + behaviour.audioInputTokens;
+    const completion = (fixed?.completionTokens ?? textCompletion) + behaviour.audioOutputTokens;
     return {
       prompt_tokens: prompt,
       completion_tokens: completion,
@@ -351,7 +361,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
             },
           ],
           ...(behaviour.omitUsage ? {} : { usage: usageOf(promptTokens, completion) }),
-          service_tier: 'default',
+          service_tier: behaviour.serviceTier,
           system_fingerprint: fingerprint,
         }),
       );
@@ -394,7 +404,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
           object: 'chat.completion.chunk',
           created,
           model,
-          service_tier: 'default',
+          service_tier: behaviour.serviceTier,
           system_fingerprint: fingerprint,
           choices,
           ...(includeUsage ? { usage: usage ?? null } : {}),
@@ -549,9 +559,10 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
         const content = (item as { content?: unknown }).content;
         if (typeof content === 'string') texts.push(content);
       }
-    const inputTokens = countInputTokens(model, texts) + 7;
+    const fixed = behaviour.fixedUsage;
+    const inputTokens = fixed?.promptTokens ?? countInputTokens(model, texts) + 7;
     const reply = behaviour.emptyReply ? '' : behaviour.reply;
-    const outputTokens = completionTokens(model, reply);
+    const outputTokens = fixed?.completionTokens ?? completionTokens(model, reply);
     const id = `resp_fake${++sequence}`;
     const itemId = `msg_fake${sequence}`;
     const created = Math.floor(Date.now() / 1000);
@@ -580,11 +591,19 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       parallel_tool_calls: true,
       tool_choice: 'auto',
       tools: [],
+      service_tier: behaviour.serviceTier,
       usage: withUsage && !behaviour.omitUsage ? usage : null,
     });
+    // The searches run before the answer (https://platform.openai.com/docs/guides/tools-web-search).
+    const searches = Array.from({ length: behaviour.webSearchCalls }, (_, at) => ({
+      type: 'web_search_call',
+      id: `ws_fake${sequence}_${at}`,
+      status: 'completed',
+      action: { type: 'search', query: `query ${at + 1}` },
+    }));
     const call = responsesCallOf(body, behaviour.responsesToolCall, sequence);
     if (body.stream !== true) {
-      sendJson(res, 200, response('completed', [call ?? message(reply, 'completed')], true));
+      sendJson(res, 200, response('completed', [...searches, call ?? message(reply, 'completed')], true));
       return;
     }
     startStream(res);
@@ -613,10 +632,15 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       res.end();
       return;
     }
-    event('response.output_item.added', { output_index: 0, item: message('', 'in_progress') });
+    for (const [at, search] of searches.entries()) {
+      event('response.output_item.added', { output_index: at, item: { ...search, status: 'in_progress' } });
+      event('response.web_search_call.completed', { output_index: at, item_id: search.id });
+      event('response.output_item.done', { output_index: at, item: search });
+    }
+    event('response.output_item.added', { output_index: searches.length, item: message('', 'in_progress') });
     event('response.content_part.added', {
       item_id: itemId,
-      output_index: 0,
+      output_index: searches.length,
       content_index: 0,
       part: { type: 'output_text', text: '', annotations: [] },
     });
@@ -626,7 +650,7 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
       if (res.destroyed) return;
       event('response.output_text.delta', {
         item_id: itemId,
-        output_index: 0,
+        output_index: searches.length,
         content_index: 0,
         delta: word,
         logprobs: [],
@@ -634,19 +658,21 @@ export async function startFakeOpenAi(initial: Partial<FakeBehaviour> = {}, port
     }
     event('response.output_text.done', {
       item_id: itemId,
-      output_index: 0,
+      output_index: searches.length,
       content_index: 0,
       text: reply,
       logprobs: [],
     });
     event('response.content_part.done', {
       item_id: itemId,
-      output_index: 0,
+      output_index: searches.length,
       content_index: 0,
       part: { type: 'output_text', text: reply, annotations: [] },
     });
-    event('response.output_item.done', { output_index: 0, item: message(reply, 'completed') });
-    event('response.completed', { response: response('completed', [message(reply, 'completed')], true) });
+    event('response.output_item.done', { output_index: searches.length, item: message(reply, 'completed') });
+    event('response.completed', {
+      response: response('completed', [...searches, message(reply, 'completed')], true),
+    });
     res.end();
   };
 

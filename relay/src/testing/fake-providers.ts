@@ -27,9 +27,19 @@ export interface FakeProviderBehaviour {
   readonly cacheWriteTokens: number;
   /**
    * An Anthropic `usage` object to report as it is instead of the counted one (a documented or recorded answer's,
-   * e.g. with `cache_creation` by duration); a stream's `message_delta` then reports its `output_tokens`.
+   * e.g. with `cache_creation` by duration); a stream's `message_delta` then reports its `output_tokens` and, as
+   * Anthropic's cumulative counts do, its `server_tool_use` (which `message_start` reports as none yet).
    */
   readonly anthropicUsage: Readonly<Record<string, unknown>> | undefined;
+  /** A Gemini `usageMetadata` to report as it is instead of the counted one. */
+  readonly geminiUsage: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * A Gemini answer grounded with Google Search: this `groundingMetadata` on the last candidate
+   * (https://ai.google.dev/gemini-api/docs/google-search), of a stream's last chunk.
+   */
+  readonly geminiGrounding: Readonly<Record<string, unknown>> | undefined;
+  /** The Gemini API's `x-gemini-service-tier` response header (https://ai.google.dev/gemini-api/docs/priority-inference). */
+  readonly geminiServiceTier: string | undefined;
   /** Answer with this HTTP status and the provider's error body. */
   readonly errorStatus: number | undefined;
   readonly errorMessage: string;
@@ -53,6 +63,9 @@ export const DEFAULT_PROVIDER_BEHAVIOUR: FakeProviderBehaviour = {
   cacheReadTokens: 0,
   cacheWriteTokens: 0,
   anthropicUsage: undefined,
+  geminiUsage: undefined,
+  geminiGrounding: undefined,
+  geminiServiceTier: undefined,
   errorStatus: undefined,
   errorMessage: 'Overloaded',
   errorEventAfter: undefined,
@@ -276,6 +289,7 @@ export async function startFakeProviders(
     sse(res);
     const send = (type: string, data: Record<string, unknown>) =>
       res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    const serverTools = isRecord(usage.server_tool_use) ? usage.server_tool_use : undefined;
     send('message_start', {
       message: {
         id: 'msg_fake_1',
@@ -285,7 +299,15 @@ export async function startFakeProviders(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        ...(b.omitUsage ? {} : { usage: { ...usage, output_tokens: 1 } }),
+        ...(b.omitUsage
+          ? {}
+          : {
+              usage: {
+                ...usage,
+                output_tokens: 1,
+                ...(serverTools ? { server_tool_use: { web_search_requests: 0 } } : {}),
+              },
+            }),
       },
     });
     let index = 0;
@@ -330,7 +352,14 @@ export async function startFakeProviders(
     }
     send('message_delta', {
       delta: { stop_reason: tool ? 'tool_use' : 'end_turn', stop_sequence: null },
-      ...(b.omitUsage ? {} : { usage: { output_tokens: usage.output_tokens } }),
+      ...(b.omitUsage
+        ? {}
+        : {
+            usage: {
+              output_tokens: usage.output_tokens,
+              ...(serverTools ? { server_tool_use: serverTools } : {}),
+            },
+          }),
     });
     send('message_stop', {});
     res.end();
@@ -384,7 +413,7 @@ export async function startFakeProviders(
     const thinks = isRecord(config.thinkingConfig) && config.thinkingConfig.includeThoughts === true;
     const candidates = wordsOf(b.reply).length + (tool ? 6 : 0);
     const thoughts = thinks ? wordsOf(b.thinking).length : 0;
-    const usage = {
+    const usage = b.geminiUsage ?? {
       promptTokenCount: input,
       candidatesTokenCount: candidates,
       totalTokenCount: input + candidates + thoughts,
@@ -394,12 +423,18 @@ export async function startFakeProviders(
     const callPart = tool ? [{ functionCall: { name: tool.name, args: tool.args } }] : [];
     const frame = (parts: unknown[], finish?: string, withUsage = false) => ({
       candidates: [
-        { content: { role: 'model', parts }, index: 0, ...(finish ? { finishReason: finish } : {}) },
+        {
+          content: { role: 'model', parts },
+          index: 0,
+          ...(finish ? { finishReason: finish } : {}),
+          ...(finish && b.geminiGrounding ? { groundingMetadata: b.geminiGrounding } : {}),
+        },
       ],
       ...(withUsage && !b.omitUsage ? { usageMetadata: usage } : {}),
       modelVersion: model,
       responseId: 'fake-response',
     });
+    if (b.geminiServiceTier !== undefined) res.setHeader('x-gemini-service-tier', b.geminiServiceTier);
     if (action === 'generateContent') {
       const parts: unknown[] = [];
       if (thinks) parts.push({ text: b.thinking, thought: true });

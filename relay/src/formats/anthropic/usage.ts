@@ -31,5 +31,8 @@ export function toAnthropicUsage(usage: NormalisedUsage): Record<string, unknown
     },
     cache_read_input_tokens: usage.cachedTokens,
     output_tokens: usage.completionTokens,
+    // What else the upstream reported and billed: the searches it ran and the tier it served at.
+    ...(usage.webSearchCalls ? { server_tool_use: { web_search_requests: usage.webSearchCalls } } : {}),
+    ...(usage.serviceTier === undefined ? {} : { service_tier: usage.serviceTier }),
   };
 }

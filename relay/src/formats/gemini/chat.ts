@@ -342,7 +342,7 @@ export function geminiToChat(answer: Readonly<Json>, model: string): ChatAnswer 
     const reason = isRecord(candidate) ? asString(candidate.finishReason) : undefined;
     return { index, message, finish_reason: finishOf(reason, calls.length > 0) };
   });
-  const usage = geminiUsageOf(answer);
+  const usage = geminiUsageOf(answer, model);
   return {
     answer: {
       id: asString(answer.responseId) ?? 'gemini',

@@ -10,7 +10,7 @@ import type { BuildRequestInput, ChannelView, Format, FormatRequest } from '../f
 import { chatToGemini, embeddingsToGemini, geminiToChat, geminiToEmbeddings } from './chat.ts';
 import { readGeminiError } from './errors.ts';
 import { createGeminiDecoder } from './stream.ts';
-import { geminiUsageOf } from './usage.ts';
+import { geminiServiceTierOf, geminiUsageOf } from './usage.ts';
 
 /** The action of a native request: the client's (kept by the ingress) or the stream flag's. */
 function actionOf(input: BuildRequestInput): string {
@@ -61,7 +61,8 @@ export const geminiFormat: Format = {
     };
   },
   readError: readGeminiError,
-  usageOf: geminiUsageOf,
+  usageOf: (answer) => geminiUsageOf(answer),
+  serviceTierOf: geminiServiceTierOf,
   answerToChat: (answer, model) => geminiToChat(answer, model),
   streamToChat: createGeminiDecoder,
   answerToEmbeddings: geminiToEmbeddings,

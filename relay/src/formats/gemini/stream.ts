@@ -10,7 +10,7 @@ import { asString, chatChunk, isRecord, type Json, nowSeconds } from '../canonic
 import type { DecodedEvent, StreamDecoder } from '../format.ts';
 import { finishOf, readParts } from './chat.ts';
 import { readGeminiError } from './errors.ts';
-import { normaliseGeminiUsage } from './usage.ts';
+import { GeminiCharges, normaliseGeminiUsage } from './usage.ts';
 
 const NONE: DecodedEvent = { chunks: [] };
 
@@ -21,8 +21,10 @@ export function createGeminiDecoder(model: string): StreamDecoder {
   const created = nowSeconds();
   let started = false;
   let calls = 0;
+  // The searches and images of the chunks so far, added to the usage (usage.ts).
+  const charges = new GeminiCharges();
   return {
-    usage: () => usage,
+    usage: () => usage && charges.applyTo(usage, answerModel),
     push(event: SseEvent): DecodedEvent {
       const payload = eventRecord(event);
       if (!payload) return NONE;
@@ -31,6 +33,7 @@ export function createGeminiDecoder(model: string): StreamDecoder {
       answerModel = asString(payload.modelVersion) ?? answerModel;
       const reported = normaliseGeminiUsage(payload.usageMetadata);
       if (reported) usage = reported;
+      charges.add(payload);
       const chunks: Json[] = [];
       const chunk = (delta: Json, finish: string | null = null) =>
         chatChunk(id, answerModel, created, delta, finish);

@@ -22,6 +22,7 @@ import { chatAnswerRewriteOf } from './answer-rewrite.ts';
 import { withSummariesForOpenAi } from './compaction.ts';
 import { applyReasoningConventions } from './reasoning.ts';
 import { createOpenAiChatDecoder } from './stream.ts';
+import { openAiAnswerUsage } from './usage.ts';
 
 type OpenAiEndpoint = Exclude<
   Endpoint,
@@ -92,9 +93,9 @@ export const openAiFormat: Format = {
     return { ...answer, body: { kind: 'json', json: body } };
   },
   readError: parseUpstreamError,
-  usageOf: (answer) => normaliseOpenAiUsage(answer.usage),
+  usageOf: openAiAnswerUsage,
   // The canonical shape is OpenAI's own.
-  answerToChat: (answer) => ({ answer: { ...answer }, usage: normaliseOpenAiUsage(answer.usage) }),
+  answerToChat: (answer) => ({ answer: { ...answer }, usage: openAiAnswerUsage(answer) }),
   streamToChat: createOpenAiChatDecoder,
   // OpenAI's embeddings list is the canonical embeddings answer (a Gemini client's embedContent converts from it).
   answerToEmbeddings: (answer) => ({ answer: { ...answer }, usage: normaliseOpenAiUsage(answer.usage) }),

@@ -5,10 +5,11 @@
  * chunk is an error after the 200.
  */
 import type { RelayError } from '../../errors.ts';
-import { hasUsage, type NormalisedUsage, normaliseOpenAiUsage } from '../../metering/usage.ts';
+import { hasUsage, type NormalisedUsage } from '../../metering/usage.ts';
 import { DONE, type SseEvent } from '../../sse.ts';
 import { isRecord } from '../canonical.ts';
 import type { DecodedEvent, StreamDecoder } from '../format.ts';
+import { openAiAnswerUsage } from './usage.ts';
 
 const NONE: DecodedEvent = { chunks: [] };
 
@@ -40,7 +41,7 @@ export function createOpenAiChatDecoder(): StreamDecoder {
       if (!isRecord(chunk)) return NONE;
       if (chunk.error !== undefined && chunk.choices === undefined)
         return { chunks: [], error: streamErrorOf(chunk.error) };
-      const reported = normaliseOpenAiUsage(chunk.usage);
+      const reported = openAiAnswerUsage(chunk);
       if (hasUsage(reported)) usage = reported;
       return { chunks: Array.isArray(chunk.choices) && chunk.choices.length > 0 ? [chunk] : [] };
     },

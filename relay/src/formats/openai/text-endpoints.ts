@@ -10,12 +10,13 @@ import {
   countTextTokens,
   encodingForModel,
 } from '../../metering/tokens.ts';
-import { EMPTY_USAGE, type NormalisedUsage, normaliseOpenAiUsage } from '../../metering/usage.ts';
+import { EMPTY_USAGE, type NormalisedUsage } from '../../metering/usage.ts';
 import type { EndpointSpec, PreparedRequest } from '../../pipeline/endpoints/spec.ts';
 import type { RelayRequest } from '../../pipeline/exchange.ts';
 import { invalidRequest, isRecord, type Json } from '../../pipeline/respond.ts';
 import { openAiCompactIngress } from './compact-ingress.ts';
 import { openAiResponsesIngress } from './responses-ingress.ts';
+import { openAiAnswerUsage } from './usage.ts';
 
 const MAX_TOKENS_LIMIT = 2 ** 30;
 
@@ -147,7 +148,8 @@ export function countedChat(answer: Json): string {
   return parts.join('');
 }
 
-const openAiUsage = (answer: Json): NormalisedUsage | undefined => normaliseOpenAiUsage(answer.usage);
+/** An answer's usage, with the service tier, web searches and images it reports (usage.ts). */
+const openAiUsage = (answer: Json): NormalisedUsage | undefined => openAiAnswerUsage(answer);
 
 export const chatSpec: EndpointSpec = {
   endpoint: 'chat',

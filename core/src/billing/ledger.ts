@@ -26,7 +26,7 @@
  * `redis-ledger.ts`).
  */
 import { and, eq, inArray, isNull } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
+import type { Db, Executor } from '../db/client.ts';
 import { quotaWindowUsage } from '../db/schema/quota-window-usage.ts';
 import { tokens } from '../db/schema/tokens.ts';
 import { users } from '../db/schema/users.ts';
@@ -267,30 +267,47 @@ export function createBaseLoader(db: Db): BaseLoader {
     }
     if (slots.length > 0) {
       for (const account of slots) found.set(account, { balance: 0, version: 0 });
-      const parsed = slots.map(parseWindowAccount);
-      // Keys × slots asked is a superset of the pairs (one key and its buckets, mostly): kept only where asked.
-      const rows = await db
-        .select({
-          key: quotaWindowUsage.windowKey,
-          slot: quotaWindowUsage.slotStart,
-          amount: quotaWindowUsage.amount,
-          version: quotaWindowUsage.version,
-        })
-        .from(quotaWindowUsage)
-        .where(
-          and(
-            inArray(quotaWindowUsage.windowKey, [...new Set(parsed.map((p) => p.key))]),
-            inArray(quotaWindowUsage.slotStart, [...new Set(parsed.map((p) => p.slot))]),
-          ),
-        );
-      for (const row of rows) {
-        const account = windowAccount(row.key, row.slot);
-        if (found.has(account)) found.set(account, { balance: -row.amount, version: row.version });
-      }
+      for (const row of await readWindowSlots(db, slots))
+        found.set(row.account, { balance: -row.amount, version: row.version });
     }
     return found;
   };
 }
+
+/** What `quota_window_usage` holds for these window slots (a slot without a row is absent), with its version. */
+export async function readWindowSlots(
+  db: Executor,
+  accounts: readonly WindowAccount[],
+): Promise<{ readonly account: WindowAccount; readonly amount: number; readonly version: number }[]> {
+  const asked = new Set(accounts);
+  const parsed = accounts.map(parseWindowAccount);
+  // Keys × slots asked is a superset of the pairs (one key and its buckets, mostly): kept only where asked.
+  const rows = await db
+    .select({
+      key: quotaWindowUsage.windowKey,
+      slot: quotaWindowUsage.slotStart,
+      amount: quotaWindowUsage.amount,
+      version: quotaWindowUsage.version,
+    })
+    .from(quotaWindowUsage)
+    .where(
+      and(
+        inArray(quotaWindowUsage.windowKey, [...new Set(parsed.map((p) => p.key))]),
+        inArray(quotaWindowUsage.slotStart, [...new Set(parsed.map((p) => p.slot))]),
+      ),
+    );
+  return rows
+    .map((row) => ({ account: windowAccount(row.key, row.slot), amount: row.amount, version: row.version }))
+    .filter((row) => asked.has(row.account));
+}
+
+/** A hold just taken. */
+export const newHold = (
+  accounts: readonly Account[],
+  amount: number,
+  windows: readonly WindowClaim[],
+  degraded: boolean,
+): Hold => ({ accounts, amount, ...(windows.length > 0 ? { windows } : {}), degraded, settled: false });
 
 /** The charge of a settled hold: the bill up to the hold, beyond it as far as `available` goes. */
 export function chargeOf(hold: number, bill: number, availableAfterRelease: number): SettleResult {
@@ -431,16 +448,7 @@ export function createMemoryLedger(options: { loadBases: BaseLoader }): Ledger {
       if (window) return { ok: false, account: heldOn(window.claim), available: window.available, window };
       for (const account of accounts) addOut(account, amount);
       for (const claim of windows) addOut(heldOn(claim), windowAmount(claim, amount));
-      return {
-        ok: true,
-        hold: {
-          accounts,
-          amount,
-          ...(windows.length > 0 ? { windows } : {}),
-          degraded: false,
-          settled: false,
-        },
-      };
+      return { ok: true, hold: newHold(accounts, amount, windows, false) };
     },
     async settle(hold, bill, counted = bill > 0) {
       if (hold.settled) return { charged: 0, shortfall: 0 };

@@ -37,6 +37,7 @@ import {
   heldOn,
   type JournalEntry,
   type Ledger,
+  newHold,
   type OrphanWriter,
   type SettleResult,
   type WindowAccount,
@@ -723,10 +724,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       bump(degradedUsed, heldOn(claim), windowAmount(claim, amount));
       bump(localOut, heldOn(claim), windowAmount(claim, amount));
     }
-    return {
-      ok: true,
-      hold: { accounts, amount, ...(windows.length > 0 ? { windows } : {}), degraded: true, settled: false },
-    };
+    return { ok: true, hold: newHold(accounts, amount, windows, true) };
   }
 
   /** Reads again what the recently held accounts and windows can spend; forgets the views of those idle for long. */
@@ -833,16 +831,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
           bump(localOut, heldOn(claim), windowAmount(claim, amount));
           lastAvailable.set(heldOn(claim), Number(answer[1 + accounts.length + j]));
         });
-        return {
-          ok: true,
-          hold: {
-            accounts,
-            amount,
-            ...(windows.length > 0 ? { windows } : {}),
-            degraded: false,
-            settled: false,
-          },
-        };
+        return { ok: true, hold: newHold(accounts, amount, windows, false) };
       }
       if (code === 0) return refusalOf(answer as number[], accounts, windows);
       if (code === -2) {

@@ -6,12 +6,12 @@
  */
 import { heldOn, type WindowClaim, type WindowRefusal } from '@turnpike/core/billing/ledger';
 import {
-  bucketSeconds,
   type CalendarPeriod,
   calendarPeriod,
   type QuotaWindow,
   ROLLING_BUCKETS,
   type Span,
+  slotOf,
   type WindowOwner,
   windowKey,
   windowName,
@@ -83,10 +83,19 @@ export function windowChecks(windows: readonly CallerWindow[], now: number, time
   return windows.map(({ owner, window }) => {
     const key = windowKey(owner, window);
     if (window.period === 'rolling') {
-      const step = bucketSeconds(window.hours as number);
-      const slot = Math.floor(now / step) * step;
+      const bucket = slotOf(window, now, timeZone);
       const limits = { limit: window.limit, unit: window.unit };
-      return { key, slot, step, slots: ROLLING_BUCKETS, ...limits, owner, window, end: slot + step };
+      const step = bucket.end - bucket.start;
+      return {
+        key,
+        slot: bucket.start,
+        step,
+        slots: ROLLING_BUCKETS,
+        ...limits,
+        owner,
+        window,
+        end: bucket.end,
+      };
     }
     const span = periodAt(window.period, now, timeZone);
     return {

@@ -17,6 +17,7 @@
  */
 import {
   parseWindowAccount,
+  readWindowSlots,
   tokenAccount,
   userAccount,
   type WindowAccount,
@@ -36,7 +37,7 @@ import {
 import { LogType } from '@turnpike/core/domain/logs';
 import type { BalanceChange } from '@turnpike/core/notify/notifier';
 import { hourOf, type QuotaDataIncrement } from '@turnpike/core/repos/quota-data.repo';
-import { and, getTableColumns, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { getTableColumns, inArray, lt, type SQL, sql } from 'drizzle-orm';
 
 export interface UsageWrite {
   readonly userId: number;
@@ -223,27 +224,14 @@ async function rereadDebits(tx: Executor, skipped: readonly SettlementRecord[]):
         reread: true,
       });
   }
-  if (windows.size > 0) {
-    const slots = [...windows.keys()].map(parseWindowAccount);
-    const rows = await tx
-      .select({
-        key: quotaWindowUsage.windowKey,
-        slot: quotaWindowUsage.slotStart,
-        version: quotaWindowUsage.version,
-      })
-      .from(quotaWindowUsage)
-      .where(
-        and(
-          inArray(quotaWindowUsage.windowKey, [...new Set(slots.map((s) => s.key))]),
-          inArray(quotaWindowUsage.slotStart, [...new Set(slots.map((s) => s.slot))]),
-        ),
-      );
-    for (const row of rows) {
-      const account = windowAccount(row.key, row.slot);
-      const amount = windows.get(account);
-      if (amount !== undefined) debits.push({ account, amount, version: row.version, reread: true });
-    }
-  }
+  if (windows.size > 0)
+    for (const row of await readWindowSlots(tx, [...windows.keys()]))
+      debits.push({
+        account: row.account,
+        amount: windows.get(row.account) ?? 0,
+        version: row.version,
+        reread: true,
+      });
   return debits;
 }
 

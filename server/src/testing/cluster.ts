@@ -270,12 +270,20 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     ...options.env,
   };
   const api = startServerProcess('api', await freePort(), { ...env, ROLE: 'api' });
-  // The api migrates the database first; relays started together would only wait on its lock.
-  await waitUntilReady(api.url, 60_000, () => api.child() === undefined);
   const relays: ReturnType<typeof startServerProcess>[] = [];
-  for (let i = 0; i < (options.relays ?? 3); i += 1)
-    relays.push(startServerProcess(`relay-${i + 1}`, await freePort(), { ...env, ROLE: 'relay' }));
-  await Promise.all(relays.map((r) => waitUntilReady(r.url, 60_000, () => r.child() === undefined)));
+  try {
+    // The api migrates the database first; relays started together would only wait on its lock.
+    await waitUntilReady(api.url, 60_000, () => api.child() === undefined);
+    for (let i = 0; i < (options.relays ?? 3); i += 1)
+      relays.push(startServerProcess(`relay-${i + 1}`, await freePort(), { ...env, ROLE: 'relay' }));
+    await Promise.all(relays.map((r) => waitUntilReady(r.url, 60_000, () => r.child() === undefined)));
+  } catch (error) {
+    // A cluster that never came up leaves nothing running behind the failed test.
+    await Promise.all([api, ...relays].map((p) => p.kill()));
+    await redis.close();
+    await postgres?.close();
+    throw error;
+  }
   const balancer = await startBalancer(relays);
   const { port } = balancer.address() as { port: number };
   return {

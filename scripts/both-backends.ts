@@ -14,6 +14,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   // served x price <= balance under concurrency; limits; what each endpoint and format is billed
   'relay/src/concurrency.int.test.ts',
   'relay/src/limits.int.test.ts',
+  // quota windows: exact under concurrency, reset, rolling, requests, a window and a balance both binding
+  'relay/src/quota-windows.int.test.ts',
   'relay/src/relay.int.test.ts',
   'relay/src/endpoints.int.test.ts',
   'relay/src/audio-billing.int.test.ts',

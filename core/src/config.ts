@@ -48,6 +48,11 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_SECONDS: positiveInt(30),
   /** Settled calls a relay keeps waiting for the database before it refuses paid calls (docs/adr/0022). */
   SETTLEMENT_QUEUE_MAX: positiveInt(200_000),
+  /**
+   * Seconds added to the clock quota windows are counted by (docs/adr/0043), for tests that move a relay past a
+   * reset; 0 everywhere else.
+   */
+  QUOTA_WINDOW_CLOCK_OFFSET_SECONDS: z.coerce.number().int().default(0),
   /** Minutes between automatic tests of every channel (fractions allowed); absent: never. */
   CHANNEL_TEST_FREQUENCY: z.coerce
     .number()
@@ -113,6 +118,8 @@ export interface Config {
   readonly shutdownGraceSeconds: number;
   /** Settled calls waiting for the database past which paid calls get a 503 (docs/adr/0022). */
   readonly settlementQueueMax: number;
+  /** Seconds added to the quota windows' clock: tests only (docs/adr/0043). */
+  readonly quotaWindowClockOffsetSeconds: number;
   /** Minutes between automatic tests of every channel; undefined: no automatic test. */
   readonly channelTestFrequencyMinutes: number | undefined;
   /** Seconds between two channels of a test of all channels. */
@@ -185,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     syncFrequencySeconds: e.SYNC_FREQUENCY,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     settlementQueueMax: e.SETTLEMENT_QUEUE_MAX,
+    quotaWindowClockOffsetSeconds: e.QUOTA_WINDOW_CLOCK_OFFSET_SECONDS,
     channelTestFrequencyMinutes: e.CHANNEL_TEST_FREQUENCY,
     pollingIntervalSeconds: e.POLLING_INTERVAL,
     turnstileVerifyUrl: e.TURNSTILE_VERIFY_URL,

@@ -120,6 +120,11 @@ export interface RelayOptions {
   readonly limitWindowMs?: number;
   /** How long a concurrency slot lives without renewal (tests); default 60 s. */
   readonly limitLeaseMs?: number;
+  /**
+   * The clock quota windows are counted by, in Unix seconds (tests move it past a reset); default the system clock
+   * shifted by QUOTA_WINDOW_CLOCK_OFFSET_SECONDS.
+   */
+  readonly windowClock?: () => number;
 }
 
 /** Registers the relay routes and their state on `app`; everything is flushed and closed with the app. */
@@ -225,6 +230,9 @@ export async function registerRelay(
       ...(options.limitLeaseMs === undefined ? {} : { leaseMs: options.limitLeaseMs }),
     }),
     log: app.log,
+    windowClock:
+      options.windowClock ??
+      (() => Math.floor(Date.now() / 1000) + deps.config.quotaWindowClockOffsetSeconds),
     keywords() {
       const text = deps.options.getText('AutomaticDisableKeywords');
       if (text !== keywordText) {

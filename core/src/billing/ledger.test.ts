@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { windowLedgerCases } from '../testing/window-ledger-cases.ts';
 import {
   type Account,
   type AccountBase,
@@ -146,6 +147,10 @@ describe('memory ledger', () => {
     const ledger = createMemoryLedger({ loadBases: fakeDatabase({}).loadBases });
     expect(await ledger.hold([U], 1)).toEqual({ ok: false, account: U, available: 0 });
   });
+});
+
+describe('memory ledger: quota windows', () => {
+  windowLedgerCases(async (db) => createMemoryLedger({ loadBases: db.loadBases }));
 });
 
 describe('chargeOf', () => {

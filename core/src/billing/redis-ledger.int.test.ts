@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServer, startTestRedisServer, type TestRedisServer } from '../testing/redis-server.ts';
-import { type Account, type AccountBase, type BaseLoader, type HoldResult, userAccount } from './ledger.ts';
+import { type WindowDatabase, windowDatabase, windowLedgerCases } from '../testing/window-ledger-cases.ts';
+import {
+  type Account,
+  type AccountBase,
+  type BaseLoader,
+  type HoldResult,
+  heldOn,
+  userAccount,
+  type WindowClaim,
+} from './ledger.ts';
 import { connectLedgerRedis } from './open-ledger.ts';
 import { createRedisLedger, type RedisLedger } from './redis-ledger.ts';
 
@@ -45,7 +54,7 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
   });
 
   async function process(
-    db: ReturnType<typeof database>,
+    db: { loadBases: BaseLoader },
     prefix: string,
     settings: { leaseMs?: number; renewMs?: number } = {},
   ) {
@@ -306,5 +315,93 @@ describe.skipIf(!hasRedisServer())('ledger shared through Redis', () => {
     expect((await other.hold([U], 21)).ok).toBe(false);
     expect((await other.hold([U], 20)).ok).toBe(true);
     expect(await redis.hget(`${p}{ledger}:base:${U}`, 's')).toBeNull();
+  });
+
+  describe('quota windows', () => {
+    const window: WindowClaim = {
+      key: 't:7|quota:day',
+      slot: 1_795_824_000,
+      step: 0,
+      slots: 1,
+      limit: 150,
+      unit: 'quota',
+    };
+
+    it('admits concurrent holds on two processes only while the one window covers them', async () => {
+      const db = windowDatabase({ [U]: 1_000_000 });
+      const p = prefix();
+      const a = await process(db, p);
+      const b = await process(db, p);
+      const results = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => (i % 2 === 0 ? a : b).ledger.hold([U], 1, [window])),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(150);
+      for (const refused of results.filter((r) => !r.ok))
+        expect(refused).toMatchObject({ account: heldOn(window), window: { available: 0 } });
+    });
+
+    it('gives back the window holds of a process that stopped answering once its lease runs out', async () => {
+      const db = windowDatabase({ [U]: 1_000_000 });
+      const p = prefix();
+      const dying = await process(db, p, { leaseMs: 400, renewMs: 100 });
+      expect((await dying.ledger.hold([U], 100, [window])).ok).toBe(true);
+      const other = await process(db, p, { leaseMs: 400, renewMs: 100 });
+      expect(await other.ledger.hold([U], 51, [window])).toMatchObject({
+        ok: false,
+        window: { available: 50 },
+      });
+      dying.redis.disconnect();
+      const started = Date.now();
+      await until(async () => (await other.ledger.hold([U], 51, [window])).ok);
+      expect(Date.now() - started).toBeLessThan(3_000);
+    });
+
+    it("admits each relay its share of a window's last known room while Redis is down, refusing as degraded past it", async () => {
+      const db = windowDatabase({ [U]: 1_000_000 });
+      const p = prefix();
+      const a = await process(db, p);
+      const b = await process(db, p);
+      await until(() => a.ledger.liveProcesses() === 2 && b.ledger.liveProcesses() === 2);
+      const day = { ...window, limit: 1000 };
+      const first = await a.ledger.hold([U], 10, [day]);
+      if (!first.ok) throw new Error('admitted');
+      await a.ledger.settle(first.hold, 10);
+
+      await server.stop();
+      try {
+        const fromA: HoldResult[] = [];
+        const fromB: HoldResult[] = [];
+        for (let i = 0; i < 60; i += 1) {
+          fromA.push(await a.ledger.hold([U], 10, [day]));
+          fromB.push(await b.ledger.hold([U], 10, [day]));
+        }
+        // a last saw 990 left in the window, b reads the database's 1000 less nothing owed: half of each.
+        expect(fromA.filter((r) => r.ok)).toHaveLength(49);
+        expect(fromB.filter((r) => r.ok)).toHaveLength(50);
+        for (const refused of [...fromA, ...fromB].filter((r) => !r.ok))
+          expect(refused).toMatchObject({ account: heldOn(day), degraded: true });
+        // Settled while degraded: the charges are in the window's slot, for the writer.
+        const settled = fromA.find((r) => r.ok);
+        if (!settled?.ok) throw new Error('admitted');
+        expect(await a.ledger.settle(settled.hold, 7)).toMatchObject({
+          charged: 7,
+          windows: [[heldOn(day), 7]],
+        });
+      } finally {
+        await server.start();
+      }
+      await until(() => !a.ledger.isDegraded() && !b.ledger.isDegraded());
+    });
+
+    // Each case's database has its own key prefix: a second ledger opened on it is a second process sharing it.
+    const prefixes = new WeakMap<WindowDatabase, string>();
+    windowLedgerCases(async (db) => {
+      let p = prefixes.get(db);
+      if (p === undefined) {
+        p = prefix();
+        prefixes.set(db, p);
+      }
+      return (await process(db, p)).ledger;
+    });
   });
 });

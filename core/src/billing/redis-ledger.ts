@@ -8,6 +8,12 @@
  * processes. A hold is the one Redis round trip on the request path; a settlement that does not exceed its hold
  * is sent without waiting for the answer.
  *
+ * **Quota windows** (docs/adr/0043) are accounts of the same kind, one per slot (`w:<windowKey>@<slotStart>`), and
+ * ride the same scripts: the hold checks each window the call brings (its limit, its slot of now and how many slots
+ * it counts) beside the balances, and takes from all or none. The script names a window's slots itself from the slot
+ * and the bucket length (a rolling window counts 60), under the same hash tag, so a call with windows still costs one
+ * round trip; a call without any sends what it sent before windows existed.
+ *
  * **Which process owes what.** Each process registers under a random id with a lease (`lease:<id>`, renewed
  * every `renewMs`) and records its share of every outstanding amount in `proc:<id>`. A process whose lease ran out
  * (it crashed, or stalled) is reaped by any live one: its shares leave the outstanding amounts and the bases they
@@ -25,13 +31,21 @@ import {
   type Account,
   type BaseLoader,
   chargeOf,
+  countedAccounts,
   type Hold,
   type HoldResult,
+  heldOn,
   type JournalEntry,
   type Ledger,
+  newHold,
   type OrphanWriter,
   type SettleResult,
+  type WindowAccount,
+  type WindowClaim,
+  type WindowRefusal,
   type WrittenDebit,
+  windowAmount,
+  windowChargesOf,
 } from './ledger.ts';
 
 /**
@@ -70,46 +84,153 @@ end
 `;
 
 /**
- * KEYS: lease, proc, then base and out per account. ARGV: amount, '1' to accept a stale base (the database cannot
- * be read), then the account names.
+ * Shared pieces of the scripts that check quota windows. `windowLeft(p, prefix, slot, step, slots, limit, stale,
+ * missing)`: a window's limit less what its counted slots (`slot`, and `slots - 1` before it, `step` seconds apart)
+ * spent and hold, or nil when a slot's base is missing (or stale, unless `stale`), those slots added to `missing`.
+ * `freeAt(...)`: the Unix second from which a rolling window has `need` left, its oldest buckets leaving it one by
+ * one (0 for a calendar window, or when even an empty window would not).
  */
-const HOLD = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0} end
-local amount = tonumber(ARGV[1])
-local n = (#KEYS - 2) / 2
-local least = nil
-for i = 1, n do
-  local b = redis.call('HGET', KEYS[1 + 2 * i], 'b')
-  if not b then return {-2, i, 0} end
-  if ARGV[2] ~= '1' and redis.call('HEXISTS', KEYS[1 + 2 * i], 's') == 1 then return {-2, i, 0} end
-  local available = tonumber(b) - tonumber(redis.call('GET', KEYS[2 + 2 * i]) or '0')
-  if available < amount or available <= 0 then return {0, i, available} end
-  if least == nil or available < least then least = available end
+const WINDOW_FUNCTIONS = `
+local function slotName(prefix, slot, step, k)
+  return prefix .. string.format('%d', slot - k * step)
 end
-for i = 1, n do
-  redis.call('INCRBY', KEYS[2 + 2 * i], ARGV[1])
-  redis.call('HINCRBY', KEYS[2], ARGV[2 + i], ARGV[1])
+local function windowLeft(p, prefix, slot, step, slots, limit, stale, missing)
+  local left = limit
+  local known = true
+  for k = 0, slots - 1 do
+    local name = slotName(prefix, slot, step, k)
+    local v = redis.call('HMGET', p .. 'base:' .. name, 'b', 's')
+    if v[1] and (stale or not v[2]) then
+      left = left + tonumber(v[1]) - tonumber(redis.call('GET', p .. 'out:' .. name) or '0')
+    else
+      known = false
+      if missing then missing[#missing + 1] = name end
+    end
+  end
+  if known then return left end
+  return nil
 end
-return {1, 0, least - amount}`;
+local function freeAt(p, prefix, slot, step, slots, left, need)
+  if step == 0 then return 0 end
+  local freed = left
+  for k = slots - 1, 0, -1 do
+    local name = slotName(prefix, slot, step, k)
+    freed = freed - tonumber(redis.call('HGET', p .. 'base:' .. name, 'b') or '0')
+      + tonumber(redis.call('GET', p .. 'out:' .. name) or '0')
+    if freed >= need and freed > 0 then return slot - k * step + slots * step end
+  end
+  return 0
+end
+`;
 
 /**
- * KEYS: base, ver. ARGV: balance, version, ttl ms. 1 when a fresh base is there now (one marked stale is replaced),
- * 0 when the read was older than a debit already reported.
+ * KEYS: lease, proc, then base and out per account. ARGV: amount, '1' to accept a stale base (the database cannot
+ * be read), key prefix, the account names, then six per window: its slots' name prefix (`w:<key>@`), slot, step,
+ * slots, limit, amount. Answers {1, what each account and window has left after the hold}, {0, refused account's
+ * index, what it has, refused window's index, what it has, when it frees} (index 0: none), {-2, names of the slots
+ * and accounts whose base must be read}, or {-1} when this process was reaped.
+ */
+const HOLD = `${WINDOW_FUNCTIONS}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+local amount = tonumber(ARGV[1])
+local stale = ARGV[2] == '1'
+local p = ARGV[3]
+local n = (#KEYS - 2) / 2
+local w = (#ARGV - 3 - n) / 6
+local missing = {}
+local left = {}
+for i = 1, n do
+  local v = redis.call('HMGET', KEYS[1 + 2 * i], 'b', 's')
+  if v[1] and (stale or not v[2]) then
+    left[i] = tonumber(v[1]) - tonumber(redis.call('GET', KEYS[2 + 2 * i]) or '0')
+  else
+    missing[#missing + 1] = ARGV[3 + i]
+  end
+end
+for j = 1, w do
+  local o = 3 + n + 6 * (j - 1)
+  left[n + j] = windowLeft(p, ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]),
+    tonumber(ARGV[o + 5]), stale, missing)
+end
+if #missing > 0 then
+  table.insert(missing, 1, -2)
+  return missing
+end
+local balance, window = 0, 0
+for i = 1, n do
+  if left[i] < amount or left[i] <= 0 then
+    balance = i
+    break
+  end
+end
+for j = 1, w do
+  local need = tonumber(ARGV[3 + n + 6 * j])
+  if left[n + j] < need or left[n + j] <= 0 then
+    window = j
+    break
+  end
+end
+if balance > 0 or window > 0 then
+  local answer = {0, balance, 0, window, 0, 0}
+  if balance > 0 then answer[3] = left[balance] end
+  if window > 0 then
+    local o = 3 + n + 6 * (window - 1)
+    answer[5] = left[n + window]
+    answer[6] = freeAt(p, ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]),
+      left[n + window], tonumber(ARGV[o + 6]))
+  end
+  return answer
+end
+local answer = {1}
+for i = 1, n do
+  redis.call('INCRBY', KEYS[2 + 2 * i], ARGV[1])
+  redis.call('HINCRBY', KEYS[2], ARGV[3 + i], ARGV[1])
+  answer[1 + i] = left[i] - amount
+end
+for j = 1, w do
+  local o = 3 + n + 6 * (j - 1)
+  local name, need = ARGV[o + 1] .. ARGV[o + 2], ARGV[o + 6]
+  if need ~= '0' then
+    redis.call('INCRBY', p .. 'out:' .. name, need)
+    redis.call('HINCRBY', KEYS[2], name, need)
+  end
+  answer[1 + n + j] = left[n + j] - tonumber(need)
+end
+return answer`;
+
+/**
+ * KEYS: base and ver per account. ARGV: ttl ms, then balance and version per account. Per account, 1 when a fresh
+ * base is there now (one marked stale is replaced), 0 when the read was older than a debit already reported.
  */
 const INIT = `
-if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 's') == 0 then return 1 end
-if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[2]) or '0') then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'b', ARGV[1], 'v', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
+local answer = {}
+for i = 1, #KEYS / 2 do
+  local base, ver = KEYS[2 * i - 1], KEYS[2 * i]
+  if redis.call('EXISTS', base) == 1 and redis.call('HEXISTS', base, 's') == 0 then
+    answer[i] = 1
+  elseif tonumber(ARGV[2 * i + 1]) < tonumber(redis.call('GET', ver) or '0') then
+    answer[i] = 0
+  else
+    redis.call('DEL', base)
+    redis.call('HSET', base, 'b', ARGV[2 * i], 'v', ARGV[2 * i + 1])
+    redis.call('PEXPIRE', base, ARGV[1])
+    answer[i] = 1
+  end
+end
+return answer`;
 
-/** KEYS: lease, proc, then base and out per account. ARGV: hold, bill, then the account names. */
-const SETTLE = `
+/**
+ * KEYS: lease, proc, then base and out per account. ARGV: hold, bill, key prefix, the account names, then seven
+ * per window: name prefix, slot, step, slots, limit, amount held, charge ('q': the quota charged; else that many).
+ * A bill over the hold is charged as far as the balances and the quota windows have room.
+ */
+const SETTLE = `${WINDOW_FUNCTIONS}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
 local hold = tonumber(ARGV[1])
 local bill = tonumber(ARGV[2])
+local p = ARGV[3]
 local n = (#KEYS - 2) / 2
+local w = (#ARGV - 3 - n) / 7
 local charged = bill
 if bill > hold then
   local room = nil
@@ -119,13 +240,34 @@ if bill > hold then
     if b then r = tonumber(b) - (tonumber(redis.call('GET', KEYS[2 + 2 * i]) or '0') - hold) end
     if room == nil or r < room then room = r end
   end
+  for j = 1, w do
+    local o = 3 + n + 7 * (j - 1)
+    if ARGV[o + 7] == 'q' then
+      local left = windowLeft(p, ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]),
+        tonumber(ARGV[o + 5]), true, nil)
+      local r = hold
+      if left then r = left + tonumber(ARGV[o + 6]) end
+      if room == nil or r < room then room = r end
+    end
+  end
   charged = math.max(hold, math.min(bill, room))
 end
 local delta = string.format('%d', charged - hold)
 if charged ~= hold then
   for i = 1, n do
     if redis.call('INCRBY', KEYS[2 + 2 * i], delta) == 0 then redis.call('DEL', KEYS[2 + 2 * i]) end
-    if redis.call('HINCRBY', KEYS[2], ARGV[2 + i], delta) == 0 then redis.call('HDEL', KEYS[2], ARGV[2 + i]) end
+    if redis.call('HINCRBY', KEYS[2], ARGV[3 + i], delta) == 0 then redis.call('HDEL', KEYS[2], ARGV[3 + i]) end
+  end
+end
+for j = 1, w do
+  local o = 3 + n + 7 * (j - 1)
+  local charge = charged
+  if ARGV[o + 7] ~= 'q' then charge = tonumber(ARGV[o + 7]) end
+  local change = charge - tonumber(ARGV[o + 6])
+  if change ~= 0 then
+    local name, text = ARGV[o + 1] .. ARGV[o + 2], string.format('%d', change)
+    if redis.call('INCRBY', p .. 'out:' .. name, text) == 0 then redis.call('DEL', p .. 'out:' .. name) end
+    if redis.call('HINCRBY', KEYS[2], name, text) == 0 then redis.call('HDEL', KEYS[2], name) end
   end
 end
 return {1, charged}`;
@@ -177,10 +319,14 @@ for i = 3, #ARGV, 2 do
 end
 return 1`;
 
-/** KEYS: base and out per account. What each account can spend now: pairs (1, available), or (0, 0) unknown. */
-const VIEW = `
+/**
+ * KEYS: base and out per account. ARGV: key prefix, then five per window: name prefix, slot, step, slots, limit.
+ * What each account, then each window, can spend now: pairs (1, available), or (0, 0) unknown.
+ */
+const VIEW = `${WINDOW_FUNCTIONS}
 local answer = {}
-for i = 1, #KEYS / 2 do
+local n = #KEYS / 2
+for i = 1, n do
   local b = redis.call('HGET', KEYS[2 * i - 1], 'b')
   if b then
     answer[2 * i - 1] = 1
@@ -189,6 +335,13 @@ for i = 1, #KEYS / 2 do
     answer[2 * i - 1] = 0
     answer[2 * i] = 0
   end
+end
+for j = 1, (#ARGV - 1) / 5 do
+  local o = 1 + 5 * (j - 1)
+  local left = windowLeft(ARGV[1], ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]),
+    tonumber(ARGV[o + 5]), true, nil)
+  answer[2 * (n + j) - 1] = left and 1 or 0
+  answer[2 * (n + j)] = left or 0
 end
 return answer`;
 
@@ -286,6 +439,9 @@ return 1`;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
+/** No quota window: the hold of most calls. */
+const NO_WINDOWS: readonly WindowClaim[] = Object.freeze([]);
+
 /** How long an account's view is kept fresh after it was last held here. */
 const VIEW_KEPT_MS = 60_000;
 
@@ -370,6 +526,8 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   let baseReadFailedAt = 0;
   /** When each account was last held here. */
   const lastHeld = new Map<Account, number>();
+  /** The windows last held here, by the slot they were held on, and when: their views are kept fresh too. */
+  const heldWindows = new Map<WindowAccount, { readonly claim: WindowClaim; at: number }>();
   /** Admitted per account while degraded, against the degraded allowance. */
   const degradedUsed = new Map<Account, number>();
   /** Accounts whose written report may not have reached Redis: their bases are read again on re-registering. */
@@ -482,35 +640,62 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     return registering;
   }
 
-  /** Reads an account's base into Redis; false when the account has no row. */
-  async function initBase(account: Account): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      const base = (
-        await loadBases([account]).catch((error: unknown) => {
-          throw new BasesUnreadable(error);
-        })
-      ).get(account);
-      if (!base) return false;
-      const ok = await initScript(
-        2,
-        `${tag}base:${account}`,
-        `${tag}ver:${account}`,
-        base.balance,
-        base.version,
-        baseTtlMs,
-      );
-      if (Number(ok) === 1) return true;
+  /**
+   * Reads these accounts' bases into Redis (one query per kind, one script); the first account without a row, if
+   * any (a window's slot always has a base). An account whose reads keep losing to reported debits counts as
+   * absent after five tries.
+   */
+  async function initBases(accounts: readonly Account[]): Promise<Account | undefined> {
+    let pending = [...new Set(accounts)];
+    for (let attempt = 0; attempt < 5 && pending.length > 0; attempt += 1) {
+      const found = await loadBases(pending).catch((error: unknown) => {
+        throw new BasesUnreadable(error);
+      });
+      const absent = pending.find((account) => !found.has(account));
+      if (absent !== undefined) return absent;
+      const keys: string[] = [];
+      const args: (string | number)[] = [baseTtlMs];
+      for (const account of pending) {
+        const base = found.get(account) as { balance: number; version: number };
+        keys.push(`${tag}base:${account}`, `${tag}ver:${account}`);
+        args.push(base.balance, base.version);
+      }
+      const answer = (await initScript(keys.length, ...keys, ...args)) as number[];
+      pending = pending.filter((_, i) => Number(answer[i]) !== 1);
     }
-    return false;
+    return pending[0];
+  }
+
+  /** A window's share while degraded starts from what Redis last said, else from the database less what is owed here. */
+  async function knownWindow(claim: WindowClaim): Promise<number | undefined> {
+    const account = heldOn(claim);
+    let known = lastAvailable.get(account);
+    if (known === undefined && everRegistered) {
+      const counted = countedAccounts(claim);
+      const found = await loadBases(counted).catch(() => undefined);
+      if (found) {
+        known = claim.limit;
+        for (const slot of counted) known += (found.get(slot)?.balance ?? 0) - (localOut.get(slot) ?? 0);
+        lastAvailable.set(account, known);
+      }
+    }
+    return known;
   }
 
   /**
    * Admission on this process's own view while Redis is unreachable: each account may take at most its share of
    * what Redis last said it could spend, split across the live relays (`available / relays`), so the relays
-   * together admit at most that (docs/adr/0022). A process that never reached Redis knows neither the other
-   * relays' holds nor their number: it admits nothing on its own and says the gateway is degraded.
+   * together admit at most that (docs/adr/0022); a quota window likewise, by what was left of it. A process that
+   * never reached Redis knows neither the other relays' holds nor their number: it admits nothing on its own and
+   * says the gateway is degraded.
    */
-  async function holdDegraded(accounts: readonly Account[], amount: number): Promise<HoldResult> {
+  async function holdDegraded(
+    accounts: readonly Account[],
+    amount: number,
+    windows: readonly WindowClaim[],
+  ): Promise<HoldResult> {
+    const share = (known: number | undefined) =>
+      known === undefined ? 0 : Math.floor(known / Math.max(1, relays));
     for (const account of accounts) {
       let known = lastAvailable.get(account);
       if (known === undefined && everRegistered) {
@@ -520,19 +705,29 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
           lastAvailable.set(account, known);
         }
       }
-      const allowance = known === undefined ? 0 : Math.floor(known / Math.max(1, relays));
-      const left = allowance - (degradedUsed.get(account) ?? 0);
+      const left = share(known) - (degradedUsed.get(account) ?? 0);
       if (left < amount || left <= 0)
+        return { ok: false, account, available: Math.max(left, 0), degraded: true };
+    }
+    for (const claim of windows) {
+      const account = heldOn(claim);
+      const left = share(await knownWindow(claim)) - (degradedUsed.get(account) ?? 0);
+      const need = windowAmount(claim, amount);
+      if (left < need || left <= 0)
         return { ok: false, account, available: Math.max(left, 0), degraded: true };
     }
     for (const account of accounts) {
       bump(degradedUsed, account, amount);
       bump(localOut, account, amount);
     }
-    return { ok: true, hold: { accounts, amount, degraded: true, settled: false } };
+    for (const claim of windows) {
+      bump(degradedUsed, heldOn(claim), windowAmount(claim, amount));
+      bump(localOut, heldOn(claim), windowAmount(claim, amount));
+    }
+    return { ok: true, hold: newHold(accounts, amount, windows, true) };
   }
 
-  /** Reads again what the recently held accounts can spend; forgets the views of accounts idle for long. */
+  /** Reads again what the recently held accounts and windows can spend; forgets the views of those idle for long. */
   async function refreshViews(): Promise<void> {
     const since = Date.now() - VIEW_KEPT_MS;
     const recent: Account[] = [];
@@ -543,40 +738,104 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
         lastAvailable.delete(account);
       }
     }
-    for (let i = 0; i < recent.length; i += 500) {
+    const windows: WindowClaim[] = [];
+    for (const [account, held] of heldWindows) {
+      if (held.at >= since) windows.push(held.claim);
+      else {
+        heldWindows.delete(account);
+        lastAvailable.delete(account);
+      }
+    }
+    for (let i = 0; i < Math.max(recent.length, windows.length); i += 500) {
       const chunk = recent.slice(i, i + 500);
+      const claims = windows.slice(i, i + 500);
       const keys = chunk.flatMap((account) => [`${tag}base:${account}`, `${tag}out:${account}`]);
-      const answer = (await viewScript(keys.length, ...keys)) as number[];
+      const answer = (await viewScript(keys.length, ...keys, tag, ...windowArgs(claims))) as number[];
       chunk.forEach((account, j) => {
         if (answer[2 * j] === 1) lastAvailable.set(account, answer[2 * j + 1] as number);
+      });
+      claims.forEach((claim, j) => {
+        const at = 2 * (chunk.length + j);
+        if (answer[at] === 1) lastAvailable.set(heldOn(claim), answer[at + 1] as number);
       });
     }
   }
 
-  async function holdShared(accounts: readonly Account[], amount: number): Promise<HoldResult | undefined> {
+  /** The first five of a window's arguments to the scripts: its slots' name prefix, slot, step, slots, limit. */
+  const windowArgs = (claims: readonly WindowClaim[], ...more: ((claim: WindowClaim) => string | number)[]) =>
+    claims.flatMap((claim) => [
+      `w:${claim.key}@`,
+      claim.slot,
+      claim.step,
+      claim.slots,
+      claim.limit,
+      ...more.map((extra) => extra(claim)),
+    ]);
+
+  /** A refusal as the hold script answered it: `[0, balance index, its left, window index, its left, frees at]`. */
+  function refusalOf(
+    answer: readonly number[],
+    accounts: readonly Account[],
+    windows: readonly WindowClaim[],
+  ): HoldResult {
+    const [, balance = 0, balanceLeft = 0, window = 0, windowLeft = 0, freeAt = 0] = answer.map(Number);
+    let refusal: WindowRefusal | undefined;
+    if (window > 0) {
+      const claim = windows[window - 1] as WindowClaim;
+      lastAvailable.set(heldOn(claim), windowLeft);
+      refusal = { claim, available: Math.max(windowLeft, 0), ...(freeAt > 0 ? { freeAt } : {}) };
+    }
+    if (balance > 0) {
+      const account = accounts[balance - 1] as Account;
+      lastAvailable.set(account, balanceLeft);
+      return {
+        ok: false,
+        account,
+        available: Math.max(balanceLeft, 0),
+        ...(refusal ? { window: refusal } : {}),
+      };
+    }
+    const claim = (refusal as WindowRefusal).claim;
+    return {
+      ok: false,
+      account: heldOn(claim),
+      available: (refusal as WindowRefusal).available,
+      window: refusal,
+    };
+  }
+
+  async function holdShared(
+    accounts: readonly Account[],
+    amount: number,
+    windows: readonly WindowClaim[],
+  ): Promise<HoldResult | undefined> {
     let acceptStale = false;
+    const extra = windows.length === 0 ? [] : windowArgs(windows, (claim) => windowAmount(claim, amount));
     for (let attempt = 0; attempt < 4; attempt += 1) {
-      const [code, index, available] = (await holdScript(
+      const answer = (await holdScript(
         2 + 2 * accounts.length,
         ...keysOf(accounts),
         amount,
         acceptStale ? '1' : '0',
+        tag,
         ...accounts,
-      )) as [number, number, number];
+        ...extra,
+      )) as (number | string)[];
+      const code = Number(answer[0]);
       if (code === 1) {
-        for (const account of accounts) {
+        accounts.forEach((account, i) => {
           bump(localOut, account, amount);
-          lastAvailable.set(account, available);
-        }
-        return { ok: true, hold: { accounts, amount, degraded: false, settled: false } };
+          lastAvailable.set(account, Number(answer[1 + i]));
+        });
+        windows.forEach((claim, j) => {
+          bump(localOut, heldOn(claim), windowAmount(claim, amount));
+          lastAvailable.set(heldOn(claim), Number(answer[1 + accounts.length + j]));
+        });
+        return { ok: true, hold: newHold(accounts, amount, windows, false) };
       }
-      if (code === 0) {
-        const account = accounts[index - 1] as Account;
-        lastAvailable.set(account, available);
-        return { ok: false, account, available: Math.max(available, 0) };
-      }
+      if (code === 0) return refusalOf(answer as number[], accounts, windows);
       if (code === -2) {
-        const account = accounts[index - 1] as Account;
+        const missing = answer.slice(1) as Account[];
         // The database cannot be read (it failed a moment ago: requests do not all wait on it again): a base
         // marked stale still serves; without any, the caller is refused as degraded.
         if (Date.now() - baseReadFailedAt < 250) {
@@ -585,7 +844,8 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
           continue;
         }
         try {
-          if (!(await initBase(account))) return { ok: false, account, available: 0 };
+          const absent = await initBases(missing);
+          if (absent !== undefined) return { ok: false, account: absent, available: 0 };
         } catch (error) {
           if (!(error instanceof BasesUnreadable)) throw error;
           baseReadFailedAt = Date.now();
@@ -629,12 +889,13 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     async start() {
       await register();
     },
-    async hold(accounts, amount) {
+    async hold(accounts, amount, windows = NO_WINDOWS) {
       const now = Date.now();
       for (const account of accounts) lastHeld.set(account, now);
+      for (const claim of windows) heldWindows.set(heldOn(claim), { claim, at: now });
       if (!degraded) {
         try {
-          const shared = await holdShared(accounts, amount);
+          const shared = await holdShared(accounts, amount, windows);
           if (shared) return shared;
         } catch (error) {
           // The database is away and Redis has no base for the account: refused as degraded; Redis is fine.
@@ -643,24 +904,50 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
           fail(error);
         }
       }
-      return holdDegraded(accounts, amount);
+      return holdDegraded(accounts, amount, windows);
     },
-    async settle(hold: Hold, bill: number): Promise<SettleResult> {
+    async settle(hold: Hold, bill: number, counted = bill > 0): Promise<SettleResult> {
       if (hold.settled) return { charged: 0, shortfall: 0 };
       hold.settled = true;
-      const local = () => {
-        const result = chargeOf(hold.amount, bill, hold.amount);
+      const windows = hold.windows ?? NO_WINDOWS;
+      /** This process's books: the balances' and windows' shares move from the hold to the charge. */
+      const book = (charged: number): SettleResult => {
+        const result = { charged, shortfall: bill - charged };
         for (const account of hold.accounts) {
-          bump(localOut, account, result.charged - hold.amount);
-          if (hold.degraded) bump(degradedUsed, account, result.charged - hold.amount);
+          bump(localOut, account, charged - hold.amount);
+          if (hold.degraded) bump(degradedUsed, account, charged - hold.amount);
         }
-        return result;
+        if (windows.length === 0) return result;
+        const charges = windowChargesOf(windows, charged, counted);
+        const charge = new Map(charges);
+        for (const claim of windows) {
+          const account = heldOn(claim);
+          const change = (charge.get(account) ?? 0) - windowAmount(claim, hold.amount);
+          bump(localOut, account, change);
+          if (hold.degraded) bump(degradedUsed, account, change);
+        }
+        return { ...result, windows: charges };
       };
+      const local = () => book(chargeOf(hold.amount, bill, hold.amount).charged);
       // A hold admitted while degraded was registered with everything this process owes when Redis came back,
       // so once Redis is back it settles there like any other.
       if (degraded) return local();
       const keys = keysOf(hold.accounts);
-      const call = settleScript(keys.length, ...keys, hold.amount, bill, ...hold.accounts);
+      const call = settleScript(
+        keys.length,
+        ...keys,
+        hold.amount,
+        bill,
+        tag,
+        ...hold.accounts,
+        ...(windows.length === 0
+          ? []
+          : windowArgs(
+              windows,
+              (claim) => windowAmount(claim, hold.amount),
+              (claim) => (claim.unit === 'quota' ? 'q' : counted ? 1 : 0),
+            )),
+      );
       if (bill <= hold.amount) {
         // The charge is known: this process's books change now, Redis's when the answer comes (or, if it never
         // does, when the process registers again with what it owes).
@@ -677,11 +964,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       }
       try {
         const [code, charged] = (await call) as [number, number];
-        if (code === 1) {
-          const result = { charged, shortfall: bill - charged };
-          for (const account of hold.accounts) bump(localOut, account, charged - hold.amount);
-          return result;
-        }
+        if (code === 1) return book(charged);
         registered = false;
         void register();
       } catch (error) {

@@ -78,7 +78,12 @@ export function admitChannelLimits(
   });
 }
 
-/** Writes the headers of a channel refusal when it is the error the caller is answered with. */
+/** Keeps the headers of a refusal made outside this file (a quota window's) for `applyRefusalHeaders`. */
+export function rememberRefusalHeaders(error: RelayError, headers: Readonly<Record<string, string>>): void {
+  refusalHeaders.set(error, headers);
+}
+
+/** Writes the headers of a refusal when it is the error the caller is answered with. */
 export function applyRefusalHeaders(reply: RelayReply, error: RelayError): void {
   const headers = refusalHeaders.get(error);
   if (headers) applyHeaders(reply, headers);

@@ -4,16 +4,36 @@
  * (one Redis script across every relay process, or one synchronous update in memory), so concurrent requests can
  * never together be admitted for more than the balance. The hold is settled exactly once (settle.ts); the debit
  * and the consume log are then written together by the batching writer. No SQL runs on this path.
+ *
+ * The caller's quota windows (docs/adr/0043) are checked and held in that same step: a call is admitted only when the
+ * balances and every window can cover it, and a window's refusal is a 429 naming it (`../limits/windows.ts`).
  */
-import { type Account, type Hold, tokenAccount, userAccount } from '@turnpike/core/billing/ledger';
+import {
+  type Account,
+  type Hold,
+  isWindowAccount,
+  tokenAccount,
+  userAccount,
+} from '@turnpike/core/billing/ledger';
 import { localError, type RelayError } from '../errors.ts';
+import { rememberRefusalHeaders } from '../limits/admit.ts';
+import {
+  type CallerWindow,
+  checkOf,
+  describeWindow,
+  type WindowCheck,
+  windowChecks,
+  windowRefusal,
+} from '../limits/windows.ts';
 import type { RelayContext } from './context.ts';
 
-/** Who pays: the user always, and the token when its quota is limited. */
+/** Who pays: the user always, and the token when its quota is limited; and the windows the call is held in. */
 export interface Payer {
   readonly userId: number;
   readonly tokenId: number;
   readonly tokenUnlimited: boolean;
+  /** The caller's quota windows (`callerWindows`); absent or empty: none. */
+  readonly windows?: readonly CallerWindow[];
 }
 
 /** The ledger accounts a payer draws on. */
@@ -30,8 +50,10 @@ const degraded = (message: string): RelayError => ({
 });
 
 /**
- * Holds `amount` for the request, or says (HTTP 403, never retried) which balance cannot cover it; a refusal made
- * while the ledger is degraded is the gateway's trouble: a 503 with Retry-After, never an empty balance.
+ * Holds `amount` for the request, or says which balance (HTTP 403, never retried) or which quota window (429 with
+ * Retry-After until it frees, and its `x-turnpike-window*` headers, remembered for `applyRefusalHeaders`) cannot
+ * cover it; a refusal made while the ledger is degraded is the gateway's trouble: a 503 with Retry-After, never an
+ * empty balance or a spent window.
  */
 export async function holdQuota(
   ctx: RelayContext,
@@ -46,7 +68,11 @@ export async function holdQuota(
         'the gateway cannot record usage right now (its database is unreachable or its disk is full); retry shortly',
       ),
     };
-  const result = await ctx.ledger.hold(accountsOf(payer), amount);
+  const now = payer.windows?.length ? ctx.windowClock() : 0;
+  const checks: WindowCheck[] | undefined = payer.windows?.length
+    ? windowChecks(payer.windows, now, ctx.deps.options.get('QuotaWindowTimeZone'))
+    : undefined;
+  const result = await ctx.ledger.hold(accountsOf(payer), amount, checks);
   if (result.ok) return result;
   if (result.degraded)
     return {
@@ -55,13 +81,21 @@ export async function holdQuota(
         'the gateway cannot check balances right now (its shared store is unreachable); retry shortly',
       ),
     };
+  const window = result.window && checks ? checkOf(checks, result.window) : undefined;
+  if (window && result.window && isWindowAccount(result.account)) {
+    const refused = windowRefusal(window, result.window, amount, now);
+    rememberRefusalHeaders(refused.error, refused.headers);
+    return { ok: false, error: refused.error };
+  }
   const isUser = result.account[0] === 'u';
+  // Both short: the balance is what a wait would not fix, and the window is named beside it.
+  const also = window ? `; ${describeWindow(window)} cannot cover it either` : '';
   return {
     ok: false,
     error: localError(
       403,
       isUser ? 'insufficient_user_quota' : 'pre_consume_token_quota_failed',
-      `${isUser ? 'user' : 'token'} quota is not enough (needs ${amount}, has ${result.available})`,
+      `${isUser ? 'user' : 'token'} quota is not enough (needs ${amount}, has ${result.available})${also}`,
     ),
   };
 }

@@ -36,6 +36,8 @@ export interface RelayContext {
   keywords(): WordMatcher;
   /** `SensitiveWords`, compiled once per change of the option. */
   sensitiveWords(): SensitiveWords;
+  /** The clock quota windows are counted by, in Unix seconds (docs/adr/0043); tests move it. */
+  windowClock(): number;
   readonly log: FastifyBaseLogger;
 }
 

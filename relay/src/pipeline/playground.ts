@@ -15,7 +15,7 @@ import { readSessionCookie, type SessionCodec } from '@turnpike/core/sessions/se
 import { isSessionLive } from '@turnpike/core/sessions/session-end';
 import { localError } from '../errors.ts';
 import { chatSpec } from '../formats/openai/text-endpoints.ts';
-import type { TokenSnapshot, UserSnapshot } from '../state/auth-cache.ts';
+import { readQuotaWindows, type TokenSnapshot, type UserSnapshot } from '../state/auth-cache.ts';
 import type { Caller } from './authenticate.ts';
 import type { RelayContext } from './context.ts';
 import type { RelayReply, RelayRequest } from './exchange.ts';
@@ -104,6 +104,9 @@ export async function handlePlayground(
     status: row.status,
     group: row.group,
     acceptUnsetModelRatio: acceptsUnsetRatio(row.setting),
+    quotaWindows: readQuotaWindows(row.quotaWindows, (err) =>
+      request.log.warn({ err }, 'a user has quota windows the relay cannot read'),
+    ),
     loadedAt: Date.now(),
   };
   // No token row: id 0 is never written to (the batching writer skips it), and the quota is the user's.

@@ -12,6 +12,7 @@ import { isRoot } from '@turnpike/core/domain/users';
 import { localError, type RelayError } from '../errors.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
+import { callerWindows } from '../limits/windows.ts';
 import { countLongTexts, LONG_TEXT } from '../metering/tokens.ts';
 import { markStep, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';
@@ -170,6 +171,7 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
     userId: caller.user.id,
     tokenId: caller.token.id,
     tokenUnlimited: exchange.isPlayground || caller.token.unlimitedQuota,
+    windows: callerWindows(ctx.deps.options, caller, !exchange.isPlayground),
   };
   const held = await holdQuota(ctx, payer, estimate).catch((error: unknown) => {
     limited.ticket?.settle(0);
@@ -177,6 +179,7 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   });
   if (!held.ok) {
     limited.ticket?.settle(0);
+    applyRefusalHeaders(reply, held.error);
     return sendError(request, reply, held.error);
   }
   markStep(steps, 'hold');

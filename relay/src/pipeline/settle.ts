@@ -144,7 +144,8 @@ export async function settle(
     markAttempt(billing.steps, outcome.channelId, outcome.upstreamSentAt, false);
     markStep(billing.steps, 'answer');
   }
-  const result = await ctx.ledger.settle(billing.hold, settlement.quota);
+  // A call that produced something counts in requests windows; one refunded or empty does not (reference §5.4).
+  const result = await ctx.ledger.settle(billing.hold, settlement.quota, !settlement.isEmpty);
   const adjustment = adjustmentOf(outcome, settlement.isEmpty);
   if (adjustment && billing.hold.amount > 0) ctx.metrics.recordBillingAdjustment(adjustment);
   if (outcome === undefined) return 0;
@@ -225,6 +226,7 @@ export async function settle(
     quota: result.charged,
     countRequest: !settlement.isEmpty,
     debit: result.charged > 0 ? { quota: result.charged, fromToken: !payer.tokenUnlimited } : undefined,
+    windows: result.windows,
     log: options.get('LogConsumeEnabled')
       ? {
           userId: caller.user.id,

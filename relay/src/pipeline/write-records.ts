@@ -10,14 +10,34 @@
  * the ledger moves them from "outstanding" into its bases in the right order. A skipped record's charges are
  * reported too (`reread`): another process wrote them, so the ledger reads those bases again. There is no clamp at
  * zero: the ledger admits nothing a balance cannot cover, so a negative balance shows a real debt.
+ *
+ * The quota windows' charges (docs/adr/0043) are written in the same transaction: each adds to its window's slot in
+ * `quota_window_usage` (`amount += charge`, `version += 1`, the row made at the first charge), and is reported with
+ * the version the row got, like a debit, so a window's spending and the balances never disagree.
  */
-import { tokenAccount, userAccount, type WrittenDebit } from '@turnpike/core/billing/ledger';
+import {
+  parseWindowAccount,
+  readWindowSlots,
+  tokenAccount,
+  userAccount,
+  type WindowAccount,
+  type WindowCharge,
+  type WrittenDebit,
+  windowAccount,
+} from '@turnpike/core/billing/ledger';
 import type { Db, Executor } from '@turnpike/core/db/client';
-import { logs, type NewLog, settlementMarks, tokens, users } from '@turnpike/core/db/schema/index';
+import {
+  logs,
+  type NewLog,
+  quotaWindowUsage,
+  settlementMarks,
+  tokens,
+  users,
+} from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import type { BalanceChange } from '@turnpike/core/notify/notifier';
 import { hourOf, type QuotaDataIncrement } from '@turnpike/core/repos/quota-data.repo';
-import { getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
+import { getTableColumns, inArray, lt, type SQL, sql } from 'drizzle-orm';
 
 export interface UsageWrite {
   readonly userId: number;
@@ -30,6 +50,8 @@ export interface UsageWrite {
   readonly log: NewLog | undefined;
   /** The charge to take from the user's balance (and the limited token's, `fromToken`). */
   readonly debit?: { readonly quota: number; readonly fromToken: boolean } | undefined;
+  /** What each quota window was charged, in the slot its hold was taken in (`SettleResult.windows`). */
+  readonly windows?: readonly WindowCharge[] | undefined;
 }
 
 /** A settled call on its way to the database: its journal, its place in it, and what to write. */
@@ -103,6 +125,7 @@ function aggregate(records: readonly SettlementRecord[]) {
     channels: new Map<number, number>(),
     userDebits: new Map<number, number>(),
     tokenDebits: new Map<number, number>(),
+    windows: new Map<WindowAccount, number>(),
     dashboard: new Map<string, QuotaDataIncrement>(),
   };
   for (const { write, dashboard } of records) {
@@ -131,6 +154,8 @@ function aggregate(records: readonly SettlementRecord[]) {
       add(sums.userDebits, write.userId, write.debit.quota);
       if (write.debit.fromToken) add(sums.tokenDebits, write.tokenId, write.debit.quota);
     }
+    for (const [account, amount] of write.windows ?? [])
+      if (amount > 0) sums.windows.set(account, (sums.windows.get(account) ?? 0) + amount);
     if (write.countRequest) {
       bump(sums.users, write.userId, write.quota, 1);
       if (write.tokenId > 0) add(sums.tokens, write.tokenId, write.quota);
@@ -171,7 +196,7 @@ async function lockMarks(
 
 /** The charges of records written before, as debits the ledger reads again at the rows' current versions. */
 async function rereadDebits(tx: Executor, skipped: readonly SettlementRecord[]): Promise<WrittenDebit[]> {
-  const { userDebits, tokenDebits } = aggregate(skipped);
+  const { userDebits, tokenDebits, windows } = aggregate(skipped);
   const debits: WrittenDebit[] = [];
   if (userDebits.size > 0) {
     const rows = await tx
@@ -199,12 +224,23 @@ async function rereadDebits(tx: Executor, skipped: readonly SettlementRecord[]):
         reread: true,
       });
   }
+  if (windows.size > 0)
+    for (const row of await readWindowSlots(tx, [...windows.keys()]))
+      debits.push({
+        account: row.account,
+        amount: windows.get(row.account) ?? 0,
+        version: row.version,
+        reread: true,
+      });
   return debits;
 }
 
-/** A row the combined statement updated: a user's or a token's ledger version, and the user's balance after it. */
+/**
+ * A row the combined statement updated: a user's or a token's ledger version, and the user's balance after it; or a
+ * window's slot (its key in `setting`, its start in `quota`) and the version it got.
+ */
 interface UpdatedRow {
-  readonly kind: 'user' | 'token';
+  readonly kind: 'user' | 'token' | 'window';
   readonly id: number;
   readonly version: number | string;
   readonly quota: number | string | null;
@@ -273,6 +309,21 @@ function writeSumsSql(
       sql`select 'token' as kind, id, ledger_version as version, null::bigint as quota, null::text as setting from updated_tokens`,
     );
   }
+  if (sums.windows.size > 0) {
+    // In key and slot order, so two writers' batches lock shared rows alike.
+    const rows = [...sums.windows]
+      .map(([account, amount]) => ({ ...parseWindowAccount(account), amount }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.slot - b.slot));
+    parts.push(sql`updated_windows as (insert into quota_window_usage (window_key, slot_start, amount, version)
+      select x.key, x.slot, x.amount, 1
+      from json_to_recordset(${JSON.stringify(rows)}::json) as x(key varchar, slot bigint, amount bigint)
+      on conflict (window_key, slot_start) do update set amount = quota_window_usage.amount + excluded.amount,
+        version = quota_window_usage.version + 1
+      returning window_key, slot_start, version)`);
+    results.push(
+      sql`select 'window' as kind, null::integer as id, version, slot_start as quota, window_key::text as setting from updated_windows`,
+    );
+  }
   if (sums.channels.size > 0) {
     const rows = [...sums.channels].sort(([a], [b]) => a - b).map(([id, used]) => ({ id, used }));
     parts.push(sql`updated_channels as (update channels set used_quota = channels.used_quota + x.used
@@ -310,6 +361,21 @@ function writeSumsSql(
   return sql`with ${sql.join(parts, sql`, `)} ${select}`;
 }
 
+/**
+ * How long a window's slot is kept: longer than any window counts (a month, or a rolling window of at most 31 days)
+ * by a margin, so no window ever reads a slot that was removed.
+ */
+export const WINDOW_SLOTS_KEPT_SECONDS = 40 * 86_400;
+
+/** Removes the window slots that started before `before` (Unix seconds); resolves with how many. */
+export async function pruneWindowSlots(db: Db, before: number): Promise<number> {
+  const removed = await db
+    .delete(quotaWindowUsage)
+    .where(lt(quotaWindowUsage.slotStart, before))
+    .returning({ key: quotaWindowUsage.windowKey });
+  return removed.length;
+}
+
 /** Writes the records not written before, in one transaction; see the file's comment. */
 export async function writeRecords(db: Db, records: readonly SettlementRecord[]): Promise<RecordsWritten> {
   const debits: WrittenDebit[] = [];
@@ -344,7 +410,11 @@ export async function writeRecords(db: Db, records: readonly SettlementRecord[])
     const tokenVersions = new Map<number, number>();
     for (const row of updated)
       if (row.kind === 'user') usersUpdated.set(Number(row.id), row);
-      else tokenVersions.set(Number(row.id), Number(row.version));
+      else if (row.kind === 'token') tokenVersions.set(Number(row.id), Number(row.version));
+      else {
+        const account = windowAccount(row.setting ?? '', Number(row.quota));
+        debits.push({ account, amount: sums.windows.get(account) ?? 0, version: Number(row.version) });
+      }
     // Every debit is reported, as before, even one whose row is gone (at version 0), so the ledger lets it out.
     for (const [id, debit] of sums.userDebits) {
       const row = usersUpdated.get(id);

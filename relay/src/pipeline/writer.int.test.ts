@@ -1,6 +1,6 @@
-import type { WrittenDebit } from '@turnpike/core/billing/ledger';
+import type { WindowAccount, WrittenDebit } from '@turnpike/core/billing/ledger';
 import type { Db } from '@turnpike/core/db/client';
-import { channels, logs, quotaData, tokens, users } from '@turnpike/core/db/schema/index';
+import { channels, logs, quotaData, quotaWindowUsage, tokens, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { generateTokenKey } from '@turnpike/core/domain/tokens';
 import { type BalanceChange, crossedThreshold } from '@turnpike/core/notify/notifier';
@@ -11,8 +11,9 @@ import {
   createTestRuntime as createTestApp,
   type TestRuntime as TestApp,
 } from '@turnpike/core/testing/test-runtime';
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, like } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeRecords } from './write-records.ts';
 import { createBatchWriter } from './writer.ts';
 
 let t: TestApp;
@@ -156,6 +157,120 @@ function reportingWriter(db: Db) {
   });
   return { writer, reported };
 }
+
+describe('quota window charges', () => {
+  it("adds each window's charges to its slot with the debits and logs, and reports the version each slot got", async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'window-user', password: 'x', quota: 1000 });
+    const { writer, reported } = reportingWriter(db);
+    const today = `w:u:${user.id}|quota:day@1795824000` as const;
+    const tomorrow = `w:u:${user.id}|quota:day@1795910400` as const;
+    const requests = `w:u:${user.id}|requests:day@1795824000` as const;
+    const call = (quota: number, windows: [WindowAccount, number][]) => ({
+      ...consume(user.id, { model: 'gpt-4o', createdAt: 1_795_900_000, quota, tokens: 1 }),
+      debit: { quota, fromToken: false },
+      windows,
+    });
+    writer.add(
+      call(30, [
+        [today, 30],
+        [requests, 1],
+      ]),
+    );
+    writer.add(
+      call(12, [
+        [today, 12],
+        [requests, 1],
+      ]),
+    );
+    await writer.flush();
+    // A call held yesterday and settled after midnight is charged to yesterday's slot, beside today's calls.
+    writer.add(
+      call(5, [
+        [tomorrow, 5],
+        [requests, 1],
+      ]),
+    );
+    writer.add(call(7, [[today, 7]]));
+    await writer.close();
+    const slots = await db
+      .select()
+      .from(quotaWindowUsage)
+      .where(like(quotaWindowUsage.windowKey, `u:${user.id}|%`))
+      .orderBy(asc(quotaWindowUsage.windowKey), asc(quotaWindowUsage.slotStart));
+    expect(slots).toEqual([
+      { windowKey: `u:${user.id}|quota:day`, slotStart: 1_795_824_000, amount: 49, version: 2 },
+      { windowKey: `u:${user.id}|quota:day`, slotStart: 1_795_910_400, amount: 5, version: 1 },
+      { windowKey: `u:${user.id}|requests:day`, slotStart: 1_795_824_000, amount: 3, version: 2 },
+    ]);
+    // The logs and the windows add up to the same calls.
+    const written = await db.select().from(logs).where(eq(logs.userId, user.id));
+    expect(written.reduce((sum, log) => sum + log.quota, 0)).toBe(54);
+    const windowsReported = reported.map((batch) => batch.filter((d) => d.account.startsWith('w:')));
+    expect(
+      windowsReported.map((batch) => [...batch].sort((a, b) => (a.account < b.account ? -1 : 1))),
+    ).toEqual([
+      [
+        { account: today, amount: 42, version: 1 },
+        { account: requests, amount: 2, version: 1 },
+      ],
+      [
+        { account: today, amount: 7, version: 2 },
+        { account: tomorrow, amount: 5, version: 1 },
+        { account: requests, amount: 1, version: 2 },
+      ],
+    ]);
+  });
+
+  it("writes a replayed record's window charge once and reports it to be read again", async () => {
+    const { db } = t.runtime.deps;
+    const user = await createUserRepo(db).insert({ username: 'window-replay', password: 'x', quota: 1000 });
+    const slot = `w:u:${user.id}|quota:week@1795737600` as const;
+    const record = {
+      journal: `replay-${user.id}`,
+      seq: 1,
+      dashboard: false,
+      at: 0,
+      write: {
+        userId: user.id,
+        tokenId: 0,
+        channelId: 0,
+        quota: 20,
+        countRequest: true,
+        log: undefined,
+        debit: { quota: 20, fromToken: false },
+        windows: [[slot, 20]] as [WindowAccount, number][],
+      },
+    };
+    const first = await writeRecords(db, [record]);
+    expect(first.debits).toContainEqual({ account: slot, amount: 20, version: 1 });
+    const again = await writeRecords(db, [record]);
+    expect(again.written).toBe(0);
+    expect(again.debits).toContainEqual({ account: slot, amount: 20, version: 1, reread: true });
+    const [row] = await db
+      .select()
+      .from(quotaWindowUsage)
+      .where(like(quotaWindowUsage.windowKey, `u:${user.id}|%`));
+    expect(row).toMatchObject({ amount: 20, version: 1 });
+  });
+
+  it('removes the slots no window counts any more (older than 40 days), at its first flush', async () => {
+    const { db } = t.runtime.deps;
+    const now = 1_795_910_400_000;
+    await db.insert(quotaWindowUsage).values([
+      { windowKey: 'u:999|quota:month', slotStart: now / 1000 - 41 * 86_400, amount: 5, version: 1 },
+      { windowKey: 'u:999|quota:month', slotStart: now / 1000 - 31 * 86_400, amount: 6, version: 1 },
+    ]);
+    const writer = createBatchWriter({ db, intervalMs: 3_600_000, flushWhenIdle: false, now: () => now });
+    writer.add({ userId: 0, tokenId: 0, channelId: 0, quota: 0, countRequest: false, log: undefined });
+    await writer.close();
+    const left = await db
+      .select()
+      .from(quotaWindowUsage)
+      .where(eq(quotaWindowUsage.windowKey, 'u:999|quota:month'));
+    expect(left.map((row) => row.amount)).toEqual([6]);
+  });
+});
 
 describe('balance debits', () => {
   it('writes a debit with its log and counters in one commit and reports the ledger version each row got', async () => {

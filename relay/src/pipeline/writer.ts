@@ -28,7 +28,13 @@ import {
 import type { Db } from '@turnpike/core/db/client';
 import type { BalanceChange } from '@turnpike/core/notify/notifier';
 import type { SettlementSpool } from './settlement-spool.ts';
-import { type SettlementRecord, type UsageWrite, writeRecords } from './write-records.ts';
+import {
+  pruneWindowSlots,
+  type SettlementRecord,
+  type UsageWrite,
+  WINDOW_SLOTS_KEPT_SECONDS,
+  writeRecords,
+} from './write-records.ts';
 
 export type { UsageWrite } from './write-records.ts';
 
@@ -37,6 +43,9 @@ const BATCH_RECORDS = 5_000;
 
 /** The least time between the starts of two flushes the writer starts on its own. */
 const SPACING_MS = 25;
+
+/** How often the writer removes quota window slots no window counts any more (docs/adr/0043). */
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** Where queued records are kept durably until written: the ledger's journal, and/or a local spool. */
 export interface SettlementDurability {
@@ -120,6 +129,9 @@ export function createBatchWriter(options: {
   /** The spool refused a record (its disk is full), and when (ms) it was last tried since. */
   let spoolRefused = false;
   let spoolTriedAt = 0;
+  /** When (ms) window slots were last pruned (the first flush prunes), and the prune running, if any. */
+  let prunedAt = Number.NEGATIVE_INFINITY;
+  let pruning: Promise<unknown> | undefined;
   const spool = durability?.spool;
   /** Whether the spool still refuses; tried again at most once a second while it does. */
   const isSpoolRefusing = (): boolean => {
@@ -136,9 +148,12 @@ export function createBatchWriter(options: {
 
   const chargesOf = (write: UsageWrite): [Account, number][] => {
     const quota = write.debit?.quota ?? 0;
-    if (quota <= 0) return [];
-    const charges: [Account, number][] = [[userAccount(write.userId), quota]];
-    if (write.debit?.fromToken) charges.push([tokenAccount(write.tokenId), quota]);
+    const charges: [Account, number][] = [];
+    if (quota > 0) {
+      charges.push([userAccount(write.userId), quota]);
+      if (write.debit?.fromToken) charges.push([tokenAccount(write.tokenId), quota]);
+    }
+    for (const [account, amount] of write.windows ?? []) if (amount > 0) charges.push([account, amount]);
     return charges;
   };
 
@@ -163,6 +178,15 @@ export function createBatchWriter(options: {
       if (result.balances.length > 0) options.onUserBalances?.(result.balances);
     }
     if (pending.length === 0) durability?.spool?.allWritten();
+    if (now() - prunedAt >= PRUNE_EVERY_MS && pruning === undefined) {
+      prunedAt = now();
+      // Beside the flushes, not in their way: a slot this old is one no window reads or writes.
+      pruning = pruneWindowSlots(options.db, Math.floor(prunedAt / 1000) - WINDOW_SLOTS_KEPT_SECONDS)
+        .catch(onError)
+        .finally(() => {
+          pruning = undefined;
+        });
+    }
   }
 
   /** One flush at a time; a failure is reported and leaves the records for the next. */
@@ -245,6 +269,7 @@ export function createBatchWriter(options: {
         allWritten = false;
         onError(error);
       });
+      await pruning;
       await durability?.spool?.close(allWritten && pending.length === 0);
     },
   };

@@ -20,6 +20,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { localError, type RelayError, toOpenAiErrorBody } from '../errors.ts';
 import type { ChannelView } from '../formats/format.ts';
 import { type Check, channelChecks, type LimitTicket, requestChecks } from '../limits/limiter.ts';
+import { callerWindows } from '../limits/windows.ts';
 import { type Caller, checkModelAllowed } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
 import { holdQuota, type Payer } from '../pipeline/billing.ts';
@@ -270,6 +271,7 @@ export function registerRealtime(app: FastifyInstance, ctx: RelayContext): void 
       userId: caller.user.id,
       tokenId: caller.token.id,
       tokenUnlimited: caller.token.unlimitedQuota,
+      windows: callerWindows(ctx.deps.options, caller, true),
     };
     // A session starts only with a balance that covers the smallest response; each response is held on its own.
     const floor = await holdQuota(

@@ -15,6 +15,7 @@
  * into a stream of database reads.
  */
 
+import { type QuotaWindow, quotaWindowsSchema } from '@turnpike/core/billing/quota-windows';
 import type { Db } from '@turnpike/core/db/client';
 import { type Token, tokens, users } from '@turnpike/core/db/schema/index';
 import { type IpRule, parseAllowIps } from '@turnpike/core/domain/tokens';
@@ -31,6 +32,8 @@ export interface UserSnapshot {
   readonly group: string;
   /** `accept_unset_model_ratio_model` from the user's settings. */
   readonly acceptUnsetModelRatio: boolean;
+  /** The user's own quota windows (docs/adr/0043), beside its group's (`GroupQuotaWindows`); absent: none. */
+  readonly quotaWindows?: readonly QuotaWindow[];
   loadedAt: number;
 }
 
@@ -51,6 +54,8 @@ export interface TokenSnapshot {
   readonly group: string;
   /** Requests per minute, tokens per minute and requests in flight with this token (docs/adr/0028). */
   readonly limits?: LimitSet;
+  /** The token's quota windows (docs/adr/0043); absent: none. */
+  readonly quotaWindows?: readonly QuotaWindow[];
   loadedAt: number;
 }
 
@@ -71,7 +76,21 @@ function readAcceptUnset(setting: string): boolean {
   }
 }
 
-function toTokenSnapshot(row: Token, now: number): TokenSnapshot {
+/**
+ * A row's stored windows as the relay counts them: the `/api` contracts and the operator validate what they save, so
+ * a list this schema refuses was written around them; it is reported and none of it applies.
+ */
+export function readQuotaWindows(stored: unknown, onError: (error: unknown) => void): readonly QuotaWindow[] {
+  if (Array.isArray(stored) && stored.length === 0) return NO_WINDOWS;
+  const parsed = quotaWindowsSchema.safeParse(stored);
+  if (parsed.success) return parsed.data;
+  onError(new Error(`unreadable quota_windows ignored: ${parsed.error.issues[0]?.message ?? 'invalid'}`));
+  return NO_WINDOWS;
+}
+
+const NO_WINDOWS: readonly QuotaWindow[] = Object.freeze([]);
+
+function toTokenSnapshot(row: Token, now: number, onError: (error: unknown) => void): TokenSnapshot {
   const limits = row.modelLimits
     .split(',')
     .map((m) => m.trim())
@@ -89,6 +108,7 @@ function toTokenSnapshot(row: Token, now: number): TokenSnapshot {
     ipRules: parseAllowIps(row.allowIps).rules,
     group: row.group,
     limits: { rpm: row.rpmLimit, tpm: row.tpmLimit, concurrency: row.concurrencyLimit },
+    quotaWindows: readQuotaWindows(row.quotaWindows, onError),
     loadedAt: now,
   };
 }
@@ -121,7 +141,7 @@ export function createAuthCache(options: {
       unknownKeys.add(key);
       return undefined;
     }
-    const snapshot = toTokenSnapshot(row, Date.now());
+    const snapshot = toTokenSnapshot(row, Date.now(), onError);
     byKey.set(key, snapshot);
     keyById.set(row.id, key);
     return snapshot;
@@ -144,6 +164,7 @@ export function createAuthCache(options: {
       status: row.status,
       group: row.group,
       acceptUnsetModelRatio: readAcceptUnset(row.setting),
+      quotaWindows: readQuotaWindows(row.quotaWindows, onError),
       loadedAt: Date.now(),
     };
     usersById.set(id, snapshot);

@@ -20,6 +20,7 @@ import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import type { FastifyRequest } from 'fastify';
 import { type Dispatcher, fetch } from 'undici';
 import { localError, type RelayError } from '../errors.ts';
+import { callerWindows } from '../limits/windows.ts';
 import type { AuthResult, Caller } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
 import { holdQuota, type Payer } from '../pipeline/billing.ts';
@@ -111,10 +112,11 @@ export function taskPriceOf(
   return { quota: Math.trunc(modelPrice * groupRatio * options.get('QuotaPerUnit')), modelPrice, groupRatio };
 }
 
-export const payerOf = (caller: Caller): Payer => ({
+export const payerOf = (ctx: RelayContext, caller: Caller): Payer => ({
   userId: caller.user.id,
   tokenId: caller.token.id,
   tokenUnlimited: caller.token.unlimitedQuota,
+  windows: callerWindows(ctx.deps.options, caller, true),
 });
 
 /** Holds a submit's price (nothing for a free one); the refusal says which balance is short. */
@@ -123,7 +125,7 @@ export async function holdTaskPrice(
   caller: Caller,
   quota: number,
 ): Promise<{ ok: true; hold: Hold } | { ok: false; error: RelayError }> {
-  return holdQuota(ctx, payerOf(caller), quota);
+  return holdQuota(ctx, payerOf(ctx, caller), quota);
 }
 
 export interface TaskCharge {
@@ -147,9 +149,23 @@ export async function settleTaskCharge(
   charge: TaskCharge,
   accepted: boolean,
 ): Promise<number> {
-  const result = await ctx.ledger.settle(charge.hold, accepted ? charge.quota : 0);
-  if (!accepted || result.charged === 0) return 0;
+  const result = await ctx.ledger.settle(charge.hold, accepted ? charge.quota : 0, accepted);
+  if (!accepted) return 0;
   const { caller } = charge;
+  if (result.charged === 0) {
+    // A free task is not logged, but it counts in the caller's requests windows.
+    if (result.windows?.length)
+      ctx.writer.add({
+        userId: caller.user.id,
+        tokenId: caller.token.id,
+        channelId: charge.channelId,
+        quota: 0,
+        countRequest: false,
+        log: undefined,
+        windows: result.windows,
+      });
+    return 0;
+  }
   const { options } = ctx.deps;
   ctx.writer.add({
     userId: caller.user.id,
@@ -158,6 +174,7 @@ export async function settleTaskCharge(
     quota: result.charged,
     countRequest: true,
     debit: { quota: result.charged, fromToken: !caller.token.unlimitedQuota },
+    windows: result.windows,
     log: options.get('LogConsumeEnabled')
       ? {
           userId: caller.user.id,

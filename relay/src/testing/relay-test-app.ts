@@ -18,13 +18,15 @@ import {
 } from '@turnpike/core/testing/test-runtime';
 import type { FastifyInstance } from 'fastify';
 import { type InjectOptions, inject } from 'light-my-request';
-import { buildRelayApp } from '../app.ts';
+import { buildRelayApp, type RelayOptions } from '../app.ts';
 
 export interface RelayTestApp extends TestRuntime {
   readonly relay: FastifyInstance;
   /** Builds the relay (after channels and options are seeded: it loads channels at boot). */
-  startRelay(): Promise<FastifyInstance>;
-  seedUser(fields?: Partial<Pick<User, 'quota' | 'role' | 'group' | 'status' | 'setting'>>): Promise<User>;
+  startRelay(options?: Omit<RelayOptions, 'flushIntervalMs'>): Promise<FastifyInstance>;
+  seedUser(
+    fields?: Partial<Pick<User, 'quota' | 'role' | 'group' | 'status' | 'setting' | 'quotaWindows'>>,
+  ): Promise<User>;
   seedToken(
     userId: number,
     fields?: Partial<
@@ -38,6 +40,7 @@ export interface RelayTestApp extends TestRuntime {
         | 'allowIps'
         | 'group'
         | 'expiredTime'
+        | 'quotaWindows'
       >
     >,
   ): Promise<Token>;
@@ -98,8 +101,10 @@ export async function createRelayTestApp(options: TestRuntimeOptions = {}): Prom
       if (!relay) throw new Error('call startRelay() first');
       return relay;
     },
-    async startRelay() {
-      relay = injectThroughServer(await buildRelayApp(base.runtime.deps, { flushIntervalMs: 20 }));
+    async startRelay(options = {}) {
+      relay = injectThroughServer(
+        await buildRelayApp(base.runtime.deps, { ...options, flushIntervalMs: 20 }),
+      );
       await relay.ready();
       return relay;
     },

@@ -35,8 +35,8 @@ export interface ClusterProcess {
   child(): ChildProcess | undefined;
   /** Sends a signal; resolves with the exit code once the process is gone. */
   signal(signal: NodeJS.Signals): Promise<number | null>;
-  /** Starts it again on the same port and waits until it is ready. */
-  restart(): Promise<void>;
+  /** Starts it again on the same port, with `env` added from now on (a test's clock offset), and waits until ready. */
+  restart(env?: Record<string, string>): Promise<void>;
   /** Whether the balancer sends it traffic (a pod in the Service's endpoints). */
   inRotation: boolean;
   /**
@@ -112,10 +112,11 @@ export function startServerProcess(
   const exits: ProcessExit[] = [];
   let restarts = 0;
   const url = `http://127.0.0.1:${port}`;
+  let ownEnv = env;
   const launch = () => {
-    const merged: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' };
+    const merged: NodeJS.ProcessEnv = { ...process.env, ...ownEnv, PORT: String(port), HOST: '127.0.0.1' };
     // An empty value removes the variable (a server without DATABASE_URL opens the embedded database).
-    for (const [key, value] of Object.entries(env)) if (value === '') delete merged[key];
+    for (const [key, value] of Object.entries(ownEnv)) if (value === '') delete merged[key];
     const started = spawn(process.execPath, [SERVER], {
       env: merged,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -160,8 +161,9 @@ export function startServerProcess(
       running.kill(signal);
       return exited;
     },
-    async restart() {
+    async restart(added) {
       if (child) throw new Error(`${name} is still running`);
+      if (added) ownEnv = { ...ownEnv, ...added };
       clearTimeout(pendingRestart);
       pendingRestart = undefined;
       restarts += 1;
@@ -268,12 +270,20 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     ...options.env,
   };
   const api = startServerProcess('api', await freePort(), { ...env, ROLE: 'api' });
-  // The api migrates the database first; relays started together would only wait on its lock.
-  await waitUntilReady(api.url, 60_000, () => api.child() === undefined);
   const relays: ReturnType<typeof startServerProcess>[] = [];
-  for (let i = 0; i < (options.relays ?? 3); i += 1)
-    relays.push(startServerProcess(`relay-${i + 1}`, await freePort(), { ...env, ROLE: 'relay' }));
-  await Promise.all(relays.map((r) => waitUntilReady(r.url, 60_000, () => r.child() === undefined)));
+  try {
+    // The api migrates the database first; relays started together would only wait on its lock.
+    await waitUntilReady(api.url, 60_000, () => api.child() === undefined);
+    for (let i = 0; i < (options.relays ?? 3); i += 1)
+      relays.push(startServerProcess(`relay-${i + 1}`, await freePort(), { ...env, ROLE: 'relay' }));
+    await Promise.all(relays.map((r) => waitUntilReady(r.url, 60_000, () => r.child() === undefined)));
+  } catch (error) {
+    // A cluster that never came up leaves nothing running behind the failed test.
+    await Promise.all([api, ...relays].map((p) => p.kill()));
+    await redis.close();
+    await postgres?.close();
+    throw error;
+  }
   const balancer = await startBalancer(relays);
   const { port } = balancer.address() as { port: number };
   return {

@@ -16,7 +16,8 @@
  * measured runs and its stream capacity run, and print where the time goes), BENCH_PERF (1: on-CPU perf profiles
  * of the baseline and the gateways, as µs per call of each step side by side; bench/perf-phases.ts), BENCH_SLOW_CALLS
  * (1: what the slowest 1 % of the gateways' calls at c=1 overlapped: a database query, a GC pause, or neither;
- * bench/slow-calls.ts).
+ * bench/slow-calls.ts), BENCH_COST (0: leaves out the whole cost of a call at the end, bench/cost.ts, which has
+ * settings of its own).
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { mkdtempSync, openSync } from 'node:fs';
@@ -24,6 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { measureWholeCost } from './cost.ts';
 import { summariseCpuProfile } from './cpu-profile.ts';
 import { type PerfRecording, perfAvailable, perfNodeFlags, phasesTable, recordPerf } from './perf-phases.ts';
 import type { RelayChildMessage, RelayParentMessage } from './relay-main.ts';
@@ -913,6 +915,8 @@ async function main() {
           `${slowCallsTable(gateway.name, path.join(slowCallsDir, `${gateway.name}.json`), windows)}\n`,
       );
     }
+  // The whole cost of a call, the database's and Redis's CPU included (bench/cost.ts): this checkout alone.
+  if (process.env.BENCH_COST !== '0') await measureWholeCost([root]);
   process.stdout.write(`\nbench took ${((performance.now() - startedAt) / 1000).toFixed(0)} s\n`);
 }
 

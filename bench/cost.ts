@@ -15,7 +15,8 @@
  * ≥ 400, and socket errors); a round with any other fails the run.
  *
  * `node bench/cost.ts <build> [<build>]`; a build is a directory with a checkout and its node_modules, or a commit
- * (bench/builds.ts). Settings: COST_ROUNDS (3), COST_SECONDS (8), COST_WARMUP (5 s per build per path),
+ * (bench/builds.ts). Settings: COST_ROUNDS (3), COST_SECONDS (8), COST_WARMUP (5 s runs per build and path until
+ * COST_WARMUP_CALLS, 20,000, are served),
  * COST_CONNECTIONS (32), COST_THREADS (wrk's threads, 2), COST_PATHS (`redis,postgres,embedded`), COST_KEEP_BUILDS (1:
  * keep a commit's worktree for the next run), COST_GATEWAY_LOG (a folder for the gateways' logs; default none).
  */
@@ -121,6 +122,19 @@ function runWrk(script: string, url: string, seconds: number): Promise<WrkSummar
       else resolve(JSON.parse(line) as WrkSummary);
     });
   });
+}
+
+/**
+ * Loads a freshly started gateway until its code is compiled and its pools are full: runs of `seconds` until it has
+ * served COST_WARMUP_CALLS (20,000) calls, at most six runs. On a busy host a few seconds are a few thousand calls,
+ * after which the CPU per call was still falling from one round to the next; returns the calls served.
+ */
+async function warmUp(script: string, url: string, seconds: number): Promise<number> {
+  const wanted = numberFromEnv('COST_WARMUP_CALLS', 20_000);
+  let served = 0;
+  for (let run = 0; run < 6 && served < wanted; run += 1)
+    served += (await runWrk(script, url, seconds)).requests;
+  return served;
 }
 
 /** CPU ticks so far of the gateway, its Postgres cluster and its redis-server. */
@@ -331,7 +345,10 @@ export async function measureWholeCost(specs: readonly string[]): Promise<void> 
         return file;
       };
       const files = sides.map(script);
-      for (const [i, side] of sides.entries()) await runWrk(files[i] as string, side.gateway.url, warmup);
+      for (const [i, side] of sides.entries()) {
+        const served = await warmUp(files[i] as string, side.gateway.url, warmup);
+        process.stdout.write(`  ${PATH_NAMES[costPath]}, ${names[i]}: warmed up with ${fmt(served)} calls\n`);
+      }
       for (let round = 1; round <= rounds; round += 1)
         for (const [i, side] of sides.entries()) {
           const measured = await measureRound(side, files[i] as string, seconds, hz);

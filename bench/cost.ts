@@ -18,7 +18,7 @@
  * (bench/builds.ts). Settings: COST_ROUNDS (3), COST_SECONDS (8), COST_WARMUP (5 s runs per build and path until
  * COST_WARMUP_CALLS, 20,000, are served),
  * COST_CONNECTIONS (32), COST_THREADS (wrk's threads, 2), COST_PATHS (`redis,postgres,embedded`), COST_KEEP_BUILDS (1:
- * keep a commit's worktree for the next run), COST_GATEWAY_LOG (a folder for the gateways' logs; default none).
+ * keep a commit's worktree for the next run), COST_IDLE_SECONDS (5: the idle window), COST_GATEWAY_LOG (a folder for the gateways' logs; default none).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Build, prepareBuild } from './builds.ts';
 import { COST_CHAT_BODY, type Gateway, startGateway } from './cost-gateway.ts';
+import { startFakeUpstream } from './fake-upstream.ts';
 import { clockTicksPerSecond, processTreeTicks } from './proc-stat.ts';
 import {
   missingServices,
@@ -72,6 +73,14 @@ interface Side {
   readonly postgres?: PostgresCluster;
   readonly redis?: RedisServer;
   readonly rounds: Round[];
+  /** CPU while no call is served, ms per second: what the rounds' figures hold that is not per call. */
+  idle?: Idle;
+}
+
+interface Idle {
+  readonly gateway: number;
+  readonly postgres?: number;
+  readonly redis?: number;
 }
 
 /** The build's own services, started once and shared by its paths (a database of its own per path). */
@@ -163,6 +172,30 @@ async function settle(side: Omit<Side, 'rounds'>): Promise<void> {
   }
 }
 
+/**
+ * What each side costs while it serves nothing, over COST_IDLE_SECONDS (5) after the warm-up, all sides at once:
+ * timers, the writer's and the caches' periodic work, Postgres's background processes, Redis's cron. At a few
+ * hundred calls a second on a busy host that alone is tens of µs per call.
+ */
+async function measureIdle(sides: Side[], hz: number): Promise<void> {
+  for (const side of sides) await settle(side);
+  const seconds = numberFromEnv('COST_IDLE_SECONDS', 5);
+  const before = sides.map(ticksOf);
+  const startedAt = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const elapsed = (performance.now() - startedAt) / 1000;
+  const after = sides.map(ticksOf);
+  for (const [i, side] of sides.entries()) {
+    const rate = (key: keyof Idle) =>
+      (((after[i]?.[key] ?? 0) - (before[i]?.[key] ?? 0)) / hz / elapsed) * 1000;
+    side.idle = {
+      gateway: rate('gateway'),
+      ...(side.postgres ? { postgres: rate('postgres') } : {}),
+      ...(side.redis ? { redis: rate('redis') } : {}),
+    };
+  }
+}
+
 async function measureRound(side: Side, script: string, seconds: number, hz: number): Promise<Round> {
   const before = ticksOf(side);
   const wrk = await runWrk(script, side.gateway.url, seconds);
@@ -189,9 +222,22 @@ const range = (values: number[], unit = '') => {
 };
 
 /** The issue's table: per call, each build on each path, the range over the rounds. */
-function costTable(columns: { title: string; rounds: Round[] }[], seconds: number): string {
-  const row = (name: string, cell: (rounds: Round[]) => string) =>
-    `| ${name} | ${columns.map((c) => cell(c.rounds)).join(' | ')} |`;
+interface Column {
+  readonly title: string;
+  readonly path: CostPath;
+  readonly rounds: Round[];
+  readonly idle?: Idle | undefined;
+}
+
+function costTable(columns: Column[], seconds: number): string {
+  const row = (name: string, cell: (rounds: Round[], column: Column) => string) =>
+    `| ${name} | ${columns.map((c) => cell(c.rounds, c)).join(' | ')} |`;
+  const idle = (_: Round[], { idle }: Column) =>
+    idle
+      ? [idle.gateway, idle.postgres, idle.redis]
+          .map((v) => (v === undefined ? '—' : v.toFixed(1)))
+          .join(' / ')
+      : '—';
   const pick = (key: 'gateway' | 'postgres' | 'redis') => (rounds: Round[]) =>
     range(
       rounds.flatMap((r) => (r[key] === undefined ? [] : [r[key]])),
@@ -209,6 +255,7 @@ function costTable(columns: { title: string; rounds: Round[] }[], seconds: numbe
       (rounds) =>
         `${rounds.reduce((n, r) => n + r.failedAnswers, 0)} / ${rounds.reduce((n, r) => n + r.socketErrors, 0)}`,
     ),
+    row('idle: ms of CPU per s (gateway / Postgres / Redis)', idle),
   ].join('\n');
 }
 
@@ -232,24 +279,6 @@ async function startServices(paths: CostPath[]): Promise<Services> {
 async function stopServices(services: Services): Promise<void> {
   services.postgres?.stop();
   await services.redis?.stop();
-}
-
-async function startUpstream(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(
-    process.execPath,
-    [path.join(root, 'relay/src/testing/fake-openai-main.ts'), '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stdout.on('data', (data: Buffer) => {
-      seen += data.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`the fake upstream exited (${code})`)));
-  });
-  return { url, stop: () => child.kill('SIGTERM') };
 }
 
 /** Which paths this host can run: Postgres and Redis need their servers, every path needs wrk. */
@@ -292,15 +321,15 @@ export async function measureWholeCost(specs: readonly string[]): Promise<void> 
   for (const line of skipped) process.stdout.write(`whole cost of a call, skipped ${line}\n`);
   const hz = clockTicksPerSecond();
   const builds = specs.map((spec) => prepareBuild(spec, root));
-  const upstream = await startUpstream();
+  const upstream = await startFakeUpstream(root);
   const services: Services[] = [];
   const scripts = mkdtempSync(path.join(os.tmpdir(), 'turnpike-cost-wrk-'));
-  const columns: { title: string; path: CostPath; rounds: Round[] }[] = [];
+  const columns: Column[] = [];
   const open: Gateway[] = [];
   const cleanUp = async () => {
     await Promise.all(open.splice(0).map((g) => g.stop()));
     for (const s of services.splice(0)) await stopServices(s);
-    upstream.stop();
+    upstream.child.kill('SIGTERM');
     rmSync(scripts, { recursive: true, force: true });
     for (const build of builds) build.release();
   };
@@ -349,6 +378,7 @@ export async function measureWholeCost(specs: readonly string[]): Promise<void> 
         const served = await warmUp(files[i] as string, side.gateway.url, warmup);
         process.stdout.write(`  ${PATH_NAMES[costPath]}, ${names[i]}: warmed up with ${fmt(served)} calls\n`);
       }
+      await measureIdle(sides, hz);
       for (let round = 1; round <= rounds; round += 1)
         for (const [i, side] of sides.entries()) {
           const measured = await measureRound(side, files[i] as string, seconds, hz);
@@ -367,7 +397,12 @@ export async function measureWholeCost(specs: readonly string[]): Promise<void> 
       await Promise.all(sides.map((s) => s.gateway.stop()));
       open.splice(0);
       for (const [i, side] of sides.entries())
-        columns.push({ title: `${names[i]}, ${PATH_NAMES[costPath]}`, path: costPath, rounds: side.rounds });
+        columns.push({
+          title: `${names[i]}, ${PATH_NAMES[costPath]}`,
+          path: costPath,
+          rounds: side.rounds,
+          idle: side.idle,
+        });
     }
   } finally {
     process.off('SIGINT', onSignal);

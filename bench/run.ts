@@ -19,7 +19,7 @@
  * bench/slow-calls.ts), BENCH_COST (0: leaves out the whole cost of a call at the end, bench/cost.ts, which has
  * settings of its own).
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, openSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { measureWholeCost } from './cost.ts';
 import { summariseCpuProfile } from './cpu-profile.ts';
+import { startFakeUpstream } from './fake-upstream.ts';
 import { type PerfRecording, perfAvailable, perfNodeFlags, phasesTable, recordPerf } from './perf-phases.ts';
 import type { RelayChildMessage, RelayParentMessage } from './relay-main.ts';
 import { slowCallsNodeFlags, slowCallsTable, type Window } from './slow-calls.ts';
@@ -137,21 +138,9 @@ function requestOf(target: Target, mode: Mode): { path: string; body: string } {
 const children: ChildProcess[] = [];
 
 async function startUpstream(args: string[] = []): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [path.join(root, 'relay/src/testing/fake-openai-main.ts'), '--port', '0', ...args],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const { child, url } = await startFakeUpstream(root, args);
   children.push(child);
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout.on('data', (data: Buffer) => {
-      seen += data.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`the fake upstream exited (${code})`)));
-  });
+  return url;
 }
 
 function forkChild<T extends { type: string }>(

@@ -73,14 +73,23 @@ test: lint typecheck
 test-unit: install
 	npx vitest run --project '*:unit'
 
-## make bench: throughput and latency of the relay beside the upstream and a passthrough proxy (not a test)
+## make bench: throughput and latency of the relay beside the upstream and a passthrough proxy, then the whole cost
+## of a call (bench/cost.ts) of this checkout (not a test)
 bench: install
 	node bench/run.ts
 
-## make bench-duel A=<checkout> B=<checkout>: the relay's CPU per call in two checkouts under the same load at the
-## same time (bench/duel.ts), for a change too small for make bench to see on a shared host (not a test)
+## make bench-duel A=<commit or checkout> B=<commit or checkout>: the whole cost of a call (the gateway's, its
+## Postgres's and its Redis's CPU per call) of two builds, each on services of its own, loaded in turns on the same
+## host (bench/cost.ts; a commit is built in a temporary git worktree). Not a test
 .PHONY: bench-duel
 bench-duel: install
+	@test -n "$(A)" -a -n "$(B)" || { echo 'usage: make bench-duel A=<commit or checkout> B=<commit or checkout>'; exit 2; }
+	node bench/cost.ts $(A) $(B)
+
+## make bench-duel-relay A=<checkout> B=<checkout>: the relay process's own CPU per call in two checkouts under the
+## same load at the same time (bench/duel.ts), for a change to the relay's code too small to see otherwise
+.PHONY: bench-duel-relay
+bench-duel-relay: install
 	node bench/duel.ts $(A) $(B)
 
 ## make import FROM=<source>: moves a new-api or one-api gateway (sqlite:///path/one-api.db, mysql://user:pass@host:3306/db

@@ -14,9 +14,10 @@
  * duel itself with other V8 or allocator settings; each round then prints the total CPU (user and kernel) too, as
  * an allocator setting moves work into the kernel.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { startFakeUpstream } from './fake-upstream.ts';
 import type { RelayChildMessage } from './relay-main.ts';
 
 const numberFromEnv = (name: string, fallback: number) => {
@@ -59,21 +60,9 @@ process.on('exit', () => {
 });
 
 async function startUpstream(checkout: string): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [path.join(checkout, 'relay/src/testing/fake-openai-main.ts'), '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const { child, url } = await startFakeUpstream(checkout);
   children.push(child);
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (data: Buffer) => {
-      seen += data.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`the fake upstream exited (${code})`)));
-  });
+  return url;
 }
 
 interface Relay {

@@ -16,15 +16,18 @@
  * measured runs and its stream capacity run, and print where the time goes), BENCH_PERF (1: on-CPU perf profiles
  * of the baseline and the gateways, as µs per call of each step side by side; bench/perf-phases.ts), BENCH_SLOW_CALLS
  * (1: what the slowest 1 % of the gateways' calls at c=1 overlapped: a database query, a GC pause, or neither;
- * bench/slow-calls.ts).
+ * bench/slow-calls.ts), BENCH_COST (0: leaves out the whole cost of a call at the end, bench/cost.ts, which has
+ * settings of its own).
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, openSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { measureWholeCost } from './cost.ts';
 import { summariseCpuProfile } from './cpu-profile.ts';
+import { startFakeUpstream } from './fake-upstream.ts';
 import { type PerfRecording, perfAvailable, perfNodeFlags, phasesTable, recordPerf } from './perf-phases.ts';
 import type { RelayChildMessage, RelayParentMessage } from './relay-main.ts';
 import { slowCallsNodeFlags, slowCallsTable, type Window } from './slow-calls.ts';
@@ -135,21 +138,9 @@ function requestOf(target: Target, mode: Mode): { path: string; body: string } {
 const children: ChildProcess[] = [];
 
 async function startUpstream(args: string[] = []): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [path.join(root, 'relay/src/testing/fake-openai-main.ts'), '--port', '0', ...args],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const { child, url } = await startFakeUpstream(root, args);
   children.push(child);
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout.on('data', (data: Buffer) => {
-      seen += data.toString();
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`the fake upstream exited (${code})`)));
-  });
+  return url;
 }
 
 function forkChild<T extends { type: string }>(
@@ -913,6 +904,8 @@ async function main() {
           `${slowCallsTable(gateway.name, path.join(slowCallsDir, `${gateway.name}.json`), windows)}\n`,
       );
     }
+  // The whole cost of a call, the database's and Redis's CPU included (bench/cost.ts): this checkout alone.
+  if (process.env.BENCH_COST !== '0') await measureWholeCost([root]);
   process.stdout.write(`\nbench took ${((performance.now() - startedAt) / 1000).toFixed(0)} s\n`);
 }
 

@@ -112,6 +112,9 @@ export function createPasskeyService(deps: AppDeps) {
         excludeCredentials: held.map(descriptorOf),
         // Discoverable, so it can sign in without a user name; verification where the authenticator has it.
         authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+        // EdDSA, ES256, RS256: what authenticators make. Named, so the library does not probe the runtime for
+        // post-quantum algorithms (an experimental-feature warning in every server's log).
+        supportedAlgorithmIDs: [-8, -7, -257],
       });
       await keepChallenge(db, options.challenge, 'register', user.id);
       return options;

@@ -16,6 +16,7 @@ import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { fetchUser, type UserRow, updateUser } from '../api/users.ts';
 import { validateQuotaDelta, validateUserUpdate } from '../rules.ts';
+import { ResetSecondFactor } from './reset-second-factor.tsx';
 
 interface EditForm {
   username: string;
@@ -217,6 +218,7 @@ export function EditUserSheet({
               <Input key={key} label={t(label)} value={String(user.data?.[key] ?? '')} readOnly disabled />
             ))}
           </fieldset>
+          <ResetSecondFactor userId={id} />
           {error ? (
             <p role="alert" className="text-sm text-red-600">
               {error}

@@ -44,7 +44,7 @@ export function SecondStepForm({
     }
   };
 
-  const usePasskey = async () => {
+  const answerWithPasskey = async () => {
     setError(null);
     setBusy('passkey');
     try {
@@ -82,7 +82,7 @@ export function SecondStepForm({
           variant="secondary"
           loading={busy === 'passkey'}
           disabled={busy !== null}
-          onClick={() => void usePasskey()}
+          onClick={() => void answerWithPasskey()}
         >
           {t('signIn.usePasskey')}
         </Button>

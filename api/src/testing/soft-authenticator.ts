@@ -93,6 +93,14 @@ export function createSoftAuthenticator(
   };
   const clientData = (type: string, challenge: string, origin: string) =>
     Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
+  /** A PublicKeyCredential as WebAuthn's JSON serialisation carries it. */
+  const credentialJson = (response: Record<string, unknown>) => ({
+    id: b64url(credentialId),
+    rawId: b64url(credentialId),
+    type: 'public-key',
+    clientExtensionResults: {},
+    response,
+  });
 
   return {
     credentialId: b64url(credentialId),
@@ -107,35 +115,23 @@ export function createSoftAuthenticator(
         attStmt: {},
         authData: authData(UP | UV | AT, attested),
       });
-      return {
-        id: b64url(credentialId),
-        rawId: b64url(credentialId),
-        type: 'public-key',
-        clientExtensionResults: {},
-        response: {
-          clientDataJSON: b64url(clientData('webauthn.create', options.challenge, origin)),
-          attestationObject: b64url(attestationObject),
-          transports: ['internal'],
-        },
-      };
+      return credentialJson({
+        clientDataJSON: b64url(clientData('webauthn.create', options.challenge, origin)),
+        attestationObject: b64url(attestationObject),
+        transports: ['internal'],
+      });
     },
     assert(options, origin, extra = {}) {
       signCount += 1;
       const data = authData(extra.verified === false ? UP : UP | UV);
       const client = clientData('webauthn.get', options.challenge, origin);
       const signature = sign('sha256', Buffer.concat([data, sha256(client)]), privateKey);
-      return {
-        id: b64url(credentialId),
-        rawId: b64url(credentialId),
-        type: 'public-key',
-        clientExtensionResults: {},
-        response: {
-          clientDataJSON: b64url(client),
-          authenticatorData: b64url(data),
-          signature: b64url(signature),
-          ...(extra.userHandle !== undefined ? { userHandle: extra.userHandle } : {}),
-        },
-      };
+      return credentialJson({
+        clientDataJSON: b64url(client),
+        authenticatorData: b64url(data),
+        signature: b64url(signature),
+        ...(extra.userHandle !== undefined ? { userHandle: extra.userHandle } : {}),
+      });
     },
   };
 }

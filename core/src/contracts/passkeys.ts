@@ -12,11 +12,6 @@ const base64url = z
   .max(16_384)
   .regex(/^[A-Za-z0-9_-]*$/, 'must be base64url');
 
-/** POST /api/user/passkey/register/begin. */
-export const passkeyRegisterBeginSchema = z.object({
-  name: z.string().trim().max(PASSKEY_NAME_MAX, `at most ${PASSKEY_NAME_MAX} characters`).optional(),
-});
-
 /** POST /api/user/passkey/register/finish: WebAuthn's RegistrationResponseJSON, and the passkey's name. */
 export const passkeyRegistrationSchema = z.looseObject({
   id: base64url.min(1),

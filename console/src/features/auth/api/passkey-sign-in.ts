@@ -1,5 +1,6 @@
-import { startAuthentication } from '@simplewebauthn/browser';
+import type { startAuthentication } from '@simplewebauthn/browser';
 import { api } from '../../../lib/api.ts';
+import { loadWebAuthn } from '../passkeys.ts';
 import type { SignedIn } from './second-step.ts';
 
 type RequestOptionsJSON = Parameters<typeof startAuthentication>[0]['optionsJSON'];
@@ -13,6 +14,7 @@ export async function signInWithPasskey(flowToken?: string): Promise<SignedIn> {
   const { options } = await api.post<{ options: RequestOptionsJSON }>('/api/user/passkey/login/begin', body, {
     silent: true,
   });
-  const answer = await startAuthentication({ optionsJSON: options });
+  const { startAuthentication: authenticate } = await loadWebAuthn();
+  const answer = await authenticate({ optionsJSON: options });
   return api.post<SignedIn>('/api/user/passkey/login/finish', { ...answer, ...body }, { silent: true });
 }

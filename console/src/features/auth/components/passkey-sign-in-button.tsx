@@ -4,6 +4,7 @@ import { Button } from '../../../components/ui/button.tsx';
 import { signInWithPasskey } from '../api/passkey-sign-in.ts';
 import type { SignedIn } from '../api/second-step.ts';
 import { passkeyErrorText } from '../passkeys.ts';
+import { AlertText } from './alert-text.tsx';
 
 /** Password-less sign-in: the browser offers the passkeys it holds for this site, and one signs in. */
 export function PasskeySignInButton({ onSignedIn }: { onSignedIn: (user: SignedIn) => Promise<void> }) {
@@ -26,11 +27,7 @@ export function PasskeySignInButton({ onSignedIn }: { onSignedIn: (user: SignedI
       <Button variant="secondary" loading={busy} onClick={() => void signIn()}>
         {t('signIn.withPasskey')}
       </Button>
-      {error ? (
-        <p role="alert" className="text-sm text-red-600 dark:text-red-400">
-          {error}
-        </p>
-      ) : null}
+      <AlertText text={error} />
     </div>
   );
 }

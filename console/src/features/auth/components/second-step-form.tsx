@@ -6,6 +6,7 @@ import { Input } from '../../../components/ui/input.tsx';
 import { signInWithPasskey } from '../api/passkey-sign-in.ts';
 import { completeWithCode, type SignedIn } from '../api/second-step.ts';
 import { passkeyErrorText } from '../passkeys.ts';
+import { AlertText } from './alert-text.tsx';
 
 /**
  * The second step of a password sign-in: the six digits of the authenticator app, a backup code, or one of the
@@ -69,11 +70,7 @@ export function SecondStepForm({
         hint={t('signIn.codeHint')}
         onChange={(e) => setCode(e.target.value)}
       />
-      {error ? (
-        <p role="alert" className="text-sm text-red-600 dark:text-red-400">
-          {error}
-        </p>
-      ) : null}
+      <AlertText text={error} />
       <Button type="submit" loading={busy === 'code'} disabled={busy !== null}>
         {t('signIn.verify')}
       </Button>

@@ -1,6 +1,7 @@
-import { startRegistration } from '@simplewebauthn/browser';
+import type { startRegistration } from '@simplewebauthn/browser';
 import type { PasskeyStatus } from '@turnpike/core/contracts/passkeys';
 import { api } from '../../../lib/api.ts';
+import { loadWebAuthn } from '../../auth/passkeys.ts';
 
 type CreationOptionsJSON = Parameters<typeof startRegistration>[0]['optionsJSON'];
 
@@ -11,7 +12,8 @@ export const fetchPasskeys = () => api.get<PasskeyStatus>('/api/user/passkey');
 /** Begin, the browser's authenticator makes the passkey, finish with its name. */
 export async function registerPasskey(name: string): Promise<void> {
   const { options } = await api.post<{ options: CreationOptionsJSON }>('/api/user/passkey/register/begin');
-  const answer = await startRegistration({ optionsJSON: options });
+  const { startRegistration: register } = await loadWebAuthn();
+  const answer = await register({ optionsJSON: options });
   await api.post<void>('/api/user/passkey/register/finish', { ...answer, name }, { silent: true });
 }
 

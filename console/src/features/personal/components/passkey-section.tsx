@@ -6,6 +6,7 @@ import { Button, ConfirmDialog, Input } from '../../../components/ui/index.ts';
 import { formatTimestamp } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { AlertText } from '../../auth/components/alert-text.tsx';
 import { canUsePasskeys, passkeyErrorText } from '../../auth/passkeys.ts';
 import { fetchPasskeys, passkeysQueryKey, registerPasskey, removePasskey } from '../api/passkeys.ts';
 
@@ -99,11 +100,7 @@ export function PasskeySection() {
       ) : (
         <p className="text-sm text-gray-500">{t('passkey.unavailable')}</p>
       )}
-      {error ? (
-        <p role="alert" className="text-sm text-red-600 dark:text-red-400">
-          {error}
-        </p>
-      ) : null}
+      <AlertText text={error} />
       <ConfirmDialog
         open={removing !== null}
         title={t('passkey.removeTitle')}

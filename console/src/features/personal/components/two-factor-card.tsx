@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, DialogFooter, Input, Modal, Tag } from '../../../components/ui/index.ts';
 import { toast } from '../../../lib/toast.ts';
+import { AlertText } from '../../auth/components/alert-text.tsx';
 import {
   disableTwoFactor,
   fetchTwoFactorStatus,
@@ -112,11 +113,7 @@ export function TwoFactorSection() {
               value={code}
               onChange={(e) => setCode(e.target.value)}
             />
-            {error ? (
-              <p role="alert" className="text-sm text-red-600 dark:text-red-400">
-                {error}
-              </p>
-            ) : null}
+            <AlertText text={error} />
           </div>
         )}
       </Modal>

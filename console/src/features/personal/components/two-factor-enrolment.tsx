@@ -2,6 +2,7 @@ import type { TwoFactorSetup } from '@turnpike/core/contracts/two-factor';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, Input } from '../../../components/ui/index.ts';
+import { AlertText } from '../../auth/components/alert-text.tsx';
 import { beginTwoFactorSetup, enableTwoFactor } from '../api/two-factor.ts';
 import { BackupCodeList } from './backup-code-list.tsx';
 import { QrCode } from './qr-code.tsx';
@@ -89,11 +90,7 @@ export function TwoFactorEnrolment({ onEnabled }: { onEnabled: () => void }) {
           />
         </li>
       </ol>
-      {error ? (
-        <p role="alert" className="text-sm text-red-600 dark:text-red-400">
-          {error}
-        </p>
-      ) : null}
+      <AlertText text={error} />
       <Button className="self-start" loading={busy} disabled={!saved} onClick={() => void enable()}>
         {t('setup.enable')}
       </Button>

@@ -14,6 +14,7 @@ import {
   launchBrowser,
   newContext,
   type RunningServer,
+  screenshot,
   startServer,
 } from './harness.ts';
 
@@ -110,6 +111,7 @@ describe('passkeys in a real browser', () => {
     const secret = (await page.getByTestId('totp-secret').textContent())?.trim() ?? '';
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     await page.getByRole('img', { name: en('two-factor', 'setup.qrLabel') }).waitFor();
+    await screenshot(page, 'two-factor-enrolment');
     await page.getByLabel(en('two-factor', 'backup.saved')).check();
     await page
       .locator('input[name=totp-code]')
@@ -121,6 +123,7 @@ describe('passkeys in a real browser', () => {
     await passwordStep();
     // The password alone: the second step, and no session yet.
     await page.locator('input[name=code]').waitFor();
+    await screenshot(page, 'two-factor-second-step');
     expect(await page.evaluate(() => localStorage.getItem('user'))).toBeNull();
     expect((await context.cookies()).find((c) => c.name === 'session')).toBeUndefined();
     await page.getByRole('button', { name: en('two-factor', 'signIn.usePasskey') }).click();

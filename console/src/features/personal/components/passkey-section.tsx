@@ -62,7 +62,7 @@ export function PasskeySection() {
           {list.map((p) => (
             <li
               key={p.id}
-              className="flex items-center justify-between gap-2 rounded border px-2 py-1 dark:border-gray-700"
+              className="flex items-center justify-between gap-2 rounded border border-gray-200 px-2 py-1 dark:border-gray-700"
             >
               <span>
                 <span className="font-medium">{p.name}</span>{' '}

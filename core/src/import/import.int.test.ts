@@ -249,13 +249,16 @@ describe.each(cases)('import from $kind ($version)', ({ kind, version }) => {
 
     const codes = await select(
       target.database,
-      'select user_id, code_hash, used_at from two_fa_backup_codes',
+      'select user_id, code_hash, used_at::int as used_at from two_fa_backup_codes',
     );
     expect(codes).toHaveLength(1);
     expect(codes[0]).toMatchObject({ user_id: 2, used_at: 0 });
     expect(await verifyPassword(ALICE_BACKUP_CODE, String(codes[0]?.code_hash))).toBe(true);
 
-    const [passkey] = await select(target.database, 'select * from passkey_credentials');
+    const [passkey] = await select(
+      target.database,
+      'select user_id, credential_id, public_key, sign_count::int as sign_count, transports, aaguid, backup_eligible from passkey_credentials',
+    );
     expect(passkey).toMatchObject({
       user_id: 2,
       credential_id: '-_-_PnqcAdLj9KW2x9jp-g',

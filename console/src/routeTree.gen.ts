@@ -17,6 +17,7 @@ import { Route as PricingRouteImport } from './routes/pricing'
 import { Route as RegisterRouteImport } from './routes/register'
 import { Route as ResetRouteImport } from './routes/reset'
 import { Route as SetupRouteImport } from './routes/setup'
+import { Route as TwoFactorRouteImport } from './routes/two-factor'
 import { Route as ConsoleChat2linkRouteImport } from './routes/_console/chat2link'
 import { Route as ConsoleDetailRouteImport } from './routes/_console/detail'
 import { Route as ConsoleLogRouteImport } from './routes/_console/log'
@@ -75,6 +76,11 @@ const ResetRoute = ResetRouteImport.update({
 const SetupRoute = SetupRouteImport.update({
   id: '/setup',
   path: '/setup',
+  getParentRoute: () => rootRouteImport,
+} as any)
+const TwoFactorRoute = TwoFactorRouteImport.update({
+  id: '/two-factor',
+  path: '/two-factor',
   getParentRoute: () => rootRouteImport,
 } as any)
 const ConsoleChat2linkRoute = ConsoleChat2linkRouteImport.update({
@@ -186,6 +192,7 @@ export interface FileRoutesByFullPath {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
+  '/two-factor': typeof TwoFactorRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -215,6 +222,7 @@ export interface FileRoutesByTo {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
+  '/two-factor': typeof TwoFactorRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -246,6 +254,7 @@ export interface FileRoutesById {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
+  '/two-factor': typeof TwoFactorRoute
   '/_console/chat2link': typeof ConsoleChat2linkRoute
   '/_console/detail': typeof ConsoleDetailRoute
   '/_console/log': typeof ConsoleLogRoute
@@ -277,6 +286,7 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
+    | '/two-factor'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -306,6 +316,7 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
+    | '/two-factor'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -336,6 +347,7 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
+    | '/two-factor'
     | '/_console/chat2link'
     | '/_console/detail'
     | '/_console/log'
@@ -367,6 +379,7 @@ export interface RootRouteChildren {
   RegisterRoute: typeof RegisterRoute
   ResetRoute: typeof ResetRoute
   SetupRoute: typeof SetupRoute
+  TwoFactorRoute: typeof TwoFactorRoute
   ChatSplatRoute: typeof ChatSplatRoute
   OauthProviderRoute: typeof OauthProviderRoute
   UserResetRoute: typeof UserResetRoute
@@ -428,6 +441,13 @@ declare module '@tanstack/react-router' {
       path: '/setup'
       fullPath: '/setup'
       preLoaderRoute: typeof SetupRouteImport
+      parentRoute: typeof rootRouteImport
+    }
+    '/two-factor': {
+      id: '/two-factor'
+      path: '/two-factor'
+      fullPath: '/two-factor'
+      preLoaderRoute: typeof TwoFactorRouteImport
       parentRoute: typeof rootRouteImport
     }
     '/_console/chat2link': {
@@ -625,6 +645,7 @@ const rootRouteChildren: RootRouteChildren = {
   RegisterRoute: RegisterRoute,
   ResetRoute: ResetRoute,
   SetupRoute: SetupRoute,
+  TwoFactorRoute: TwoFactorRoute,
   ChatSplatRoute: ChatSplatRoute,
   OauthProviderRoute: OauthProviderRoute,
   UserResetRoute: UserResetRoute,

@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'INVALID_CREDENTIALS'
   | 'USER_DISABLED'
   | 'INSUFFICIENT_QUOTA'
+  /** An administrator must enrol a second factor first (AdminTwoFactorRequired, docs/adr/0044). */
+  | 'SECOND_FACTOR_REQUIRED'
   /** A provider the console back end called (model list, balance) failed or did not answer. */
   | 'UPSTREAM_FAILED'
   /** The row belongs to a Kubernetes resource (docs/adr/0017); the message names it. */
@@ -35,6 +37,7 @@ const defaultStatus: Record<ErrorCode, number> = {
   INVALID_CREDENTIALS: 400,
   USER_DISABLED: 403,
   INSUFFICIENT_QUOTA: 400,
+  SECOND_FACTOR_REQUIRED: 403,
   UPSTREAM_FAILED: 502,
   MANAGED_BY_KUBERNETES: 409,
   DATABASE_UNAVAILABLE: 503,

@@ -5,6 +5,7 @@ import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { isSessionLive } from '@turnpike/core/sessions/session-end';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppDeps } from '../deps.ts';
+import { createEnrolmentCheck } from '../modules/two-factor/admin-enrolment.ts';
 import { readSession, type SessionCodec } from './session.ts';
 
 export interface AuthContext {
@@ -39,6 +40,7 @@ const SESSION_ENDED = 'your session has ended (signed out, or the account change
  */
 export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
   const repo = createUserRepo(deps.db);
+  const enrolment = createEnrolmentCheck(deps);
 
   async function authenticate(request: FastifyRequest): Promise<AuthContext> {
     const session = readSession(request, codec);
@@ -81,6 +83,8 @@ export function createAuthGate(deps: AppDeps, codec: SessionCodec) {
         const auth = await authenticate(request);
         if (auth.user.role < minRole)
           throw new AppError('FORBIDDEN', 'you do not have permission to do this');
+        // AdminTwoFactorRequired: an administrator without a second factor may only enrol (docs/adr/0044).
+        await enrolment(request, auth.user);
         request.auth = auth;
       };
       return Object.assign(gate, { minRole });

@@ -40,6 +40,12 @@ export function setLoginRedirect(fn: () => void): void {
   redirectToLogin = fn;
 }
 
+/** An administrator the site requires to enrol in two-factor sign-in first (docs/adr/0044) goes there. */
+function redirectToEnrolment(): void {
+  if (typeof window === 'undefined' || window.location.pathname === '/two-factor') return;
+  window.location.assign('/two-factor');
+}
+
 function buildUrl(path: string, query: RequestOptions['query']): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query ?? {})) {
@@ -148,6 +154,7 @@ export async function requestEnvelope<T = unknown, E extends object = object>(
     return fail(i18next.t('error.requestFailed', { message: `HTTP ${response.status}` }), response.status);
   }
   if (!envelope.success) {
+    if (envelope.code === 'SECOND_FACTOR_REQUIRED') redirectToEnrolment();
     return fail(
       messageForCode(envelope.code, envelope.message) ||
         envelope.message ||

@@ -12,6 +12,7 @@ import { createDb, type Database } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { isNewDataDir } from '../db/pglite-initdb.ts';
 import { createEventBus } from '../events/bus.ts';
+import { createSecondFactorKeys } from '../second-factors/factor-box.ts';
 import { ensureSecrets } from '../secrets.ts';
 import { ImportRefusedError, type ImportReport, importGateway } from './importer.ts';
 import { formatReport } from './report.ts';
@@ -136,6 +137,7 @@ export async function runImport(
         source,
         db: database?.db,
         box: secrets ? createChannelKeyBox(secrets.cryptoSecret) : undefined,
+        secondFactorKeys: secrets ? createSecondFactorKeys(secrets.cryptoSecret) : undefined,
         dryRun: args.dryRun,
         merge: args.merge,
         skipLogs: args.skipLogs,

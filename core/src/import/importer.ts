@@ -15,17 +15,21 @@ import {
   logs,
   midjourneys,
   options as optionRows,
+  passkeyCredentials,
   quotaData,
   redemptions,
   setups,
   tasks,
   tokens,
   topUps,
+  twoFaBackupCodes,
+  twoFas,
   users,
 } from '../db/schema/index.ts';
 import { Role } from '../domain/users.ts';
 import { isOptionKey, readOptionText } from '../options/registry.ts';
 import { createAbilityRepo } from '../repos/ability.repo.ts';
+import type { SecondFactorKeys } from '../second-factors/factor-box.ts';
 import { channelDrops, channelReads, importedFromOf, mapChannel } from './channels.ts';
 import {
   logMapping,
@@ -38,6 +42,7 @@ import {
   topUpMapping,
   userMapping,
 } from './mapping.ts';
+import { backupCodeMapping, passkeyMapping, twoFaMapping } from './second-factors.ts';
 import type { SourceReader, SourceRow } from './source.ts';
 import { toInt, toText } from './values.ts';
 
@@ -47,6 +52,11 @@ export interface ImportOptions {
   readonly db: Db | undefined;
   /** Seals channel keys as the console API does; required unless `dryRun`. */
   readonly box?: SealedBox | undefined;
+  /**
+   * Seals TOTP secrets as the console API does (`createSecondFactorKeys(CRYPTO_SECRET)`); without it a real run
+   * leaves second factors behind and says so.
+   */
+  readonly secondFactorKeys?: SecondFactorKeys | undefined;
   readonly dryRun: boolean;
   /** Write beside users that did not come from this source. */
   readonly merge: boolean;
@@ -101,9 +111,6 @@ export class ImportRefusedError extends Error {
 const UNCARRIED_TABLES: Readonly<Record<string, string>> = {
   abilities: 'rebuilt from the channels',
   setups: 'written once when the users arrive',
-  two_fas: 'two-factor secrets: Turnpike has no second factor yet',
-  two_fa_backup_codes: 'two-factor backup codes: Turnpike has no second factor yet',
-  passkey_credentials: 'passkeys: Turnpike has no passkey sign-in',
   checkins: 'daily check-ins are not offered',
   models: 'model metadata: Turnpike has its own catalogue',
   vendors: 'model vendors: Turnpike has its own catalogue',
@@ -124,6 +131,9 @@ const CARRIED_TABLES = [
   'tasks',
   'logs',
   'quota_data',
+  'two_fas',
+  'two_fa_backup_codes',
+  'passkey_credentials',
 ] as const;
 
 const SERIAL_TABLES = [
@@ -274,6 +284,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
   }
 
   await carryPaged({ table: 'tokens', entry: newTable('tokens', tokenMapping), mapping: tokenMapping });
+  await carrySecondFactors();
   await carryChannels();
   await carryOptions();
   await carryPaged({
@@ -496,6 +507,99 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
       await createAbilityRepo(tx).rebuild(inserted);
       report.changed.channels.push(...inserted.map((c) => c.id));
     });
+  }
+
+  /**
+   * TOTP factors, their unused backup codes and passkeys (second-factors.ts). Add-only like the rest: a user whose
+   * factor Turnpike already holds keeps it, and backup codes come only with the factor they belong to, so a user
+   * who enrolled again in Turnpike does not get the old gateway's codes beside the new ones.
+   */
+  async function carrySecondFactors(): Promise<void> {
+    const keys = options.secondFactorKeys;
+    const factorReport = newTable('two_fas', twoFaMapping);
+    const codeReport = newTable('two_fa_backup_codes', backupCodeMapping);
+    const passkeyReport = newTable('passkey_credentials', passkeyMapping);
+    if (!dryRun && !keys) {
+      for (const entry of [factorReport, codeReport, passkeyReport])
+        entry.notRead ??= 'no CRYPTO_SECRET was given to seal two-factor secrets with';
+      return;
+    }
+    const mine = (userId: number, entry: TableReport) => {
+      if (!skippedUsers.has(userId)) return true;
+      count(entry.skipped, 'its user was not carried');
+      return false;
+    };
+
+    const carried = new Set<number>();
+    const held = new Set<number>();
+    if (!factorReport.notRead) {
+      const rows = await source.all('two_fas', readable('two_fas', twoFaMapping.reads));
+      factorReport.source = rows.length;
+      if (targetReady)
+        for (const r of await db.select({ userId: twoFas.userId }).from(twoFas)) held.add(r.userId);
+      const writes: (typeof twoFas.$inferInsert)[] = [];
+      for (const raw of rows) {
+        const mapped = twoFaMapping.map(raw);
+        if ('skip' in mapped) count(factorReport.skipped, mapped.skip);
+        else if (!mine(mapped.row.userId, factorReport)) continue;
+        else if (held.has(mapped.row.userId)) factorReport.present += 1;
+        else {
+          const { plainSecret, ...row } = mapped.row;
+          writes.push({ ...row, secret: keys ? keys.sealSecret(plainSecret) : '' });
+          carried.add(row.userId);
+        }
+      }
+      factorReport.written = writes.length;
+      if (!dryRun && writes.length > 0) await db.insert(twoFas).values(writes).onConflictDoNothing();
+    }
+
+    if (!codeReport.notRead) {
+      const rows = await source.all(
+        'two_fa_backup_codes',
+        readable('two_fa_backup_codes', backupCodeMapping.reads),
+      );
+      codeReport.source = rows.length;
+      const writes: (typeof twoFaBackupCodes.$inferInsert)[] = [];
+      for (const raw of rows) {
+        const mapped = backupCodeMapping.map(raw);
+        if ('skip' in mapped) count(codeReport.skipped, mapped.skip);
+        else if (!mine(mapped.row.userId, codeReport)) continue;
+        else if (carried.has(mapped.row.userId)) writes.push(mapped.row);
+        else if (held.has(mapped.row.userId)) codeReport.present += 1;
+        else count(codeReport.skipped, 'its two-factor sign-in was not carried');
+      }
+      codeReport.written = writes.length;
+      if (!dryRun && writes.length > 0) await db.insert(twoFaBackupCodes).values(writes);
+    }
+
+    if (!passkeyReport.notRead) {
+      const rows = await source.all(
+        'passkey_credentials',
+        readable('passkey_credentials', passkeyMapping.reads),
+      );
+      passkeyReport.source = rows.length;
+      const present = new Set(
+        targetReady
+          ? (await db.select({ id: passkeyCredentials.credentialId }).from(passkeyCredentials)).map(
+              (r) => r.id,
+            )
+          : [],
+      );
+      const writes: (typeof passkeyCredentials.$inferInsert)[] = [];
+      for (const raw of rows) {
+        const mapped = passkeyMapping.map(raw);
+        if ('skip' in mapped) count(passkeyReport.skipped, mapped.skip);
+        else if (!mine(mapped.row.userId, passkeyReport)) continue;
+        else if (present.has(mapped.row.credentialId)) passkeyReport.present += 1;
+        else {
+          present.add(mapped.row.credentialId);
+          writes.push(mapped.row);
+        }
+      }
+      passkeyReport.written = writes.length;
+      if (!dryRun && writes.length > 0)
+        await db.insert(passkeyCredentials).values(writes).onConflictDoNothing();
+    }
   }
 
   async function carryOptions(): Promise<void> {

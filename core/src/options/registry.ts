@@ -103,6 +103,8 @@ const DEFAULT_CHATS: Record<string, string>[] = [
 export const optionRegistry = {
   // Sign-in and registration
   PasswordLoginEnabled: bool(true),
+  /** Administrators without an authenticator-app second factor must enrol before anything else (docs/adr/0044). */
+  AdminTwoFactorRequired: bool(false),
   PasswordRegisterEnabled: bool(true),
   RegisterEnabled: bool(true),
   EmailVerificationEnabled: bool(false),

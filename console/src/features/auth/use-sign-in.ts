@@ -6,6 +6,8 @@ import { toast } from '../../lib/toast.ts';
 
 /** Where a sign-in lands. */
 export const SIGNED_IN_PAGE = '/token';
+/** Where an administrator goes first when the site requires two-factor sign-in of them (docs/adr/0044). */
+export const ENROLMENT_PAGE = '/two-factor';
 
 /**
  * Keeps a signed-in user the way every sign-in does (password, third party): the short user in local storage

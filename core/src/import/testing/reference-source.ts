@@ -54,6 +54,27 @@ const GO_BCRYPT_HASHES: Readonly<Record<keyof typeof PASSWORDS, string>> = {
 /** Alice's API key as new-api and one-api store it: 48 characters, no `sk-`. */
 export const ALICE_KEY = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghijkl';
 export const NOW = 1_760_000_000;
+
+/**
+ * Alice's second factors as new-api stores them (model/twofa.go, model/passkey.go): the TOTP secret as base32 in the
+ * clear; a backup code as bcrypt of its `XXXX-XXXX` form (made with pyca/bcrypt, the OpenBSD C implementation, not
+ * the bcryptjs Turnpike checks with); a passkey's credential id, COSE public key and AAGUID as standard base64.
+ * The passkey's P-256 private key (PKCS#8) is here so a test can answer as her authenticator would.
+ */
+export const ALICE_TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+export const ALICE_BACKUP_CODE = 'K7QX-9M2P';
+export const ALICE_PASSKEY = {
+  credentialIdBase64: '+/+/PnqcAdLj9KW2x9jp+g==',
+  publicKeyBase64:
+    'pQECAyYgASFYIO0qBfiWD7tZnzrhkp1IrBB/JPNF4DVdqlOE1V4jKKMcIlggyA9Pb6dGC9ZGawxxNQKnW2KVHNTqC/ljjHK+Lvf5TNc=',
+  privateKeyPkcs8Base64:
+    'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgC2N2bfKXvIwpZ8zUwkJV9yqnDGfcTk8ZDVmhY6mo7vyhRANCAATtKgX4lg+7WZ864ZKdSKwQfyTzReA1XapThNVeIyijHMgPT2+nRgvWRmsMcTUCp1tilRzU6gv5Y4xyvi73+UzX',
+  signCount: 3,
+} as const;
+const NEW_API_BACKUP_HASHES = {
+  'K7QX-9M2P': '$2a$10$zewgKS7Qyt/ILYaa0nTMM./PSkHpv/PKkZ/71MRkl7Z1dZlBPPHrS',
+  'ABCD-1234': '$2a$10$Wkc4q3Qxi8IXKG2yoRZI6utvcWSsBA3uU6fwDTHNn.gcK59mfaR/K',
+} as const;
 const HOUR = Math.floor(NOW / 3600) * 3600;
 
 type Row = Record<string, string | number | boolean | null>;
@@ -332,6 +353,57 @@ export function referenceRows(version: Version, upstream: string): Record<string
         priority: 0,
         auto_ban: 1,
         channel_info: `{"is_multi_key":true,"multi_key_size":3,"multi_key_status_list":{"1":3},"multi_key_disabled_reason":{"1":"quota exceeded"},"multi_key_disabled_time":{"1":${NOW - 7200}},"multi_key_polling_index":0,"multi_key_mode":"polling"}`,
+      },
+    ],
+    two_fas: [
+      {
+        id: 1,
+        user_id: 2,
+        secret: ALICE_TOTP_SECRET,
+        is_enabled: true,
+        failed_attempts: 1,
+        last_used_at: '2025-10-09 08:00:00.000+00:00',
+        created_at: '2025-06-01 10:00:00.000+00:00',
+        updated_at: '2025-10-09 08:00:00.000+00:00',
+      },
+      // root began an enrolment and never finished it: it guarded nothing.
+      {
+        id: 2,
+        user_id: 1,
+        secret: 'KRSXG5CTMVRXEZLUKRSXG5CTMVRXEZLU',
+        is_enabled: false,
+        failed_attempts: 0,
+      },
+    ],
+    two_fa_backup_codes: [
+      { id: 1, user_id: 2, code_hash: NEW_API_BACKUP_HASHES['K7QX-9M2P'], is_used: false },
+      {
+        id: 2,
+        user_id: 2,
+        code_hash: NEW_API_BACKUP_HASHES['ABCD-1234'],
+        is_used: true,
+        used_at: '2025-09-01 10:00:00.000+00:00',
+      },
+      { id: 3, user_id: 1, code_hash: NEW_API_BACKUP_HASHES['ABCD-1234'], is_used: false },
+    ],
+    passkey_credentials: [
+      {
+        id: 1,
+        user_id: 2,
+        credential_id: ALICE_PASSKEY.credentialIdBase64,
+        public_key: ALICE_PASSKEY.publicKeyBase64,
+        attestation_type: 'none',
+        aaguid: 'AAAAAAAAAAAAAAAAAAAAAA==',
+        sign_count: ALICE_PASSKEY.signCount,
+        clone_warning: false,
+        user_present: true,
+        user_verified: true,
+        backup_eligible: true,
+        backup_state: true,
+        transports: '["internal","hybrid"]',
+        attachment: 'platform',
+        last_used_at: '2025-10-01 09:00:00.000+00:00',
+        created_at: '2025-06-01 10:00:00.000+00:00',
       },
     ],
     options: [

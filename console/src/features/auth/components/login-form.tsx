@@ -1,16 +1,20 @@
 import { Link, useNavigate } from '@tanstack/react-router';
+import type { SecondStepRequired } from '@turnpike/core/contracts/two-factor';
 import { type FormEvent, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button } from '../../../components/ui/button.tsx';
 import { Input } from '../../../components/ui/input.tsx';
 import { ConfirmDialog } from '../../../components/ui/modal.tsx';
 import { api } from '../../../lib/api.ts';
-import type { SessionUser } from '../../../lib/session.ts';
 import { useStatus } from '../../../lib/status.ts';
-import { SIGNED_IN_PAGE, useRememberSignIn } from '../use-sign-in.ts';
+import { type LoginAnswer, needsSecondStep, type SignedIn } from '../api/second-step.ts';
+import { canUsePasskeys } from '../passkeys.ts';
+import { ENROLMENT_PAGE, SIGNED_IN_PAGE, useRememberSignIn } from '../use-sign-in.ts';
 import { validateLogin } from '../validation.ts';
 import { AuthCard } from './auth-card.tsx';
 import { useHumanCheck } from './human-check.tsx';
+import { PasskeySignInButton } from './passkey-sign-in-button.tsx';
+import { SecondStepForm } from './second-step-form.tsx';
 import { ThirdPartyButtons } from './third-party-buttons.tsx';
 
 /** The password that ships as root's default; signing in with it triggers the change-now notice. */
@@ -25,8 +29,19 @@ export function LoginForm({ expired }: { expired?: boolean }) {
   const [error, setError] = useState<string | null>(expired ? t('error.sessionExpired') : null);
   const [busy, setBusy] = useState(false);
   const [defaultWarning, setDefaultWarning] = useState(false);
+  const [secondStep, setSecondStep] = useState<SecondStepRequired | null>(null);
   const humanCheck = useHumanCheck(status);
   const rememberSignIn = useRememberSignIn();
+  const passkeysUsable = canUsePasskeys(status);
+
+  /** Every way in ends here: an administrator the site requires to enrol goes to the enrolment first. */
+  const finishSignIn = async (user: SignedIn, afterPassword = false) => {
+    rememberSignIn(user);
+    if (user.require_2fa_setup) await navigate({ to: ENROLMENT_PAGE });
+    else if (afterPassword && username.trim() === 'root' && password === DEFAULT_ROOT_PASSWORD)
+      setDefaultWarning(true);
+    else await navigate({ to: SIGNED_IN_PAGE });
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -42,14 +57,13 @@ export function LoginForm({ expired }: { expired?: boolean }) {
     setError(null);
     setBusy(true);
     try {
-      const user = await api.post<SessionUser>(
+      const answer = await api.post<LoginAnswer>(
         '/api/user/login',
         { username: username.trim(), password },
         { silent: true, query: humanCheck.query },
       );
-      rememberSignIn(user);
-      if (username.trim() === 'root' && password === DEFAULT_ROOT_PASSWORD) setDefaultWarning(true);
-      else await navigate({ to: SIGNED_IN_PAGE });
+      if (needsSecondStep(answer)) setSecondStep(answer);
+      else await finishSignIn(answer, true);
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
     } finally {
@@ -58,6 +72,17 @@ export function LoginForm({ expired }: { expired?: boolean }) {
   };
 
   const passwordLogin = status?.password_login_enabled !== false;
+  if (secondStep)
+    return (
+      <AuthCard title={t('two-factor:signIn.title')}>
+        <SecondStepForm
+          step={secondStep}
+          passkeysUsable={passkeysUsable}
+          onSignedIn={(user) => finishSignIn(user, true)}
+          onBack={() => setSecondStep(null)}
+        />
+      </AuthCard>
+    );
   return (
     <AuthCard title={t('auth.loginTitle')}>
       {passwordLogin ? (
@@ -90,6 +115,7 @@ export function LoginForm({ expired }: { expired?: boolean }) {
       ) : (
         <p className="text-sm text-gray-500">{t('auth.passwordLoginOff')}</p>
       )}
+      {passkeysUsable ? <PasskeySignInButton onSignedIn={(user) => finishSignIn(user)} /> : null}
       <ThirdPartyButtons status={status} />
       <div className="mt-4 flex justify-between text-sm">
         {status?.self_use_mode_enabled ? (

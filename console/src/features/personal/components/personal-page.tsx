@@ -27,6 +27,7 @@ import {
 } from '../api/self.ts';
 import { THRESHOLD_PRESETS, validateNotification } from '../validation.ts';
 import { BindingList } from './bindings.tsx';
+import { PasskeySection } from './passkey-section.tsx';
 import {
   BindEmailDialog,
   ChangePasswordDialog,
@@ -34,6 +35,7 @@ import {
   TransferDialog,
 } from './personal-dialogs.tsx';
 import { PriceInfo } from './price-tab.tsx';
+import { TwoFactorSection } from './two-factor-card.tsx';
 
 function Card({ title, children }: { title: string; children: ReactNode }) {
   return (
@@ -266,6 +268,12 @@ export function PersonalPage() {
         />
       </Card>
       <NotificationTabs user={user} quotaPerUnit={quotaPerUnit} />
+      <Card title={tp('two-factor:cardTitle')}>
+        <div className="flex flex-col gap-6">
+          <TwoFactorSection />
+          <PasskeySection />
+        </div>
+      </Card>
       <Card title={t('personal.security.title')}>
         <div className="flex flex-col gap-3">
           <div className="flex flex-wrap gap-2">

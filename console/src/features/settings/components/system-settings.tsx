@@ -29,6 +29,7 @@ export const paymentFields: OptionField[] = [
 ];
 export const loginFields: OptionField[] = [
   sw('PasswordLoginEnabled', { confirmOff: 'confirm.passwordLoginOff' }),
+  sw('AdminTwoFactorRequired'),
   sw('PasswordRegisterEnabled'),
   sw('EmailVerificationEnabled'),
   sw('RegisterEnabled'),

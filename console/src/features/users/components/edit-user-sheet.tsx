@@ -18,6 +18,7 @@ import { useQuotaWindowsField } from '../../quota-windows/components/window-edit
 import { QuotaWindowStates } from '../../quota-windows/components/window-states.tsx';
 import { fetchUser, type UserRow, updateUser } from '../api/users.ts';
 import { validateQuotaDelta, validateUserUpdate } from '../rules.ts';
+import { ResetSecondFactor } from './reset-second-factor.tsx';
 
 interface EditForm {
   username: string;
@@ -235,6 +236,7 @@ export function EditUserSheet({
               <Input key={key} label={t(label)} value={String(user.data?.[key] ?? '')} readOnly disabled />
             ))}
           </fieldset>
+          <ResetSecondFactor userId={id} />
           {error ? (
             <p role="alert" className="text-sm text-red-600">
               {error}

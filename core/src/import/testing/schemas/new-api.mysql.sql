@@ -11,6 +11,7 @@
 --   model/ability.go                004a70dc87e9cf29738688547039e930cfba324c
 --   model/option.go                 014c3ef97ced08e3d63662d2b81d818280b21563
 --   model/twofa.go                  0417e0b950d9015a8976b53aba77a6d9ad9874e4
+--   model/passkey.go                2499e4f0ac966318b9092a4a255cbcb0fc7b6c0d
 --   model/setup.go (Setup: id, version varchar(50) not null, initialized_at bigint not null; as stored in the index)
 -- GORM's MySQL/MariaDB type rules applied: Go int/int64 -> bigint (AUTO_INCREMENT on the primary key), uint -> bigint unsigned,
 -- string -> varchar(191) when it has an index, a default or is a key, else longtext; bool -> boolean,
@@ -242,6 +243,38 @@ CREATE TABLE `two_fas` (
   `is_enabled` boolean,
   `failed_attempts` bigint DEFAULT 0,
   `locked_until` datetime(3) NULL,
+  `last_used_at` datetime(3) NULL,
+  `created_at` datetime(3) NULL,
+  `updated_at` datetime(3) NULL,
+  `deleted_at` datetime(3) NULL,
+  PRIMARY KEY (`id`)
+);
+
+CREATE TABLE `two_fa_backup_codes` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint NOT NULL,
+  `code_hash` varchar(255) NOT NULL,
+  `is_used` boolean,
+  `used_at` datetime(3) NULL,
+  `created_at` datetime(3) NULL,
+  `deleted_at` datetime(3) NULL,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `passkey_credentials` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint NOT NULL,
+  `credential_id` varchar(512) NOT NULL UNIQUE,
+  `public_key` text NOT NULL,
+  `attestation_type` varchar(255),
+  `aaguid` varchar(512),
+  `sign_count` int unsigned DEFAULT 0,
+  `clone_warning` boolean,
+  `user_present` boolean,
+  `user_verified` boolean,
+  `backup_eligible` boolean,
+  `backup_state` boolean,
+  `transports` text,
+  `attachment` varchar(32),
   `last_used_at` datetime(3) NULL,
   `created_at` datetime(3) NULL,
   `updated_at` datetime(3) NULL,

@@ -11,6 +11,7 @@
 --   model/ability.go                004a70dc87e9cf29738688547039e930cfba324c
 --   model/option.go                 014c3ef97ced08e3d63662d2b81d818280b21563
 --   model/twofa.go                  0417e0b950d9015a8976b53aba77a6d9ad9874e4
+--   model/passkey.go                2499e4f0ac966318b9092a4a255cbcb0fc7b6c0d
 --   model/setup.go (Setup: id, version varchar(50) not null, initialized_at bigint not null; as stored in the index)
 -- GORM's SQLite type rules applied: Go int/int64 -> integer, the int primary key -> integer PRIMARY KEY AUTOINCREMENT,
 -- string -> text, bool -> numeric, float64 -> real, gorm.DeletedAt -> datetime; `type:`/`size:` as written (size -> text).
@@ -231,6 +232,36 @@ CREATE TABLE "two_fas" (
   "is_enabled" numeric,
   "failed_attempts" integer DEFAULT 0,
   "locked_until" datetime,
+  "last_used_at" datetime,
+  "created_at" datetime,
+  "updated_at" datetime,
+  "deleted_at" datetime
+);
+
+CREATE TABLE "two_fa_backup_codes" (
+  "id" integer PRIMARY KEY AUTOINCREMENT,
+  "user_id" integer NOT NULL,
+  "code_hash" varchar(255) NOT NULL,
+  "is_used" numeric,
+  "used_at" datetime,
+  "created_at" datetime,
+  "deleted_at" datetime
+);
+CREATE TABLE "passkey_credentials" (
+  "id" integer PRIMARY KEY AUTOINCREMENT,
+  "user_id" integer NOT NULL,
+  "credential_id" varchar(512) NOT NULL UNIQUE,
+  "public_key" text NOT NULL,
+  "attestation_type" varchar(255),
+  "aaguid" varchar(512),
+  "sign_count" integer DEFAULT 0,
+  "clone_warning" numeric,
+  "user_present" numeric,
+  "user_verified" numeric,
+  "backup_eligible" numeric,
+  "backup_state" numeric,
+  "transports" text,
+  "attachment" varchar(32),
   "last_used_at" datetime,
   "created_at" datetime,
   "updated_at" datetime,

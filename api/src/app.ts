@@ -16,6 +16,7 @@ import { registerAuditRoutes } from './modules/audit/audit.routes.ts';
 import { registerAuditHook } from './modules/audit/audit-hook.ts';
 import { registerAuthRoutes } from './modules/auth/auth.routes.ts';
 import { registerChannelRoutes } from './modules/channels/channels.routes.ts';
+import { registerCheckinRoutes } from './modules/checkin/checkin.routes.ts';
 import { registerDataRoutes } from './modules/data/data.routes.ts';
 import { registerLogRoutes } from './modules/logs/logs.routes.ts';
 import { registerModelRoutes } from './modules/models/models.routes.ts';
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       registerRedemptionRoutes(api, ctx);
       registerWalletRoutes(api, ctx);
       registerAuditRoutes(api, ctx);
+      registerCheckinRoutes(api, ctx);
     },
     { prefix: '/api' },
   );

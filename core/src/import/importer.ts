@@ -12,6 +12,7 @@ import type { Db, Executor } from '../db/client.ts';
 import {
   type Channel,
   channels,
+  checkins,
   logs,
   midjourneys,
   options as optionRows,
@@ -28,6 +29,7 @@ import { isOptionKey, readOptionText } from '../options/registry.ts';
 import { createAbilityRepo } from '../repos/ability.repo.ts';
 import { channelDrops, channelReads, importedFromOf, mapChannel } from './channels.ts';
 import {
+  checkinMapping,
   logMapping,
   midjourneyMapping,
   quotaDataMapping,
@@ -104,7 +106,6 @@ const UNCARRIED_TABLES: Readonly<Record<string, string>> = {
   two_fas: 'two-factor secrets: Turnpike has no second factor yet',
   two_fa_backup_codes: 'two-factor backup codes: Turnpike has no second factor yet',
   passkey_credentials: 'passkeys: Turnpike has no passkey sign-in',
-  checkins: 'daily check-ins are not offered',
   models: 'model metadata: Turnpike has its own catalogue',
   vendors: 'model vendors: Turnpike has its own catalogue',
   prefill_groups: 'prefill groups are not offered',
@@ -124,6 +125,7 @@ const CARRIED_TABLES = [
   'tasks',
   'logs',
   'quota_data',
+  'checkins',
 ] as const;
 
 const SERIAL_TABLES = [
@@ -136,6 +138,7 @@ const SERIAL_TABLES = [
   'tasks',
   'logs',
   'quota_data',
+  'checkins',
 ] as const;
 
 interface IdTable {
@@ -152,6 +155,7 @@ const ID_TABLES: Record<string, IdTable> = {
   midjourneys: { table: midjourneys, id: midjourneys.id, userColumn: 'userId' },
   tasks: { table: tasks, id: tasks.id, userColumn: 'userId' },
   logs: { table: logs, id: logs.id, userColumn: 'userId' },
+  checkins: { table: checkins, id: checkins.id, userColumn: 'userId' },
 };
 
 const count = (skipped: Record<string, number>, reason: string, by = 1) => {
@@ -288,6 +292,11 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
     mapping: midjourneyMapping,
   });
   await carryPaged({ table: 'tasks', entry: newTable('tasks', taskMapping), mapping: taskMapping });
+  await carryPaged({
+    table: 'checkins',
+    entry: newTable('checkins', checkinMapping),
+    mapping: checkinMapping,
+  });
   const logReport = newTable('logs', logMapping);
   const quotaReport = newTable('quota_data', quotaDataMapping);
   if (options.skipLogs) {

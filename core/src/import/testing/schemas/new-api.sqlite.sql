@@ -11,6 +11,7 @@
 --   model/ability.go                004a70dc87e9cf29738688547039e930cfba324c
 --   model/option.go                 014c3ef97ced08e3d63662d2b81d818280b21563
 --   model/twofa.go                  0417e0b950d9015a8976b53aba77a6d9ad9874e4
+--   model/checkin.go                22ad944242cbd6fe74dac8b507e09bef0bbab34e
 --   model/setup.go (Setup: id, version varchar(50) not null, initialized_at bigint not null; as stored in the index)
 -- GORM's SQLite type rules applied: Go int/int64 -> integer, the int primary key -> integer PRIMARY KEY AUTOINCREMENT,
 -- string -> text, bool -> numeric, float64 -> real, gorm.DeletedAt -> datetime; `type:`/`size:` as written (size -> text).
@@ -235,4 +236,11 @@ CREATE TABLE "two_fas" (
   "created_at" datetime,
   "updated_at" datetime,
   "deleted_at" datetime
+);
+CREATE TABLE "checkins" (
+  "id" integer PRIMARY KEY AUTOINCREMENT,
+  "user_id" integer NOT NULL,
+  "checkin_date" varchar(10) NOT NULL,
+  "quota_awarded" integer NOT NULL,
+  "created_at" integer
 );

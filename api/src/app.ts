@@ -17,6 +17,7 @@ import { registerAuditHook } from './modules/audit/audit-hook.ts';
 import { registerAuthRoutes } from './modules/auth/auth.routes.ts';
 import { registerChannelRoutes } from './modules/channels/channels.routes.ts';
 import { registerCheckinRoutes } from './modules/checkin/checkin.routes.ts';
+import { registerContentLogRoutes } from './modules/content-logs/content-logs.routes.ts';
 import { registerDataRoutes } from './modules/data/data.routes.ts';
 import { registerLogRoutes } from './modules/logs/logs.routes.ts';
 import { registerModelRoutes } from './modules/models/models.routes.ts';
@@ -114,6 +115,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       registerWalletRoutes(api, ctx);
       registerAuditRoutes(api, ctx);
       registerCheckinRoutes(api, ctx);
+      registerContentLogRoutes(api, ctx);
     },
     { prefix: '/api' },
   );

@@ -11,7 +11,14 @@ import { AuditKind, ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { and, eq, isNull, ne } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../deps.ts';
-import { channelState, optionState, redemptionState, type StateReader, userState } from './states.ts';
+import {
+  channelState,
+  contentLogSwitchState,
+  optionState,
+  redemptionState,
+  type StateReader,
+  userState,
+} from './states.ts';
 
 export interface RouteAudit {
   readonly kind: AuditKind;
@@ -165,6 +172,14 @@ export const auditedRoutes: Readonly<Record<string, Entry>> = {
 
   // Logs
   'DELETE /api/log/': { kind: AuditKind.Log, action: 'delete old', request: (request) => request.query },
+
+  // Content logs of a token (an administrator's switch; a group's is the ContentLogGroups option)
+  'PUT /api/content_log/token/:id': {
+    kind: AuditKind.Token,
+    action: 'content log',
+    targets: fromParams,
+    state: contentLogSwitchState,
+  },
 };
 
 /** The description of a route, or undefined when nobody wrote one yet. */

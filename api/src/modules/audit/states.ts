@@ -4,6 +4,7 @@
  * test times) are left out, so a row shows what the administrator changed, not what traffic did meanwhile.
  */
 import { channels } from '@turnpike/core/db/schema/channels';
+import { contentLogTokens } from '@turnpike/core/db/schema/content-log-tokens';
 import { redemptions } from '@turnpike/core/db/schema/redemptions';
 import { users } from '@turnpike/core/db/schema/users';
 import { isOptionKey } from '@turnpike/core/options/registry';
@@ -47,3 +48,15 @@ export const redemptionState: StateReader = (deps) => async (id) => {
 /** An option as served (a price map with the entries resources own laid over it), under its own key. */
 export const optionState: StateReader = (deps) => async (key) =>
   isOptionKey(key) ? { [key]: deps.options.get(key) } : undefined;
+
+/** Whether a token keeps content logs. */
+export const contentLogSwitchState: StateReader = (deps) => async (id) => {
+  const tokenId = asId(id);
+  if (tokenId === undefined) return undefined;
+  const [row] = await deps.db
+    .select({ tokenId: contentLogTokens.tokenId })
+    .from(contentLogTokens)
+    .where(eq(contentLogTokens.tokenId, tokenId))
+    .limit(1);
+  return { content_log: row !== undefined };
+};

@@ -42,6 +42,8 @@ export interface AuditSubject<R> {
   readonly targetsOf?: ((result: R) => readonly string[]) | undefined;
   /** The state of one thing (undefined: it does not exist); without it the row says which, not how. */
   readonly load?: ((id: string) => Promise<unknown>) | undefined;
+  /** A result that changed nothing (the operator's re-sync of an unchanged resource) leaves no row. */
+  readonly unchanged?: ((result: R) => boolean) | undefined;
 }
 
 /** The request's body as the row keeps it: masked, at most this many characters of JSON. */
@@ -80,6 +82,8 @@ export async function audited<R>(
   origin: AuditOrigin,
   subject: AuditSubject<R>,
   change: () => Promise<R>,
+  /** Told the config version the change's events went out under, once they have. */
+  onPublished?: (version: number) => void,
 ): Promise<R> {
   const repo = createAuditRepo(deps.db);
   const base = {
@@ -96,28 +100,34 @@ export async function audited<R>(
   };
   let targets: readonly string[] = [];
   try {
-    return await inOneTransaction(deps.db, deps.bus, async () => {
-      targets = (await subject.targets?.()) ?? [];
-      const before = await statesOf(targets, subject.load);
-      const result = await change();
-      const ids = [...new Set([...targets, ...(subject.targetsOf?.(result) ?? [])])];
-      targets = ids;
-      const after = await statesOf(ids, subject.load);
-      const { before: was, after: now } = changesOf(ids, before, after);
-      try {
-        await repo.insert({
-          ...base,
-          createdAt: nowSeconds(),
-          targetIds: ids.join(','),
-          outcome: AuditOutcome.Ok,
-          before: json(was),
-          after: json(now),
-        });
-      } catch (error) {
-        throw new AuditWriteFailed(error);
-      }
-      return result;
-    });
+    return await inOneTransaction(
+      deps.db,
+      deps.bus,
+      async () => {
+        targets = (await subject.targets?.()) ?? [];
+        const before = await statesOf(targets, subject.load);
+        const result = await change();
+        if (subject.unchanged?.(result)) return result;
+        const ids = [...new Set([...targets, ...(subject.targetsOf?.(result) ?? [])])];
+        targets = ids;
+        const after = await statesOf(ids, subject.load);
+        const { before: was, after: now } = changesOf(ids, before, after);
+        try {
+          await repo.insert({
+            ...base,
+            createdAt: nowSeconds(),
+            targetIds: ids.join(','),
+            outcome: AuditOutcome.Ok,
+            before: json(was),
+            after: json(now),
+          });
+        } catch (error) {
+          throw new AuditWriteFailed(error);
+        }
+        return result;
+      },
+      onPublished,
+    );
   } catch (error) {
     if (error instanceof AuditWriteFailed) {
       // The database gone is told as such (a 503 to try again); any other failure is the gateway's own.

@@ -54,29 +54,41 @@ export function deferEventsInTransaction(bus: EventBus): EventBus {
   };
 }
 
-/** Publishes what a transaction held, each event once even when named twice, and waits for this process. */
-async function publishHeld(bus: EventBus, events: readonly GatewayEvent[]): Promise<void> {
+/**
+ * Publishes what a transaction held, each event once even when named twice, and waits for this process; answers
+ * the highest config version they went out under (0: none, or not numbered).
+ */
+async function publishHeld(bus: EventBus, events: readonly GatewayEvent[]): Promise<number> {
   const seen = new Set<string>();
+  let version = 0;
   for (const event of events) {
     const text = JSON.stringify(event);
     if (seen.has(text)) continue;
     seen.add(text);
-    await bus.publish(event).catch(() => 0);
+    version = Math.max(version, await bus.publish(event).catch(() => 0));
   }
+  return version;
 }
 
 /**
  * Runs `run` in one transaction of `db` (a database from `followAmbientTransaction`): every query it makes through
  * such a database is part of it, and it commits only when `run` resolves. Events `run` published go out once it
- * has ended, committed or not. Inside another `inOneTransaction`, `run` simply joins it.
+ * has ended, committed or not; `onPublished` is told the config version they went out under (a writer whose
+ * caller waits for the relays to apply a change needs it). Inside another `inOneTransaction`, `run` joins it.
  */
-export async function inOneTransaction<T>(db: Db, bus: EventBus, run: () => Promise<T>): Promise<T> {
+export async function inOneTransaction<T>(
+  db: Db,
+  bus: EventBus,
+  run: () => Promise<T>,
+  onPublished?: (version: number) => void,
+): Promise<T> {
   if (scopes.getStore()) return run();
   const events: GatewayEvent[] = [];
   try {
     return await db.transaction((tx) => scopes.run({ tx, events }, run));
   } finally {
     // Outside the scope: the subscribers' reloads read the database as it now is.
-    await publishHeld(bus, events);
+    const version = await publishHeld(bus, events);
+    onPublished?.(version);
   }
 }

@@ -17,6 +17,7 @@ import { Route as PricingRouteImport } from './routes/pricing'
 import { Route as RegisterRouteImport } from './routes/register'
 import { Route as ResetRouteImport } from './routes/reset'
 import { Route as SetupRouteImport } from './routes/setup'
+import { Route as ConsoleAuditRouteImport } from './routes/_console/audit'
 import { Route as ConsoleChat2linkRouteImport } from './routes/_console/chat2link'
 import { Route as ConsoleDetailRouteImport } from './routes/_console/detail'
 import { Route as ConsoleLogRouteImport } from './routes/_console/log'
@@ -76,6 +77,11 @@ const SetupRoute = SetupRouteImport.update({
   id: '/setup',
   path: '/setup',
   getParentRoute: () => rootRouteImport,
+} as any)
+const ConsoleAuditRoute = ConsoleAuditRouteImport.update({
+  id: '/audit',
+  path: '/audit',
+  getParentRoute: () => ConsoleRoute,
 } as any)
 const ConsoleChat2linkRoute = ConsoleChat2linkRouteImport.update({
   id: '/chat2link',
@@ -186,6 +192,7 @@ export interface FileRoutesByFullPath {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
+  '/audit': typeof ConsoleAuditRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -215,6 +222,7 @@ export interface FileRoutesByTo {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
+  '/audit': typeof ConsoleAuditRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -246,6 +254,7 @@ export interface FileRoutesById {
   '/register': typeof RegisterRoute
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
+  '/_console/audit': typeof ConsoleAuditRoute
   '/_console/chat2link': typeof ConsoleChat2linkRoute
   '/_console/detail': typeof ConsoleDetailRoute
   '/_console/log': typeof ConsoleLogRoute
@@ -277,6 +286,7 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
+    | '/audit'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -306,6 +316,7 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
+    | '/audit'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -336,6 +347,7 @@ export interface FileRouteTypes {
     | '/register'
     | '/reset'
     | '/setup'
+    | '/_console/audit'
     | '/_console/chat2link'
     | '/_console/detail'
     | '/_console/log'
@@ -429,6 +441,13 @@ declare module '@tanstack/react-router' {
       fullPath: '/setup'
       preLoaderRoute: typeof SetupRouteImport
       parentRoute: typeof rootRouteImport
+    }
+    '/_console/audit': {
+      id: '/_console/audit'
+      path: '/audit'
+      fullPath: '/audit'
+      preLoaderRoute: typeof ConsoleAuditRouteImport
+      parentRoute: typeof ConsoleRoute
     }
     '/_console/chat2link': {
       id: '/_console/chat2link'
@@ -574,6 +593,7 @@ declare module '@tanstack/react-router' {
 }
 
 interface ConsoleRouteChildren {
+  ConsoleAuditRoute: typeof ConsoleAuditRoute
   ConsoleChat2linkRoute: typeof ConsoleChat2linkRoute
   ConsoleDetailRoute: typeof ConsoleDetailRoute
   ConsoleLogRoute: typeof ConsoleLogRoute
@@ -594,6 +614,7 @@ interface ConsoleRouteChildren {
 }
 
 const ConsoleRouteChildren: ConsoleRouteChildren = {
+  ConsoleAuditRoute: ConsoleAuditRoute,
   ConsoleChat2linkRoute: ConsoleChat2linkRoute,
   ConsoleDetailRoute: ConsoleDetailRoute,
   ConsoleLogRoute: ConsoleLogRoute,

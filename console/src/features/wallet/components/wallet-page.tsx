@@ -6,6 +6,7 @@ import { ApiError } from '../../../lib/api.ts';
 import { formatNumber, formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { CheckinCard } from '../../checkin/components/checkin-card.tsx';
 import {
   fetchPayable,
   fetchSelf,
@@ -173,6 +174,7 @@ export function WalletPage() {
   return (
     <div className="flex max-w-3xl flex-col gap-4">
       <h1 className="text-xl font-semibold">{t('title')}</h1>
+      <CheckinCard />
 
       <Card title={t('balance.title')}>
         {self.isLoading ? (

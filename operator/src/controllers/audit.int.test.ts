@@ -105,7 +105,9 @@ describe("the operator's changes in the audit log", () => {
     const [removed] = await options.applyBatch([{ source: price, values: undefined }]);
     expect(removed).toMatchObject({ ok: true, changedKeys: ['ModelRatio'] });
     const [gone] = await rows();
-    expect(JSON.parse(gone?.before ?? '')).toEqual({ ModelRatio: { stored: null, owned: { 'gpt-4o': 1.25 } } });
+    expect(JSON.parse(gone?.before ?? '')).toEqual({
+      ModelRatio: { stored: null, owned: { 'gpt-4o': 1.25 } },
+    });
   });
 
   it('does not make a change whose audit row cannot be written', async () => {

@@ -6,7 +6,6 @@
  */
 import type { CheckinResult, CheckinStatus } from '@turnpike/core/contracts/checkin';
 import type { User } from '@turnpike/core/db/schema/users';
-import { LogType } from '@turnpike/core/domain/logs';
 import { AppError } from '@turnpike/core/errors';
 import { createCheckinRepo } from '@turnpike/core/repos/checkin.repo';
 import { createLogRepo } from '@turnpike/core/repos/log.repo';

@@ -42,6 +42,12 @@ export interface AuditSubject<R> {
   readonly targetsOf?: ((result: R) => readonly string[]) | undefined;
   /** The state of one thing (undefined: it does not exist); without it the row says which, not how. */
   readonly load?: ((id: string) => Promise<unknown>) | undefined;
+  /** The states of several things in one read (instead of `load` one by one). */
+  readonly loadMany?: ((ids: readonly string[]) => Promise<ReadonlyMap<string, unknown>>) | undefined;
+  /** The ids and their states before, in one read (instead of `targets` and loading them). */
+  readonly snapshot?: (() => Promise<ReadonlyMap<string, unknown>>) | undefined;
+  /** The states after, from the change's own answer (instead of reading them again). */
+  readonly statesAfter?: ((result: R) => ReadonlyMap<string, unknown>) | undefined;
   /** A result that changed nothing (the operator's re-sync of an unchanged resource) leaves no row. */
   readonly unchanged?: ((result: R) => boolean) | undefined;
 }
@@ -59,10 +65,14 @@ const json = (value: unknown) => (value === null || value === undefined ? '' : J
 const fit = (text: string | undefined, max: number) => (text ?? '').slice(0, max);
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-async function statesOf(ids: readonly string[], load: AuditSubject<unknown>['load']) {
+async function statesOf<R>(
+  ids: readonly string[],
+  subject: AuditSubject<R>,
+): Promise<ReadonlyMap<string, unknown>> {
+  if (subject.loadMany) return ids.length === 0 ? new Map() : subject.loadMany(ids);
   const states = new Map<string, unknown>();
-  if (!load) return states;
-  for (const id of ids) states.set(id, await load(id));
+  if (!subject.load) return states;
+  for (const id of ids) states.set(id, await subject.load(id));
   return states;
 }
 
@@ -104,13 +114,19 @@ export async function audited<R>(
       deps.db,
       deps.bus,
       async () => {
-        targets = (await subject.targets?.()) ?? [];
-        const before = await statesOf(targets, subject.load);
+        let before: ReadonlyMap<string, unknown>;
+        if (subject.snapshot) {
+          before = await subject.snapshot();
+          targets = [...before.keys()];
+        } else {
+          targets = (await subject.targets?.()) ?? [];
+          before = await statesOf(targets, subject);
+        }
         const result = await change();
         if (subject.unchanged?.(result)) return result;
         const ids = [...new Set([...targets, ...(subject.targetsOf?.(result) ?? [])])];
         targets = ids;
-        const after = await statesOf(ids, subject.load);
+        const after = subject.statesAfter ? subject.statesAfter(result) : await statesOf(ids, subject);
         const { before: was, after: now } = changesOf(ids, before, after);
         try {
           await repo.insert({

@@ -3,9 +3,9 @@
  * (docs/adr/0045), read inside the change's transaction. Counters that move on their own (used quota, balance,
  * test times) are left out, so a row shows what was changed, not what traffic did meanwhile.
  */
-import { eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.ts';
-import { channels } from '../db/schema/channels.ts';
+import { type Channel, channels } from '../db/schema/channels.ts';
 import { contentLogTokens } from '../db/schema/content-log-tokens.ts';
 import { optionSources } from '../db/schema/option-sources.ts';
 import { options } from '../db/schema/options.ts';
@@ -24,13 +24,17 @@ function without<T extends object>(row: T | undefined, fields: readonly (keyof T
   return copy;
 }
 
+/** A channel row as the audit compares it. */
+export const channelStateOf = (row: Channel | undefined) =>
+  without(row, ['usedQuota', 'balance', 'balanceUpdatedTime', 'responseTime', 'testTime']);
+
 export const channelState =
   (db: Executor): StateOf =>
   async (id) => {
     const channelId = asId(id);
     if (channelId === undefined) return undefined;
     const [row] = await db.select().from(channels).where(eq(channels.id, channelId)).limit(1);
-    return without(row, ['usedQuota', 'balance', 'balanceUpdatedTime', 'responseTime', 'testTime']);
+    return channelStateOf(row);
   };
 
 export const userState =
@@ -65,27 +69,46 @@ export const contentLogSwitchState =
     return { content_log: row !== undefined };
   };
 
+/** What an operator's batch touches: per option key, the entries (`''` for a whole option). */
+export type OptionScope = ReadonlyMap<string, ReadonlySet<string>>;
+
 /**
- * An option as stored, with the entries Kubernetes resources own (docs/adr/0017), under its own key: what the
- * operator changes. (The console API reads the served value from its option cache instead.)
+ * The options of `keys` as stored, restricted to the entries of `scope` (docs/adr/0017): a price entry's number
+ * as its resource owns it, a whole option's stored text. A batch's audit reads what it touches, not every price.
  */
-export const storedOptionState =
-  (db: Executor): StateOf =>
-  async (key) => {
-    const [row] = await db
-      .select({ value: options.value })
-      .from(options)
-      .where(eq(options.key, key))
-      .limit(1);
-    const owned = await db
-      .select({ entry: optionSources.entry, value: optionSources.value })
-      .from(optionSources)
-      .where(eq(optionSources.optionKey, key));
-    if (!row && owned.length === 0) return undefined;
-    return {
-      [key]: {
-        stored: row?.value ?? null,
-        owned: Object.fromEntries(owned.map((o) => [o.entry, o.value])),
-      },
-    };
+export async function ownedOptionStates(
+  db: Executor,
+  scope: OptionScope,
+  keys: readonly string[],
+): Promise<Map<string, unknown>> {
+  const states = new Map<string, unknown>();
+  const wanted = keys.filter((key) => scope.has(key));
+  const entries = [...new Set(wanted.flatMap((key) => [...(scope.get(key) ?? [])]))];
+  if (wanted.length === 0 || entries.length === 0) return states;
+  const owned = await db
+    .select({ key: optionSources.optionKey, entry: optionSources.entry, value: optionSources.value })
+    .from(optionSources)
+    .where(and(inArray(optionSources.optionKey, wanted), inArray(optionSources.entry, entries)));
+  const whole = wanted.filter((key) => scope.get(key)?.has(''));
+  const stored =
+    whole.length === 0
+      ? []
+      : await db
+          .select({ key: options.key, value: options.value })
+          .from(options)
+          .where(inArray(options.key, whole));
+  const byKey = new Map<string, Record<string, unknown>>();
+  const entriesOf = (key: string) => {
+    const found = byKey.get(key) ?? {};
+    byKey.set(key, found);
+    return found;
   };
+  for (const row of owned)
+    if (scope.get(row.key)?.has(row.entry))
+      entriesOf(row.key)[row.entry === '' ? '(owned whole)' : row.entry] =
+        row.entry === '' ? true : row.value;
+  for (const row of stored) entriesOf(row.key)['(stored)'] = row.value;
+  // Under the option's own key, as the console's rows are: a secret option is masked whole by its name.
+  for (const [key, entries] of byKey) states.set(key, { [key]: entries });
+  return states;
+}

@@ -101,12 +101,12 @@ describe("the operator's changes in the audit log", () => {
       source: 'ModelPrice team-a/gpt-4o',
       targetIds: 'ModelRatio',
     });
-    expect(JSON.parse(row?.after ?? '')).toEqual({ ModelRatio: { stored: null, owned: { 'gpt-4o': 1.25 } } });
+    expect(JSON.parse(row?.after ?? '')).toEqual({ ModelRatio: { 'gpt-4o': 1.25 } });
     const [removed] = await options.applyBatch([{ source: price, values: undefined }]);
     expect(removed).toMatchObject({ ok: true, changedKeys: ['ModelRatio'] });
     const [gone] = await rows();
     expect(JSON.parse(gone?.before ?? '')).toEqual({
-      ModelRatio: { stored: null, owned: { 'gpt-4o': 1.25 } },
+      ModelRatio: { 'gpt-4o': 1.25 },
     });
   });
 

@@ -2,23 +2,33 @@
  * The operator's changes in the audit log (docs/adr/0045): the channel and option writers wrapped so each change a
  * custom resource makes is written with its audit row, actor `operator`, in one transaction (core/src/audit). A
  * re-sync that changes nothing leaves no row. The config version a write answers (the relays' presence counts it)
- * is the one its events went out under once the transaction ended.
+ * is the one its events went out under once the transaction ended. The audit reads what the change touches in as
+ * few reads as it can (a cold start applies thousands of resources): a resource's channels in one read before, the
+ * writer's own answer after; a batch's prices only for the entries the batch names or its resources own.
  */
 import { type AuditActor, type AuditDeps, audited } from '@turnpike/core/audit/audited';
-import { channelState, storedOptionState } from '@turnpike/core/audit/states';
+import { channelStateOf, type OptionScope, ownedOptionStates } from '@turnpike/core/audit/states';
 import type { ChannelWriter } from '@turnpike/core/channels/channel-writes';
-import { channels } from '@turnpike/core/db/schema/channels';
+import { type Channel, channels } from '@turnpike/core/db/schema/channels';
 import { optionSources } from '@turnpike/core/db/schema/option-sources';
 import { AuditActorType, AuditKind } from '@turnpike/core/domain/closed-sets';
-import type { ManagedOptionsOutcome, ManagedOptionWriter } from '@turnpike/core/options/managed-options';
+import type {
+  ManagedOptionsOutcome,
+  ManagedOptionsRequest,
+  ManagedOptionWriter,
+} from '@turnpike/core/options/managed-options';
 import { describeSource, type SourceRef } from '@turnpike/core/ownership/source';
 import { and, eq, inArray } from 'drizzle-orm';
 
 const OPERATOR: AuditActor = { type: AuditActorType.Operator, id: 0, name: 'operator' };
 
-async function ownedChannelIds(deps: AuditDeps, ref: SourceRef): Promise<string[]> {
+const statesOf = (rows: readonly Channel[]) =>
+  new Map<string, unknown>(rows.map((row) => [String(row.id), channelStateOf(row)]));
+
+/** The channels a resource owns, with their states: one read. */
+async function ownedChannels(deps: AuditDeps, ref: SourceRef): Promise<Map<string, unknown>> {
   const rows = await deps.db
-    .select({ id: channels.id })
+    .select()
     .from(channels)
     .where(
       and(
@@ -27,13 +37,13 @@ async function ownedChannelIds(deps: AuditDeps, ref: SourceRef): Promise<string[
         eq(channels.sourceName, ref.name),
       ),
     );
-  return rows.map((row) => String(row.id));
+  return statesOf(rows);
 }
 
 /** A result with the version its held events went out under (0 inside the transaction). */
 async function withVersion<R extends { version: number }>(
   run: (published: (v: number) => void) => Promise<R>,
-) {
+): Promise<R> {
   let version = 0;
   const result = await run((v) => {
     version = v;
@@ -43,7 +53,6 @@ async function withVersion<R extends { version: number }>(
 
 /** `deps`: the database and bus that follow the ambient transaction (core/src/db/ambient.ts). */
 export function auditChannelWrites(writer: ChannelWriter, deps: AuditDeps): ChannelWriter {
-  const load = channelState(deps.db);
   return {
     ...writer,
     applyManaged: (source, desired) =>
@@ -55,9 +64,13 @@ export function auditChannelWrites(writer: ChannelWriter, deps: AuditDeps): Chan
           {
             kind: AuditKind.Channel,
             action: 'apply resource',
-            targets: () => ownedChannelIds(deps, source),
-            targetsOf: (result) => result.rows.map((row) => String(row.id)),
-            load,
+            snapshot: () => ownedChannels(deps, source),
+            targetsOf: (result) => [
+              ...result.rows.map((row) => String(row.id)),
+              ...result.deletedIds.map(String),
+            ],
+            // The writer answers every row the resource owns now; a deleted one is absent.
+            statesAfter: (result) => statesOf(result.rows),
             unchanged: (result) => !result.changed,
           },
           () => writer.applyManaged(source, desired),
@@ -73,8 +86,8 @@ export function auditChannelWrites(writer: ChannelWriter, deps: AuditDeps): Chan
           {
             kind: AuditKind.Channel,
             action: 'remove resource',
-            targets: () => ownedChannelIds(deps, ref),
-            load,
+            snapshot: () => ownedChannels(deps, ref),
+            statesAfter: () => new Map(),
             unchanged: (result) => result.ids.length === 0,
           },
           () => writer.removeManaged(ref),
@@ -84,30 +97,37 @@ export function auditChannelWrites(writer: ChannelWriter, deps: AuditDeps): Chan
   };
 }
 
-/** Keys the batch's requests name or their resources own now (one read): their state is read before and after. */
-async function keysOf(deps: AuditDeps, requests: Parameters<ManagedOptionWriter['applyBatch']>[0]) {
-  const keys = new Set(requests.flatMap((r) => (r.values ?? []).map((v) => v.key)));
+/** What a batch touches: the entries its requests name and those its resources own now (one read). */
+async function scopeOf(deps: AuditDeps, requests: readonly ManagedOptionsRequest[]): Promise<OptionScope> {
+  const scope = new Map<string, Set<string>>();
+  const add = (key: string, entry: string) => {
+    const entries = scope.get(key) ?? new Set<string>();
+    entries.add(entry);
+    scope.set(key, entries);
+  };
+  for (const request of requests) for (const value of request.values ?? []) add(value.key, value.entry);
   const sources = new Set(requests.map((r) => describeSource(r.source)));
   const owned = await deps.db
-    .selectDistinct({
+    .select({
       key: optionSources.optionKey,
+      entry: optionSources.entry,
       kind: optionSources.sourceKind,
       namespace: optionSources.sourceNamespace,
       name: optionSources.sourceName,
     })
     .from(optionSources)
     .where(inArray(optionSources.sourceName, [...new Set(requests.map((r) => r.source.name))]));
-  for (const row of owned) if (sources.has(describeSource(row as SourceRef))) keys.add(row.key);
-  return [...keys];
+  for (const row of owned) if (sources.has(describeSource(row as SourceRef))) add(row.key, row.entry);
+  return scope;
 }
 
 export function auditOptionWrites(writer: ManagedOptionWriter, deps: AuditDeps): ManagedOptionWriter {
-  const load = storedOptionState(deps.db);
   const changedKeys = (outcomes: ManagedOptionsOutcome[]) => [
     ...new Set(outcomes.flatMap((o) => (o.ok ? o.changedKeys : []))),
   ];
-  async function applyBatch(requests: Parameters<ManagedOptionWriter['applyBatch']>[0]) {
+  async function applyBatch(requests: readonly ManagedOptionsRequest[]) {
     let version = 0;
+    let scope: OptionScope = new Map();
     const outcomes = await audited(
       deps,
       OPERATOR,
@@ -115,9 +135,12 @@ export function auditOptionWrites(writer: ManagedOptionWriter, deps: AuditDeps):
       {
         kind: AuditKind.Option,
         action: 'apply resources',
-        targets: () => keysOf(deps, requests),
+        snapshot: async () => {
+          scope = await scopeOf(deps, requests);
+          return ownedOptionStates(deps.db, scope, [...scope.keys()]);
+        },
         targetsOf: changedKeys,
-        load,
+        loadMany: (keys) => ownedOptionStates(deps.db, scope, keys),
         unchanged: (result) => changedKeys(result).length === 0,
       },
       () => writer.applyBatch(requests),

@@ -40,6 +40,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   // top-ups: redemption codes and payments
   'api/src/modules/redemptions/redemptions.int.test.ts',
   'api/src/modules/wallet/wallet.int.test.ts',
+  // daily check-ins: one credit a day per user under concurrency
+  'api/src/modules/checkin/checkin.int.test.ts',
 ];
 // Not listed because they choose their back end themselves and so run once, in the whole run: the embedded server
 // killed under load and restarted (server/src/embedded-crash.int.test.ts) and on a full disk

@@ -12,8 +12,12 @@ import { createRateLimit } from './http/rate-limit.ts';
 import { refuseUnstorableText } from './http/request-text.ts';
 import type { RouteContext } from './http/route-context.ts';
 import { createSessionCodec } from './http/session.ts';
+import { registerAuditRoutes } from './modules/audit/audit.routes.ts';
+import { registerAuditHook } from './modules/audit/audit-hook.ts';
 import { registerAuthRoutes } from './modules/auth/auth.routes.ts';
 import { registerChannelRoutes } from './modules/channels/channels.routes.ts';
+import { registerCheckinRoutes } from './modules/checkin/checkin.routes.ts';
+import { registerContentLogRoutes } from './modules/content-logs/content-logs.routes.ts';
 import { registerDataRoutes } from './modules/data/data.routes.ts';
 import { registerLogRoutes } from './modules/logs/logs.routes.ts';
 import { registerModelRoutes } from './modules/models/models.routes.ts';
@@ -92,6 +96,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     async (api) => {
       api.addHook('onRequest', apiLimit);
       api.addHook('preValidation', refuseUnstorableText);
+      // Before any module: every administrative change is audited in the transaction of the change (docs/adr/0045).
+      registerAuditHook(api, ctx);
       registerSetupRoutes(api, ctx);
       registerStatusRoutes(api, ctx);
       registerAuthRoutes(api, ctx);
@@ -111,6 +117,9 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       registerTokenRoutes(api, ctx);
       registerRedemptionRoutes(api, ctx);
       registerWalletRoutes(api, ctx);
+      registerAuditRoutes(api, ctx);
+      registerCheckinRoutes(api, ctx);
+      registerContentLogRoutes(api, ctx);
     },
     { prefix: '/api' },
   );

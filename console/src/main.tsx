@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createRouter, RouterProvider } from '@tanstack/react-router';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import './i18n.ts';
+import { i18nReady } from './i18n.ts';
 import './index.css';
 import { applyTheme } from './lib/theme.ts';
 import { routeTree } from './routeTree.gen.ts';
@@ -19,6 +19,9 @@ declare module '@tanstack/react-router' {
     router: typeof router;
   }
 }
+
+// Texts first: a page drawn before its language arrives would flash its keys.
+await i18nReady;
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

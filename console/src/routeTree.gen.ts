@@ -18,6 +18,7 @@ import { Route as RegisterRouteImport } from './routes/register'
 import { Route as ResetRouteImport } from './routes/reset'
 import { Route as SetupRouteImport } from './routes/setup'
 import { Route as TwoFactorRouteImport } from './routes/two-factor'
+import { Route as ConsoleAuditRouteImport } from './routes/_console/audit'
 import { Route as ConsoleChat2linkRouteImport } from './routes/_console/chat2link'
 import { Route as ConsoleDetailRouteImport } from './routes/_console/detail'
 import { Route as ConsoleLogRouteImport } from './routes/_console/log'
@@ -82,6 +83,11 @@ const TwoFactorRoute = TwoFactorRouteImport.update({
   id: '/two-factor',
   path: '/two-factor',
   getParentRoute: () => rootRouteImport,
+} as any)
+const ConsoleAuditRoute = ConsoleAuditRouteImport.update({
+  id: '/audit',
+  path: '/audit',
+  getParentRoute: () => ConsoleRoute,
 } as any)
 const ConsoleChat2linkRoute = ConsoleChat2linkRouteImport.update({
   id: '/chat2link',
@@ -193,6 +199,7 @@ export interface FileRoutesByFullPath {
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
   '/two-factor': typeof TwoFactorRoute
+  '/audit': typeof ConsoleAuditRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -223,6 +230,7 @@ export interface FileRoutesByTo {
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
   '/two-factor': typeof TwoFactorRoute
+  '/audit': typeof ConsoleAuditRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -255,6 +263,7 @@ export interface FileRoutesById {
   '/reset': typeof ResetRoute
   '/setup': typeof SetupRoute
   '/two-factor': typeof TwoFactorRoute
+  '/_console/audit': typeof ConsoleAuditRoute
   '/_console/chat2link': typeof ConsoleChat2linkRoute
   '/_console/detail': typeof ConsoleDetailRoute
   '/_console/log': typeof ConsoleLogRoute
@@ -287,6 +296,7 @@ export interface FileRouteTypes {
     | '/reset'
     | '/setup'
     | '/two-factor'
+    | '/audit'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -317,6 +327,7 @@ export interface FileRouteTypes {
     | '/reset'
     | '/setup'
     | '/two-factor'
+    | '/audit'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -348,6 +359,7 @@ export interface FileRouteTypes {
     | '/reset'
     | '/setup'
     | '/two-factor'
+    | '/_console/audit'
     | '/_console/chat2link'
     | '/_console/detail'
     | '/_console/log'
@@ -449,6 +461,13 @@ declare module '@tanstack/react-router' {
       fullPath: '/two-factor'
       preLoaderRoute: typeof TwoFactorRouteImport
       parentRoute: typeof rootRouteImport
+    }
+    '/_console/audit': {
+      id: '/_console/audit'
+      path: '/audit'
+      fullPath: '/audit'
+      preLoaderRoute: typeof ConsoleAuditRouteImport
+      parentRoute: typeof ConsoleRoute
     }
     '/_console/chat2link': {
       id: '/_console/chat2link'
@@ -594,6 +613,7 @@ declare module '@tanstack/react-router' {
 }
 
 interface ConsoleRouteChildren {
+  ConsoleAuditRoute: typeof ConsoleAuditRoute
   ConsoleChat2linkRoute: typeof ConsoleChat2linkRoute
   ConsoleDetailRoute: typeof ConsoleDetailRoute
   ConsoleLogRoute: typeof ConsoleLogRoute
@@ -614,6 +634,7 @@ interface ConsoleRouteChildren {
 }
 
 const ConsoleRouteChildren: ConsoleRouteChildren = {
+  ConsoleAuditRoute: ConsoleAuditRoute,
   ConsoleChat2linkRoute: ConsoleChat2linkRoute,
   ConsoleDetailRoute: ConsoleDetailRoute,
   ConsoleLogRoute: ConsoleLogRoute,

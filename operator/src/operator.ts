@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import { createChannelWriter } from '@turnpike/core/channels/channel-writes';
+import { deferEventsInTransaction, followAmbientTransaction } from '@turnpike/core/db/ambient';
 import type { Db } from '@turnpike/core/db/client';
 import type { EventBus } from '@turnpike/core/events/bus';
 import { createManagedOptionWriter } from '@turnpike/core/options/managed-options';
@@ -23,6 +24,7 @@ import {
   type ModelPriceResource,
   type SecretObject,
 } from './api/v1alpha1.ts';
+import { auditChannelWrites, auditOptionWrites } from './controllers/audit.ts';
 import { channelHandlers, secretKeyOf } from './controllers/channel/reconcile.ts';
 import { type Controller, createController, type KindHandlers } from './controllers/controller.ts';
 import { gatewayOptionHandlers } from './controllers/gateway-option/reconcile.ts';
@@ -101,8 +103,10 @@ export function createOperator(deps: OperatorDeps, options: OperatorOptions): Op
     onError: (error) => logger.warn({ err: error }, 'event not recorded'),
   });
   const box = createChannelKeyBox(deps.cryptoSecret);
-  const channelWriter = createChannelWriter({ db: deps.db, bus: deps.bus, box });
-  const batcher = createOptionBatcher(createManagedOptionWriter({ db: deps.db, bus: deps.bus }));
+  // Every change a resource makes is written with its audit row, actor "operator" (docs/adr/0045).
+  const audit = { db: followAmbientTransaction(deps.db), bus: deferEventsInTransaction(deps.bus) };
+  const channelWriter = auditChannelWrites(createChannelWriter({ ...audit, box }), audit);
+  const batcher = createOptionBatcher(auditOptionWrites(createManagedOptionWriter(audit), audit));
   const ns = options.watchNamespace;
   let running: Running | undefined;
   let health: HealthServer | undefined;

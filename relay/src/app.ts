@@ -67,6 +67,8 @@ import {
   registerMetricsHooks,
   registerMetricsRoute,
 } from './metrics/relay-metrics.ts';
+import { createContentLogs } from './pipeline/content-capture.ts';
+import { createContentLogWriter } from './pipeline/content-log-writer.ts';
 import type { RelayContext } from './pipeline/context.ts';
 import type { EndpointSpec } from './pipeline/endpoints/spec.ts';
 import { geminiModels, listModels, retrieveModel } from './pipeline/models.ts';
@@ -184,6 +186,21 @@ export async function registerRelay(
     },
   });
   const stopOrphans = drainOrphanJournals(ledger, deps.db, notifier, onError('orphaned journal'));
+  // Content logs (docs/adr/0045): a writer of their own, and the decision from memory.
+  const contentLogWriter = createContentLogWriter({
+    db: deps.db,
+    options: deps.options,
+    intervalMs: options.flushIntervalMs ?? 1000,
+    onError: (err, context) => app.log.error({ err, context }, 'content logs failed'),
+  });
+  const contentLogs = createContentLogs({
+    db: deps.db,
+    bus: deps.bus,
+    options: deps.options,
+    sink: contentLogWriter,
+    onError: onError('content logs'),
+  });
+  await contentLogs.load();
   const auth = createAuthCache({
     db: deps.db,
     bus: deps.bus,
@@ -201,6 +218,7 @@ export async function registerRelay(
     upstream,
     ledger,
     writer,
+    contentLogs,
     prices: createPriceBook(deps.options),
     notifier,
     metrics: createRelayMetrics({
@@ -390,6 +408,8 @@ export async function registerRelay(
     channels.close();
     await stopOrphans();
     await writer.close();
+    contentLogs.close();
+    await contentLogWriter.close();
     await ledger.close();
     await upstream.close();
   });

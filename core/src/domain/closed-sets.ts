@@ -39,3 +39,23 @@ export const CALENDAR_PERIODS = ['day', 'week', 'month'] as const;
 
 /** Longest rolling quota window: 31 days. */
 export const MAX_ROLLING_HOURS = 744;
+
+/** Who made an administrative change (docs/adr/0045): a console session, a user's access token, the operator. */
+export const AuditActorType = { User: 'user', Token: 'token', Operator: 'operator' } as const;
+export type AuditActorType = (typeof AuditActorType)[keyof typeof AuditActorType];
+
+/** What an administrative change changed; `other` is a route no one has described yet. */
+export const AuditKind = {
+  Channel: 'channel',
+  Option: 'option',
+  User: 'user',
+  Redemption: 'redemption',
+  Log: 'log',
+  Token: 'token',
+  Other: 'other',
+} as const;
+export type AuditKind = (typeof AuditKind)[keyof typeof AuditKind];
+
+/** Whether the change was made, or refused (by a rule, a missing row) or failed (an error of the gateway). */
+export const AuditOutcome = { Ok: 'ok', Refused: 'refused', Failed: 'failed' } as const;
+export type AuditOutcome = (typeof AuditOutcome)[keyof typeof AuditOutcome];

@@ -39,6 +39,7 @@ const TABLES = [
   'two_fas',
   'two_fa_backup_codes',
   'passkey_credentials',
+  'checkins',
 ] as const;
 const box = createChannelKeyBox('import-test-crypto-secret-0123');
 const secondFactorKeys = createSecondFactorKeys('import-test-crypto-secret-0123');
@@ -203,6 +204,20 @@ describe.each(cases)('import from $kind ($version)', ({ kind, version }) => {
       expect(hours).toEqual({ n: 2, q: 300 });
       expect(tableOf(report, 'midjourneys').written).toBe(1);
       expect(tableOf(report, 'top_ups').written).toBe(1);
+      // Check-ins: every row as it was, so alice cannot check in again on the day the data is from.
+      expect(tableOf(report, 'checkins').written).toBe(3);
+      const days = await select(
+        target.database,
+        'select user_id, checkin_date, quota_awarded, created_at from checkins order by id',
+      );
+      expect(
+        days.map((d) => [d.user_id, d.checkin_date, Number(d.quota_awarded), Number(d.created_at)]),
+      ).toEqual([
+        [2, '2025-10-08', 4_321, NOW - 86_400],
+        [2, '2025-10-09', 1_000, NOW],
+        [3, '2025-10-09', 10_000, NOW],
+      ]);
+      expect(report.uncarriedTables.join()).not.toContain('checkins');
     } else {
       // one-api: `models` becomes a model limit, `subnet` an IP list, a Groq channel an OpenAI one at Groq's address.
       expect(token).toMatchObject({ model_limits: 'gpt-4o-mini', allow_ips: '10.0.0.0/8\n127.0.0.1' });

@@ -12,6 +12,7 @@ import type { Db, Executor } from '../db/client.ts';
 import {
   type Channel,
   channels,
+  checkins,
   logs,
   midjourneys,
   options as optionRows,
@@ -32,6 +33,7 @@ import { createAbilityRepo } from '../repos/ability.repo.ts';
 import type { SecondFactorKeys } from '../second-factors/factor-box.ts';
 import { channelDrops, channelReads, importedFromOf, mapChannel } from './channels.ts';
 import {
+  checkinMapping,
   logMapping,
   midjourneyMapping,
   quotaDataMapping,
@@ -111,7 +113,6 @@ export class ImportRefusedError extends Error {
 const UNCARRIED_TABLES: Readonly<Record<string, string>> = {
   abilities: 'rebuilt from the channels',
   setups: 'written once when the users arrive',
-  checkins: 'daily check-ins are not offered',
   models: 'model metadata: Turnpike has its own catalogue',
   vendors: 'model vendors: Turnpike has its own catalogue',
   prefill_groups: 'prefill groups are not offered',
@@ -134,6 +135,7 @@ const CARRIED_TABLES = [
   'two_fas',
   'two_fa_backup_codes',
   'passkey_credentials',
+  'checkins',
 ] as const;
 
 const SERIAL_TABLES = [
@@ -146,6 +148,7 @@ const SERIAL_TABLES = [
   'tasks',
   'logs',
   'quota_data',
+  'checkins',
 ] as const;
 
 interface IdTable {
@@ -162,6 +165,7 @@ const ID_TABLES: Record<string, IdTable> = {
   midjourneys: { table: midjourneys, id: midjourneys.id, userColumn: 'userId' },
   tasks: { table: tasks, id: tasks.id, userColumn: 'userId' },
   logs: { table: logs, id: logs.id, userColumn: 'userId' },
+  checkins: { table: checkins, id: checkins.id, userColumn: 'userId' },
 };
 
 const count = (skipped: Record<string, number>, reason: string, by = 1) => {
@@ -299,6 +303,11 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
     mapping: midjourneyMapping,
   });
   await carryPaged({ table: 'tasks', entry: newTable('tasks', taskMapping), mapping: taskMapping });
+  await carryPaged({
+    table: 'checkins',
+    entry: newTable('checkins', checkinMapping),
+    mapping: checkinMapping,
+  });
   const logReport = newTable('logs', logMapping);
   const quotaReport = newTable('quota_data', quotaDataMapping);
   if (options.skipLogs) {

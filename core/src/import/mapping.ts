@@ -3,6 +3,7 @@
  * source columns each reads and the ones it knowingly leaves behind (and why), so the report can say both.
  */
 import type {
+  NewCheckin,
   NewLog,
   NewMidjourney,
   NewQuotaData,
@@ -410,6 +411,25 @@ export const quotaDataMapping: TableMapping<NewQuotaData> = {
         tokenUsed: toInt(r.token_used),
         count: toInt(r.count),
         quota: toInt(r.quota),
+      },
+    };
+  },
+};
+
+/** new-api's daily check-ins (model/checkin.go): the day's row and what it awarded, as they were. */
+export const checkinMapping: TableMapping<NewCheckin> = {
+  reads: ['id', 'user_id', 'checkin_date', 'quota_awarded', 'created_at'],
+  drops: {},
+  map(r) {
+    const date = toText(r.checkin_date).trim();
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return { skip: 'its date is not YYYY-MM-DD' };
+    return {
+      row: {
+        id: toInt(r.id),
+        userId: toInt(r.user_id),
+        checkinDate: date,
+        quotaAwarded: toInt(r.quota_awarded),
+        createdAt: toInt(r.created_at),
       },
     };
   },

@@ -24,6 +24,7 @@ import {
   channelAffinitySchema,
   DEFAULT_CHANNEL_AFFINITY,
 } from '../channels/affinity-rules.ts';
+import { patternProblem } from '../content-logs/redaction.ts';
 import { isAdmin, isRoot } from '../domain/users.ts';
 import { formatRange, parseRange } from '../net/address-ranges.ts';
 import {
@@ -377,6 +378,29 @@ export const optionRegistry = {
     check: { test: isKnownTimeZone, problem: 'must be a time zone name such as UTC or Asia/Shanghai' },
   }),
 
+  // Governance (docs/adr/0045): daily check-ins, the audit log, content logs
+  /** Daily check-ins (the reference's `checkin_setting`): once a day per user, a quota between min and max. */
+  'checkin_setting.enabled': bool(false),
+  'checkin_setting.min_quota': int(1000, { min: 0 }),
+  /** Below min_quota, the two are read the other way round (as the reference does), so saving one at a time works. */
+  'checkin_setting.max_quota': int(10000, { min: 0 }),
+  /** Audit rows older than this many days are deleted; 0 keeps them. Root's: no administrator shortens their own trail. */
+  AuditRetentionDays: int(0, { min: 0 }),
+  /** Groups whose calls keep their prompt and answer (content logs); empty, the default: no group's. */
+  ContentLogGroups: list(',', []),
+  /** Content logs older than this many days are deleted. */
+  ContentLogRetentionDays: int(30, { min: 1 }),
+  /** The most one call keeps, prompt and answer together, in bytes; the rest is cut and the log marked. */
+  ContentLogMaxBytes: int(32768, { min: 1024, max: 1048576 }),
+  /** Regular expressions, one a line, whose matches are replaced before a content log is written. */
+  ContentLogRedactPatterns: list('\n', [], {
+    check: {
+      test: (pattern) => patternProblem(pattern) === undefined,
+      problem:
+        'must be regular expressions, one a line, that compile, match no empty text and cannot take exponential time (no repetition inside a repetition)',
+    },
+  }),
+
   // Model-specific settings
   'global.pass_through_request_enabled': bool(false),
   'general_setting.ping_interval_enabled': bool(false),
@@ -511,6 +535,14 @@ const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
   'RateLimitModels',
   'GroupQuotaWindows',
   'QuotaWindowTimeZone',
+  // Check-ins and content logs (an administrator turns content logs on for a group; docs/adr/0045)
+  'checkin_setting.enabled',
+  'checkin_setting.min_quota',
+  'checkin_setting.max_quota',
+  'ContentLogGroups',
+  'ContentLogRetentionDays',
+  'ContentLogMaxBytes',
+  'ContentLogRedactPatterns',
   // Models tab
   'global.pass_through_request_enabled',
   'general_setting.ping_interval_enabled',

@@ -1,4 +1,5 @@
 import { eq, inArray, sql } from 'drizzle-orm';
+import { isInAmbientTransaction } from '../db/ambient.ts';
 import type { Db } from '../db/client.ts';
 import { options as optionsTable } from '../db/schema/options.ts';
 import { AppError } from '../errors.ts';
@@ -102,6 +103,10 @@ export function createOptionStore({
   // read can never land after a newer one and put back a stale value.
   let tail: Promise<unknown> = Promise.resolve();
   function serially<T>(job: () => Promise<T>): Promise<T> {
+    // Inside an administrative change's transaction (docs/adr/0045) a reload queued ahead may be waiting for that
+    // very transaction (the embedded database runs one at a time): the write goes first. Its change event goes out
+    // once the transaction ends, and the reload it causes is queued here as usual, so the cache ends up right.
+    if (isInAmbientTransaction()) return job();
     const run = tail.then(job);
     tail = run.catch(() => undefined);
     return run;

@@ -1,4 +1,5 @@
 import { createLogRepo, USAGE_LOG_TYPES } from '@turnpike/core/repos/log.repo';
+import { purgeGovernanceRows } from './governance-retention.ts';
 import type { RuntimeDeps } from './runtime.ts';
 
 const DAY_SECONDS = 24 * 3600;
@@ -43,6 +44,7 @@ export function startLogRetention(
   function run(): void {
     if (running || stopped) return;
     running = purgeOldLogs(deps)
+      .then(async (count) => count + (await purgeGovernanceRows(deps)))
       .then((count) => {
         if (count > 0) onPurged(count);
       })

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import rootPackage from '../../../package.json' with { type: 'json' };
 import type { ResolvedConfig } from '../config.ts';
+import { deferEventsInTransaction, followAmbientTransaction } from '../db/ambient.ts';
 import { createDb, type DatabaseKind, type Db } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { createEventBus, type EventBus } from '../events/bus.ts';
@@ -71,9 +72,14 @@ export async function createRuntime(
     ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, retryStrategy: reconnectSoon })
     : undefined;
   redis?.on('error', () => {});
-  const bus = await createEventBus({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+  // Administrative changes run with their audit row in one transaction (docs/adr/0045): every role holds the
+  // database and bus that follow it.
+  const db = followAmbientTransaction(database.db);
+  const bus = deferEventsInTransaction(
+    await createEventBus({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix }),
+  );
   const options = createOptionStore({
-    db: database.db,
+    db,
     bus,
     syncIntervalMs: config.syncFrequencySeconds * 1000,
     ...(runtimeOptions.onError
@@ -91,7 +97,7 @@ export async function createRuntime(
   options.start();
   const deps: RuntimeDeps = {
     config,
-    db: database.db,
+    db,
     dbKind: database.kind,
     bus,
     options,

@@ -136,6 +136,7 @@ export async function relayJson(
       ),
     );
 
+  exchange.capture?.answer(body);
   const charged = await settle(ctx, request, exchange.caller, exchange.billing, {
     ...outcome,
     usage,

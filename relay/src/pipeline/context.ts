@@ -9,6 +9,7 @@ import type { RelayMetrics } from '../metrics/relay-metrics.ts';
 import type { AuthCache } from '../state/auth-cache.ts';
 import type { ChannelCache } from '../state/channel-cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
+import type { ContentLogs } from './content-capture.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { SensitiveWords } from './sensitive-words.ts';
 import type { BatchWriter } from './writer.ts';
@@ -32,6 +33,8 @@ export interface RelayContext {
   readonly rateLimit: RateLimiter;
   /** Requests and tokens per minute and concurrency per user, group, token, model and channel (docs/adr/0028). */
   readonly limits: Limiter;
+  /** Whether a call keeps its prompt and answer (docs/adr/0045): a capture when it does, nothing when not. */
+  readonly contentLogs: ContentLogs;
   /** `AutomaticDisableKeywords`, compiled once per change of the option. */
   keywords(): WordMatcher;
   /** `SensitiveWords`, compiled once per change of the option. */

@@ -11,6 +11,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Ingress } from '../formats/ingress.ts';
 import type { StepMarks } from '../metrics/tracing.ts';
 import type { Caller } from './authenticate.ts';
+import type { ContentCapture } from './content-capture.ts';
 import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
 import type { Billing } from './settle.ts';
 
@@ -77,6 +78,8 @@ export interface HeldExchange extends PreparedExchange {
   readonly billing: Billing;
   /** Aborted when the client goes away before the answer is complete; it cancels the upstream request. */
   readonly clientGone: AbortController;
+  /** The content log's capture, only when the caller's group or token keeps content logs (docs/adr/0045). */
+  readonly capture?: ContentCapture | undefined;
 }
 
 /** Adds what a step learnt to the call, keeping it the same object. */

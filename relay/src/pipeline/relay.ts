@@ -199,10 +199,12 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
     if (!reply.raw.writableFinished) clientGone.abort();
   });
 
+  const capture = ctx.contentLogs.open(exchange);
   let failure: RelayError | undefined;
   try {
-    failure = await runAttempts(ctx, growExchange(exchange, { billing, clientGone }));
+    failure = await runAttempts(ctx, growExchange(exchange, { billing, clientGone, capture }));
   } finally {
+    capture?.finish();
     // Every exit path that did not settle (errors, exceptions, a disconnect before the answer) refunds.
     if (!billing.settled) {
       await settle(ctx, request, caller, billing, undefined).catch((err: unknown) =>

@@ -249,9 +249,10 @@ class ChatReader implements StreamReader {
     const { state, budget } = this;
     const { writer, redactor } = state;
     // While the head is held the first output is looked for in every chunk; once it is out (from the start
-    // when nothing is held) a plain chunk is not read. One that may hold a credential of the channel is read.
+    // when nothing is held) a plain chunk is not read. One that may hold a credential of the channel is read, and
+    // so is every chunk of a call that keeps a content log (its text is what the log keeps).
     const plain =
-      writer.isOpen && state.filter === undefined && !redactor.mayContain(data)
+      writer.isOpen && state.filter === undefined && state.capture === undefined && !redactor.mayContain(data)
         ? plainChunk(data, this.clientAskedUsage)
         : undefined;
     if (plain !== undefined) {

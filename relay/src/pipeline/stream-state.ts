@@ -9,6 +9,7 @@ import { createTokenCounter, type TokenCounter } from '../metering/tokens.ts';
 import type { NormalisedUsage } from '../metering/usage.ts';
 import type { SseEvent, SseWriter } from '../sse.ts';
 import type { Redactor } from '../upstream/redact.ts';
+import type { ContentCapture } from './content-capture.ts';
 import { isRecord, type Json } from './respond.ts';
 import {
   type CompletionCheck,
@@ -41,6 +42,8 @@ export interface StreamStateOptions {
   readonly startedAt: number;
   /** Called once, at the first output (stops the first-token timer). */
   onFirstOutput(): void;
+  /** The content log's capture (docs/adr/0045); absent for nearly every call. */
+  readonly capture?: ContentCapture | undefined;
 }
 
 export class StreamState {
@@ -50,6 +53,8 @@ export class StreamState {
   readonly redactor: Redactor;
   readonly counter: TokenCounter;
   readonly filter: StreamFilter | undefined;
+  /** Gets every output piece when the call keeps a content log. */
+  readonly capture: ContentCapture | undefined;
   /** The usage the upstream reported, if any. */
   upstreamUsage: NormalisedUsage | undefined;
   /** Time to the first upstream event, from the call's start. */
@@ -76,6 +81,7 @@ export class StreamState {
     this.onFirstOutput = options.onFirstOutput;
     this.counter = createTokenCounter(options.model);
     this.filter = options.check ? createStreamFilter(options.check) : undefined;
+    this.capture = options.capture;
   }
 
   /** An upstream event arrived: the first one's time is the first-token time. */
@@ -87,6 +93,7 @@ export class StreamState {
   output(text: string): void {
     if (text === '') return;
     this.counter.push(text);
+    this.capture?.piece(text);
     if (!this.sawOutput) {
       this.sawOutput = true;
       this.onFirstOutput();

@@ -93,6 +93,7 @@ export async function pipeStream(
     redactor: answer.redactor,
     startedAt: answer.outcome.startedAt,
     onFirstOutput: control.onFirstOutput,
+    capture: exchange.capture,
   });
   const body = exchange.prepared.payload.kind === 'json' ? exchange.prepared.payload.body : {};
   const reader =

@@ -63,6 +63,7 @@ export function menuGroups(): Array<{ label: string; items: MenuEntry[] }> {
         { to: '/redemption', label: 'menu.redemptions', icon: '▣', visible: isAdmin },
         { to: '/user', label: 'menu.users', icon: '☺', visible: isAdmin, exact: true },
         { to: '/setting', label: 'menu.settings', icon: '⚙', visible: (u) => isAdmin(u) || isRoot(u) },
+        { to: '/audit', label: 'menu.audit', icon: '⎙', visible: isRoot },
       ],
     },
     {

@@ -577,6 +577,12 @@ export function referenceRows(version: Version, upstream: string): Record<string
         quota: 150,
       },
     ],
+    // Two days of alice's check-ins (the second the day the data is from) and one of bob's.
+    checkins: [
+      { id: 1, user_id: 2, checkin_date: '2025-10-08', quota_awarded: 4_321, created_at: NOW - 86_400 },
+      { id: 2, user_id: 2, checkin_date: '2025-10-09', quota_awarded: 1_000, created_at: NOW },
+      { id: 3, user_id: 3, checkin_date: '2025-10-09', quota_awarded: 10_000, created_at: NOW },
+    ],
     setups: [{ id: 1, version: 'v1.0.0', initialized_at: NOW - 900_000 }],
   };
 }

@@ -35,6 +35,7 @@ import {
 } from '../rules.ts';
 import { logsSearch } from '../search.ts';
 import { type LogFilterErrors, validateLogFilters } from '../validation.ts';
+import { LogContent } from './log-content.tsx';
 import { LogDetails } from './log-details.tsx';
 
 type LogSearch = SearchOf<typeof logsSearch>;
@@ -302,6 +303,7 @@ export function LogsPage() {
                       <td />
                       <td colSpan={shown.length} className="px-3 py-2">
                         <LogDetails log={log} admin={admin} />
+                        <LogContent requestId={log.request_id} />
                       </td>
                     </tr>
                   ) : null}

@@ -7,6 +7,7 @@ import { formatNumber, formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { WalletWindows } from '../../quota-windows/components/wallet-windows.tsx';
+import { CheckinCard } from '../../checkin/components/checkin-card.tsx';
 import {
   fetchPayable,
   fetchSelf,
@@ -174,6 +175,7 @@ export function WalletPage() {
   return (
     <div className="flex max-w-3xl flex-col gap-4">
       <h1 className="text-xl font-semibold">{t('title')}</h1>
+      <CheckinCard />
 
       <Card title={t('balance.title')}>
         {self.isLoading ? (

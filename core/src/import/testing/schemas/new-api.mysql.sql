@@ -12,6 +12,7 @@
 --   model/option.go                 014c3ef97ced08e3d63662d2b81d818280b21563
 --   model/twofa.go                  0417e0b950d9015a8976b53aba77a6d9ad9874e4
 --   model/passkey.go                2499e4f0ac966318b9092a4a255cbcb0fc7b6c0d
+--   model/checkin.go                22ad944242cbd6fe74dac8b507e09bef0bbab34e
 --   model/setup.go (Setup: id, version varchar(50) not null, initialized_at bigint not null; as stored in the index)
 -- GORM's MySQL/MariaDB type rules applied: Go int/int64 -> bigint (AUTO_INCREMENT on the primary key), uint -> bigint unsigned,
 -- string -> varchar(191) when it has an index, a default or is a key, else longtext; bool -> boolean,
@@ -279,5 +280,13 @@ CREATE TABLE `passkey_credentials` (
   `created_at` datetime(3) NULL,
   `updated_at` datetime(3) NULL,
   `deleted_at` datetime(3) NULL,
+  PRIMARY KEY (`id`)
+);
+CREATE TABLE `checkins` (
+  `id` bigint AUTO_INCREMENT,
+  `user_id` bigint NOT NULL,
+  `checkin_date` varchar(10) NOT NULL,
+  `quota_awarded` bigint NOT NULL,
+  `created_at` bigint,
   PRIMARY KEY (`id`)
 );

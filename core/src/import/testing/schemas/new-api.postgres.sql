@@ -12,6 +12,7 @@
 --   model/option.go                 014c3ef97ced08e3d63662d2b81d818280b21563
 --   model/twofa.go                  0417e0b950d9015a8976b53aba77a6d9ad9874e4
 --   model/passkey.go                2499e4f0ac966318b9092a4a255cbcb0fc7b6c0d
+--   model/checkin.go                22ad944242cbd6fe74dac8b507e09bef0bbab34e
 --   model/setup.go (Setup: id, version varchar(50) not null, initialized_at bigint not null; as stored in the index)
 -- GORM's Postgres type rules applied: Go int/int64/uint -> bigint (bigserial on the primary key), string -> text,
 -- bool -> boolean, float64 -> decimal, gorm.DeletedAt -> timestamptz; `type:` as written, `size:n` -> varchar(n).
@@ -278,5 +279,13 @@ CREATE TABLE "passkey_credentials" (
   "created_at" timestamptz,
   "updated_at" timestamptz,
   "deleted_at" timestamptz,
+  PRIMARY KEY ("id")
+);
+CREATE TABLE "checkins" (
+  "id" bigserial,
+  "user_id" bigint NOT NULL,
+  "checkin_date" varchar(10) NOT NULL,
+  "quota_awarded" bigint NOT NULL,
+  "created_at" bigint,
   PRIMARY KEY ("id")
 );

@@ -12,6 +12,7 @@
 --   model/option.go                 014c3ef97ced08e3d63662d2b81d818280b21563
 --   model/twofa.go                  0417e0b950d9015a8976b53aba77a6d9ad9874e4
 --   model/passkey.go                2499e4f0ac966318b9092a4a255cbcb0fc7b6c0d
+--   model/checkin.go                22ad944242cbd6fe74dac8b507e09bef0bbab34e
 --   model/setup.go (Setup: id, version varchar(50) not null, initialized_at bigint not null; as stored in the index)
 -- GORM's SQLite type rules applied: Go int/int64 -> integer, the int primary key -> integer PRIMARY KEY AUTOINCREMENT,
 -- string -> text, bool -> numeric, float64 -> real, gorm.DeletedAt -> datetime; `type:`/`size:` as written (size -> text).
@@ -266,4 +267,11 @@ CREATE TABLE "passkey_credentials" (
   "created_at" datetime,
   "updated_at" datetime,
   "deleted_at" datetime
+);
+CREATE TABLE "checkins" (
+  "id" integer PRIMARY KEY AUTOINCREMENT,
+  "user_id" integer NOT NULL,
+  "checkin_date" varchar(10) NOT NULL,
+  "quota_awarded" integer NOT NULL,
+  "created_at" integer
 );

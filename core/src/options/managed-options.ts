@@ -229,12 +229,13 @@ export function changedMapEntries(before: string, after: string): string[] {
     if (!value || typeof value !== 'object') return out;
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (Array.isArray(v))
-        v.forEach((item: unknown, index) => {
+        for (const [index, item] of (v as unknown[]).entries()) {
           const tier = item && typeof item === 'object' ? (item as Record<string, unknown>) : undefined;
-          if (!tier || typeof tier.above !== 'number') return put(`${k}/${index}`, item);
-          for (const [field, number] of Object.entries(tier))
-            if (field !== 'above') put(`${k}/${tier.above}/${field}`, number);
-        });
+          if (!tier || typeof tier.above !== 'number') put(`${k}/${index}`, item);
+          else
+            for (const [field, number] of Object.entries(tier))
+              if (field !== 'above') put(`${k}/${tier.above}/${field}`, number);
+        }
       else if (v && typeof v === 'object')
         for (const [inner, number] of Object.entries(v as Record<string, unknown>))
           put(groupEntryName(k, inner), number);

@@ -33,6 +33,17 @@ export function formatNumber(n: number): string {
   return new Intl.NumberFormat('en-US').format(n);
 }
 
+/**
+ * Dollars to six significant digits, trailing zeros dropped: a price stored as ratios (Gemini 2.5 Flash's output is
+ * 0.15 × 8.33333 × 2 = 2.499999) reads as the provider publishes it ($2.5), and no published price needs more.
+ */
+const usd = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6, useGrouping: false });
+
+/** A price in dollars as a provider writes it: `$2.5`, `$0.01`, `$0.0000015`. */
+export function formatUsd(dollars: number): string {
+  return `$${usd.format(dollars)}`;
+}
+
 export type TagColor = 'red' | 'orange' | 'blue' | 'green' | 'gray' | 'purple' | 'yellow';
 
 /** Group ratio tag colour: above 5 red, above 3 orange, above 1 blue, otherwise green. */

@@ -1,3 +1,4 @@
+import { formatNumber, formatUsd } from '../../lib/format.ts';
 import type { PricingEntry } from './api/pricing.ts';
 
 /** How a model is billed (spec 03 section 9): 0 by usage (tokens × ratios), 1 a fixed price per call. */
@@ -39,23 +40,16 @@ export function computePrice(entry: PricingEntry, groupRatio: number, display: P
   return { type: 'per-token', input, output: input * entry.completion_ratio };
 }
 
-/**
- * Dollars to six significant digits, trailing zeros dropped: a price stored as ratios (Gemini 2.5 Flash's output is
- * 0.15 × 8.33333 × 2 = 2.499999) reads as the provider publishes it ($2.5), and no published price needs more.
- */
-const dollars = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6, useGrouping: false });
-
 /** A price as text: `$2.5` (six significant digits, float noise dropped) or a whole number of quota units. */
 export function formatPrice(value: number, inCurrency: boolean): string {
-  if (!inCurrency) return new Intl.NumberFormat('en-US').format(Math.round(value));
-  return `$${dollars.format(value)}`;
+  return inCurrency ? formatUsd(value) : formatNumber(Math.round(value));
 }
 
 /** A prompt-token threshold as providers write it: 200K, 1M, else the number. */
 export function formatThreshold(tokens: number): string {
   if (tokens >= 1_000_000 && tokens % 1_000_000 === 0) return `${tokens / 1_000_000}M`;
   if (tokens >= 1_000 && tokens % 1_000 === 0) return `${tokens / 1_000}K`;
-  return new Intl.NumberFormat('en-US').format(tokens);
+  return formatNumber(tokens);
 }
 
 /** Searches per shown web-search price: providers publish it per 1,000 searches. */

@@ -44,6 +44,13 @@ export function formatUsd(dollars: number): string {
   return `$${usd.format(dollars)}`;
 }
 
+/** A prompt-token threshold as providers write it: 200K, 1M, else the number. */
+export function formatThreshold(tokens: number): string {
+  if (tokens >= 1_000_000 && tokens % 1_000_000 === 0) return `${tokens / 1_000_000}M`;
+  if (tokens >= 1_000 && tokens % 1_000 === 0) return `${tokens / 1_000}K`;
+  return formatNumber(tokens);
+}
+
 export type TagColor = 'red' | 'orange' | 'blue' | 'green' | 'gray' | 'purple' | 'yellow';
 
 /** Group ratio tag colour: above 5 red, above 3 orange, above 1 blue, otherwise green. */

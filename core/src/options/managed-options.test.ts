@@ -5,7 +5,8 @@ import {
   splitGroupEntry,
   stripPriceEntries,
 } from './managed-options.ts';
-import { splitShapeEntry } from './shape-entries.ts';
+import { readOptionText } from './registry.ts';
+import { shapeTextProblem, splitShapeEntry } from './shape-entries.ts';
 
 describe('splitGroupEntry', () => {
   it.each([
@@ -213,5 +214,23 @@ describe('splitShapeEntry', () => {
     ['RequestFees', ' claude/image', undefined],
   ] as const)('reads %s[%s]', (key, entry, expected) => {
     expect(splitShapeEntry(key, entry)).toEqual(expected);
+  });
+});
+
+describe('shapeTextProblem', () => {
+  it('says what the option registry says, for every shape map', () => {
+    for (const [key, text] of [
+      ['LongContextTiers', '{"m":[{"above":200000,"input":0,"output":1.5}]}'],
+      ['ServiceTierRatio', '{"m":{"Priority":2}}'],
+      ['RequestFees', '{"m":{"web_search":-1}}'],
+      ['RequestFees', '{'],
+    ] as const) {
+      const registry = readOptionText(key, text);
+      expect(registry.ok).toBe(false);
+      expect(shapeTextProblem(key, text)).toBe(!registry.ok && registry.message);
+    }
+    expect(
+      shapeTextProblem('LongContextTiers', '{"m":[{"above":200000,"input":2,"output":1.5}]}'),
+    ).toBeUndefined();
   });
 });

@@ -13,7 +13,16 @@
  * console saves a map, so the console can change a model's other tiers, but not one a resource owns. Pure: the
  * console reads it too.
  */
-import { REQUEST_FEE_KINDS } from '../billing/price-shapes.ts';
+import {
+  LONG_CONTEXT_TIERS_SHAPE,
+  longContextTiersSchema,
+  REQUEST_FEE_KINDS,
+  REQUEST_FEES_SHAPE,
+  requestFeesSchema,
+  SERVICE_TIER_RATIO_SHAPE,
+  serviceTierRatioSchema,
+} from '../billing/price-shapes.ts';
+import { json } from './kinds.ts';
 
 /** The price-shape maps, keyed by model, whose numbers a ModelPrice owns. */
 export const SHAPE_OPTION_KEYS = ['LongContextTiers', 'ServiceTierRatio', 'RequestFees'] as const;
@@ -182,4 +191,20 @@ export function shapeMapOf(
     {},
     entries.map((e) => ({ entry: e.entry, value: e.number })),
   );
+}
+
+/**
+ * The shape maps read as the option registry reads them (its `json` kind over the same schemas), for the console,
+ * which cannot load the registry: a save is checked in the browser with the words the server would answer.
+ */
+const SHAPE_TEXT = {
+  LongContextTiers: json(longContextTiersSchema, {}, LONG_CONTEXT_TIERS_SHAPE),
+  ServiceTierRatio: json(serviceTierRatioSchema, {}, SERVICE_TIER_RATIO_SHAPE),
+  RequestFees: json(requestFeesSchema, {}, REQUEST_FEES_SHAPE),
+};
+
+/** What is wrong with a shape map's text, as `PUT /api/option/` would say it, or undefined. */
+export function shapeTextProblem(key: ShapeOptionKey, text: string): string | undefined {
+  const parsed = SHAPE_TEXT[key].parse(text);
+  return parsed.ok ? undefined : `${key} ${parsed.problem}`;
 }

@@ -45,13 +45,6 @@ export function formatPrice(value: number, inCurrency: boolean): string {
   return inCurrency ? formatUsd(value) : formatNumber(Math.round(value));
 }
 
-/** A prompt-token threshold as providers write it: 200K, 1M, else the number. */
-export function formatThreshold(tokens: number): string {
-  if (tokens >= 1_000_000 && tokens % 1_000_000 === 0) return `${tokens / 1_000_000}M`;
-  if (tokens >= 1_000 && tokens % 1_000 === 0) return `${tokens / 1_000}K`;
-  return formatNumber(tokens);
-}
-
 /** Searches per shown web-search price: providers publish it per 1,000 searches. */
 export const SEARCHES_PER_PRICE = 1_000;
 

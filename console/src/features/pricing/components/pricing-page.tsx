@@ -4,7 +4,7 @@ import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, EmptyState, Input, Modal, PageSpinner, Select, Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
-import { groupRatioColor } from '../../../lib/format.ts';
+import { formatThreshold, groupRatioColor } from '../../../lib/format.ts';
 import { useSessionUser } from '../../../lib/session.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
@@ -15,7 +15,6 @@ import {
   computePrice,
   filterPricing,
   formatPrice,
-  formatThreshold,
   initialGroup,
   isAvailable,
   type PriceDisplay,

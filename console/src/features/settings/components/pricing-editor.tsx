@@ -2,14 +2,17 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, Input, Modal, Select, Tag } from '../../../components/ui/index.ts';
+import { formatThreshold, formatUsd } from '../../../lib/format.ts';
 import { toast } from '../../../lib/toast.ts';
 import { optionOwnersQuery, priceOwnerOf } from '../api/option-owners.ts';
 import { type OptionValues, saveFailureText, saveOptions } from '../api/options.ts';
 import {
   applyBatch,
+  inputFromRow,
   optionsFromRows,
   type PriceRow,
   rowFromInput,
+  rowShapeProblem,
   rowsFromOptions,
   sameJson,
 } from '../pricing.ts';
@@ -18,13 +21,45 @@ import {
   type PriceRowInput,
   parseNumber,
   ratioToTokenPrice,
+  type TierInput,
   validateBatchSet,
   validatePriceRow,
 } from '../validation.ts';
 
 export const PRICING_PAGE_SIZE = 10;
 
-const emptyInput: PriceRowInput = { name: '', price: '', ratio: '', completionRatio: '' };
+const emptyInput: PriceRowInput = {
+  name: '',
+  price: '',
+  ratio: '',
+  completionRatio: '',
+  longContext: [],
+  serviceTiers: [],
+  webSearch: '',
+  image: '',
+};
+const emptyTier: TierInput = { above: '', input: '', output: '', cache: '' };
+
+/** Searches per shown web-search price: providers publish it per 1,000 searches. */
+const SEARCHES_PER_PRICE = 1000;
+
+/**
+ * A row's long-context tiers, service tiers and fees in a few words for the table: "above 200K ×2 / ×1.5",
+ * "priority ×2", "web search $0.01 each".
+ */
+function ShapeSummary({ row }: { row: PriceRow }) {
+  const { t } = useTranslation('settings');
+  const parts = (row.longContext ?? []).map((tier) =>
+    t('pricing.tierSummary', { tokens: formatThreshold(tier.above), input: tier.input, output: tier.output }),
+  );
+  for (const [tier, ratio] of Object.entries(row.serviceTiers ?? {}))
+    parts.push(t('pricing.serviceTierSummary', { tier, ratio }));
+  if (row.fees?.web_search !== undefined)
+    parts.push(t('pricing.webSearchSummary', { price: formatUsd(row.fees.web_search) }));
+  if (row.fees?.image !== undefined)
+    parts.push(t('pricing.imageSummary', { price: formatUsd(row.fees.image) }));
+  return parts.map((part) => <div key={part}>{part}</div>);
+}
 
 /** The dialog that adds or edits one model's price. */
 export function PriceRowDialog({
@@ -46,12 +81,21 @@ export function PriceRowDialog({
   const [input, setInput] = useState(initial);
   const [error, setError] = useState<string | null>(null);
   const fixed = input.price.trim() !== '';
-  const set = (k: keyof PriceRowInput) => (e: { target: { value: string } }) =>
-    setInput((v) => ({ ...v, [k]: e.target.value }));
+  const set =
+    (k: 'name' | 'price' | 'ratio' | 'completionRatio' | 'webSearch' | 'image') =>
+    (e: { target: { value: string } }) =>
+      setInput((v) => ({ ...v, [k]: e.target.value }));
   const submit = () => {
     const problem = validatePriceRow(input, existing, editing);
-    setError(problem ? t(problem) : null);
-    if (!problem) onSubmit(rowFromInput(input));
+    if (problem) {
+      setError(t(problem));
+      return;
+    }
+    // What the server would refuse (a multiplier of 0, two tiers at one threshold), in the registry's words.
+    const row = rowFromInput(input);
+    const refused = rowShapeProblem(row);
+    setError(refused ?? null);
+    if (!refused) onSubmit(row);
   };
   return (
     <Modal
@@ -82,6 +126,7 @@ export function PriceRowDialog({
           onChange={set('completionRatio')}
           disabled={fixed}
         />
+        <ShapeInputs input={input} setInput={setInput} fixed={fixed} />
         {error ? (
           <p role="alert" className="text-sm text-red-600">
             {error}
@@ -89,6 +134,163 @@ export function PriceRowDialog({
         ) : null}
       </div>
     </Modal>
+  );
+}
+
+/**
+ * The price shapes of one model in the dialog: its long-context tiers (threshold and multipliers, the tier's USD
+ * beside them), its service tiers (multipliers) and its fees (USD per search, per image). Tiers need per-token
+ * prices, so a fixed price disables them.
+ */
+function ShapeInputs({
+  input,
+  setInput,
+  fixed,
+}: {
+  input: PriceRowInput;
+  setInput: (update: (v: PriceRowInput) => PriceRowInput) => void;
+  fixed: boolean;
+}) {
+  const { t } = useTranslation('settings');
+  const tiers = input.longContext ?? [];
+  const serviceTiers = input.serviceTiers ?? [];
+  const inputUsd = ratioToTokenPrice(parseNumber(input.ratio) ?? Number.NaN);
+  const outputUsd = inputUsd * (parseNumber(input.completionRatio) ?? 1);
+  const usd = (base: number, multiplier: string) => {
+    const value = base * (parseNumber(multiplier) ?? Number.NaN);
+    return Number.isFinite(value) ? formatUsd(value) : '-';
+  };
+  const setTier = (i: number, k: keyof TierInput, value: string) =>
+    setInput((v) => ({
+      ...v,
+      longContext: (v.longContext ?? []).map((tier, j) => (j === i ? { ...tier, [k]: value } : tier)),
+    }));
+  const setServiceTier = (i: number, k: 'tier' | 'ratio', value: string) =>
+    setInput((v) => ({
+      ...v,
+      serviceTiers: (v.serviceTiers ?? []).map((tier, j) => (j === i ? { ...tier, [k]: value } : tier)),
+    }));
+  const webSearch = parseNumber(input.webSearch ?? '');
+  return (
+    <>
+      <fieldset className="flex flex-col gap-2" disabled={fixed}>
+        <legend className="text-sm font-medium">{t('pricing.longContext')}</legend>
+        <p className="text-xs text-gray-500">{t('pricing.longContextHint')}</p>
+        {tiers.map((tier, i) => {
+          const n = i + 1;
+          return (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a tier has no name until its threshold is typed
+            <div key={i} className="grid grid-cols-2 items-end gap-2 sm:grid-cols-5">
+              <Input
+                label={t('pricing.tierAbove', { n })}
+                value={tier.above}
+                onChange={(e) => setTier(i, 'above', e.target.value)}
+              />
+              <Input
+                label={t('pricing.tierInput', { n })}
+                value={tier.input}
+                onChange={(e) => setTier(i, 'input', e.target.value)}
+              />
+              <Input
+                label={t('pricing.tierOutput', { n })}
+                value={tier.output}
+                onChange={(e) => setTier(i, 'output', e.target.value)}
+              />
+              <Input
+                label={t('pricing.tierCache', { n })}
+                value={tier.cache}
+                placeholder={tier.input}
+                onChange={(e) => setTier(i, 'cache', e.target.value)}
+              />
+              <Button
+                size="sm"
+                variant="ghost"
+                onClick={() => setInput((v) => ({ ...v, longContext: tiers.filter((_, j) => j !== i) }))}
+              >
+                {t('pricing.tierRemove', { n })}
+              </Button>
+              <p className="col-span-full text-xs text-gray-500">
+                {t('pricing.tierUsd', {
+                  input: usd(inputUsd, tier.input),
+                  output: usd(outputUsd, tier.output),
+                })}
+              </p>
+            </div>
+          );
+        })}
+        <Button
+          size="sm"
+          variant="secondary"
+          onClick={() => setInput((v) => ({ ...v, longContext: [...tiers, emptyTier] }))}
+        >
+          {t('pricing.tierAdd')}
+        </Button>
+      </fieldset>
+      <fieldset className="flex flex-col gap-2" disabled={fixed}>
+        <legend className="text-sm font-medium">{t('pricing.serviceTiers')}</legend>
+        <p className="text-xs text-gray-500">{t('pricing.serviceTiersHint')}</p>
+        {serviceTiers.map((tier, i) => {
+          const n = i + 1;
+          return (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a service tier has no name until it is typed
+            <div key={i} className="grid grid-cols-2 items-end gap-2 sm:grid-cols-3">
+              <Input
+                label={t('pricing.serviceTierName', { n })}
+                value={tier.tier}
+                placeholder="priority"
+                onChange={(e) => setServiceTier(i, 'tier', e.target.value)}
+              />
+              <Input
+                label={t('pricing.serviceTierRatio', { n })}
+                value={tier.ratio}
+                onChange={(e) => setServiceTier(i, 'ratio', e.target.value)}
+              />
+              <Button
+                size="sm"
+                variant="ghost"
+                onClick={() =>
+                  setInput((v) => ({ ...v, serviceTiers: serviceTiers.filter((_, j) => j !== i) }))
+                }
+              >
+                {t('pricing.serviceTierRemove', { n })}
+              </Button>
+              <p className="col-span-full text-xs text-gray-500">
+                {t('pricing.tierUsd', {
+                  input: usd(inputUsd, tier.ratio),
+                  output: usd(outputUsd, tier.ratio),
+                })}
+              </p>
+            </div>
+          );
+        })}
+        <Button
+          size="sm"
+          variant="secondary"
+          onClick={() =>
+            setInput((v) => ({ ...v, serviceTiers: [...serviceTiers, { tier: '', ratio: '' }] }))
+          }
+        >
+          {t('pricing.serviceTierAdd')}
+        </Button>
+      </fieldset>
+      <div className="grid grid-cols-1 gap-2 sm:grid-cols-2">
+        <Input
+          label={t('pricing.webSearch')}
+          value={input.webSearch ?? ''}
+          onChange={(e) => setInput((v) => ({ ...v, webSearch: e.target.value }))}
+          hint={
+            webSearch !== null
+              ? t('pricing.webSearchPer1k', { price: formatUsd(webSearch * SEARCHES_PER_PRICE) })
+              : undefined
+          }
+        />
+        <Input
+          label={t('pricing.image')}
+          value={input.image ?? ''}
+          onChange={(e) => setInput((v) => ({ ...v, image: e.target.value }))}
+        />
+      </div>
+    </>
   );
 }
 
@@ -156,15 +358,6 @@ function BatchDialog({
   );
 }
 
-function toInput(row: PriceRow): PriceRowInput {
-  return {
-    name: row.name,
-    price: row.price !== undefined ? String(row.price) : '',
-    ratio: row.ratio !== undefined ? String(row.ratio) : '',
-    completionRatio: row.completionRatio !== undefined ? String(row.completionRatio) : '',
-  };
-}
-
 /** Visual pricing editor (spec 02 section 5): search, paged rows, add/edit/delete, batch set, save. */
 export function PricingEditor({ values }: { values: OptionValues }) {
   const { t } = useTranslation('settings');
@@ -193,7 +386,7 @@ export function PricingEditor({ values }: { values: OptionValues }) {
     });
 
   const save = async () => {
-    const next = optionsFromRows(rows);
+    const next = optionsFromRows(rows, values);
     const changed = (Object.entries(next) as [string, string][]).filter(([k, v]) => !sameJson(values[k], v));
     if (changed.length === 0) {
       toast.info(t('save.nothingChanged'));
@@ -244,6 +437,7 @@ export function PricingEditor({ values }: { values: OptionValues }) {
               <th className="px-3 py-2 text-left">{t('pricing.ratio')}</th>
               <th className="px-3 py-2 text-left">{t('pricing.completionRatio')}</th>
               <th className="px-3 py-2 text-left">{t('pricing.tokenPrice')}</th>
+              <th className="px-3 py-2 text-left">{t('pricing.shapes')}</th>
               <th className="px-3 py-2" />
             </tr>
           </thead>
@@ -285,8 +479,11 @@ export function PricingEditor({ values }: { values: OptionValues }) {
                   </td>
                   <td className="px-3 py-2">
                     {row.price === undefined && row.ratio !== undefined
-                      ? `$${ratioToTokenPrice(row.ratio)} / $${ratioToTokenPrice(row.ratio) * (row.completionRatio ?? 1)}`
+                      ? `${formatUsd(ratioToTokenPrice(row.ratio))} / ${formatUsd(ratioToTokenPrice(row.ratio) * (row.completionRatio ?? 1))}`
                       : '-'}
+                  </td>
+                  <td className="px-3 py-2 text-xs">
+                    <ShapeSummary row={row} />
                   </td>
                   <td className="px-3 py-2">
                     <div className="flex gap-1">
@@ -295,7 +492,7 @@ export function PricingEditor({ values }: { values: OptionValues }) {
                         variant="ghost"
                         disabled={owner !== undefined}
                         title={readOnly}
-                        onClick={() => setDialog({ row: toInput(row), editing: row.name })}
+                        onClick={() => setDialog({ row: inputFromRow(row), editing: row.name })}
                       >
                         {t('pricing.editRow')}
                       </Button>

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
-import { SettingsPage, type SettingsTab } from './settings-page.tsx';
+import type { SettingsTab } from '../tabs.ts';
+import { SettingsPage } from './settings-page.tsx';
 
 const options: Record<string, string> = {
   ServerAddress: 'https://gw.example.com',

@@ -149,6 +149,21 @@ describe('pricing page', () => {
   });
 });
 
+/** A fresh app with root, a user of group vip, and each model served to the default and vip groups. */
+async function appServingVip(models: readonly string[], username: string) {
+  const t = await createTestApp();
+  const root = await setupRoot(t.app);
+  const vip = await registerUser(t.app, username);
+  await t.runtime.deps.db.update(users).set({ group: 'vip' }).where(eq(users.id, vip.userId!));
+  await t.runtime.deps.db.insert(abilities).values(
+    models.flatMap((model, i) => [
+      { group: 'default', model, channelId: i + 1 },
+      { group: 'vip', model, channelId: i + 1 },
+    ]),
+  );
+  return { t, root, vip };
+}
+
 describe("pricing page: a group's own prices", () => {
   let t: TestApp;
   let root: ConsoleClient;
@@ -171,17 +186,11 @@ describe("pricing page: a group's own prices", () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
-    root = await setupRoot(t.app);
-    vip = await registerUser(t.app, 'vera');
+    ({ t, root, vip } = await appServingVip(
+      ['gpt-4o', 'gpt-3.5-turbo', 'dall-e-3', 'vip-only-model'],
+      'vera',
+    ));
     plain = await registerUser(t.app, 'dana');
-    await t.runtime.deps.db.update(users).set({ group: 'vip' }).where(eq(users.id, vip.userId!));
-    await t.runtime.deps.db.insert(abilities).values(
-      ['gpt-4o', 'gpt-3.5-turbo', 'dall-e-3', 'vip-only-model'].flatMap((model, i) => [
-        { group: 'default', model, channelId: i + 1 },
-        { group: 'vip', model, channelId: i + 1 },
-      ]),
-    );
     await set('GroupRatio', { default: 1, vip: 0.8 });
     await set('GroupModelRatio', { vip: { 'gpt-4o': 2, 'vip-only-model': 0.5 } });
     await set('GroupCompletionRatio', { vip: { 'gpt-4o': 3 } });
@@ -265,16 +274,10 @@ describe('pricing page: cache, long-context, service-tier and fee prices', () =>
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
-    root = await setupRoot(t.app);
-    vip = await registerUser(t.app, 'vince');
-    await t.runtime.deps.db.update(users).set({ group: 'vip' }).where(eq(users.id, vip.userId!));
-    await t.runtime.deps.db.insert(abilities).values(
-      ['claude-sonnet-4-5', 'gpt-5', 'gemini-2.5-pro', 'dall-e-3'].flatMap((model, i) => [
-        { group: 'default', model, channelId: i + 1 },
-        { group: 'vip', model, channelId: i + 1 },
-      ]),
-    );
+    ({ t, root, vip } = await appServingVip(
+      ['claude-sonnet-4-5', 'gpt-5', 'gemini-2.5-pro', 'dall-e-3'],
+      'vince',
+    ));
     await set('ModelRatio', { 'claude-sonnet-4-5': 1.5, 'gpt-5': 0.625, 'gemini-2.5-pro': 0.625 });
     await set('CompletionRatio', { 'claude-sonnet-4-5': 5, 'gpt-5': 8, 'gemini-2.5-pro': 8 });
     await set('CacheRatio', { 'claude-sonnet-4-5': 0.1, 'gpt-5': 0.1 });

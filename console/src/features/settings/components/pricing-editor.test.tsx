@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeServer, renderScreen } from '../../../testing/render.tsx';
+import { fakeServer, renderScreen, savedJsonOptions } from '../../../testing/render.tsx';
 import { PricingEditor } from './pricing-editor.tsx';
 import { UnsetModels } from './unset-models.tsx';
 
@@ -203,12 +203,7 @@ describe('visual pricing editor', () => {
 
     await userEvent.click(screen.getByRole('button', { name: 'Apply changes' }));
     await screen.findByText('Saved');
-    const sent = Object.fromEntries(
-      server.callsTo('PUT', '/api/option/').map((c) => {
-        const body = c.body as { key: string; value: string };
-        return [body.key, JSON.parse(body.value)];
-      }),
-    );
+    const sent = savedJsonOptions(server);
     // Only the shape maps changed; the prefix entry no row shows is kept.
     expect(sent).toEqual({
       LongContextTiers: {

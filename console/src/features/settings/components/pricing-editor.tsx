@@ -160,119 +160,45 @@ function ShapeInputs({
     const value = base * (parseNumber(multiplier) ?? Number.NaN);
     return Number.isFinite(value) ? formatUsd(value) : '-';
   };
-  const setTier = (i: number, k: keyof TierInput, value: string) =>
-    setInput((v) => ({
-      ...v,
-      longContext: (v.longContext ?? []).map((tier, j) => (j === i ? { ...tier, [k]: value } : tier)),
-    }));
-  const setServiceTier = (i: number, k: 'tier' | 'ratio', value: string) =>
-    setInput((v) => ({
-      ...v,
-      serviceTiers: (v.serviceTiers ?? []).map((tier, j) => (j === i ? { ...tier, [k]: value } : tier)),
-    }));
   const webSearch = parseNumber(input.webSearch ?? '');
+  const tierUsd = (inputMultiplier: string, outputMultiplier: string) =>
+    t('pricing.tierUsd', { input: usd(inputUsd, inputMultiplier), output: usd(outputUsd, outputMultiplier) });
   return (
     <>
-      <fieldset className="flex flex-col gap-2" disabled={fixed}>
-        <legend className="text-sm font-medium">{t('pricing.longContext')}</legend>
-        <p className="text-xs text-gray-500">{t('pricing.longContextHint')}</p>
-        {tiers.map((tier, i) => {
-          const n = i + 1;
-          return (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a tier has no name until its threshold is typed
-            <div key={i} className="grid grid-cols-2 items-end gap-2 sm:grid-cols-5">
-              <Input
-                label={t('pricing.tierAbove', { n })}
-                value={tier.above}
-                onChange={(e) => setTier(i, 'above', e.target.value)}
-              />
-              <Input
-                label={t('pricing.tierInput', { n })}
-                value={tier.input}
-                onChange={(e) => setTier(i, 'input', e.target.value)}
-              />
-              <Input
-                label={t('pricing.tierOutput', { n })}
-                value={tier.output}
-                onChange={(e) => setTier(i, 'output', e.target.value)}
-              />
-              <Input
-                label={t('pricing.tierCache', { n })}
-                value={tier.cache}
-                placeholder={tier.input}
-                onChange={(e) => setTier(i, 'cache', e.target.value)}
-              />
-              <Button
-                size="sm"
-                variant="ghost"
-                onClick={() => setInput((v) => ({ ...v, longContext: tiers.filter((_, j) => j !== i) }))}
-              >
-                {t('pricing.tierRemove', { n })}
-              </Button>
-              <p className="col-span-full text-xs text-gray-500">
-                {t('pricing.tierUsd', {
-                  input: usd(inputUsd, tier.input),
-                  output: usd(outputUsd, tier.output),
-                })}
-              </p>
-            </div>
-          );
-        })}
-        <Button
-          size="sm"
-          variant="secondary"
-          onClick={() => setInput((v) => ({ ...v, longContext: [...tiers, emptyTier] }))}
-        >
-          {t('pricing.tierAdd')}
-        </Button>
-      </fieldset>
-      <fieldset className="flex flex-col gap-2" disabled={fixed}>
-        <legend className="text-sm font-medium">{t('pricing.serviceTiers')}</legend>
-        <p className="text-xs text-gray-500">{t('pricing.serviceTiersHint')}</p>
-        {serviceTiers.map((tier, i) => {
-          const n = i + 1;
-          return (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a service tier has no name until it is typed
-            <div key={i} className="grid grid-cols-2 items-end gap-2 sm:grid-cols-3">
-              <Input
-                label={t('pricing.serviceTierName', { n })}
-                value={tier.tier}
-                placeholder="priority"
-                onChange={(e) => setServiceTier(i, 'tier', e.target.value)}
-              />
-              <Input
-                label={t('pricing.serviceTierRatio', { n })}
-                value={tier.ratio}
-                onChange={(e) => setServiceTier(i, 'ratio', e.target.value)}
-              />
-              <Button
-                size="sm"
-                variant="ghost"
-                onClick={() =>
-                  setInput((v) => ({ ...v, serviceTiers: serviceTiers.filter((_, j) => j !== i) }))
-                }
-              >
-                {t('pricing.serviceTierRemove', { n })}
-              </Button>
-              <p className="col-span-full text-xs text-gray-500">
-                {t('pricing.tierUsd', {
-                  input: usd(inputUsd, tier.ratio),
-                  output: usd(outputUsd, tier.ratio),
-                })}
-              </p>
-            </div>
-          );
-        })}
-        <Button
-          size="sm"
-          variant="secondary"
-          onClick={() =>
-            setInput((v) => ({ ...v, serviceTiers: [...serviceTiers, { tier: '', ratio: '' }] }))
-          }
-        >
-          {t('pricing.serviceTierAdd')}
-        </Button>
-      </fieldset>
+      <ListFieldset
+        legend={t('pricing.longContext')}
+        hint={t('pricing.longContextHint')}
+        disabled={fixed}
+        items={tiers}
+        blank={emptyTier}
+        gridClass="sm:grid-cols-5"
+        fields={(tier, n) => [
+          { key: 'above', label: t('pricing.tierAbove', { n }) },
+          { key: 'input', label: t('pricing.tierInput', { n }) },
+          { key: 'output', label: t('pricing.tierOutput', { n }) },
+          { key: 'cache', label: t('pricing.tierCache', { n }), placeholder: tier.input },
+        ]}
+        note={(tier) => tierUsd(tier.input, tier.output)}
+        removeLabel={(n) => t('pricing.tierRemove', { n })}
+        addLabel={t('pricing.tierAdd')}
+        onChange={(longContext) => setInput((v) => ({ ...v, longContext }))}
+      />
+      <ListFieldset
+        legend={t('pricing.serviceTiers')}
+        hint={t('pricing.serviceTiersHint')}
+        disabled={fixed}
+        items={serviceTiers}
+        blank={{ tier: '', ratio: '' }}
+        gridClass="sm:grid-cols-3"
+        fields={(_, n) => [
+          { key: 'tier', label: t('pricing.serviceTierName', { n }), placeholder: 'priority' },
+          { key: 'ratio', label: t('pricing.serviceTierRatio', { n }) },
+        ]}
+        note={(tier) => tierUsd(tier.ratio, tier.ratio)}
+        removeLabel={(n) => t('pricing.serviceTierRemove', { n })}
+        addLabel={t('pricing.serviceTierAdd')}
+        onChange={(next) => setInput((v) => ({ ...v, serviceTiers: next }))}
+      />
       <div className="grid grid-cols-1 gap-2 sm:grid-cols-2">
         <Input
           label={t('pricing.webSearch')}
@@ -291,6 +217,66 @@ function ShapeInputs({
         />
       </div>
     </>
+  );
+}
+
+/**
+ * A list of rows of text fields (long-context tiers, service tiers): each row with a remove button and a note
+ * under it, and a button that adds a blank row. Rows are known by their place: none has a name until it is typed.
+ */
+function ListFieldset<T extends { [K in keyof T]: string }>({
+  legend,
+  hint,
+  disabled,
+  items,
+  blank,
+  gridClass,
+  fields,
+  note,
+  removeLabel,
+  addLabel,
+  onChange,
+}: {
+  legend: string;
+  hint: string;
+  disabled: boolean;
+  items: readonly T[];
+  blank: T;
+  gridClass: string;
+  fields: (item: T, n: number) => { key: keyof T & string; label: string; placeholder?: string }[];
+  note: (item: T) => string;
+  removeLabel: (n: number) => string;
+  addLabel: string;
+  onChange: (items: T[]) => void;
+}) {
+  const change = (i: number, key: keyof T & string, value: string) =>
+    onChange(items.map((item, j) => (j === i ? { ...item, [key]: value } : item)));
+  return (
+    <fieldset className="flex flex-col gap-2" disabled={disabled}>
+      <legend className="text-sm font-medium">{legend}</legend>
+      <p className="text-xs text-gray-500">{hint}</p>
+      {items.map((item, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a row has no name until it is typed
+        <div key={i} className={`grid grid-cols-2 items-end gap-2 ${gridClass}`}>
+          {fields(item, i + 1).map((field) => (
+            <Input
+              key={field.key}
+              label={field.label}
+              value={item[field.key]}
+              placeholder={field.placeholder}
+              onChange={(e) => change(i, field.key, e.target.value)}
+            />
+          ))}
+          <Button size="sm" variant="ghost" onClick={() => onChange(items.filter((_, j) => j !== i))}>
+            {removeLabel(i + 1)}
+          </Button>
+          <p className="col-span-full text-xs text-gray-500">{note(item)}</p>
+        </div>
+      ))}
+      <Button size="sm" variant="secondary" onClick={() => onChange([...items, blank])}>
+        {addLabel}
+      </Button>
+    </fieldset>
   );
 }
 

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
-import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
+import { fakeServer, makeStatus, renderScreen, savedJsonOptions } from '../../../testing/render.tsx';
 import type { SettingsTab } from '../tabs.ts';
 import { SettingsPage } from './settings-page.tsx';
 
@@ -51,6 +51,16 @@ async function open(tab: SettingsTab) {
 }
 
 const section = (name: string) => within(screen.getByRole('region', { name }));
+
+/** The options with the price-shape maps stored empty. */
+const withShapes = { ...options, LongContextTiers: '{}', ServiceTierRatio: '{}', RequestFees: '{}' };
+
+/** Replaces a field's text as a person pasting it would (JSON braces cannot be typed key by key). */
+async function replaceText(field: HTMLElement, text: string) {
+  await userEvent.clear(field);
+  await userEvent.click(field);
+  await userEvent.paste(text);
+}
 
 describe('settings page', () => {
   beforeEach(() =>
@@ -225,23 +235,12 @@ describe('settings page', () => {
   ])(
     'refuses a bad %s with the registry’s words and saves nothing of the section',
     async (label, text, message) => {
-      const server = serve(undefined, {
-        ...options,
-        LongContextTiers: '{}',
-        ServiceTierRatio: '{}',
-        RequestFees: '{}',
-      });
+      const server = serve(undefined, withShapes);
       await open('operation');
       const ratios = section('Model ratios');
       // A good change beside the bad one: neither is sent.
-      const model = ratios.getByLabelText('Model ratios (JSON)');
-      await userEvent.clear(model);
-      await userEvent.click(model);
-      await userEvent.paste('{"gpt-4o": 1.5}');
-      const field = ratios.getByLabelText(label);
-      await userEvent.clear(field);
-      await userEvent.click(field);
-      await userEvent.paste(text);
+      await replaceText(ratios.getByLabelText('Model ratios (JSON)'), '{"gpt-4o": 1.5}');
+      await replaceText(ratios.getByLabelText(label), text);
       await userEvent.tab();
       expect(ratios.getByRole('alert').textContent).toBe(message);
       await userEvent.click(ratios.getByRole('button', { name: 'Save Model ratios' }));
@@ -251,12 +250,7 @@ describe('settings page', () => {
   );
 
   it('saves good long-context tiers, service tiers and fees', async () => {
-    const server = serve(undefined, {
-      ...options,
-      LongContextTiers: '{}',
-      ServiceTierRatio: '{}',
-      RequestFees: '{}',
-    });
+    const server = serve(undefined, withShapes);
     await open('operation');
     const ratios = section('Model ratios');
     const values = {
@@ -264,20 +258,10 @@ describe('settings page', () => {
       'Service tier ratios (JSON)': '{"gpt-5":{"priority":2,"flex":0.5}}',
       'Per-request fees in USD (JSON)': '{"claude-sonnet-4-5":{"web_search":0.01}}',
     };
-    for (const [label, text] of Object.entries(values)) {
-      const field = ratios.getByLabelText(label);
-      await userEvent.clear(field);
-      await userEvent.click(field);
-      await userEvent.paste(text);
-    }
+    for (const [label, text] of Object.entries(values)) await replaceText(ratios.getByLabelText(label), text);
     await userEvent.click(ratios.getByRole('button', { name: 'Save Model ratios' }));
     await screen.findByText('Saved');
-    const sent = Object.fromEntries(
-      server.callsTo('PUT', '/api/option/').map((c) => {
-        const body = c.body as { key: string; value: string };
-        return [body.key, JSON.parse(body.value)];
-      }),
-    );
+    const sent = savedJsonOptions(server);
     expect(sent).toEqual({
       LongContextTiers: { 'claude-sonnet-4*': [{ above: 200000, input: 2, output: 1.5, cache: 2 }] },
       ServiceTierRatio: { 'gpt-5': { priority: 2, flex: 0.5 } },

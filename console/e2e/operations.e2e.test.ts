@@ -479,10 +479,12 @@ describe('operations console in a real browser', () => {
     expect(await row.getByText(/Cache write/).count()).toBe(0);
 
     // A long-context tier the operator sets shows at once, at the tier's prices (× 2 input, × 4 output past 128K).
+    const options = await api.ok<{ key: string; value: string }[]>('GET', '/api/option/');
+    const tiersBefore = options.find((o) => o.key === 'LongContextTiers')?.value ?? '{}';
     await setOption(
       api,
       'LongContextTiers',
-      JSON.stringify({ [MODEL]: [{ above: 128000, input: 2, output: 4 }] }),
+      JSON.stringify({ ...JSON.parse(tiersBefore), [MODEL]: [{ above: 128000, input: 2, output: 4 }] }),
     );
     try {
       await guest.reload();
@@ -497,7 +499,7 @@ describe('operations console in a real browser', () => {
         )
         .waitFor();
     } finally {
-      await setOption(api, 'LongContextTiers', '{}');
+      await setOption(api, 'LongContextTiers', tiersBefore);
     }
 
     // the search narrows the list to the model, and a miss says so

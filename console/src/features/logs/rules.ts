@@ -68,7 +68,7 @@ export interface LogOther {
   web_search_price?: number;
   image_count?: number;
   image_price?: number;
-  /** What the per-unit fees added to the charge, in quota (group ratio applied). */
+  /** What the per-unit fees added to the charge, in quota, before the group ratio (docs/adr/0042). */
   fees_quota?: number;
   /** First-token time in milliseconds. */
   frt?: number;

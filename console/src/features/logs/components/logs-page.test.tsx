@@ -299,7 +299,7 @@ describe('usage logs', () => {
     expect(value(long!, 'Long-context output ratio')).toBe('1.5');
     expect(value(long!, 'Long-context cache ratio')).toBe('2');
     expect(value(long!, 'Web searches')).toBe('3 × $0.01');
-    expect(value(long!, 'Fees (quota)')).toBe('15,000 ($0.03)');
+    expect(value(long!, 'Fees (quota, before the group ratio)')).toBe('15,000 ($0.03)');
     expect(long!.queryByText('Service tier')).toBeNull();
     expect(value(priority!, 'Service tier')).toBe('priority');
     expect(value(priority!, 'Service tier ratio')).toBe('2');

@@ -467,15 +467,40 @@ describe('operations console in a real browser', () => {
 
     const row = guest.locator('tbody tr', { has: guest.getByRole('button', { name: MODEL, exact: true }) });
     await row.waitFor();
-    const perMillion = (entry?.model_ratio ?? 0) * 2 * groupRatio;
-    const money = (v: number) => `$${Math.round(v * 1e6) / 1e6}`;
     await row.getByText(en('pricing', 'available.yes', { group: 'default' })).waitFor();
     await row.getByText(en('pricing', 'billing.perToken')).waitFor();
-    await row.getByText(en('pricing', 'price.input', { price: money(perMillion) })).waitFor();
-    await row
-      .getByText(en('pricing', 'price.output', { price: money(perMillion * (entry?.completion_ratio ?? 0)) }))
-      .waitFor();
+    // GPT-4o mini as https://platform.openai.com/docs/pricing publishes it (the built-in prices, default group at
+    // ratio 1): $0.15 input, $0.075 cached input, $0.60 output per million tokens.
+    expect(groupRatio).toBe(1);
+    await row.getByText(en('pricing', 'price.input', { price: '$0.15' })).waitFor();
+    await row.getByText(en('pricing', 'price.output', { price: '$0.6' })).waitFor();
+    await row.getByText(en('pricing', 'price.cacheRead', { price: '$0.075' })).waitFor();
     await row.getByText(en('pricing', 'ratio.model', { ratio: entry?.model_ratio ?? 0 })).waitFor();
+    expect(await row.getByText(/Cache write/).count()).toBe(0);
+
+    // A long-context tier the operator sets shows at once, at the tier's prices (× 2 input, × 4 output past 128K).
+    const options = await api.ok<{ key: string; value: string }[]>('GET', '/api/option/');
+    const tiersBefore = options.find((o) => o.key === 'LongContextTiers')?.value ?? '{}';
+    await setOption(
+      api,
+      'LongContextTiers',
+      JSON.stringify({ ...JSON.parse(tiersBefore), [MODEL]: [{ above: 128000, input: 2, output: 4 }] }),
+    );
+    try {
+      await guest.reload();
+      await row
+        .getByText(
+          en('pricing', 'price.longContextCache', {
+            tokens: '128K',
+            input: '$0.3',
+            output: '$2.4',
+            cache: '$0.15',
+          }),
+        )
+        .waitFor();
+    } finally {
+      await setOption(api, 'LongContextTiers', tiersBefore);
+    }
 
     // the search narrows the list to the model, and a miss says so
     await guest.getByLabel(en('pricing', 'search.label')).fill('4O-MINI');

@@ -33,6 +33,24 @@ export function formatNumber(n: number): string {
   return new Intl.NumberFormat('en-US').format(n);
 }
 
+/**
+ * Dollars to six significant digits, trailing zeros dropped: a price stored as ratios (Gemini 2.5 Flash's output is
+ * 0.15 × 8.33333 × 2 = 2.499999) reads as the provider publishes it ($2.5), and no published price needs more.
+ */
+const usd = new Intl.NumberFormat('en-US', { maximumSignificantDigits: 6, useGrouping: false });
+
+/** A price in dollars as a provider writes it: `$2.5`, `$0.01`, `$0.0000015`. */
+export function formatUsd(dollars: number): string {
+  return `$${usd.format(dollars)}`;
+}
+
+/** A prompt-token threshold as providers write it: 200K, 1M, else the number. */
+export function formatThreshold(tokens: number): string {
+  if (tokens >= 1_000_000 && tokens % 1_000_000 === 0) return `${tokens / 1_000_000}M`;
+  if (tokens >= 1_000 && tokens % 1_000 === 0) return `${tokens / 1_000}K`;
+  return formatNumber(tokens);
+}
+
 export type TagColor = 'red' | 'orange' | 'blue' | 'green' | 'gray' | 'purple' | 'yellow';
 
 /** Group ratio tag colour: above 5 red, above 3 orange, above 1 blue, otherwise green. */

@@ -18,7 +18,6 @@ import {
   rateLimitFields,
   ratioFields,
 } from '../features/settings/components/operation-settings.tsx';
-import { SETTINGS_TABS } from '../features/settings/components/settings-page.tsx';
 import {
   generalFields,
   githubFields,
@@ -32,6 +31,7 @@ import {
   wechatFields,
   workerFields,
 } from '../features/settings/components/system-settings.tsx';
+import { SETTINGS_TABS } from '../features/settings/tabs.ts';
 import {
   EXPIRY_PRESETS,
   parseTokenForm,

@@ -99,6 +99,16 @@ export function fakeServer(routes: Record<string, (call: FakeCall) => { status?:
   };
 }
 
+/** The JSON options a screen saved through `PUT /api/option/`, by key, each value parsed. */
+export function savedJsonOptions(server: ReturnType<typeof fakeServer>): Record<string, unknown> {
+  return Object.fromEntries(
+    server.callsTo('PUT', '/api/option/').map((call) => {
+      const body = call.body as { key: string; value: string };
+      return [body.key, JSON.parse(body.value)];
+    }),
+  );
+}
+
 /**
  * Renders a screen inside a memory router (with stub pages for where it navigates) and a fresh query client.
  * `search` opens it with that search string (`?keyword=a`), as a link or a reload would. `strictMode` runs it as the product does in development: effects mount, unmount and mount again.

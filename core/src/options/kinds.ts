@@ -238,7 +238,9 @@ function describeIssue(error: z.ZodError): string {
   const where = issue.path
     .map((part) => (typeof part === 'number' ? `[${part}]` : JSON.stringify(String(part))))
     .join('');
-  return where ? `at ${where}: ${issue.message}` : issue.message;
+  // A map key that fails its own rule (a service tier in capitals) says why, not only "Invalid key in record".
+  const message = (issue.code === 'invalid_key' && issue.issues[0]?.message) || issue.message;
+  return where ? `at ${where}: ${message}` : message;
 }
 
 /**

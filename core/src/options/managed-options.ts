@@ -1,9 +1,10 @@
 /**
  * Option values owned by Kubernetes resources (docs/adr/0017): a GatewayOption owns whole options, a ModelPrice
  * owns single entries of the price maps (ModelRatio, CompletionRatio, CacheRatio, ModelPrice, CreateCacheRatio,
- * CreateCache1hRatio, and the group maps GroupModelRatio and its siblings). Values are checked by the option registry and its
- * cross-option rules, exactly as `PUT /api/option/` checks them, then stored with their owner in one transaction
- * and announced with `options.changed`.
+ * CreateCache1hRatio, the group maps GroupModelRatio and its siblings, and the numbers of the price-shape maps
+ * LongContextTiers, ServiceTierRatio and RequestFees, named as shape-entries.ts says). Values are checked by the
+ * option registry and its cross-option rules, exactly as `PUT /api/option/` checks them, then stored with their
+ * owner in one transaction and announced with `options.changed`.
  *
  * A price entry is a row of its own in `option_sources` (with its number), never a rewrite of the map's
  * `options` row: the option store lays the owned entries over the map when it loads (`overlayPriceEntries`), so a
@@ -28,6 +29,14 @@ import {
   unknownOptionMessage,
   validateOptions,
 } from './registry.ts';
+import {
+  isShapeOptionKey,
+  overlayShapeEntries,
+  SHAPE_OPTION_KEYS,
+  shapeEntryProblem,
+  shapeMapOf,
+  stripShapeEntries,
+} from './shape-entries.ts';
 
 /** The price maps of one level (model -> number). */
 export const MODEL_PRICE_OPTION_KEYS = [
@@ -47,8 +56,12 @@ export const GROUP_PRICE_OPTION_KEYS = [
   'GroupCreateCache1hRatio',
   'GroupModelPrice',
 ] as const;
-/** The option maps a ModelPrice writes entries of. */
-export const PRICE_OPTION_KEYS = [...MODEL_PRICE_OPTION_KEYS, ...GROUP_PRICE_OPTION_KEYS] as const;
+/** The option maps a ModelPrice writes entries of; the shape maps' entries are named in shape-entries.ts. */
+export const PRICE_OPTION_KEYS = [
+  ...MODEL_PRICE_OPTION_KEYS,
+  ...GROUP_PRICE_OPTION_KEYS,
+  ...SHAPE_OPTION_KEYS,
+] as const;
 export type PriceOptionKey = (typeof PRICE_OPTION_KEYS)[number];
 export type GroupPriceOptionKey = (typeof GROUP_PRICE_OPTION_KEYS)[number];
 export const isPriceOptionKey = (key: string): key is PriceOptionKey =>
@@ -84,6 +97,7 @@ export function overlayPriceEntries(
   entries: readonly PriceEntry[],
 ): PriceMap {
   if (entries.length === 0) return base;
+  if (isShapeOptionKey(key)) return overlayShapeEntries(key, base, entries);
   const out: PriceMap = { ...base };
   if (!isGroupPriceOptionKey(key)) {
     for (const { entry, value } of entries) out[entry] = value;
@@ -116,6 +130,7 @@ export function stripPriceEntries(
   entries: readonly PriceEntry[],
 ): PriceMap {
   if (entries.length === 0) return sent;
+  if (isShapeOptionKey(key)) return stripShapeEntries(key, sent, stored, entries);
   const out: PriceMap = { ...sent };
   if (!isGroupPriceOptionKey(key)) {
     for (const { entry } of entries)
@@ -198,23 +213,33 @@ export async function listOptionOwners(db: Executor, keys?: readonly string[]): 
 
 /**
  * The entries that differ between two texts of a price map: added, removed or changed. A group map's entries
- * are named `group/model`, as their owners are.
+ * are named `group/model`, as their owners are; a shape map's `model/priority` or, in a list of long-context
+ * tiers, `model/200000/input` (shape-entries.ts).
  */
 export function changedMapEntries(before: string, after: string): string[] {
-  const flatten = (text: string): Map<string, unknown> => {
+  const flatten = (text: string): Map<string, string> => {
     let value: unknown;
     try {
       value = JSON.parse(text) as unknown;
     } catch {
       return new Map();
     }
-    const out = new Map<string, unknown>();
+    const out = new Map<string, string>();
+    const put = (entry: string, v: unknown) => out.set(entry, JSON.stringify(v));
     if (!value || typeof value !== 'object') return out;
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (v && typeof v === 'object' && !Array.isArray(v))
+      if (Array.isArray(v))
+        for (const [index, item] of (v as unknown[]).entries()) {
+          const tier = item && typeof item === 'object' ? (item as Record<string, unknown>) : undefined;
+          if (!tier || typeof tier.above !== 'number') put(`${k}/${index}`, item);
+          else
+            for (const [field, number] of Object.entries(tier))
+              if (field !== 'above') put(`${k}/${tier.above}/${field}`, number);
+        }
+      else if (v && typeof v === 'object')
         for (const [inner, number] of Object.entries(v as Record<string, unknown>))
-          out.set(groupEntryName(k, inner), number);
-      else out.set(k, v);
+          put(groupEntryName(k, inner), number);
+      else put(k, v);
     }
     return out;
   };
@@ -252,6 +277,7 @@ function createWorkingSet(rows: readonly { key: string; value: string }[]) {
 function entryProblem(v: { key: string; entry: string; number: number }): string | undefined {
   const what = `${v.key}[${v.entry}]`;
   if (!isPriceOptionKey(v.key)) return `${v.key} has no entries a resource can own`;
+  if (isShapeOptionKey(v.key)) return shapeEntryProblem(v.key, v.entry, v.number);
   if (!Number.isFinite(v.number) || v.number < 0) return `${what} must be a number of 0 or more`;
   if (!isGroupPriceOptionKey(v.key))
     return v.entry.trim() === v.entry ? undefined : `${what} must name a model without surrounding spaces`;
@@ -264,6 +290,21 @@ function entryProblem(v: { key: string; entry: string; number: number }): string
     !parts.model
   )
     return `${what} must name a group (without "/") and a model, as group/model, without surrounding spaces`;
+  return undefined;
+}
+
+/**
+ * Why a resource's numbers of the shape maps do not make whole values (a tier needs its input and output
+ * multipliers, and so on), in the option registry's words, or undefined. Each map is checked with the resource's
+ * own numbers only, so what it owns is valid whatever the console keeps beside it.
+ */
+function shapeProblem(values: readonly { key: string; entry: string; number: number }[]): string | undefined {
+  for (const key of SHAPE_OPTION_KEYS) {
+    const mine = values.filter((v) => v.key === key);
+    if (mine.length === 0) continue;
+    const check = readOptionText(key, JSON.stringify(shapeMapOf(key, mine)));
+    if (!check.ok) return check.message;
+  }
   return undefined;
 }
 
@@ -346,10 +387,10 @@ export function createManagedOptionWriter(deps: { db: Db; bus: EventBus }) {
         // Price entries are checked one by one (a model or group/model name, a number of 0 or more), which is
         // all a price map's schema asks, so no map is parsed or rewritten for them. Whole options go through the
         // registry and its cross-option rules, like PUT /api/option/.
-        const problem = wanted
-          .filter((v): v is Extract<ManagedOptionValue, { number: number }> => v.entry !== '')
-          .map(entryProblem)
-          .find((p) => p !== undefined);
+        const numbers = wanted.filter(
+          (v): v is Extract<ManagedOptionValue, { number: number }> => v.entry !== '',
+        );
+        const problem = numbers.map(entryProblem).find((p) => p !== undefined) ?? shapeProblem(numbers);
         if (problem) {
           refuseWith('InvalidOption', problem);
           continue;

@@ -97,6 +97,15 @@ export interface ModelPriceSpec {
     /** Anthropic's 1-hour cache writes. */
     cacheWrite1h?: string;
   };
+  /**
+   * Long-context tiers as multipliers of this resource's prices (LongContextTiers): past `above` prompt tokens the
+   * whole call costs input × `input`, output × `output`, cache × `cache` (× `input` when not set). Every group.
+   */
+  longContext?: { above: number; input: string; output: string; cache?: string }[];
+  /** Service tier -> multiplier of the token bill (ServiceTierRatio). Every group. */
+  serviceTiers?: Record<string, string>;
+  /** USD per web search and per image (RequestFees). Every group. */
+  fees?: { webSearch?: string; image?: string };
 }
 
 export interface ModelPriceStatus extends CommonStatus {

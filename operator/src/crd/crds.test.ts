@@ -148,6 +148,23 @@ describe('ModelPrice validation', () => {
       { models: ['a'], price: { input: '3', cacheWrite: '3.75', cacheWrite1h: '6' } },
     ],
     ['a 1-hour cache-write ratio', { models: ['a'], ratio: { model: '1.5', cacheWrite1h: '2' } }],
+    [
+      'long-context tiers, service tiers and fees',
+      {
+        models: ['a'],
+        price: { input: '3', output: '15' },
+        longContext: [
+          { above: 200000, input: '2', output: '1.5' },
+          { above: 1000000, input: '4', output: '2', cache: '4' },
+        ],
+        serviceTiers: { priority: '2', flex: '0.5', 'scale-1': '0' },
+        fees: { webSearch: '0.01', image: '0.039' },
+      },
+    ],
+    [
+      'a per-search fee on a per-call price',
+      { models: ['a'], price: { perCall: '0.04' }, fees: { webSearch: '0.01' } },
+    ],
   ])('accepts %s', (_name, spec) => {
     expect(refusals(validate('modelprices', spec))).toEqual([]);
   });
@@ -176,6 +193,68 @@ describe('ModelPrice validation', () => {
       'a 1-hour cache-write ratio that is no decimal',
       { models: ['a'], ratio: { model: '1', cacheWrite1h: '2x' } },
       'spec.ratio.cacheWrite1h',
+    ],
+    [
+      'two long-context tiers at the same threshold',
+      {
+        models: ['a'],
+        ratio: { model: '1' },
+        longContext: [
+          { above: 200000, input: '2', output: '1.5' },
+          { above: 200000, input: '3', output: '2' },
+        ],
+      },
+      'two long-context tiers start at the same number of tokens',
+    ],
+    [
+      'a long-context multiplier of 0',
+      {
+        models: ['a'],
+        ratio: { model: '1' },
+        longContext: [{ above: 200000, input: '0.000', output: '1.5' }],
+      },
+      'a long-context multiplier must be more than 0',
+    ],
+    [
+      'a tier without its output multiplier',
+      { models: ['a'], ratio: { model: '1' }, longContext: [{ above: 200000, input: '2' }] },
+      'spec.longContext.0.output: Required',
+    ],
+    [
+      'a threshold of 0 tokens',
+      { models: ['a'], ratio: { model: '1' }, longContext: [{ above: 0, input: '2', output: '2' }] },
+      'spec.longContext.0.above: must be >= 1',
+    ],
+    [
+      'a multiplier as a float',
+      { models: ['a'], ratio: { model: '1' }, longContext: [{ above: 1, input: 2, output: '2' }] },
+      'spec.longContext.0.input: must be string',
+    ],
+    [
+      'a service tier in capitals',
+      { models: ['a'], ratio: { model: '1' }, serviceTiers: { Priority: '2' } },
+      'a service tier is lower-case letters',
+    ],
+    [
+      'a negative service-tier multiplier',
+      { models: ['a'], ratio: { model: '1' }, serviceTiers: { flex: '-0.5' } },
+      'spec.serviceTiers.flex',
+    ],
+    ['no fee at all', { models: ['a'], ratio: { model: '1' }, fees: {} }, 'spec.fees'],
+    [
+      'fees for some groups',
+      { models: ['a'], groups: ['vip'], ratio: { model: '1' }, fees: { webSearch: '0.01' } },
+      'apply to every group',
+    ],
+    [
+      'service tiers on a per-call price',
+      { models: ['a'], price: { perCall: '1' }, serviceTiers: { priority: '2' } },
+      'a per-call price has no tokens',
+    ],
+    [
+      'long-context tiers on a per-call price',
+      { models: ['a'], price: { perCall: '1' }, longContext: [{ above: 1, input: '2', output: '2' }] },
+      'a per-call price has no tokens',
     ],
   ])('refuses %s', (_name, spec, expected) => {
     expect(refusals(validate('modelprices', spec)).join('\n')).toContain(expected);

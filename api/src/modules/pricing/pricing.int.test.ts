@@ -18,6 +18,17 @@ interface Entry {
   enable_groups: string[];
 }
 
+/** The six fields of a row the reference answers, whatever the row adds beside them. */
+const referenceFields = (entry: Entry | undefined) =>
+  entry && {
+    model_name: entry.model_name,
+    quota_type: entry.quota_type,
+    model_ratio: entry.model_ratio,
+    model_price: entry.model_price,
+    completion_ratio: entry.completion_ratio,
+    enable_groups: entry.enable_groups,
+  };
+
 describe('pricing page', () => {
   let t: TestApp;
   let root: ConsoleClient;
@@ -56,7 +67,8 @@ describe('pricing page', () => {
     expect(entryOf(body.data, 'gpt-4o-mini')).toBeUndefined();
     expect(entryOf(body.data, 'dall-e-3')?.enable_groups).toEqual(['vip']);
     expect(entryOf(body.data, 'unpriced-private-model')).toBeUndefined();
-    expect(entryOf(body.data, 'gpt-4o')).toEqual({
+    // The reference's fields, unchanged; a cached-input price beside them (GPT-4o: $1.25 beside $2.50).
+    expect(referenceFields(entryOf(body.data, 'gpt-4o'))).toEqual({
       model_name: 'gpt-4o',
       quota_type: 0,
       model_ratio: 1.25,
@@ -64,7 +76,8 @@ describe('pricing page', () => {
       completion_ratio: 4,
       enable_groups: ['default', 'vip'],
     });
-    expect(entryOf(body.data, 'dall-e-3')).toEqual({
+    expect(entryOf(body.data, 'gpt-4o')).toMatchObject({ cache_ratio: 0.5 });
+    expect(referenceFields(entryOf(body.data, 'dall-e-3'))).toEqual({
       model_name: 'dall-e-3',
       quota_type: 1,
       model_ratio: 0,
@@ -147,6 +160,21 @@ describe('pricing page', () => {
   });
 });
 
+/** A fresh app with root, a user of group vip, and each model served to the default and vip groups. */
+async function appServingVip(models: readonly string[], username: string) {
+  const t = await createTestApp();
+  const root = await setupRoot(t.app);
+  const vip = await registerUser(t.app, username);
+  await t.runtime.deps.db.update(users).set({ group: 'vip' }).where(eq(users.id, vip.userId!));
+  await t.runtime.deps.db.insert(abilities).values(
+    models.flatMap((model, i) => [
+      { group: 'default', model, channelId: i + 1 },
+      { group: 'vip', model, channelId: i + 1 },
+    ]),
+  );
+  return { t, root, vip };
+}
+
 describe("pricing page: a group's own prices", () => {
   let t: TestApp;
   let root: ConsoleClient;
@@ -169,17 +197,11 @@ describe("pricing page: a group's own prices", () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
-    root = await setupRoot(t.app);
-    vip = await registerUser(t.app, 'vera');
+    ({ t, root, vip } = await appServingVip(
+      ['gpt-4o', 'gpt-3.5-turbo', 'dall-e-3', 'vip-only-model'],
+      'vera',
+    ));
     plain = await registerUser(t.app, 'dana');
-    await t.runtime.deps.db.update(users).set({ group: 'vip' }).where(eq(users.id, vip.userId!));
-    await t.runtime.deps.db.insert(abilities).values(
-      ['gpt-4o', 'gpt-3.5-turbo', 'dall-e-3', 'vip-only-model'].flatMap((model, i) => [
-        { group: 'default', model, channelId: i + 1 },
-        { group: 'vip', model, channelId: i + 1 },
-      ]),
-    );
     await set('GroupRatio', { default: 1, vip: 0.8 });
     await set('GroupModelRatio', { vip: { 'gpt-4o': 2, 'vip-only-model': 0.5 } });
     await set('GroupCompletionRatio', { vip: { 'gpt-4o': 3 } });
@@ -235,5 +257,103 @@ describe("pricing page: a group's own prices", () => {
     expect(shown(body, 'dall-e-3', 'vip')).toBe(0);
     // The default group's view of a model vip does not price itself is unchanged.
     expect((await plain.get('/api/pricing')).json().group_ratio).toEqual({ default: 1, vip: 0 });
+  });
+});
+
+/**
+ * The prices issue 39 adds to a row, as the providers publish them:
+ * - Claude Sonnet 4.5 (https://docs.anthropic.com/en/docs/about-claude/pricing): $3 input, $15 output, $3.75 a
+ *   5-minute cache write, $6 a 1-hour one, $0.30 a cache read per million; above 200K prompt tokens $6 / $22.50,
+ *   cache writes and reads twice theirs; web search $10 per 1,000 searches.
+ * - GPT-5 (https://platform.openai.com/docs/pricing): $1.25 / $10, cached $0.125; priority $2.50 / $20, flex
+ *   $0.625 / $5.
+ * - Gemini 2.5 Pro (https://ai.google.dev/gemini-api/docs/pricing): $1.25 / $10 up to 200K prompt tokens, $2.50 /
+ *   $15 above.
+ * The options hold them as an operator would write them from those pages.
+ */
+describe('pricing page: cache, long-context, service-tier and fee prices', () => {
+  let t: TestApp;
+  let root: ConsoleClient;
+  let vip: ConsoleClient;
+  const set = async (key: string, value: unknown) =>
+    expect((await root.put('/api/option/', { key, value: JSON.stringify(value) })).json().success).toBe(true);
+  const rowOf = async (client: ConsoleClient | undefined, model: string) => {
+    const body = client
+      ? (await client.get('/api/pricing')).json()
+      : (await t.app.inject({ method: 'GET', url: '/api/pricing' })).json();
+    return (body.data as Entry[]).find((e) => e.model_name === model);
+  };
+
+  beforeAll(async () => {
+    ({ t, root, vip } = await appServingVip(
+      ['claude-sonnet-4-5', 'gpt-5', 'gemini-2.5-pro', 'dall-e-3'],
+      'vince',
+    ));
+    await set('ModelRatio', { 'claude-sonnet-4-5': 1.5, 'gpt-5': 0.625, 'gemini-2.5-pro': 0.625 });
+    await set('CompletionRatio', { 'claude-sonnet-4-5': 5, 'gpt-5': 8, 'gemini-2.5-pro': 8 });
+    await set('CacheRatio', { 'claude-sonnet-4-5': 0.1, 'gpt-5': 0.1 });
+    await set('LongContextTiers', {
+      'claude-sonnet-4*': [{ above: 200000, input: 2, output: 1.5, cache: 2 }],
+      'gemini-2.5-pro': [{ above: 200000, input: 2, output: 1.5 }],
+    });
+    await set('ServiceTierRatio', { 'gpt-5': { priority: 2, flex: 0.5 } });
+    await set('RequestFees', { 'claude-sonnet-4-5': { web_search: 0.01 }, 'dall-e-3': { image: 0.04 } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('adds cache reads, both cache writes, the tier and the web-search fee to a Claude row', async () => {
+    expect(await rowOf(undefined, 'claude-sonnet-4-5')).toEqual({
+      model_name: 'claude-sonnet-4-5',
+      quota_type: 0,
+      model_ratio: 1.5,
+      model_price: 0,
+      completion_ratio: 5,
+      enable_groups: ['default', 'vip'],
+      cache_ratio: 0.1,
+      create_cache_ratio: 1.25,
+      create_cache_1h_ratio: 2,
+      long_context_tiers: [{ above: 200000, input: 2, output: 1.5, cache: 2 }],
+      request_fees: { web_search: 0.01 },
+    });
+  });
+
+  it('adds service tiers to GPT-5 and no cache writes (OpenAI bills none)', async () => {
+    const row = await rowOf(undefined, 'gpt-5');
+    expect(row).toMatchObject({ cache_ratio: 0.1, service_tier_ratio: { priority: 2, flex: 0.5 } });
+    expect(row).not.toHaveProperty('create_cache_ratio');
+    expect(row).not.toHaveProperty('long_context_tiers');
+  });
+
+  it("fills a tier's cache multiplier with its input one, and leaves out a cache price the model has not", async () => {
+    const row = await rowOf(undefined, 'gemini-2.5-pro');
+    expect(row).toMatchObject({ long_context_tiers: [{ above: 200000, input: 2, output: 1.5, cache: 2 }] });
+    expect(row).not.toHaveProperty('cache_ratio');
+  });
+
+  it('adds an image fee to a per-call model', async () => {
+    expect(await rowOf(undefined, 'dall-e-3')).toMatchObject({
+      quota_type: 1,
+      request_fees: { image: 0.04 },
+    });
+  });
+
+  it("shows a group that pays its own price the fee it pays: fee × group_ratio is the group's fee", async () => {
+    await set('GroupRatio', { default: 1, vip: 0.5 });
+    await set('GroupModelRatio', { vip: { 'claude-sonnet-4-5': 1.5 } });
+    const body = (await vip.get('/api/pricing')).json();
+    const row = (body.data as Entry[]).find((e) => e.model_name === 'claude-sonnet-4-5') as Entry & {
+      request_fees: { web_search: number };
+    };
+    // vip pays its own $3 input and the fee of $0.01 a search without its 0.5 ratio.
+    expect(body.group_ratio.vip).toBe(0.5);
+    expect(row.model_ratio * body.group_ratio.vip * 2).toBe(3);
+    expect(row.request_fees.web_search * body.group_ratio.vip).toBe(0.01);
+    // dall-e-3 has no own price: its fee is halved like its price.
+    const image = (body.data as (Entry & { request_fees: { image: number } })[]).find(
+      (e) => e.model_name === 'dall-e-3',
+    );
+    expect(image!.request_fees.image * body.group_ratio.vip).toBe(0.02);
   });
 });

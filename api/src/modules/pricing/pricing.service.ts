@@ -1,11 +1,20 @@
+import {
+  entryForModel,
+  type LongContextTiers,
+  type RequestFees,
+  type ServiceTierRatio,
+} from '@turnpike/core/billing/price-shapes';
 import { buildPricing } from '@turnpike/core/billing/pricing';
 import {
   isPricingRefusal,
+  lookupGroupEntry,
   lookupGroupRatio,
   type PriceTables,
+  type Pricing,
+  priceModelName,
   resolvePricing,
 } from '@turnpike/core/billing/ratios';
-import type { PricingResponse } from '@turnpike/core/contracts/pricing';
+import type { PricingResponse, PricingShapes } from '@turnpike/core/contracts/pricing';
 import { abilities } from '@turnpike/core/db/schema/index';
 import type { User } from '@turnpike/core/db/schema/users';
 import { usableGroups } from '@turnpike/core/domain/groups';
@@ -23,6 +32,72 @@ interface GroupView {
   readonly modelPrice: Record<string, number>;
   /** The ratio to answer for the group in `group_ratio`. */
   readonly shownRatio: number;
+  /** What each model's row adds to the reference's fields. */
+  readonly shapes: Record<string, PricingShapes>;
+}
+
+/** The price-shape options, as the relay reads them. */
+interface ShapeTables {
+  readonly longContext: LongContextTiers;
+  readonly serviceTiers: ServiceTierRatio;
+  readonly fees: RequestFees;
+}
+
+/** Whether a price map (or the group's own one) names the model: a price the operator or the built-in table set. */
+function isListed(
+  map: Readonly<Record<string, number>> | undefined,
+  groupMap: Parameters<typeof lookupGroupEntry>[0],
+  group: string,
+  model: string,
+): boolean {
+  return (
+    (map !== undefined && Object.hasOwn(map, priceModelName(model))) ||
+    lookupGroupEntry(groupMap, group, model) !== undefined
+  );
+}
+
+/** Anthropic's models: the only provider that bills cache writes by default (docs/adr/0041). */
+const billsCacheWrites = (model: string) => /claude/i.test(model);
+
+/**
+ * The cache, tier and fee prices of one model, as the pricing page shows them. Cache reads are shown where the
+ * model has a cache price, cache writes where one is set or the model is Claude's (every other provider's answers
+ * carry no writes); fees are scaled like the model ratio, so `fee × group_ratio` is what the group pays.
+ */
+function shapesOf(
+  pricing: Pricing,
+  tables: PriceTables,
+  shapes: ShapeTables,
+  group: string,
+  scale: (value: number) => number,
+): PricingShapes {
+  const out: PricingShapes = {};
+  const { model } = pricing;
+  const fees = entryForModel(shapes.fees, model);
+  const feeEntries = Object.entries(fees ?? {}).filter(([, usd]) => usd !== undefined);
+  if (feeEntries.length > 0)
+    out.request_fees = Object.fromEntries(feeEntries.map(([kind, usd]) => [kind, scale(usd as number)]));
+  if (pricing.kind === 'per-call') return out;
+  const own = tables.groupPrices;
+  if (isListed(tables.cacheRatio, own?.cacheRatio, group, model)) out.cache_ratio = pricing.cacheRatio;
+  const claude = billsCacheWrites(model);
+  if (claude || isListed(tables.cacheCreationRatio, own?.cacheCreationRatio, group, model))
+    out.create_cache_ratio = pricing.cacheCreationRatio;
+  if (claude || isListed(tables.cacheCreation1hRatio, own?.cacheCreation1hRatio, group, model))
+    out.create_cache_1h_ratio = pricing.cacheCreation1hRatio;
+  const tiers = entryForModel(shapes.longContext, model);
+  if (tiers)
+    out.long_context_tiers = [...tiers]
+      .sort((a, b) => a.above - b.above)
+      .map((tier) => ({
+        above: tier.above,
+        input: tier.input,
+        output: tier.output,
+        cache: tier.cache ?? tier.input,
+      }));
+  const serviceTiers = entryForModel(shapes.serviceTiers, model);
+  if (serviceTiers && Object.keys(serviceTiers).length > 0) out.service_tier_ratio = { ...serviceTiers };
+  return out;
 }
 
 /**
@@ -36,6 +111,7 @@ interface GroupView {
  */
 function viewOfGroup(
   tables: PriceTables,
+  shapes: ShapeTables,
   models: Iterable<string>,
   group: string,
   groupRatio: number,
@@ -55,8 +131,11 @@ function viewOfGroup(
   const shownRatio = groupRatio === 0 && priced.some((p) => p.groupRatio !== 0) ? 1 : groupRatio;
   const asShown = (value: number, paidRatio: number) =>
     paidRatio === shownRatio ? value : (value * paidRatio) / shownRatio;
-  const view: GroupView = { modelRatio: {}, completionRatio: {}, modelPrice: {}, shownRatio };
+  const view: GroupView = { modelRatio: {}, completionRatio: {}, modelPrice: {}, shownRatio, shapes: {} };
   for (const pricing of priced) {
+    view.shapes[pricing.model] = shapesOf(pricing, tables, shapes, group, (usd) =>
+      asShown(usd, pricing.groupRatio),
+    );
     if (pricing.kind === 'per-call') {
       view.modelPrice[pricing.model] = asShown(pricing.modelPrice, pricing.groupRatio);
       continue;
@@ -96,8 +175,14 @@ export function createPricingService(deps: AppDeps) {
       const visible = Object.keys(usable);
       const group = user?.group ?? VISITOR_GROUP;
       const serving = await servingGroups();
+      const shapes: ShapeTables = {
+        longContext: deps.options.get('LongContextTiers'),
+        serviceTiers: deps.options.get('ServiceTierRatio'),
+        fees: deps.options.get('RequestFees'),
+      };
       const view = viewOfGroup(
         tables,
+        shapes,
         serving.keys(),
         group,
         usable[group]?.ratio ?? lookupGroupRatio(tables, group),
@@ -113,7 +198,7 @@ export function createPricingService(deps: AppDeps) {
       return {
         success: true,
         message: '',
-        data,
+        data: data.map((entry) => ({ ...entry, ...view.shapes[entry.model_name] })),
         group_ratio: Object.fromEntries(visible.map((name) => [name, ratioOf(name)])),
         usable_group: Object.fromEntries(visible.map((name) => [name, usable[name]?.desc ?? ''])),
       };

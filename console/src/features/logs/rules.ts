@@ -55,6 +55,21 @@ export interface LogOther {
   cache_creation_ratio_5m?: number;
   cache_creation_tokens_1h?: number;
   cache_creation_ratio_1h?: number;
+  /** The long-context tier the call reached: its threshold of prompt tokens and its multipliers. */
+  long_context_above?: number;
+  long_context_input_ratio?: number;
+  long_context_output_ratio?: number;
+  long_context_cache_ratio?: number;
+  /** The service tier the answer reported, and its multiplier of the token bill. */
+  service_tier?: string;
+  service_tier_ratio?: number;
+  /** Web searches and images billed per unit, each at its USD price. */
+  web_search_calls?: number;
+  web_search_price?: number;
+  image_count?: number;
+  image_price?: number;
+  /** What the per-unit fees added to the charge, in quota, before the group ratio (docs/adr/0042). */
+  fees_quota?: number;
   /** First-token time in milliseconds. */
   frt?: number;
   is_model_mapped?: boolean;

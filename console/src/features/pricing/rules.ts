@@ -1,3 +1,4 @@
+import { formatNumber, formatUsd } from '../../lib/format.ts';
 import type { PricingEntry } from './api/pricing.ts';
 
 /** How a model is billed (spec 03 section 9): 0 by usage (tokens × ratios), 1 a fixed price per call. */
@@ -39,11 +40,66 @@ export function computePrice(entry: PricingEntry, groupRatio: number, display: P
   return { type: 'per-token', input, output: input * entry.completion_ratio };
 }
 
-/** A price as text: `$2.5` (up to six decimals, float noise dropped) or a whole number of quota units. */
+/** A price as text: `$2.5` (six significant digits, float noise dropped) or a whole number of quota units. */
 export function formatPrice(value: number, inCurrency: boolean): string {
-  if (!inCurrency) return new Intl.NumberFormat('en-US').format(Math.round(value));
-  const rounded = Math.round(value * 1e6) / 1e6;
-  return `$${rounded}`;
+  return inCurrency ? formatUsd(value) : formatNumber(Math.round(value));
+}
+
+/** Searches per shown web-search price: providers publish it per 1,000 searches. */
+export const SEARCHES_PER_PRICE = 1_000;
+
+/**
+ * A per-token model's prices beyond input and output, per 1M tokens like them (fees per 1,000 searches and per
+ * image), in the viewed group's money. Each is absent (or empty) where the model does not have it.
+ */
+export interface ExtraPrices {
+  cacheRead?: number;
+  /** 5-minute cache writes, and writes of providers that do not say how long. */
+  cacheWrite?: number;
+  cacheWrite1h?: number;
+  /** Past `above` prompt tokens, the whole call at these prices. */
+  tiers: { above: number; input: number; output: number; cacheRead?: number }[];
+  /** The price at each service tier the answer may report. */
+  serviceTiers: { tier: string; ratio: number; input: number; output: number }[];
+  webSearch?: number;
+  image?: number;
+}
+
+/** The cache, long-context, service-tier and fee prices of a model for one group ratio (see {@link computePrice}). */
+export function computeExtraPrices(
+  entry: PricingEntry,
+  groupRatio: number,
+  display: PriceDisplay,
+): ExtraPrices {
+  const unit = display.quotaPerUnit > 0 ? display.quotaPerUnit : 500_000;
+  const money = (usd: number) => (display.inCurrency ? usd : usd * unit) * groupRatio;
+  const fees = entry.request_fees ?? {};
+  const out: ExtraPrices = {
+    tiers: [],
+    serviceTiers: [],
+    ...(fees.web_search !== undefined ? { webSearch: money(fees.web_search * SEARCHES_PER_PRICE) } : {}),
+    ...(fees.image !== undefined ? { image: money(fees.image) } : {}),
+  };
+  const price = computePrice(entry, groupRatio, display);
+  if (price.type !== 'per-token') return out;
+  const { input, output } = price;
+  const cacheRead = entry.cache_ratio === undefined ? undefined : input * entry.cache_ratio;
+  if (cacheRead !== undefined) out.cacheRead = cacheRead;
+  if (entry.create_cache_ratio !== undefined) out.cacheWrite = input * entry.create_cache_ratio;
+  if (entry.create_cache_1h_ratio !== undefined) out.cacheWrite1h = input * entry.create_cache_1h_ratio;
+  out.tiers = (entry.long_context_tiers ?? []).map((tier) => ({
+    above: tier.above,
+    input: input * tier.input,
+    output: output * tier.output,
+    ...(cacheRead !== undefined ? { cacheRead: cacheRead * tier.cache } : {}),
+  }));
+  out.serviceTiers = Object.entries(entry.service_tier_ratio ?? {}).map(([tier, ratio]) => ({
+    tier,
+    ratio,
+    input: input * ratio,
+    output: output * ratio,
+  }));
+  return out;
 }
 
 /**

@@ -18,6 +18,11 @@ export interface OptionField {
   enabledBy?: string;
   /** Ask before turning this switch off (locale key of the question). */
   confirmOff?: string;
+  /**
+   * A check beyond the kind's, answering what is wrong in words already written (the option registry's, as the
+   * server would answer them), or undefined.
+   */
+  check?: (text: string) => string | undefined;
 }
 
 export type Draft = Record<string, string>;

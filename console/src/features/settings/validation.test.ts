@@ -65,6 +65,28 @@ describe('settings validation', () => {
     expect(JSON.parse(out.CompletionRatio)).toEqual({});
   });
 
+  it("rewrites the shape entries of the editor's models only: a deleted row takes its tiers, a fixed price keeps only fees", () => {
+    const values = {
+      ModelRatio: '{"claude": 1.5, "gone": 1, "gpt-5": 0.625}',
+      LongContextTiers:
+        '{"claude": [{"above": 200000, "input": 2, "output": 1.5}], "gone": [{"above": 1000, "input": 2, "output": 2}], "gemini-*": [{"above": 200000, "input": 2, "output": 1.5}]}',
+      ServiceTierRatio: '{"gpt-5": {"priority": 2}}',
+      RequestFees: '{"claude": {"web_search": 0.01}, "unpriced": {"image": 0.04}}',
+    };
+    const rows = rowsFromOptions(values).filter((row) => row.name !== 'gone');
+    // claude goes per call (batch): its tier goes, its fee stays; gpt-5 keeps its service tier through a batch.
+    const out = optionsFromRows(
+      applyBatch(applyBatch(rows, new Set(['claude']), 'price', 0.5, 0), new Set(['gpt-5']), 'ratio', 1, 0),
+      values,
+    );
+    expect(JSON.parse(out.LongContextTiers)).toEqual({
+      'gemini-*': [{ above: 200000, input: 2, output: 1.5 }],
+    });
+    expect(JSON.parse(out.ServiceTierRatio)).toEqual({ 'gpt-5': { priority: 2 } });
+    expect(JSON.parse(out.RequestFees)).toEqual({ unpriced: { image: 0.04 }, claude: { web_search: 0.01 } });
+    expect(JSON.parse(out.ModelPrice)).toEqual({ claude: 0.5 });
+  });
+
   it('sends only changed fields, secrets only when typed, addresses without trailing slash', () => {
     const fields: OptionField[] = [
       { key: 'ServerAddress', kind: 'address' },

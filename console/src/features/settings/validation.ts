@@ -58,13 +58,28 @@ export function validateLogClearTime(value: string): string | null {
   return Number.isNaN(new Date(value).getTime()) ? 'logs.timeRequired' : null;
 }
 
+/** One long-context tier as typed: prompt tokens, and multipliers of the model's prices. */
+export interface TierInput {
+  above: string;
+  input: string;
+  output: string;
+  /** Empty: the input multiplier. */
+  cache: string;
+}
+
 /** A row of the visual pricing editor as the admin types it. */
 export interface PriceRowInput {
   name: string;
-  /** Fixed price per request; when set, the ratios are ignored. */
+  /** Fixed price per request; when set, the ratios (and tiers) are ignored. */
   price: string;
   ratio: string;
   completionRatio: string;
+  longContext?: TierInput[];
+  serviceTiers?: { tier: string; ratio: string }[];
+  /** USD per web search. */
+  webSearch?: string;
+  /** USD per image. */
+  image?: string;
 }
 
 /**
@@ -79,6 +94,8 @@ export function validatePriceRow(
   const name = row.name.trim();
   if (!name) return 'pricing.nameRequired';
   if (name !== editing && existing.includes(name)) return 'pricing.duplicate';
+  const fees = validateFees(row);
+  if (fees) return fees;
   if (row.price.trim() !== '') {
     const price = parseNumber(row.price);
     if (price === null) return 'pricing.notNumber';
@@ -89,6 +106,29 @@ export function validatePriceRow(
     if (text.trim() !== '' && parseNumber(text) === null) return 'pricing.notNumber';
   }
   if (row.ratio.trim() === '') return 'pricing.ratioRequired';
+  for (const tier of row.longContext ?? []) {
+    if (![tier.above, tier.input, tier.output].every((text) => text.trim() !== ''))
+      return 'pricing.tierIncomplete';
+    if (
+      [tier.above, tier.input, tier.output, tier.cache].some(
+        (t) => t.trim() !== '' && parseNumber(t) === null,
+      )
+    )
+      return 'pricing.notNumber';
+  }
+  for (const tier of row.serviceTiers ?? []) {
+    if (tier.tier.trim() === '' || tier.ratio.trim() === '') return 'pricing.serviceTierIncomplete';
+    if (parseNumber(tier.ratio) === null) return 'pricing.notNumber';
+  }
+  const tierNames = (row.serviceTiers ?? []).map((tier) => tier.tier.trim());
+  if (new Set(tierNames).size !== tierNames.length) return 'pricing.serviceTierDuplicate';
+  return null;
+}
+
+/** The fee fields: empty, or a number. Checked whatever the price kind, since fees apply to both. */
+function validateFees(row: PriceRowInput): string | null {
+  for (const text of [row.webSearch ?? '', row.image ?? ''])
+    if (text.trim() !== '' && parseNumber(text) === null) return 'pricing.notNumber';
   return null;
 }
 

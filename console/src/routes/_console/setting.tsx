@@ -1,9 +1,6 @@
 import { createFileRoute } from '@tanstack/react-router';
-import {
-  parseSettingsTab,
-  SettingsPage,
-  type SettingsTab,
-} from '../../features/settings/components/settings-page.tsx';
+import { SettingsPage } from '../../features/settings/components/settings-page.tsx';
+import { parseSettingsTab, type SettingsTab } from '../../features/settings/tabs.ts';
 import { requireUser } from '../../lib/guards.ts';
 import { Role } from '../../lib/session.ts';
 

@@ -111,6 +111,57 @@ describe('desired price entries', () => {
       { models: ['m'], groups: [], ratio: { model: '1' } },
       ['ModelRatio[m]=1'],
     ],
+    // Claude Sonnet 4.5 (https://docs.anthropic.com/en/docs/about-claude/pricing): above 200K prompt tokens
+    // $6 input and $22.50 output beside $3 and $15 (× 2, × 1.5), cache reads $0.60 beside $0.30 (× 2); web search
+    // $10 per 1,000 searches.
+    [
+      'long-context tiers and a web-search fee, the cache multiplier written out',
+      {
+        models: ['claude-sonnet-4-5', 'claude-sonnet-4'],
+        price: { input: '3', output: '15' },
+        longContext: [{ above: 200000, input: '2', output: '1.5' }],
+        fees: { webSearch: '0.01' },
+      },
+      [
+        'ModelRatio[claude-sonnet-4-5]=1.5',
+        'CompletionRatio[claude-sonnet-4-5]=5',
+        'ModelRatio[claude-sonnet-4]=1.5',
+        'CompletionRatio[claude-sonnet-4]=5',
+        'LongContextTiers[claude-sonnet-4-5/200000/input]=2',
+        'LongContextTiers[claude-sonnet-4-5/200000/output]=1.5',
+        'LongContextTiers[claude-sonnet-4-5/200000/cache]=2',
+        'RequestFees[claude-sonnet-4-5/web_search]=0.01',
+        'LongContextTiers[claude-sonnet-4/200000/input]=2',
+        'LongContextTiers[claude-sonnet-4/200000/output]=1.5',
+        'LongContextTiers[claude-sonnet-4/200000/cache]=2',
+        'RequestFees[claude-sonnet-4/web_search]=0.01',
+      ],
+    ],
+    // GPT-5 (https://platform.openai.com/docs/pricing): $1.25 / $10 standard, $2.50 / $20 priority (× 2), $0.625 /
+    // $5 flex (× 0.5).
+    [
+      'service tiers in ratio mode, and a cache multiplier of its own',
+      {
+        models: ['gpt-5'],
+        ratio: { model: '0.625', completion: '8' },
+        serviceTiers: { priority: '2', flex: '0.5' },
+        longContext: [{ above: 272000, input: '2', output: '1.5', cache: '1.25' }],
+      },
+      [
+        'ModelRatio[gpt-5]=0.625',
+        'CompletionRatio[gpt-5]=8',
+        'LongContextTiers[gpt-5/272000/input]=2',
+        'LongContextTiers[gpt-5/272000/output]=1.5',
+        'LongContextTiers[gpt-5/272000/cache]=1.25',
+        'ServiceTierRatio[gpt-5/priority]=2',
+        'ServiceTierRatio[gpt-5/flex]=0.5',
+      ],
+    ],
+    [
+      'a per-image fee beside a per-call price',
+      { models: ['img'], price: { perCall: '0.04' }, fees: { image: '0.039' } },
+      ['ModelPrice[img]=0.04', 'RequestFees[img/image]=0.039'],
+    ],
   ])('%s', (_name, spec, expected) => {
     expect(entries(spec)).toEqual(expected);
   });
@@ -150,8 +201,55 @@ describe('desired price entries', () => {
       { models: ['m'], price: { perCall: '1', cacheWrite1h: '1' } },
       'InvalidSpec',
     ],
+    [
+      'long-context tiers for some groups',
+      {
+        models: ['m'],
+        groups: ['vip'],
+        ratio: { model: '1' },
+        longContext: [{ above: 1, input: '2', output: '2' }],
+      },
+      'InvalidSpec: longContext, serviceTiers and fees apply to every group',
+    ],
+    [
+      'service tiers on a per-call price',
+      { models: ['m'], price: { perCall: '1' }, serviceTiers: { priority: '2' } },
+      'InvalidSpec: a per-call price has no tokens',
+    ],
+    [
+      'two tiers at the same threshold',
+      {
+        models: ['m'],
+        ratio: { model: '1' },
+        longContext: [
+          { above: 200000, input: '2', output: '1.5' },
+          { above: 200000, input: '3', output: '2' },
+        ],
+      },
+      'InvalidSpec: two long-context tiers start at the same number of tokens',
+    ],
+    [
+      'a long-context multiplier of 0',
+      { models: ['m'], ratio: { model: '1' }, longContext: [{ above: 1000, input: '0', output: '1' }] },
+      'InvalidSpec: longContext[0].input must be more than 0',
+    ],
+    [
+      'a threshold that is no whole number',
+      { models: ['m'], ratio: { model: '1' }, longContext: [{ above: 1.5, input: '2', output: '2' }] },
+      'InvalidSpec: longContext[0].above',
+    ],
+    [
+      'a service tier in capitals',
+      { models: ['m'], ratio: { model: '1' }, serviceTiers: { Priority: '2' } },
+      'InvalidSpec: serviceTiers.Priority',
+    ],
+    [
+      'a fee that is no decimal',
+      { models: ['m'], ratio: { model: '1' }, fees: { webSearch: '$0.01' } },
+      'InvalidSpec: fees.webSearch',
+    ],
   ])('refuses %s', (_name, spec, reason) => {
-    expect(entries(spec)).toMatch(new RegExp(`^${reason}:`));
+    expect(entries(spec)).toMatch(new RegExp(`^${reason.replace(/[[\]().$]/g, '\\$&')}`));
   });
 });
 

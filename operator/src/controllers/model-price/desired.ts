@@ -3,13 +3,16 @@
  * CreateCacheRatio (cache write), CreateCache1hRatio (1-hour cache write) or ModelPrice per model; with `spec.groups`, the same fields in the group maps
  * (GroupModelRatio, ...) per group and model (`vip/gpt-4o`), so only users and tokens of those groups pay it.
  * Prices arrive as decimal strings and are converted with exact decimal arithmetic: ratio 1 is USD 2 per
- * million input tokens, the completion and cache ratios are relative to the input price. Pure.
+ * million input tokens, the completion and cache ratios are relative to the input price. `longContext`,
+ * `serviceTiers` and `fees` become numbers of LongContextTiers, ServiceTierRatio and RequestFees, one entry each
+ * (core/src/options/shape-entries.ts), for every group alike. Pure.
  */
 import {
   groupEntryName,
   type ManagedOptionValue,
   type PriceOptionKey,
 } from '@turnpike/core/options/managed-options';
+import { shapeEntryName } from '@turnpike/core/options/shape-entries';
 import type { ModelPriceResource } from '../../api/v1alpha1.ts';
 import { type Refusal, refuse } from '../outcome.ts';
 
@@ -118,6 +121,8 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
 
   const models = [...new Set(spec.models.map((m) => m.trim()).filter(Boolean))];
   if (models.length === 0) return refuse('Valid', 'InvalidSpec', 'list at least one model');
+  const shapes = desiredShapes(spec, fields.ModelPrice !== undefined, groups.length > 0);
+  if (!shapes.ok) return shapes;
   const values: ManagedOptionValue[] = [];
   const priced = Object.entries(fields) as [PriceField, number][];
   if (groups.length === 0) {
@@ -129,5 +134,81 @@ export function desiredPrices(resource: ModelPriceResource): DesiredPrices {
         for (const [field, number] of priced)
           values.push({ key: GROUP_KEY_OF[field], entry: groupEntryName(group, model), number });
   }
+  for (const model of models)
+    for (const { key, path, number } of shapes.numbers)
+      values.push({ key, entry: shapeEntryName(model, path), number });
   return { ok: true, values };
+}
+
+/** One number of a model's price shapes, before the model is named. */
+interface ShapeNumber {
+  readonly key: 'LongContextTiers' | 'ServiceTierRatio' | 'RequestFees';
+  readonly path: readonly [string] | readonly [string, string];
+  readonly number: number;
+}
+
+const SERVICE_TIER = /^[a-z0-9_-]{1,32}$/;
+
+/**
+ * `longContext`, `serviceTiers` and `fees` as the numbers every model of the resource gets. The schema checks
+ * the same; this is what holds for a resource stored under an older schema. A tier's cache multiplier is written
+ * even when it is the input's, so a number the console once kept for that tier cannot stand in for it.
+ */
+function desiredShapes(
+  spec: ModelPriceResource['spec'],
+  perCall: boolean,
+  grouped: boolean,
+): { readonly ok: true; readonly numbers: ShapeNumber[] } | Refusal {
+  const { longContext, serviceTiers, fees } = spec;
+  const numbers: ShapeNumber[] = [];
+  if (!longContext && !serviceTiers && !fees) return { ok: true, numbers };
+  const invalid = (message: string) => refuse('Valid', 'InvalidSpec', message);
+  if (grouped)
+    return invalid(
+      'longContext, serviceTiers and fees apply to every group; set them on a ModelPrice without groups',
+    );
+  if (perCall && (longContext || serviceTiers))
+    return invalid('a per-call price has no tokens; longContext and serviceTiers need per-token prices');
+  const decimal = (name: string, text: string, positive: boolean): number | Refusal => {
+    const scaled = toScaled(text);
+    if (scaled === undefined) return invalid(`${name} must be a decimal such as "1.5"`);
+    if (positive && scaled === 0n) return invalid(`${name} must be more than 0`);
+    return asNumber(scaled);
+  };
+  const seen = new Set<number>();
+  for (const [i, tier] of (longContext ?? []).entries()) {
+    if (!Number.isSafeInteger(tier.above) || tier.above < 1)
+      return invalid(`longContext[${i}].above must be a whole number of tokens above 0`);
+    if (seen.has(tier.above)) return invalid('two long-context tiers start at the same number of tokens');
+    seen.add(tier.above);
+    const input = decimal(`longContext[${i}].input`, tier.input, true);
+    const output = decimal(`longContext[${i}].output`, tier.output, true);
+    const cache = tier.cache === undefined ? input : decimal(`longContext[${i}].cache`, tier.cache, true);
+    for (const [field, value] of [
+      ['input', input],
+      ['output', output],
+      ['cache', cache],
+    ] as const) {
+      if (typeof value !== 'number') return value;
+      numbers.push({ key: 'LongContextTiers', path: [String(tier.above), field], number: value });
+    }
+  }
+  for (const [tier, text] of Object.entries(serviceTiers ?? {})) {
+    if (!SERVICE_TIER.test(tier))
+      return invalid(`serviceTiers.${tier}: a service tier is lower-case letters, digits, "-" or "_"`);
+    const value = decimal(`serviceTiers.${tier}`, text, false);
+    if (typeof value !== 'number') return value;
+    numbers.push({ key: 'ServiceTierRatio', path: [tier], number: value });
+  }
+  for (const [name, kind] of [
+    ['webSearch', 'web_search'],
+    ['image', 'image'],
+  ] as const) {
+    const text = fees?.[name];
+    if (text === undefined) continue;
+    const value = decimal(`fees.${name}`, text, false);
+    if (typeof value !== 'number') return value;
+    numbers.push({ key: 'RequestFees', path: [kind], number: value });
+  }
+  return { ok: true, numbers };
 }

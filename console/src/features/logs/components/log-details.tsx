@@ -1,10 +1,13 @@
 import { useTranslation } from 'react-i18next';
+import { formatNumber, formatQuota, formatUsd } from '../../../lib/format.ts';
+import { useQuotaDisplay } from '../../../lib/status.ts';
 import type { LogRow } from '../api/logs.ts';
 import { parseOther, retryPath } from '../rules.ts';
 
 /** The expanded part of a log row: how it was priced and the extra details of `other`. */
 export function LogDetails({ log, admin }: { log: LogRow; admin: boolean }) {
   const { t } = useTranslation('logs');
+  const display = useQuotaDisplay();
   const other = parseOther(log.other);
   const rows: [string, string][] = [];
   const add = (label: string, value: unknown) => {
@@ -28,6 +31,31 @@ export function LogDetails({ log, admin }: { log: LogRow; admin: boolean }) {
     add(t('other.cacheCreationTokens'), other.cache_creation_tokens);
     add(t('other.cacheCreationRatio'), other.cache_creation_ratio);
   }
+  // What issue 39's price shapes add, so the charge can be redone by hand: the tier, the service tier, the fees.
+  if (other.long_context_above) {
+    add(
+      t('other.longContext'),
+      t('other.longContextAbove', { tokens: formatNumber(other.long_context_above) }),
+    );
+    add(t('other.longContextInputRatio'), other.long_context_input_ratio);
+    add(t('other.longContextOutputRatio'), other.long_context_output_ratio);
+    add(t('other.longContextCacheRatio'), other.long_context_cache_ratio);
+  }
+  if (other.service_tier) {
+    add(t('other.serviceTier'), other.service_tier);
+    add(t('other.serviceTierRatio'), other.service_tier_ratio);
+  }
+  const perUnit = (count: number | undefined, usdEach: number | undefined) =>
+    count ? `${formatNumber(count)} × ${usdEach === undefined ? '?' : formatUsd(usdEach)}` : undefined;
+  add(t('other.webSearches'), perUnit(other.web_search_calls, other.web_search_price));
+  add(t('other.images'), perUnit(other.image_count, other.image_price));
+  if (other.fees_quota)
+    add(
+      t('other.feesQuota'),
+      display.inCurrency
+        ? `${formatNumber(other.fees_quota)} (${formatQuota(other.fees_quota, display)})`
+        : formatNumber(other.fees_quota),
+    );
   if (other.audio || other.ws) {
     add(t('other.textInput'), other.text_input);
     add(t('other.textOutput'), other.text_output);

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { LogRow } from '../api/logs.ts';
@@ -257,6 +258,70 @@ describe('usage logs', () => {
     expect(value('5-minute cache creation ratio')).toBe('1.25');
     expect(value('1-hour cache creation tokens')).toBe('800');
     expect(value('1-hour cache creation ratio')).toBe('2');
+  });
+
+  // Issue 39's calls, priced as Anthropic and OpenAI publish them: Claude Sonnet 4.5 above 200K prompt tokens at
+  // $6 / $22.50 beside $3 / $15 (× 2, × 1.5) with three web searches at $10 per 1,000
+  // (https://docs.anthropic.com/en/docs/about-claude/pricing): $0.03, 15,000 quota at 500,000 a dollar; GPT-5 at
+  // the priority tier, twice its price (https://platform.openai.com/docs/pricing).
+  const longCall = {
+    model_ratio: 1.5,
+    completion_ratio: 5,
+    group_ratio: 1,
+    long_context_above: 200000,
+    long_context_input_ratio: 2,
+    long_context_output_ratio: 1.5,
+    long_context_cache_ratio: 2,
+    web_search_calls: 3,
+    web_search_price: 0.01,
+    fees_quota: 15000,
+  };
+  const priorityCall = {
+    model_ratio: 0.625,
+    completion_ratio: 8,
+    group_ratio: 1,
+    service_tier: 'priority',
+    service_tier_ratio: 2,
+  };
+
+  it('names the long-context tier, the service tier and the fees, each with its figures', async () => {
+    await renderScreen(() => (
+      <>
+        <LogDetails log={{ ...consume, id: 1, other: JSON.stringify(longCall) }} admin={false} />
+        <LogDetails log={{ ...consume, id: 2, other: JSON.stringify(priorityCall) }} admin={false} />
+      </>
+    ));
+    const [long, priority] = (await screen.findAllByLabelText('Log details')).map((el) => within(el));
+    const value = (d: ReturnType<typeof within>, label: string) =>
+      d.getByText(label).nextElementSibling?.textContent;
+    expect(value(long!, 'Long-context tier')).toBe('above 200,000 prompt tokens');
+    expect(value(long!, 'Long-context input ratio')).toBe('2');
+    expect(value(long!, 'Long-context output ratio')).toBe('1.5');
+    expect(value(long!, 'Long-context cache ratio')).toBe('2');
+    expect(value(long!, 'Web searches')).toBe('3 × $0.01');
+    expect(value(long!, 'Fees (quota, before the group ratio)')).toBe('15,000 ($0.03)');
+    expect(long!.queryByText('Service tier')).toBeNull();
+    expect(value(priority!, 'Service tier')).toBe('priority');
+    expect(value(priority!, 'Service tier ratio')).toBe('2');
+    expect(priority!.queryByText('Long-context tier')).toBeNull();
+  });
+
+  it('names them in Chinese too', async () => {
+    await i18next.changeLanguage('zh');
+    try {
+      await renderScreen(() => (
+        <LogDetails
+          log={{ ...consume, other: JSON.stringify({ ...longCall, ...priorityCall }) }}
+          admin={false}
+        />
+      ));
+      const d = within(await screen.findByLabelText('日志详情'));
+      expect(d.getByText('长上下文档位').nextElementSibling?.textContent).toBe('提示超过 200,000 tokens');
+      expect(d.getByText('服务等级').nextElementSibling?.textContent).toBe('priority');
+      expect(d.getByText('网页搜索').nextElementSibling?.textContent).toBe('3 × $0.01');
+    } finally {
+      await i18next.changeLanguage('en');
+    }
   });
 
   it('opens the per-user info dialog when an admin clicks a username', async () => {

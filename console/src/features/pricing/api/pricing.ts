@@ -1,8 +1,9 @@
 import { queryOptions } from '@tanstack/react-query';
-import type { PricingEntry, PricingResponse } from '@turnpike/core/contracts/pricing';
+import type { PricingModel, PricingResponse } from '@turnpike/core/contracts/pricing';
 import { ApiError, requestEnvelope } from '../../../lib/api.ts';
 
-export type { PricingEntry };
+/** A row of the pricing page: the reference's fields, and the cache, tier and fee prices where they apply. */
+export type PricingEntry = PricingModel;
 
 /** What the pricing page reads: the models, and the ratio and description of each group the caller may view. */
 export interface PricingData {

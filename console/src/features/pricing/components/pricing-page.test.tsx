@@ -250,3 +250,88 @@ describe('pricing page', () => {
     await waitFor(() => expect(server.callsTo('GET', '/api/pricing')).toHaveLength(2));
   });
 });
+
+/**
+ * Rows as `/api/pricing` answers them, with the figures the providers publish, per million tokens:
+ * - Claude Sonnet 4.5 (https://docs.anthropic.com/en/docs/about-claude/pricing): $3 input, $15 output, $0.30 cache
+ *   hits, $3.75 5-minute and $6 1-hour cache writes; above 200K prompt tokens $6 / $22.50 and $0.60 cache hits; web
+ *   search $10 per 1,000 searches.
+ * - GPT-5 (https://platform.openai.com/docs/pricing): $1.25 / $10, $0.125 cached; priority $2.50 / $20, flex
+ *   $0.625 / $5.
+ * - Gemini 2.5 Flash and 2.5 Pro (https://ai.google.dev/gemini-api/docs/pricing): Flash $0.30 / $2.50, its
+ *   completion ratio stored rounded (8.33333, as the built-in table holds it); Pro $1.25 / $10, above 200K prompt
+ *   tokens $2.50 / $15.
+ * - gpt-image-1 at OpenAI: $0.042 for a medium 1024×1024 image.
+ */
+const sonnet: PricingEntry = {
+  ...perToken('claude-sonnet-4-5', 1.5, 5, ['default']),
+  cache_ratio: 0.1,
+  create_cache_ratio: 1.25,
+  create_cache_1h_ratio: 2,
+  long_context_tiers: [{ above: 200000, input: 2, output: 1.5, cache: 2 }],
+  request_fees: { web_search: 0.01 },
+};
+const gpt5: PricingEntry = {
+  ...perToken('gpt-5', 0.625, 8, ['default']),
+  cache_ratio: 0.1,
+  service_tier_ratio: { priority: 2, flex: 0.5 },
+};
+const flash = perToken('gemini-2.5-flash', 0.15, 8.33333, ['default']);
+const pro: PricingEntry = {
+  ...perToken('gemini-2.5-pro', 0.625, 8, ['default']),
+  long_context_tiers: [{ above: 200000, input: 2, output: 1.5, cache: 2 }],
+};
+const image: PricingEntry = { ...perCall('gpt-image-1', 0.042, ['default']), request_fees: { image: 0.042 } };
+
+describe('prices as the providers publish them', () => {
+  it('prints a ratio-made price to six significant digits, trailing zeros dropped', () => {
+    // Gemini 2.5 Flash's output: 0.15 × 8.33333 × 2 = 2.499999, published as $2.50.
+    const price = computePrice(flash, 1, dollars);
+    expect(price.type === 'per-token' && formatPrice(price.output, true)).toBe('$2.5');
+    expect(formatPrice(0.0000015, true)).toBe('$0.0000015');
+    expect(formatPrice(75, true)).toBe('$75');
+  });
+
+  it('shows cache reads, both cache writes, the long-context tier and the web-search fee of Claude Sonnet 4.5', async () => {
+    serve({ models: [sonnet] });
+    await renderScreen(() => <PricingPage />, { path: '/pricing' });
+    await screen.findByText('Input $3 / 1M tokens');
+    const row = rowOf('claude-sonnet-4-5');
+    for (const text of [
+      'Output $15 / 1M tokens',
+      'Cache read $0.3 / 1M tokens',
+      'Cache write (5 min) $3.75 / 1M tokens',
+      'Cache write (1 h) $6 / 1M tokens',
+      'Above 200K tokens: $6 / $22.5, cache read $0.6',
+      'Web search $10 / 1K searches',
+    ])
+      expect(row.getByText(text)).toBeTruthy();
+  });
+
+  it("shows GPT-5's priority and flex prices and Gemini 2.5 Flash's output as published", async () => {
+    serve({ models: [gpt5, flash, pro] });
+    await renderScreen(() => <PricingPage />, { path: '/pricing' });
+    await screen.findByRole('button', { name: 'gpt-5' });
+    const gpt = rowOf('gpt-5');
+    expect(gpt.getByText('Input $1.25 / 1M tokens')).toBeTruthy();
+    expect(gpt.getByText('Cache read $0.125 / 1M tokens')).toBeTruthy();
+    expect(gpt.getByText('priority ×2: $2.5 / $20')).toBeTruthy();
+    expect(gpt.getByText('flex ×0.5: $0.625 / $5')).toBeTruthy();
+    expect(gpt.queryByText(/Cache write/)).toBeNull();
+    expect(rowOf('gemini-2.5-flash').getByText('Output $2.5 / 1M tokens')).toBeTruthy();
+    expect(rowOf('gemini-2.5-pro').getByText('Above 200K tokens: $2.5 / $15')).toBeTruthy();
+  });
+
+  it('shows a per-image fee beside a per-call price, and every extra price times the viewed group ratio', async () => {
+    serve({ models: [image, sonnet], groupRatio: { default: 1, vip: 2 } });
+    const user = userEvent.setup();
+    await renderScreen(() => <PricingPage />, { path: '/pricing' });
+    expect(await screen.findByText('Image $0.042 each')).toBeTruthy();
+    await user.selectOptions(screen.getByLabelText('Viewed group'), 'vip');
+    expect(await screen.findByText('Image $0.084 each')).toBeTruthy();
+    const row = rowOf('claude-sonnet-4-5');
+    expect(row.getByText('Cache write (1 h) $12 / 1M tokens')).toBeTruthy();
+    expect(row.getByText('Above 200K tokens: $12 / $45, cache read $1.2')).toBeTruthy();
+    expect(row.getByText('Web search $20 / 1K searches')).toBeTruthy();
+  });
+});

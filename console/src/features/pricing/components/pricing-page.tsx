@@ -4,13 +4,14 @@ import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, EmptyState, Input, Modal, PageSpinner, Select, Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
-import { groupRatioColor } from '../../../lib/format.ts';
+import { formatThreshold, groupRatioColor } from '../../../lib/format.ts';
 import { useSessionUser } from '../../../lib/session.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { type PricingEntry, pricingQuery } from '../api/pricing.ts';
 import {
   BillingType,
+  computeExtraPrices,
   computePrice,
   filterPricing,
   formatPrice,
@@ -197,6 +198,10 @@ export function PricingPage() {
           <li>{t('ratioHelp.completion')}</li>
           <li>{t('ratioHelp.group')}</li>
           <li>{t('ratioHelp.example', { unit: display.quotaPerUnit })}</li>
+          <li>{t('ratioHelp.cache')}</li>
+          <li>{t('ratioHelp.longContext')}</li>
+          <li>{t('ratioHelp.serviceTier')}</li>
+          <li>{t('ratioHelp.fees')}</li>
         </ul>
       </Modal>
       {dialog}
@@ -227,8 +232,8 @@ function PricingRow({
   const ratio = ratioOf(groupRatio, group);
   const price = computePrice(entry, ratio, display);
   const available = isAvailable(entry, group);
-  const money = (value: number) => formatPrice(value, display.inCurrency);
   const unit = display.inCurrency ? '' : ` ${t('price.quotaUnit')}`;
+  const money = (value: number) => formatPrice(value, display.inCurrency) + unit;
   return (
     <tr className="hover:bg-gray-50 dark:hover:bg-gray-800/50">
       <td className="px-3 py-2">
@@ -306,14 +311,72 @@ function PricingRow({
       </td>
       <td className="whitespace-nowrap px-3 py-2 text-xs">
         {price.type === 'per-call' ? (
-          <div>{t('price.perCall', { price: money(price.perCall) + unit })}</div>
+          <div>{t('price.perCall', { price: money(price.perCall) })}</div>
         ) : (
           <>
-            <div>{t('price.input', { price: money(price.input) + unit })}</div>
-            <div>{t('price.output', { price: money(price.output) + unit })}</div>
+            <div>{t('price.input', { price: money(price.input) })}</div>
+            <div>{t('price.output', { price: money(price.output) })}</div>
           </>
         )}
+        <ExtraPriceLines entry={entry} groupRatio={ratio} display={display} money={money} />
       </td>
     </tr>
+  );
+}
+
+/**
+ * Cache, long-context, service-tier and fee prices under a model's input and output, each as the provider
+ * publishes it ("Above 200K tokens: $6 / $22.5", "priority ×2: …", "Web search $10 / 1K searches").
+ */
+function ExtraPriceLines({
+  entry,
+  groupRatio,
+  display,
+  money,
+}: {
+  entry: PricingEntry;
+  groupRatio: number;
+  display: PriceDisplay;
+  money: (value: number) => string;
+}) {
+  const { t } = useTranslation('pricing');
+  const extra = computeExtraPrices(entry, groupRatio, display);
+  const lines: string[] = [];
+  if (extra.cacheRead !== undefined) lines.push(t('price.cacheRead', { price: money(extra.cacheRead) }));
+  if (extra.cacheWrite !== undefined)
+    lines.push(
+      t(extra.cacheWrite1h === undefined ? 'price.cacheWrite' : 'price.cacheWrite5m', {
+        price: money(extra.cacheWrite),
+      }),
+    );
+  if (extra.cacheWrite1h !== undefined)
+    lines.push(t('price.cacheWrite1h', { price: money(extra.cacheWrite1h) }));
+  for (const tier of extra.tiers) {
+    const tokens = formatThreshold(tier.above);
+    const prices = { tokens, input: money(tier.input), output: money(tier.output) };
+    lines.push(
+      tier.cacheRead === undefined
+        ? t('price.longContext', prices)
+        : t('price.longContextCache', { ...prices, cache: money(tier.cacheRead) }),
+    );
+  }
+  for (const tier of extra.serviceTiers)
+    lines.push(
+      t('price.serviceTier', {
+        tier: tier.tier,
+        ratio: tier.ratio,
+        input: money(tier.input),
+        output: money(tier.output),
+      }),
+    );
+  if (extra.webSearch !== undefined) lines.push(t('price.webSearch', { price: money(extra.webSearch) }));
+  if (extra.image !== undefined) lines.push(t('price.image', { price: money(extra.image) }));
+  if (lines.length === 0) return null;
+  return (
+    <div className="mt-1 text-gray-500 dark:text-gray-400">
+      {lines.map((line) => (
+        <div key={line}>{line}</div>
+      ))}
+    </div>
   );
 }

@@ -30,6 +30,19 @@ describe('price owners', () => {
     expect(priceOwnerOf(owners, 'gpt-4o')).toBeUndefined();
   });
 
+  it("finds a model's owner by a number of its long-context tiers, service tiers or fees", () => {
+    const owners = [
+      owner('LongContextTiers', 'org/claude/200000/input', 'tiers'),
+      owner('ServiceTierRatio', 'gpt-5/priority', 'tiers-openai'),
+    ];
+    expect(priceOwnerOf(owners, 'org/claude')?.name).toBe('tiers');
+    expect(priceOwnerOf(owners, 'org')).toBeUndefined();
+    expect(priceOwnerOf(owners, 'gpt-5')?.name).toBe('tiers-openai');
+    expect(ownedEntriesOf(owners, 'LongContextTiers').map((o) => o.entry)).toEqual([
+      'org/claude/200000/input',
+    ]);
+  });
+
   it('lists the owned entries of one price map by name, and nothing for a whole option', () => {
     const owners = [
       owner('GroupModelPrice', 'vip/gpt-4o'),

@@ -1,5 +1,6 @@
 import { queryOptions } from '@tanstack/react-query';
 import type { OptionOwner, PriceOptionKey } from '@turnpike/core/options/managed-options';
+import { isShapeOptionKey, SHAPE_OPTION_KEYS, splitShapeEntry } from '@turnpike/core/options/shape-entries';
 import { api } from '../../../lib/api.ts';
 
 export type { OptionOwner };
@@ -42,14 +43,26 @@ export const GROUP_PRICE_KEYS = [
   'GroupModelPrice',
 ] as const satisfies readonly PriceOptionKey[];
 
-/** The resource owning one of a model's prices without groups (input, output, cache read or write), if any. */
+/**
+ * The resource owning one of a model's prices without groups (input, output, cache read or write), or a number
+ * of its long-context tiers, service tiers or fees, if any.
+ */
 export function priceOwnerOf(owners: readonly OptionOwner[], model: string): OptionOwner | undefined {
-  return owners.find((o) => o.entry === model && (MODEL_PRICE_KEYS as readonly string[]).includes(o.key));
+  return owners.find((o) =>
+    isShapeOptionKey(o.key)
+      ? splitShapeEntry(o.key, o.entry)?.model === model
+      : o.entry === model && (MODEL_PRICE_KEYS as readonly string[]).includes(o.key),
+  );
 }
 
-/** The entries of one price map that resources own (`gpt-4o`, or `vip/gpt-4o` in a group map), by name. */
+/**
+ * The entries of one price map that resources own (`gpt-4o`, `vip/gpt-4o` in a group map,
+ * `claude-sonnet-4-5/200000/input` in a shape map), by name.
+ */
 export function ownedEntriesOf(owners: readonly OptionOwner[], key: string): OptionOwner[] {
-  const isPriceMap = ([...MODEL_PRICE_KEYS, ...GROUP_PRICE_KEYS] as readonly string[]).includes(key);
+  const isPriceMap = (
+    [...MODEL_PRICE_KEYS, ...GROUP_PRICE_KEYS, ...SHAPE_OPTION_KEYS] as readonly string[]
+  ).includes(key);
   if (!isPriceMap) return [];
   return owners
     .filter((o) => o.key === key && o.entry !== '')

@@ -1,4 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ShapeOptionKey, shapeTextProblem } from '@turnpike/core/options/shape-entries';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, ConfirmDialog, Input } from '../../../components/ui/index.ts';
@@ -21,6 +22,13 @@ const num = (key: string, extra: Partial<OptionField> = {}): OptionField => ({
   ...extra,
 });
 const json = (key: string): OptionField => ({ key, kind: 'json' });
+/** A price-shape map: checked in the browser as the option registry checks it, so a bad one saves nothing. */
+const shape = (key: ShapeOptionKey, hint: string): OptionField => ({
+  key,
+  kind: 'json',
+  hint,
+  check: (text) => shapeTextProblem(key, text),
+});
 
 export const operationSections: { id: string; fields: OptionField[] }[] = [
   {
@@ -113,6 +121,9 @@ export const ratioFields: OptionField[] = [
   json('CompletionRatio'),
   json('CreateCacheRatio'),
   json('CreateCache1hRatio'),
+  shape('LongContextTiers', 'hint.longContextTiers'),
+  shape('ServiceTierRatio', 'hint.serviceTierRatio'),
+  shape('RequestFees', 'hint.requestFees'),
   json('GroupRatio'),
   json('UserUsableGroups'),
   json('GroupModelPrice'),

@@ -56,8 +56,11 @@ export function OptionSection({
   const [saving, setSaving] = useState(false);
 
   const setField = (key: string, value: string) => setDraft((d) => ({ ...d, [key]: value }));
+  /** The field's problem as shown: a locale key's text, or the words of its own check (the registry's). */
   const check = (field: OptionField) => {
-    const problem = fieldError(field, draft[field.key] ?? '');
+    const value = draft[field.key] ?? '';
+    const key = fieldError(field, value);
+    const problem = key ? t(key, { min: field.min, max: field.max }) : (field.check?.(value) ?? null);
     setErrors((e) => ({ ...e, [field.key]: problem }));
     return problem;
   };
@@ -100,7 +103,7 @@ export function OptionSection({
     const common = {
       label,
       name: f.key,
-      error: errors[f.key] ? t(errors[f.key] as string, { min: f.min, max: f.max }) : null,
+      error: errors[f.key] ?? null,
       hint: f.hint ? t(f.hint) : undefined,
       disabled: isDisabled(f),
     };

@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fakeServer, renderScreen } from '../../../testing/render.tsx';
+import { fakeServer, renderScreen, savedJsonOptions } from '../../../testing/render.tsx';
 import { PricingEditor } from './pricing-editor.tsx';
 import { UnsetModels } from './unset-models.tsx';
 
@@ -159,6 +159,107 @@ describe('visual pricing editor', () => {
     const free = within(screen.getByText('gpt-4o').closest('tr') as HTMLElement);
     expect(free.queryByText('Managed by Kubernetes')).toBeNull();
     expect(free.getByRole('button', { name: 'Edit' }).hasAttribute('disabled')).toBe(false);
+  });
+
+  /**
+   * Claude Sonnet 4.5 (https://docs.anthropic.com/en/docs/about-claude/pricing): $3 / $15 per million (ratio 1.5,
+   * completion 5), above 200K prompt tokens $6 / $22.50; web search $10 per 1,000 searches, $0.01 each. GPT-5's
+   * priority tier (https://platform.openai.com/docs/pricing): $2.50 / $20 beside $1.25 / $10, × 2.
+   */
+  const shaped = {
+    ModelPrice: '{}',
+    ModelRatio: '{"claude-sonnet-4-5": 1.5, "gpt-5": 0.625}',
+    CompletionRatio: '{"claude-sonnet-4-5": 5, "gpt-5": 8}',
+    LongContextTiers: '{"gemini-2.5-pro*": [{"above": 200000, "input": 2, "output": 1.5}]}',
+    ServiceTierRatio: '{"gpt-5": {"flex": 0.5}}',
+    RequestFees: '{}',
+  };
+  const rowOf = (name: string) => within(screen.getByText(name).closest('tr') as HTMLElement);
+
+  it("edits a model's long-context tier, service tier and web-search fee, showing the tier's USD beside it", async () => {
+    const server = serve();
+    await renderScreen(() => <PricingEditor values={shaped} />);
+    expect(rowOf('gpt-5').getByText('flex ×0.5')).toBeTruthy();
+    await userEvent.click(rowOf('claude-sonnet-4-5').getByRole('button', { name: 'Edit' }));
+    await userEvent.click(dialog().getByRole('button', { name: 'Add a long-context tier' }));
+    await userEvent.type(dialog().getByLabelText('Tier 1: above (prompt tokens)'), '200000');
+    await userEvent.type(dialog().getByLabelText('Tier 1: input ×'), '2');
+    await userEvent.type(dialog().getByLabelText('Tier 1: output ×'), '1.5');
+    expect(dialog().getByText('= $6 / $22.5 per 1M tokens')).toBeTruthy();
+    await userEvent.type(dialog().getByLabelText('Web search (USD per search)'), '0.01');
+    expect(dialog().getByText('$10 per 1,000 searches')).toBeTruthy();
+    await userEvent.click(dialog().getByRole('button', { name: 'Confirm' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(rowOf('claude-sonnet-4-5').getByText('above 200K ×2 / ×1.5')).toBeTruthy();
+    expect(rowOf('claude-sonnet-4-5').getByText('web search $0.01 each')).toBeTruthy();
+
+    await userEvent.click(rowOf('gpt-5').getByRole('button', { name: 'Edit' }));
+    await userEvent.click(dialog().getByRole('button', { name: 'Add a service tier' }));
+    await userEvent.type(dialog().getByLabelText('Service tier 2'), 'priority');
+    await userEvent.type(dialog().getByLabelText('Service tier 2: multiplier'), '2');
+    expect(dialog().getByText('= $2.5 / $20 per 1M tokens')).toBeTruthy();
+    await userEvent.click(dialog().getByRole('button', { name: 'Confirm' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+
+    await userEvent.click(screen.getByRole('button', { name: 'Apply changes' }));
+    await screen.findByText('Saved');
+    const sent = savedJsonOptions(server);
+    // Only the shape maps changed; the prefix entry no row shows is kept.
+    expect(sent).toEqual({
+      LongContextTiers: {
+        'gemini-2.5-pro*': [{ above: 200000, input: 2, output: 1.5 }],
+        'claude-sonnet-4-5': [{ above: 200000, input: 2, output: 1.5 }],
+      },
+      ServiceTierRatio: { 'gpt-5': { flex: 0.5, priority: 2 } },
+      RequestFees: { 'claude-sonnet-4-5': { web_search: 0.01 } },
+    });
+  });
+
+  it("refuses a tier the option registry would refuse, in the registry's words, and changes nothing", async () => {
+    const server = serve();
+    await renderScreen(() => <PricingEditor values={shaped} />);
+    await userEvent.click(rowOf('claude-sonnet-4-5').getByRole('button', { name: 'Edit' }));
+    await userEvent.click(dialog().getByRole('button', { name: 'Add a long-context tier' }));
+    await userEvent.type(dialog().getByLabelText('Tier 1: above (prompt tokens)'), '200000');
+    await userEvent.type(dialog().getByLabelText('Tier 1: input ×'), '0');
+    await userEvent.type(dialog().getByLabelText('Tier 1: output ×'), '1.5');
+    await userEvent.click(dialog().getByRole('button', { name: 'Confirm' }));
+    expect(dialog().getByRole('alert').textContent).toMatch(
+      /^LongContextTiers must be a JSON object .* \(at "claude-sonnet-4-5"\[0\]"input": must be more than 0\)$/,
+    );
+    await userEvent.clear(dialog().getByLabelText('Tier 1: output ×'));
+    await userEvent.click(dialog().getByRole('button', { name: 'Confirm' }));
+    expect(dialog().getByRole('alert').textContent).toBe(
+      'A long-context tier needs its threshold, input and output multipliers',
+    );
+    await userEvent.click(dialog().getByRole('button', { name: 'Cancel' }));
+    await userEvent.click(screen.getByRole('button', { name: 'Apply changes' }));
+    expect(await screen.findByText('You seem not to have changed anything')).toBeTruthy();
+    expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+  });
+
+  it('keeps a model read-only when a ModelPrice owns one of its tiers', async () => {
+    fakeServer({
+      'GET /api/option/owners': () => ({
+        body: {
+          success: true,
+          data: [
+            {
+              key: 'ServiceTierRatio',
+              entry: 'gpt-5/flex',
+              kind: 'ModelPrice',
+              namespace: 'team-a',
+              name: 'gpt-5',
+              generation: 1,
+            },
+          ],
+        },
+      }),
+    });
+    await renderScreen(() => <PricingEditor values={shaped} />);
+    expect(await rowOf('gpt-5').findByText('Managed by Kubernetes')).toBeTruthy();
+    expect(rowOf('gpt-5').getByRole('button', { name: 'Edit' }).hasAttribute('disabled')).toBe(true);
+    expect(rowOf('claude-sonnet-4-5').queryByText('Managed by Kubernetes')).toBeNull();
   });
 
   it('says nothing changed when saved untouched', async () => {

@@ -2,14 +2,17 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Button, Input, Modal, Select, Tag } from '../../../components/ui/index.ts';
+import { formatThreshold, formatUsd } from '../../../lib/format.ts';
 import { toast } from '../../../lib/toast.ts';
 import { optionOwnersQuery, priceOwnerOf } from '../api/option-owners.ts';
 import { type OptionValues, saveFailureText, saveOptions } from '../api/options.ts';
 import {
   applyBatch,
+  inputFromRow,
   optionsFromRows,
   type PriceRow,
   rowFromInput,
+  rowShapeProblem,
   rowsFromOptions,
   sameJson,
 } from '../pricing.ts';
@@ -18,13 +21,45 @@ import {
   type PriceRowInput,
   parseNumber,
   ratioToTokenPrice,
+  type TierInput,
   validateBatchSet,
   validatePriceRow,
 } from '../validation.ts';
 
 export const PRICING_PAGE_SIZE = 10;
 
-const emptyInput: PriceRowInput = { name: '', price: '', ratio: '', completionRatio: '' };
+const emptyInput: PriceRowInput = {
+  name: '',
+  price: '',
+  ratio: '',
+  completionRatio: '',
+  longContext: [],
+  serviceTiers: [],
+  webSearch: '',
+  image: '',
+};
+const emptyTier: TierInput = { above: '', input: '', output: '', cache: '' };
+
+/** Searches per shown web-search price: providers publish it per 1,000 searches. */
+const SEARCHES_PER_PRICE = 1000;
+
+/**
+ * A row's long-context tiers, service tiers and fees in a few words for the table: "above 200K ×2 / ×1.5",
+ * "priority ×2", "web search $0.01 each".
+ */
+function ShapeSummary({ row }: { row: PriceRow }) {
+  const { t } = useTranslation('settings');
+  const parts = (row.longContext ?? []).map((tier) =>
+    t('pricing.tierSummary', { tokens: formatThreshold(tier.above), input: tier.input, output: tier.output }),
+  );
+  for (const [tier, ratio] of Object.entries(row.serviceTiers ?? {}))
+    parts.push(t('pricing.serviceTierSummary', { tier, ratio }));
+  if (row.fees?.web_search !== undefined)
+    parts.push(t('pricing.webSearchSummary', { price: formatUsd(row.fees.web_search) }));
+  if (row.fees?.image !== undefined)
+    parts.push(t('pricing.imageSummary', { price: formatUsd(row.fees.image) }));
+  return parts.map((part) => <div key={part}>{part}</div>);
+}
 
 /** The dialog that adds or edits one model's price. */
 export function PriceRowDialog({
@@ -46,12 +81,21 @@ export function PriceRowDialog({
   const [input, setInput] = useState(initial);
   const [error, setError] = useState<string | null>(null);
   const fixed = input.price.trim() !== '';
-  const set = (k: keyof PriceRowInput) => (e: { target: { value: string } }) =>
-    setInput((v) => ({ ...v, [k]: e.target.value }));
+  const set =
+    (k: 'name' | 'price' | 'ratio' | 'completionRatio' | 'webSearch' | 'image') =>
+    (e: { target: { value: string } }) =>
+      setInput((v) => ({ ...v, [k]: e.target.value }));
   const submit = () => {
     const problem = validatePriceRow(input, existing, editing);
-    setError(problem ? t(problem) : null);
-    if (!problem) onSubmit(rowFromInput(input));
+    if (problem) {
+      setError(t(problem));
+      return;
+    }
+    // What the server would refuse (a multiplier of 0, two tiers at one threshold), in the registry's words.
+    const row = rowFromInput(input);
+    const refused = rowShapeProblem(row);
+    setError(refused ?? null);
+    if (!refused) onSubmit(row);
   };
   return (
     <Modal
@@ -82,6 +126,7 @@ export function PriceRowDialog({
           onChange={set('completionRatio')}
           disabled={fixed}
         />
+        <ShapeInputs input={input} setInput={setInput} fixed={fixed} />
         {error ? (
           <p role="alert" className="text-sm text-red-600">
             {error}
@@ -89,6 +134,149 @@ export function PriceRowDialog({
         ) : null}
       </div>
     </Modal>
+  );
+}
+
+/**
+ * The price shapes of one model in the dialog: its long-context tiers (threshold and multipliers, the tier's USD
+ * beside them), its service tiers (multipliers) and its fees (USD per search, per image). Tiers need per-token
+ * prices, so a fixed price disables them.
+ */
+function ShapeInputs({
+  input,
+  setInput,
+  fixed,
+}: {
+  input: PriceRowInput;
+  setInput: (update: (v: PriceRowInput) => PriceRowInput) => void;
+  fixed: boolean;
+}) {
+  const { t } = useTranslation('settings');
+  const tiers = input.longContext ?? [];
+  const serviceTiers = input.serviceTiers ?? [];
+  const inputUsd = ratioToTokenPrice(parseNumber(input.ratio) ?? Number.NaN);
+  const outputUsd = inputUsd * (parseNumber(input.completionRatio) ?? 1);
+  const usd = (base: number, multiplier: string) => {
+    const value = base * (parseNumber(multiplier) ?? Number.NaN);
+    return Number.isFinite(value) ? formatUsd(value) : '-';
+  };
+  const webSearch = parseNumber(input.webSearch ?? '');
+  const tierUsd = (inputMultiplier: string, outputMultiplier: string) =>
+    t('pricing.tierUsd', { input: usd(inputUsd, inputMultiplier), output: usd(outputUsd, outputMultiplier) });
+  return (
+    <>
+      <ListFieldset
+        legend={t('pricing.longContext')}
+        hint={t('pricing.longContextHint')}
+        disabled={fixed}
+        items={tiers}
+        blank={emptyTier}
+        gridClass="sm:grid-cols-5"
+        fields={(tier, n) => [
+          { key: 'above', label: t('pricing.tierAbove', { n }) },
+          { key: 'input', label: t('pricing.tierInput', { n }) },
+          { key: 'output', label: t('pricing.tierOutput', { n }) },
+          { key: 'cache', label: t('pricing.tierCache', { n }), placeholder: tier.input },
+        ]}
+        note={(tier) => tierUsd(tier.input, tier.output)}
+        removeLabel={(n) => t('pricing.tierRemove', { n })}
+        addLabel={t('pricing.tierAdd')}
+        onChange={(longContext) => setInput((v) => ({ ...v, longContext }))}
+      />
+      <ListFieldset
+        legend={t('pricing.serviceTiers')}
+        hint={t('pricing.serviceTiersHint')}
+        disabled={fixed}
+        items={serviceTiers}
+        blank={{ tier: '', ratio: '' }}
+        gridClass="sm:grid-cols-3"
+        fields={(_, n) => [
+          { key: 'tier', label: t('pricing.serviceTierName', { n }), placeholder: 'priority' },
+          { key: 'ratio', label: t('pricing.serviceTierRatio', { n }) },
+        ]}
+        note={(tier) => tierUsd(tier.ratio, tier.ratio)}
+        removeLabel={(n) => t('pricing.serviceTierRemove', { n })}
+        addLabel={t('pricing.serviceTierAdd')}
+        onChange={(next) => setInput((v) => ({ ...v, serviceTiers: next }))}
+      />
+      <div className="grid grid-cols-1 gap-2 sm:grid-cols-2">
+        <Input
+          label={t('pricing.webSearch')}
+          value={input.webSearch ?? ''}
+          onChange={(e) => setInput((v) => ({ ...v, webSearch: e.target.value }))}
+          hint={
+            webSearch !== null
+              ? t('pricing.webSearchPer1k', { price: formatUsd(webSearch * SEARCHES_PER_PRICE) })
+              : undefined
+          }
+        />
+        <Input
+          label={t('pricing.image')}
+          value={input.image ?? ''}
+          onChange={(e) => setInput((v) => ({ ...v, image: e.target.value }))}
+        />
+      </div>
+    </>
+  );
+}
+
+/**
+ * A list of rows of text fields (long-context tiers, service tiers): each row with a remove button and a note
+ * under it, and a button that adds a blank row. Rows are known by their place: none has a name until it is typed.
+ */
+function ListFieldset<T extends { [K in keyof T]: string }>({
+  legend,
+  hint,
+  disabled,
+  items,
+  blank,
+  gridClass,
+  fields,
+  note,
+  removeLabel,
+  addLabel,
+  onChange,
+}: {
+  legend: string;
+  hint: string;
+  disabled: boolean;
+  items: readonly T[];
+  blank: T;
+  gridClass: string;
+  fields: (item: T, n: number) => { key: keyof T & string; label: string; placeholder?: string }[];
+  note: (item: T) => string;
+  removeLabel: (n: number) => string;
+  addLabel: string;
+  onChange: (items: T[]) => void;
+}) {
+  const change = (i: number, key: keyof T & string, value: string) =>
+    onChange(items.map((item, j) => (j === i ? { ...item, [key]: value } : item)));
+  return (
+    <fieldset className="flex flex-col gap-2" disabled={disabled}>
+      <legend className="text-sm font-medium">{legend}</legend>
+      <p className="text-xs text-gray-500">{hint}</p>
+      {items.map((item, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a row has no name until it is typed
+        <div key={i} className={`grid grid-cols-2 items-end gap-2 ${gridClass}`}>
+          {fields(item, i + 1).map((field) => (
+            <Input
+              key={field.key}
+              label={field.label}
+              value={item[field.key]}
+              placeholder={field.placeholder}
+              onChange={(e) => change(i, field.key, e.target.value)}
+            />
+          ))}
+          <Button size="sm" variant="ghost" onClick={() => onChange(items.filter((_, j) => j !== i))}>
+            {removeLabel(i + 1)}
+          </Button>
+          <p className="col-span-full text-xs text-gray-500">{note(item)}</p>
+        </div>
+      ))}
+      <Button size="sm" variant="secondary" onClick={() => onChange([...items, blank])}>
+        {addLabel}
+      </Button>
+    </fieldset>
   );
 }
 
@@ -156,15 +344,6 @@ function BatchDialog({
   );
 }
 
-function toInput(row: PriceRow): PriceRowInput {
-  return {
-    name: row.name,
-    price: row.price !== undefined ? String(row.price) : '',
-    ratio: row.ratio !== undefined ? String(row.ratio) : '',
-    completionRatio: row.completionRatio !== undefined ? String(row.completionRatio) : '',
-  };
-}
-
 /** Visual pricing editor (spec 02 section 5): search, paged rows, add/edit/delete, batch set, save. */
 export function PricingEditor({ values }: { values: OptionValues }) {
   const { t } = useTranslation('settings');
@@ -193,7 +372,7 @@ export function PricingEditor({ values }: { values: OptionValues }) {
     });
 
   const save = async () => {
-    const next = optionsFromRows(rows);
+    const next = optionsFromRows(rows, values);
     const changed = (Object.entries(next) as [string, string][]).filter(([k, v]) => !sameJson(values[k], v));
     if (changed.length === 0) {
       toast.info(t('save.nothingChanged'));
@@ -244,6 +423,7 @@ export function PricingEditor({ values }: { values: OptionValues }) {
               <th className="px-3 py-2 text-left">{t('pricing.ratio')}</th>
               <th className="px-3 py-2 text-left">{t('pricing.completionRatio')}</th>
               <th className="px-3 py-2 text-left">{t('pricing.tokenPrice')}</th>
+              <th className="px-3 py-2 text-left">{t('pricing.shapes')}</th>
               <th className="px-3 py-2" />
             </tr>
           </thead>
@@ -285,8 +465,11 @@ export function PricingEditor({ values }: { values: OptionValues }) {
                   </td>
                   <td className="px-3 py-2">
                     {row.price === undefined && row.ratio !== undefined
-                      ? `$${ratioToTokenPrice(row.ratio)} / $${ratioToTokenPrice(row.ratio) * (row.completionRatio ?? 1)}`
+                      ? `${formatUsd(ratioToTokenPrice(row.ratio))} / ${formatUsd(ratioToTokenPrice(row.ratio) * (row.completionRatio ?? 1))}`
                       : '-'}
+                  </td>
+                  <td className="px-3 py-2 text-xs">
+                    <ShapeSummary row={row} />
                   </td>
                   <td className="px-3 py-2">
                     <div className="flex gap-1">
@@ -295,7 +478,7 @@ export function PricingEditor({ values }: { values: OptionValues }) {
                         variant="ghost"
                         disabled={owner !== undefined}
                         title={readOnly}
-                        onClick={() => setDialog({ row: toInput(row), editing: row.name })}
+                        onClick={() => setDialog({ row: inputFromRow(row), editing: row.name })}
                       >
                         {t('pricing.editRow')}
                       </Button>

@@ -3,8 +3,9 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
-import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
-import { SettingsPage, type SettingsTab } from './settings-page.tsx';
+import { fakeServer, makeStatus, renderScreen, savedJsonOptions } from '../../../testing/render.tsx';
+import type { SettingsTab } from '../tabs.ts';
+import { SettingsPage } from './settings-page.tsx';
 
 const options: Record<string, string> = {
   ServerAddress: 'https://gw.example.com',
@@ -50,6 +51,16 @@ async function open(tab: SettingsTab) {
 }
 
 const section = (name: string) => within(screen.getByRole('region', { name }));
+
+/** The options with the price-shape maps stored empty. */
+const withShapes = { ...options, LongContextTiers: '{}', ServiceTierRatio: '{}', RequestFees: '{}' };
+
+/** Replaces a field's text as a person pasting it would (JSON braces cannot be typed key by key). */
+async function replaceText(field: HTMLElement, text: string) {
+  await userEvent.clear(field);
+  await userEvent.click(field);
+  await userEvent.paste(text);
+}
 
 describe('settings page', () => {
   beforeEach(() =>
@@ -201,6 +212,61 @@ describe('settings page', () => {
     await userEvent.click(ratios.getByRole('button', { name: 'Save Model ratios' }));
     expect(await screen.findByText('Please check your input')).toBeTruthy();
     expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+  });
+
+  // Claude Sonnet 4.5 above 200K prompt tokens: $6 / $22.50 beside $3 / $15, × 2 and × 1.5
+  // (https://docs.anthropic.com/en/docs/about-claude/pricing).
+  it.each([
+    [
+      'Long-context tiers (JSON)',
+      '{"claude-sonnet-4-5":[{"above":200000,"input":0,"output":1.5}]}',
+      'LongContextTiers must be a JSON object mapping each model name (or a prefix ending in *) to a list of tiers {"above": prompt tokens, "input": ×, "output": ×, "cache"?: ×} (at "claude-sonnet-4-5"[0]"input": must be more than 0)',
+    ],
+    [
+      'Service tier ratios (JSON)',
+      '{"gpt-5":{"Priority":2}}',
+      'ServiceTierRatio must be a JSON object mapping each model name (or a prefix ending in *) to an object of service tier ("priority", "flex", …) to a multiplier of 0 or more (at "gpt-5""Priority": a service tier is lower-case letters, digits, "-" or "_")',
+    ],
+    [
+      'Per-request fees in USD (JSON)',
+      '{"claude-sonnet-4-5":{"web_search":-0.01}}',
+      'RequestFees must be a JSON object mapping each model name (or a prefix ending in *) to {"web_search"?: USD per search, "image"?: USD per image} (at "claude-sonnet-4-5""web_search": must not be negative)',
+    ],
+  ])(
+    'refuses a bad %s with the registry’s words and saves nothing of the section',
+    async (label, text, message) => {
+      const server = serve(undefined, withShapes);
+      await open('operation');
+      const ratios = section('Model ratios');
+      // A good change beside the bad one: neither is sent.
+      await replaceText(ratios.getByLabelText('Model ratios (JSON)'), '{"gpt-4o": 1.5}');
+      await replaceText(ratios.getByLabelText(label), text);
+      await userEvent.tab();
+      expect(ratios.getByRole('alert').textContent).toBe(message);
+      await userEvent.click(ratios.getByRole('button', { name: 'Save Model ratios' }));
+      expect(await screen.findByText('Please check your input')).toBeTruthy();
+      expect(server.callsTo('PUT', '/api/option/')).toHaveLength(0);
+    },
+  );
+
+  it('saves good long-context tiers, service tiers and fees', async () => {
+    const server = serve(undefined, withShapes);
+    await open('operation');
+    const ratios = section('Model ratios');
+    const values = {
+      'Long-context tiers (JSON)': '{"claude-sonnet-4*":[{"above":200000,"input":2,"output":1.5,"cache":2}]}',
+      'Service tier ratios (JSON)': '{"gpt-5":{"priority":2,"flex":0.5}}',
+      'Per-request fees in USD (JSON)': '{"claude-sonnet-4-5":{"web_search":0.01}}',
+    };
+    for (const [label, text] of Object.entries(values)) await replaceText(ratios.getByLabelText(label), text);
+    await userEvent.click(ratios.getByRole('button', { name: 'Save Model ratios' }));
+    await screen.findByText('Saved');
+    const sent = savedJsonOptions(server);
+    expect(sent).toEqual({
+      LongContextTiers: { 'claude-sonnet-4*': [{ above: 200000, input: 2, output: 1.5, cache: 2 }] },
+      ServiceTierRatio: { 'gpt-5': { priority: 2, flex: 0.5 } },
+      RequestFees: { 'claude-sonnet-4-5': { web_search: 0.01 } },
+    });
   });
 
   it('enforces the rate-limit minimums', async () => {

@@ -5,19 +5,12 @@ import { isRoot, useSessionUser } from '../../../lib/session.ts';
 import { GroupQuotaWindowsSection } from '../../quota-windows/components/group-quota-windows-section.tsx';
 import { optionOwnersQuery } from '../api/option-owners.ts';
 import { optionsQuery } from '../api/options.ts';
+import { SETTINGS_TABS, type SettingsTab } from '../tabs.ts';
 import { GroupLimits } from './group-limits.tsx';
 import { modelSections, OperationSettings, rateLimitFields } from './operation-settings.tsx';
 import { OptionSection } from './option-section.tsx';
 import { OtherSettings } from './other-settings.tsx';
 import { SystemSettings } from './system-settings.tsx';
-
-export const SETTINGS_TABS = ['operation', 'ratelimit', 'models', 'system', 'other'] as const;
-export type SettingsTab = (typeof SETTINGS_TABS)[number];
-
-/** Normalises the `tab` query parameter (default `operation`). */
-export function parseSettingsTab(value: unknown): SettingsTab {
-  return (SETTINGS_TABS as readonly unknown[]).includes(value) ? (value as SettingsTab) : 'operation';
-}
 
 /** /setting: the tabs of specs 01 and 02; system and other are for root only. */
 export function SettingsPage({

@@ -59,5 +59,3 @@ i18next.on('languageChanged', (lng) => {
   localStorage.setItem('i18nextLng', lng);
   document.documentElement.lang = lng;
 });
-
-export default i18next;

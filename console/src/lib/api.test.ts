@@ -1,5 +1,5 @@
+import i18next from 'i18next';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import i18next from '../i18n.ts';
 import { fakeServer } from '../testing/render.tsx';
 import { ApiError, api, setLoginRedirect, TRANSLATED_ERROR_CODES } from './api.ts';
 import { getSessionUser, setSessionUser } from './session.ts';

@@ -1,6 +1,7 @@
 import { cleanup } from '@testing-library/react';
+import i18next from 'i18next';
 import { afterEach } from 'vitest';
-import i18next from '../i18n.ts';
+import '../i18n.ts';
 
 // jsdom has no scrolling; the router restores scroll positions on navigation
 window.scrollTo = () => {};

@@ -148,6 +148,13 @@ export const auditedRoutes: Readonly<Record<string, Entry>> = {
   'POST /api/user/': { kind: AuditKind.User, action: 'create', targetsOf: fromAnswer, state: userState },
   'PUT /api/user/': { kind: AuditKind.User, action: 'update', targets: fromBody('id'), state: userState },
   'DELETE /api/user/:id': { kind: AuditKind.User, action: 'delete', targets: fromParams, state: userState },
+  // The second factors themselves are secrets: the row says whose were reset, not what they were.
+  'DELETE /api/user/:id/2fa': { kind: AuditKind.User, action: 'reset two-factor', targets: fromParams },
+  'DELETE /api/user/:id/reset_passkey': {
+    kind: AuditKind.User,
+    action: 'reset passkeys',
+    targets: fromParams,
+  },
   'POST /api/user/manage': {
     kind: AuditKind.User,
     action: 'manage',

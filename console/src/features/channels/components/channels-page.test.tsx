@@ -1,8 +1,8 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { PROVIDER_TYPES, refusalOfType } from '@turnpike/core/providers/catalogue';
+import i18next from 'i18next';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { type FakeCall, fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { ChannelRow, ChannelTagView, ChannelView } from '../api/channels.ts';

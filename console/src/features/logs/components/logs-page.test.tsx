@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import i18next from 'i18next';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { LogRow } from '../api/logs.ts';

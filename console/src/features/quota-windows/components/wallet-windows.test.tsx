@@ -1,7 +1,7 @@
 /** The wallet's budget windows: what the user's own and their group's windows have spent, left and reset. */
 import { screen, within } from '@testing-library/react';
+import i18next from 'i18next';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
 import type { WalletSelf } from '../../wallet/api/wallet.ts';

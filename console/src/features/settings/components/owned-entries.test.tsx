@@ -1,6 +1,6 @@
 import { screen, within } from '@testing-library/react';
+import i18next from 'i18next';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import i18next from '../../../i18n.ts';
 import { setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, renderScreen } from '../../../testing/render.tsx';
 import { OperationSettings } from './operation-settings.tsx';

@@ -6,8 +6,8 @@ import { ApiError } from '../../../lib/api.ts';
 import { formatNumber, formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
-import { WalletWindows } from '../../quota-windows/components/wallet-windows.tsx';
 import { CheckinCard } from '../../checkin/components/checkin-card.tsx';
+import { WalletWindows } from '../../quota-windows/components/wallet-windows.tsx';
 import {
   fetchPayable,
   fetchSelf,

@@ -1,7 +1,7 @@
 import { Role } from '@turnpike/core/domain/users';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RoleGate } from './http/auth.ts';
+import { gateRoleOf } from './modules/audit/audit-hook.ts';
 import { ConsoleClient, createTestApp, registerUser, setupRoot, type TestApp } from './testing/test-app.ts';
 
 /**
@@ -23,19 +23,6 @@ vi.mock('fastify', async (importOriginal) => {
   }) as unknown as typeof original.default;
   return { ...original, default: create, fastify: create };
 });
-
-/** The highest `minRole` a route's role gates carry (preHandler or onRequest), or undefined when none. */
-function gateRoleOf(route: RouteOptions): number | undefined {
-  let highest: number | undefined;
-  for (const hooks of [route.preHandler, route.onRequest]) {
-    const list: unknown[] = Array.isArray(hooks) ? hooks : hooks ? [hooks] : [];
-    for (const hook of list) {
-      const minRole = (hook as Partial<RoleGate>).minRole;
-      if (typeof minRole === 'number' && (highest === undefined || minRole > highest)) highest = minRole;
-    }
-  }
-  return highest;
-}
 
 interface GatedRoute {
   readonly method: string;

@@ -33,13 +33,17 @@ export function maskState(state: unknown): unknown {
   return masked;
 }
 
-/** Masks secret fields at every depth (a request's body, whose shape no loader describes). */
-export function maskDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(maskDeep);
+/** How deep a request body is kept in an audit row; below it a body is cut (a hostile body nests 100,000 deep). */
+const MAX_AUDIT_DEPTH = 32;
+
+/** Masks secret fields at every depth (a request's body, whose shape no loader describes), cut below 32 levels. */
+export function maskDeep(value: unknown, depth = 0): unknown {
+  if (depth >= MAX_AUDIT_DEPTH && (Array.isArray(value) || isPlainObject(value))) return '[nested too deep]';
+  if (Array.isArray(value)) return value.map((inner) => maskDeep(inner, depth + 1));
   if (!isPlainObject(value)) return value;
   const masked: Record<string, unknown> = {};
   for (const [field, inner] of Object.entries(value))
-    masked[field] = isSecretField(field) ? maskValue(inner) : maskDeep(inner);
+    masked[field] = isSecretField(field) ? maskValue(inner) : maskDeep(inner, depth + 1);
   return masked;
 }
 

@@ -145,7 +145,9 @@ export async function startGateway(
     ...(services.databaseUrl ? { DATABASE_URL: services.databaseUrl } : {}),
     ...(services.redisUrl ? { REDIS_URL: services.redisUrl } : {}),
   };
-  const child = spawn(process.execPath, ['--max-semi-space-size=16', build.entry], {
+  // COST_NODE_FLAGS adds flags for a look inside (`--cpu-prof --cpu-prof-dir=…`), for both builds alike.
+  const extraFlags = (process.env.COST_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, ['--max-semi-space-size=16', ...extraFlags, build.entry], {
     cwd: build.dir,
     env,
     stdio: ['ignore', log, log],

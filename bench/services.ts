@@ -95,7 +95,8 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     path.join(dir, 'postgres.log'),
     '-w',
     '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+    // COST_POSTGRES_FLAGS adds server settings for a look inside (`-c shared_preload_libraries=pg_stat_statements`).
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 ${process.env.COST_POSTGRES_FLAGS ?? ''}`,
     'start',
   ]);
   // The first line of postmaster.pid is the postmaster's pid (pg_ctl has gone; the postmaster runs on).

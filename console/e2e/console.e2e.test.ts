@@ -52,11 +52,16 @@ describe('console in a real browser', () => {
     await page.waitForURL('**/token');
   }
 
-  const combos = (['zh', 'en'] as const).flatMap((language) =>
-    (['light', 'dark'] as const).flatMap((theme) =>
-      (['desktop', 'phone'] as const).map((width) => ({ language, theme, width })),
-    ),
-  );
+  /**
+   * Every pair of language, theme and width is seen once (4 walks instead of all 8): a missing translation shows in
+   * either theme, a page wider than a phone in either language or theme, so the full product adds only minutes.
+   */
+  const combos = [
+    { language: 'zh', theme: 'light', width: 'desktop' },
+    { language: 'zh', theme: 'dark', width: 'phone' },
+    { language: 'en', theme: 'light', width: 'phone' },
+    { language: 'en', theme: 'dark', width: 'desktop' },
+  ] as const;
   const shotName = (screen: string, c: { language: Language; theme: Theme; width: string }) =>
     `${screen}-${c.language}-${c.theme}-${c.width}`;
 
@@ -311,7 +316,7 @@ describe('console in a real browser', () => {
     return { context, page, check, checkDialog, t };
   }
 
-  // one test per language, theme and width (each takes about 25 s); a failed check is reported and the run goes on
+  // one test per combination (each takes about 25 s); a failed check is reported and the run goes on
   for (const combo of combos) {
     it(`renders every screen in ${combo.language}, ${combo.theme}, at ${Viewport[combo.width].width} px`, async () => {
       await seed();

@@ -15,9 +15,14 @@ export interface OpenLedgerOptions {
   readonly onDegraded?: (degraded: boolean) => void;
 }
 
-/** A connection that fails fast while Redis is away: no offline queue, a short command timeout, no retries. */
+/**
+ * A connection that fails fast while Redis is away: no offline queue, a short command timeout, no retries. Commands
+ * issued in the same tick go out in one write (auto-pipelining): a call's hold and the journal of another's
+ * settlement share a system call, which under load was a sixth of the relay's CPU (docs/adr/0052).
+ */
 export async function connectLedgerRedis(url: string): Promise<Redis> {
   const redis = createRedisClient(url, {
+    enableAutoPipelining: true,
     lazyConnect: true,
     enableOfflineQueue: false,
     commandTimeout: 1_000,

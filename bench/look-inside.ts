@@ -23,7 +23,8 @@ const warmup = Number(process.env.LOOK_WARMUP ?? 10);
 const profileDir = process.env.LOOK_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'turnpike-look-'));
 mkdirSync(profileDir, { recursive: true });
 process.env.COST_NODE_FLAGS = `--cpu-prof --cpu-prof-dir=${profileDir}`;
-process.env.COST_POSTGRES_FLAGS = '-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all';
+process.env.COST_POSTGRES_FLAGS =
+  '-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on';
 
 const build = prepareBuild(process.argv[2] ?? root, root);
 const upstream = await startFakeUpstream(root);

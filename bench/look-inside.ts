@@ -22,7 +22,7 @@ const seconds = Number(process.env.LOOK_SECONDS ?? 15);
 const warmup = Number(process.env.LOOK_WARMUP ?? 10);
 const profileDir = process.env.LOOK_DIR ?? mkdtempSync(path.join(os.tmpdir(), 'turnpike-look-'));
 mkdirSync(profileDir, { recursive: true });
-process.env.COST_NODE_FLAGS = `--cpu-prof --cpu-prof-dir=${profileDir}`;
+process.env.COST_NODE_FLAGS = process.env.LOOK_NODE_FLAGS ?? `--cpu-prof --cpu-prof-dir=${profileDir}`;
 process.env.COST_POSTGRES_FLAGS =
   '-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on';
 
@@ -31,16 +31,24 @@ const upstream = await startFakeUpstream(root);
 const postgres = await startPostgresCluster();
 const redis = process.env.LOOK_REDIS === '0' ? undefined : await startRedisServer();
 const databaseUrl = postgres.createDatabase('look');
-const gateway = await startGateway(build, { databaseUrl, ...(redis ? { redisUrl: redis.url } : {}) }, upstream.url);
+const gateway = await startGateway(
+  build,
+  { databaseUrl, ...(redis ? { redisUrl: redis.url } : {}) },
+  upstream.url,
+);
 const script = path.join(profileDir, 'call.lua');
 writeFileSync(
   script,
   `wrk.method = "POST"\nwrk.body = [[${COST_CHAT_BODY}]]\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ${gateway.token}"\n`,
 );
 const wrk = (s: number) =>
-  execFileSync('wrk', ['-t', '2', '-c', '32', '-d', `${s}s`, '-s', script, `${gateway.url}/v1/chat/completions`], {
-    encoding: 'utf8',
-  });
+  execFileSync(
+    'wrk',
+    ['-t', '2', '-c', '32', '-d', `${s}s`, '-s', script, `${gateway.url}/v1/chat/completions`],
+    {
+      encoding: 'utf8',
+    },
+  );
 wrk(warmup);
 const client = new pg.Client({ connectionString: databaseUrl });
 await client.connect();
@@ -63,11 +71,16 @@ for (const row of rows)
   );
 await client.end();
 if (redis) {
-  const stats = spawnSync('redis-cli', ['-u', redis.url, 'info', 'commandstats'], { encoding: 'utf8' }).stdout;
+  const stats = spawnSync('redis-cli', ['-u', redis.url, 'info', 'commandstats'], {
+    encoding: 'utf8',
+  }).stdout;
   console.log(`\nRedis over ${calls} calls:`);
   for (const line of stats.split('\n').filter((l) => l.startsWith('cmdstat_'))) {
     const m = /cmdstat_(\w+):calls=(\d+),usec=(\d+)/.exec(line);
-    if (m) console.log(`${m[1]?.padEnd(14)} ${String(m[2]).padStart(8)} calls ${(Number(m[3]) / calls).toFixed(1)} µs/call`);
+    if (m)
+      console.log(
+        `${m[1]?.padEnd(14)} ${String(m[2]).padStart(8)} calls ${(Number(m[3]) / calls).toFixed(1)} µs/call`,
+      );
   }
 }
 await gateway.stop();

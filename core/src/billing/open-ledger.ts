@@ -3,7 +3,7 @@ import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events/bus.ts';
 import { createRedisClient } from '../kv/redis-client.ts';
 import { createBaseLoader, createMemoryLedger, type Ledger, tokenAccount, userAccount } from './ledger.ts';
-import { createRedisLedger } from './redis-ledger.ts';
+import { createRedisLedger, LEDGER_JOURNAL_COMMAND } from './redis-ledger.ts';
 
 export interface OpenLedgerOptions {
   readonly db: Db;
@@ -17,12 +17,14 @@ export interface OpenLedgerOptions {
 
 /**
  * A connection that fails fast while Redis is away: no offline queue, a short command timeout, no retries. Commands
- * issued in the same tick go out in one write (auto-pipelining): a call's hold and the journal of another's
- * settlement share a system call, which under load was a sixth of the relay's CPU (docs/adr/0052).
+ * issued in the same tick go out in one write (auto-pipelining): the holds of the calls a tick admits share a system
+ * call, and those writes were a sixth of the relay's CPU under load (docs/adr/0052). A journal entry is written at
+ * once, as before: it is on its way to Redis before the call's answer is (the answer is sent in the same tick).
  */
 export async function connectLedgerRedis(url: string): Promise<Redis> {
   const redis = createRedisClient(url, {
     enableAutoPipelining: true,
+    autoPipeliningIgnoredCommands: [LEDGER_JOURNAL_COMMAND],
     lazyConnect: true,
     enableOfflineQueue: false,
     commandTimeout: 1_000,

@@ -305,15 +305,24 @@ if ARGV[1] ~= '' then redis.call('XTRIM', KEYS[4], 'MINID', ARGV[1] .. '-1') end
 return 1`;
 
 /**
- * KEYS: lease, proc, jrn, stream. ARGV: seq, record, then (account, amount) pairs. Journals a settled write: the
- * record enters the stream under its sequence number, and its charges move from the process's own share (released
- * if it dies) to its journal's (kept until written). 0 when the entry was journaled already; -1 when reaped.
+ * KEYS: lease, proc, jrn, stream. ARGV: seq, record, key prefix, n, then n (name, change) pairs of settlements whose
+ * charge was known when settled (as ADJUST applies them), then (account, amount) pairs. Applies those settlements,
+ * and journals a settled write: the record enters the stream under its sequence number, and its charges move from
+ * the process's own share (released if it dies) to its journal's (kept until written). A call's settlement and its
+ * journal entry so cost Redis one script, not two (docs/adr/0052). 0 when the entry was journaled already; -1 when
+ * reaped (nothing applied).
  */
 const JOURNAL = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local p, n = ARGV[3], tonumber(ARGV[4])
+for i = 5, 4 + 2 * n, 2 do
+  local out = p .. 'out:' .. ARGV[i]
+  if redis.call('INCRBY', out, ARGV[i + 1]) == 0 then redis.call('DEL', out) end
+  if redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) == 0 then redis.call('HDEL', KEYS[2], ARGV[i]) end
+end
 local added = redis.pcall('XADD', KEYS[4], ARGV[1] .. '-0', 'r', ARGV[2])
 if type(added) == 'table' and added.err then return 0 end
-for i = 3, #ARGV, 2 do
+for i = 5 + 2 * n, #ARGV, 2 do
   if redis.call('HINCRBY', KEYS[2], ARGV[i], '-' .. ARGV[i + 1]) == 0 then redis.call('HDEL', KEYS[2], ARGV[i]) end
   redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 1])
 end
@@ -439,6 +448,9 @@ return 1`;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
+/** The ledger's command that journals a settled write (connectLedgerRedis sends it at once, never pipelined later). */
+export const LEDGER_JOURNAL_COMMAND = 'turnpikeLedgerJournal';
+
 /** No quota window: the hold of most calls. */
 const NO_WINDOWS: readonly WindowClaim[] = Object.freeze([]);
 
@@ -498,6 +510,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
   const renewScript = script('Renew', RENEW);
   const releaseScript = script('Release', RELEASE);
   const adjustScript = script('Adjust', ADJUST);
+  // LEDGER_JOURNAL_COMMAND, which the ledger's connection never holds back for a pipeline
   const journalScript = script('Journal', JOURNAL);
   const claimOrphanScript = script('ClaimOrphan', CLAIM_ORPHAN);
   const orphanWrittenScript = script('OrphanWritten', ORPHAN_WRITTEN);
@@ -551,9 +564,56 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     `${tag}journal:${pid}`,
   ];
 
-  /** Sends one entry to this process's journal; the answer only matters when the process was reaped. */
-  function sendJournal(entry: JournalEntry): void {
-    const args: (string | number)[] = [entry.seq, entry.payload];
+  /**
+   * Settlements whose charge was known when they were made (a bill within its hold: nearly every call), as (name,
+   * change) pairs for this process's id `settledPid`: they go to Redis with the next journal entry (the call's own,
+   * settled just before it), or on their own at the next turn of the event loop when no entry comes.
+   */
+  let settledWaiting: (string | number)[] = [];
+  let settledPid = pid;
+  let settledScheduled = false;
+
+  /** The settlements waiting under the current id (those of an earlier id went with its registration). */
+  function takeSettled(): (string | number)[] {
+    const taken = settledPid === pid ? settledWaiting : [];
+    settledWaiting = [];
+    return taken;
+  }
+
+  function sendSettledAlone(): void {
+    const changes = takeSettled();
+    if (changes.length === 0) return;
+    adjustScript(1, `${tag}lease:${pid}`, tag, pid, changes.length / 2, ...changes)
+      .then((answer) => {
+        if (Number(answer) === -1 && registered) {
+          registered = false;
+          return register();
+        }
+        return undefined;
+      })
+      .catch(fail);
+  }
+
+  function queueSettled(changes: readonly (string | number)[]): void {
+    if (changes.length === 0) return;
+    if (settledPid !== pid) settledWaiting = [];
+    settledPid = pid;
+    settledWaiting.push(...changes);
+    if (!settledScheduled) {
+      settledScheduled = true;
+      setImmediate(() => {
+        settledScheduled = false;
+        sendSettledAlone();
+      });
+    }
+  }
+
+  /**
+   * Sends one entry to this process's journal, with the settlements waiting; the answer only matters when the
+   * process was reaped.
+   */
+  function sendJournal(entry: JournalEntry, settled: readonly (string | number)[] = []): void {
+    const args: (string | number)[] = [entry.seq, entry.payload, tag, settled.length / 2, ...settled];
     for (const [account, amount] of entry.charges) if (amount > 0) args.push(account, amount);
     journalScript(4, ...journalKeys(), ...args)
       .then((answer) => {
@@ -894,6 +954,8 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       for (const account of accounts) lastHeld.set(account, now);
       for (const claim of windows) heldWindows.set(heldOn(claim), { claim, at: now });
       if (!degraded) {
+        // Settlements still waiting for a journal entry go first (one write, in order): a hold sees what they freed.
+        if (settledWaiting.length > 0) sendSettledAlone();
         try {
           const shared = await holdShared(accounts, amount, windows);
           if (shared) return shared;
@@ -930,8 +992,25 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
       };
       const local = () => book(chargeOf(hold.amount, bill, hold.amount).charged);
       // A hold admitted while degraded was registered with everything this process owes when Redis came back,
-      // so once Redis is back it settles there like any other.
-      if (degraded) return local();
+      // so once Redis is back it settles there like any other. While a registration travels, what is settled
+      // meanwhile goes with the adjustment that follows it.
+      if (degraded || registering) return local();
+      if (bill <= hold.amount) {
+        // The charge is known: this process's books change now, Redis's with the call's journal entry (one script).
+        const result = local();
+        const changes: (string | number)[] = [];
+        if (result.charged !== hold.amount)
+          for (const account of hold.accounts) changes.push(account, result.charged - hold.amount);
+        if (result.windows) {
+          const charge = new Map(result.windows);
+          for (const claim of windows) {
+            const change = (charge.get(heldOn(claim)) ?? 0) - windowAmount(claim, hold.amount);
+            if (change !== 0) changes.push(heldOn(claim), change);
+          }
+        }
+        queueSettled(changes);
+        return result;
+      }
       const keys = keysOf(hold.accounts);
       const call = settleScript(
         keys.length,
@@ -948,20 +1027,6 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
               (claim) => (claim.unit === 'quota' ? 'q' : counted ? 1 : 0),
             )),
       );
-      if (bill <= hold.amount) {
-        // The charge is known: this process's books change now, Redis's when the answer comes (or, if it never
-        // does, when the process registers again with what it owes).
-        call
-          .then((answer) => {
-            if (Number((answer as number[])[0]) === -1) {
-              registered = false;
-              return register();
-            }
-            return undefined;
-          })
-          .catch(fail);
-        return local();
-      }
       try {
         const [code, charged] = (await call) as [number, number];
         if (code === 1) return book(charged);
@@ -1000,7 +1065,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
         });
     },
     journal(entry) {
-      if (!degraded && registered) sendJournal(entry);
+      if (!degraded && registered) sendJournal(entry, takeSettled());
     },
     attachJournal(source) {
       unwritten = source;

@@ -115,6 +115,16 @@ describe('stored responses through the openai SDK', () => {
     expect(again).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
+  it('keeps a streamed OpenAI response as its completed event carried it', async () => {
+    const stream = await client.responses.create({ model: 'gpt-4o-mini', input: 'Stream it', stream: true });
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === 'response.completed') completed = event.response;
+    expect(completed?.id).toMatch(/^resp_/);
+    const retrieved = await client.responses.retrieve(completed!.id);
+    expect(retrieved.output_text).toBe(OPENAI_REPLY);
+    expect(retrieved.usage).toEqual(completed?.usage);
+  });
+
   it('pages input items with limit, order and after as the SDK walks them', async () => {
     const input = ['one', 'two', 'three'].map((text) => ({ role: 'user' as const, content: text }));
     const created = await client.responses.create({ model: 'gpt-4o-mini', input });
@@ -269,6 +279,44 @@ describe('stored responses through the openai SDK', () => {
     ]);
     expect((await client.responses.retrieve(fourthId!)).output_text).toBe(PROVIDER_REPLY);
     expect((await client.responses.retrieve(sixth.id)).previous_response_id).toBe(fifth.id);
+  });
+
+  it("carries a tool call made on Anthropic and the client's answer to it on to Gemini", async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        name: 'get_weather',
+        description: 'Current weather of a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        strict: false,
+      },
+    ];
+    const asked = await client.responses.create({ model: 'claude-test', input: 'Weather in Paris?', tools });
+    const call = asked.output.find((item) => item.type === 'function_call');
+    expect(call).toMatchObject({ name: 'get_weather', arguments: JSON.stringify({ city: 'Paris' }) });
+    providers.requests.length = 0;
+    const answered = await client.responses.create({
+      model: 'gemini-test',
+      tools,
+      previous_response_id: asked.id,
+      input: [{ type: 'function_call_output', call_id: call!.call_id, output: '18 degrees, sunny' }],
+    });
+    expect(answered.output_text).toBe(PROVIDER_REPLY);
+    const contents = providers.requests.at(-1)?.body.contents as {
+      role: string;
+      parts: Record<string, unknown>[];
+    }[];
+    const parts = contents.flatMap((turn) => turn.parts.map((part) => ({ role: turn.role, ...part })));
+    expect(parts[0]).toMatchObject({ role: 'user', text: 'Weather in Paris?' });
+    expect(parts.find((part) => part.functionCall)).toMatchObject({
+      role: 'model',
+      functionCall: { name: 'get_weather', args: { city: 'Paris' } },
+    });
+    const reply = parts.find((part) => part.functionResponse) as {
+      functionResponse: Record<string, unknown>;
+    };
+    expect(reply.functionResponse.name).toBe('get_weather');
+    expect(JSON.stringify(reply.functionResponse.response)).toContain('18 degrees, sunny');
   });
 
   it('sends an id only an OpenAI channel holds (the gateway keeping none) to that channel, and refuses it elsewhere', async () => {

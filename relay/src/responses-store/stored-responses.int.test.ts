@@ -14,6 +14,7 @@ import { purgeGovernanceRows } from '@turnpike/core/runtime/governance-retention
 import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRelayApp } from '../app.ts';
 import { DEFAULT_FAKE_BEHAVIOUR, type FakeOpenAi, startFakeOpenAi } from '../testing/fake-openai.ts';
 import {
   DEFAULT_PROVIDER_BEHAVIOUR,
@@ -318,6 +319,34 @@ describe('stored responses through the openai SDK', () => {
     expect(reply.functionResponse.name).toBe('get_weather');
     expect(JSON.stringify(reply.functionResponse.response)).toContain('18 degrees, sunny');
   });
+
+  // Relays share what they answered through Redis; the embedded default is one process, with nothing to share.
+  it.runIf(process.env.TEST_REDIS_URL !== undefined)(
+    'continues on one relay a chain another relay answered before that relay has written it',
+    async () => {
+      const other = await buildRelayApp(t.runtime.deps, { flushIntervalMs: 600_000 });
+      try {
+        const otherURL = `${await other.listen({ port: 0, host: '127.0.0.1' })}/v1`;
+        const otherClient = new OpenAI({ apiKey: client.apiKey, baseURL: otherURL, maxRetries: 0 });
+        const first = await otherClient.responses.create({ model: 'claude-test', input: 'Remember 42.' });
+        expect(await storedRow(first.id)).toBeUndefined();
+        providers.requests.length = 0;
+        await client.responses.create({
+          model: 'gemini-test',
+          input: 'Which number?',
+          previous_response_id: first.id,
+        });
+        expect(turnsOf(providers.requests.at(-1)!.body)).toEqual([
+          ['user', 'Remember 42.'],
+          ['model', PROVIDER_REPLY],
+          ['user', 'Which number?'],
+        ]);
+        expect((await client.responses.retrieve(first.id)).output_text).toBe(PROVIDER_REPLY);
+      } finally {
+        await other.close();
+      }
+    },
+  );
 
   it('sends an id only an OpenAI channel holds (the gateway keeping none) to that channel, and refuses it elsewhere', async () => {
     await t.runtime.deps.options.set('ResponsesRetentionDays', '0');

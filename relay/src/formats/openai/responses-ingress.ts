@@ -180,8 +180,9 @@ const outputText = (output: unknown): string =>
       : JSON.stringify(output ?? '');
 
 /**
- * Why a Responses request cannot go to a channel of another format: stored state the gateway does not keep. A 400
- * in OpenAI's shape naming it. (Built-in tools are not a reason: they are mapped or left out, docs/adr/0029.)
+ * Why a Responses request cannot go to a channel of another format: stored state the gateway cannot replay (a
+ * chain it does not keep whole, a compaction's previous id, a conversation). A 400 in OpenAI's shape naming it.
+ * (Built-in tools are not a reason: they are mapped or left out, docs/adr/0029.)
  */
 export function refuseResponsesConversion(body: Readonly<Json>): RelayError | undefined {
   const refuse = (message: string, param: string) => ({
@@ -190,7 +191,7 @@ export function refuseResponsesConversion(body: Readonly<Json>): RelayError | un
   });
   if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '')
     return refuse(
-      'previous_response_id is not supported for this model: the response is held only by the OpenAI channel that answered it (the gateway did not keep it), and that channel cannot serve this model; send the full input',
+      'previous_response_id is not supported for this model here: the gateway replays a chain it keeps whole on /v1/responses, and otherwise only the OpenAI channel that holds the id can continue it; send the full input',
       'previous_response_id',
     );
   if (body.conversation !== undefined && body.conversation !== null)

@@ -242,7 +242,7 @@ describe('stored responses through the openai SDK', () => {
     expect(toGemini.path).toContain('/models/gemini-test:streamGenerateContent');
     const geminiRole = (role: string) => (role === 'assistant' ? 'model' : role);
     expect(turnsOf(toGemini.body)).toEqual(
-      [...history, ['user', 'Where do I live?']].map(([role, text]) => [geminiRole(role), text]),
+      [...history, ['user', 'Where do I live?'] as const].map(([role, text]) => [geminiRole(role), text]),
     );
     history.push(['user', 'Where do I live?'], ['assistant', PROVIDER_REPLY]);
 
@@ -307,7 +307,9 @@ describe('stored responses through the openai SDK', () => {
       role: string;
       parts: Record<string, unknown>[];
     }[];
-    const parts = contents.flatMap((turn) => turn.parts.map((part) => ({ role: turn.role, ...part })));
+    const parts: Record<string, unknown>[] = contents.flatMap((turn) =>
+      turn.parts.map((part) => ({ role: turn.role, ...part })),
+    );
     expect(parts[0]).toMatchObject({ role: 'user', text: 'Weather in Paris?' });
     expect(parts.find((part) => part.functionCall)).toMatchObject({
       role: 'model',

@@ -44,8 +44,9 @@ export interface ResponseStore {
 
 /** How long a kept response stays in Redis for the other relays: well past any flush. */
 const SHARED_TTL_MS = 10 * 60 * 1000;
-/** Responses this relay keeps in memory at most (the newest). */
+/** Responses this relay keeps in memory at most (the newest), and their JSON's characters at most together. */
 const MEMORY_ENTRIES = 2_000;
+const MEMORY_CHARS = 64 * 1024 * 1024;
 /** Responses waiting to be written at most; past it the oldest waiting are written at once. */
 const MAX_QUEUED = 5_000;
 
@@ -60,7 +61,8 @@ export function createResponseStore(deps: {
   const repo = createStoredResponseRepo(deps.db);
   const now = deps.now ?? Date.now;
   const nowSeconds = () => Math.floor(now() / 1000);
-  const recent = new Map<string, KeptResponse>();
+  const recent = new Map<string, { readonly row: KeptResponse; readonly size: number }>();
+  let recentChars = 0;
   let queue: KeptResponse[] = [];
   let running: Promise<void> = Promise.resolve();
   const { redis } = deps;
@@ -70,12 +72,22 @@ export function createResponseStore(deps: {
     : createMemoryAffinityStore(() => MEMORY_ENTRIES * 10, now);
   const bindingKey = (userId: number, id: string) => `${userId}:${id}`;
 
-  const remember = (row: KeptResponse) => {
-    recent.delete(row.id);
-    recent.set(row.id, row);
+  const forget = (id: string) => {
+    const entry = recent.get(id);
+    if (!entry) return;
+    recent.delete(id);
+    recentChars -= entry.size;
+  };
+  /** Remembers a row (its JSON, when made already, gives its size); the oldest go past either bound. */
+  const remember = (row: KeptResponse, json: string = JSON.stringify(row)) => {
+    forget(row.id);
+    // One response larger than the whole bound is read from the database instead.
+    if (json.length > MEMORY_CHARS) return;
+    recent.set(row.id, { row, size: json.length });
+    recentChars += json.length;
     for (const oldest of recent.keys()) {
-      if (recent.size <= MEMORY_ENTRIES) break;
-      recent.delete(oldest);
+      if (recent.size <= MEMORY_ENTRIES && recentChars <= MEMORY_CHARS) break;
+      forget(oldest);
     }
   };
   const isLive = (row: KeptResponse, userId: number) => row.userId === userId && row.expiresAt > nowSeconds();
@@ -105,12 +117,13 @@ export function createResponseStore(deps: {
 
   return {
     keep(row) {
-      remember(row);
+      const json = JSON.stringify(row);
+      remember(row, json);
       queue.push(row);
       if (queue.length >= MAX_QUEUED) void flush();
       if (redis)
         void redis
-          .set(sharedKey(row.id), JSON.stringify(row), 'PX', SHARED_TTL_MS)
+          .set(sharedKey(row.id), json, 'PX', SHARED_TTL_MS)
           .catch((error: unknown) => deps.onError(error, 'stored response not shared'));
     },
     bind(userId, id, channelId, ttlMs) {
@@ -123,7 +136,7 @@ export function createResponseStore(deps: {
       return bound?.channelId;
     },
     async find(userId, id) {
-      const local = recent.get(id);
+      const local = recent.get(id)?.row;
       if (local) return isLive(local, userId) ? local : undefined;
       const fromRedis = await shared(id);
       if (fromRedis) return isLive(fromRedis, userId) ? fromRedis : undefined;
@@ -132,10 +145,10 @@ export function createResponseStore(deps: {
       return row;
     },
     async remove(userId, id) {
-      const local = recent.get(id) ?? (await shared(id));
+      const local = recent.get(id)?.row ?? (await shared(id));
       const isOwn = local !== undefined && isLive(local, userId);
       if (isOwn) {
-        recent.delete(id);
+        forget(id);
         queue = queue.filter((row) => row.id !== id);
         if (redis) await redis.del(sharedKey(id)).catch(() => undefined);
       }

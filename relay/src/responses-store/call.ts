@@ -21,6 +21,8 @@ import type { KeptResponse } from './store.ts';
 const DAY_MS = 24 * 3600 * 1000;
 /** How long OpenAI keeps a stored response (https://platform.openai.com/docs/guides/your-data): its binding's life. */
 const UPSTREAM_RETENTION_MS = 30 * DAY_MS;
+/** The longest id kept (the column's width); OpenAI's are far shorter. */
+const MAX_ID_LENGTH = 128;
 /** The longest chain walked; older turns than this are not replayed. */
 const MAX_CHAIN = 1_000;
 
@@ -137,7 +139,7 @@ export async function openStoredCall(
     },
     answered(response, channelId, converted) {
       const id = response.id;
-      if (!isStored || typeof id !== 'string' || id === '') return;
+      if (!isStored || typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) return;
       const isUpstreamHeld = !converted;
       if (isUpstreamHeld) ctx.responses.bind(userId, id, channelId, UPSTREAM_RETENTION_MS);
       if (days <= 0) return;
@@ -148,7 +150,7 @@ export async function openStoredCall(
         tokenId: caller.token.id,
         channelId,
         isUpstreamHeld,
-        model: prepared.model,
+        model: prepared.model.slice(0, 255),
         previousResponseId: previous ?? null,
         input: inputItemsOf(body.input),
         response: { ...response, previous_response_id: previous ?? null, store: true },

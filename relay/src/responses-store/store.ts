@@ -98,8 +98,12 @@ export function createResponseStore(deps: {
     queue = [];
     try {
       await repo.insertMany(taken);
-    } catch (error) {
-      deps.onError(error, `${taken.length} stored responses not written`);
+    } catch {
+      // One row the database refuses must not take the batch with it: each is tried on its own.
+      for (const row of taken)
+        await repo
+          .insertMany([row])
+          .catch((error: unknown) => deps.onError(error, 'stored response not written'));
     }
   }
   function flush(): Promise<void> {

@@ -50,6 +50,12 @@ const MEMORY_CHARS = 64 * 1024 * 1024;
 /** Responses waiting to be written at most; past it the oldest waiting are written at once. */
 const MAX_QUEUED = 5_000;
 
+/**
+ * Whether a text can be a response id at all: visible ASCII, at most the column's width. Anything else (a NUL byte,
+ * which the database refuses in text) is unknown without asking anyone.
+ */
+const isResponseId = (id: string): boolean => /^[\x21-\x7e]{1,128}$/.test(id);
+
 export function createResponseStore(deps: {
   readonly db: Db;
   readonly redis: Redis | undefined;
@@ -136,10 +142,12 @@ export function createResponseStore(deps: {
         .catch((error: unknown) => deps.onError(error, 'stored response not bound'));
     },
     async boundChannel(userId, id) {
+      if (!isResponseId(id)) return undefined;
       const bound = await bindings.get(bindingKey(userId, id)).catch(() => undefined);
       return bound?.channelId;
     },
     async find(userId, id) {
+      if (!isResponseId(id)) return undefined;
       const local = recent.get(id)?.row;
       if (local) return isLive(local, userId) ? local : undefined;
       const fromRedis = await shared(id);
@@ -149,6 +157,7 @@ export function createResponseStore(deps: {
       return row;
     },
     async remove(userId, id) {
+      if (!isResponseId(id)) return false;
       const local = recent.get(id)?.row ?? (await shared(id));
       const isOwn = local !== undefined && isLive(local, userId);
       if (isOwn) {

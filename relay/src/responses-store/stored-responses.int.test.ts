@@ -192,6 +192,17 @@ describe('stored responses through the openai SDK', () => {
       expect(refused.message).toContain("Previous response with id 'resp_never_issued' not found.");
     }
     expect(fake.requests.length + providers.requests.length).toBe(before);
+    // Text no id can be (a NUL byte, which the database refuses) is as unknown, never a 500.
+    const odd = (await client.responses
+      .create({ model: 'gpt-4o-mini', input: 'hi', previous_response_id: 'resp_\u0000x' })
+      .catch((error: unknown) => error)) as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(odd.code).toBe('previous_response_not_found');
+    for (const call of [
+      () => client.responses.retrieve('resp_\u0000x'),
+      () => client.responses.delete('resp_\u0000x'),
+      () => client.responses.inputItems.list('resp_\u0000x'),
+    ])
+      expect(await call().catch((error: unknown) => error)).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it('continues one chain over OpenAI, Anthropic, Gemini and chat-completions channels, each given the history in its own format', async () => {

@@ -87,6 +87,8 @@ import { type SettlementRecord, writeRecords } from './pipeline/write-records.ts
 import { createBatchWriter, newJournalId } from './pipeline/writer.ts';
 import { registerRealtime } from './realtime/route.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
+import { registerResponseRoutes } from './responses-store/routes.ts';
+import { createResponseStore } from './responses-store/store.ts';
 import { createAuthCache } from './state/auth-cache.ts';
 import { createChannelCache } from './state/channel-cache.ts';
 import { registerTaskRoutes } from './tasks/register.ts';
@@ -127,6 +129,8 @@ export interface RelayOptions {
    * shifted by QUOTA_WINDOW_CLOCK_OFFSET_SECONDS.
    */
   readonly windowClock?: () => number;
+  /** The clock stored responses' retention is counted by, in milliseconds (tests move it); default Date.now. */
+  readonly responsesClock?: () => number;
 }
 
 /** Registers the relay routes and their state on `app`; everything is flushed and closed with the app. */
@@ -201,6 +205,15 @@ export async function registerRelay(
     onError: onError('content logs'),
   });
   await contentLogs.load();
+  // Stored Responses (docs/adr/0051): a writer of their own, read back only for a chain a call continues.
+  const responses = createResponseStore({
+    db: deps.db,
+    redis: deps.redis,
+    redisKeyPrefix: deps.config.redisKeyPrefix,
+    intervalMs: options.flushIntervalMs ?? 1000,
+    ...(options.responsesClock === undefined ? {} : { now: options.responsesClock }),
+    onError: (err, context) => app.log.error({ err, context }, 'stored responses failed'),
+  });
   const auth = createAuthCache({
     db: deps.db,
     bus: deps.bus,
@@ -219,6 +232,7 @@ export async function registerRelay(
     ledger,
     writer,
     contentLogs,
+    responses,
     prices: createPriceBook(deps.options),
     notifier,
     metrics: createRelayMetrics({
@@ -335,6 +349,7 @@ export async function registerRelay(
       relay.delete('/models/:model', unimplemented);
       // Gemini clients on the stable version: `POST /v1/models/<model>:<action>`.
       relay.post('/models/*', geminiAction);
+      registerResponseRoutes(relay, ctx);
     },
     { prefix: '/v1' },
   );
@@ -410,6 +425,7 @@ export async function registerRelay(
     await writer.close();
     contentLogs.close();
     await contentLogWriter.close();
+    await responses.close();
     await ledger.close();
     await upstream.close();
   });

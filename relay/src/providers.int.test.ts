@@ -6,7 +6,7 @@
  * shape, channel keys never shown, and the bill (cache and thinking tokens) as each provider counts it. What coding
  * agents send that chat cannot say (Codex's custom and namespace tools, Claude Code's signed thinking) converts;
  * Responses' hosted web search becomes the channel's own (or is left out, the client told); and what only the
- * client's own provider runs (Anthropic's and Gemini's server tools, stored responses) is refused in its shape.
+ * client's own provider runs (Anthropic's and Gemini's server tools) is refused in its shape.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
@@ -849,7 +849,7 @@ describe('coding agents on converted paths', () => {
     expect(JSON.stringify(fake.requests.at(-1)?.body)).not.toContain(String(reasoning?.encrypted_content));
   });
 
-  it('maps web search to Anthropic and Gemini, leaves other built-in tools out saying so, refuses previous_response_id, and passes them to OpenAI', async () => {
+  it('maps web search to Anthropic and Gemini, leaves other built-in tools out saying so, refuses an unknown previous_response_id, and passes them to OpenAI', async () => {
     const client = openAiClient();
     type SdkError = InstanceType<typeof OpenAI.APIError>;
     const ask = {
@@ -883,26 +883,27 @@ describe('coding agents on converted paths', () => {
     expect(JSON.parse(String(streamLog.other))).toMatchObject({
       dropped_tools: ['web_search', 'file_search'],
     });
+    // An id the gateway never issued is OpenAI's 400 on any channel (stored chains: responses-store/).
     const requestsBefore = providers.requests.length;
     const stored = (await client.responses
       .create({ model: 'gemini-test', input: 'more', previous_response_id: 'resp_abc' })
       .catch((error: unknown) => error)) as SdkError;
     expect(stored).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(stored.message).toContain('previous_response_id is not supported');
-    expect(stored.message).toContain('store=false');
+    expect(stored.code).toBe('previous_response_not_found');
     expect(providers.requests.length).toBe(requestsBefore);
 
     fake.requests.length = 0;
+    const first = await client.responses.create({ model: 'gpt-4o-mini', input: 'news?' });
     const passed = await client.responses.create({
       model: 'gpt-4o-mini',
       input: 'news?',
       tools: [{ type: 'web_search' }],
-      previous_response_id: 'resp_abc',
+      previous_response_id: first.id,
     });
     expect(passed.output_text).toBe(DEFAULT_FAKE_BEHAVIOUR.reply);
     expect(fake.requests.at(-1)?.body).toMatchObject({
       tools: [{ type: 'web_search' }],
-      previous_response_id: 'resp_abc',
+      previous_response_id: first.id,
     });
   });
 

@@ -390,6 +390,11 @@ export const optionRegistry = {
   ContentLogGroups: list(',', []),
   /** Content logs older than this many days are deleted. */
   ContentLogRetentionDays: int(30, { min: 1 }),
+  /**
+   * Days a response answered on /v1/responses with `store` not false is kept (docs/adr/0051): 30, as OpenAI keeps
+   * them; 0 keeps none (an OpenAI channel's own ids are still routed back to it).
+   */
+  ResponsesRetentionDays: int(30, { min: 0, max: 3650 }),
   /** The most one call keeps, prompt and answer together, in bytes; the rest is cut and the log marked. */
   ContentLogMaxBytes: int(32768, { min: 1024, max: 1048576 }),
   /** Regular expressions, one a line, whose matches are replaced before a content log is written. */
@@ -541,6 +546,7 @@ const operationOptionKeys: ReadonlySet<OptionKey> = new Set<OptionKey>([
   'checkin_setting.max_quota',
   'ContentLogGroups',
   'ContentLogRetentionDays',
+  'ResponsesRetentionDays',
   'ContentLogMaxBytes',
   'ContentLogRedactPatterns',
   // Models tab

@@ -1,13 +1,15 @@
 import { lt } from 'drizzle-orm';
 import { contentLogs } from '../db/schema/content-logs.ts';
 import { createAuditRepo } from '../repos/audit.repo.ts';
+import { createStoredResponseRepo } from '../responses/stored-response.repo.ts';
 import type { RuntimeDeps } from './runtime.ts';
 
 const DAY_SECONDS = 24 * 3600;
 
 /**
  * Deletes audit rows older than AuditRetentionDays (0 keeps them) and content logs older than
- * ContentLogRetentionDays (docs/adr/0045), counted from `now`; answers how many rows went. Run with the usage
+ * ContentLogRetentionDays (docs/adr/0045) and stored responses past their retention (docs/adr/0051), counted from
+ * `now`; answers how many rows went. Run with the usage
  * logs' purge (log-retention.ts): on boot, then once a day, safe on every replica at once.
  */
 export async function purgeGovernanceRows(
@@ -24,5 +26,6 @@ export async function purgeGovernanceRows(
     .delete(contentLogs)
     .where(lt(contentLogs.createdAt, seconds - contentDays * DAY_SECONDS))
     .returning({ id: contentLogs.id });
-  return deleted + gone.length;
+  const expired = await createStoredResponseRepo(deps.db).deleteExpired(seconds);
+  return deleted + gone.length + expired;
 }

@@ -219,7 +219,7 @@ describe('Codex tools on a chat upstream', () => {
     const stored = refuseResponsesConversion({ previous_response_id: 'resp_1', input: 'x' });
     expect(stored).toMatchObject({ status: 400, param: 'previous_response_id' });
     expect(stored?.message).toContain('previous_response_id is not supported');
-    expect(stored?.message).toContain('send the full input with store=false');
+    expect(stored?.message).toContain('send the full input');
   });
 });
 

@@ -22,6 +22,8 @@ export interface StreamEncoder {
   chunk(chunk: ChatChunk, raw?: string): string;
   /** The output is complete: closing events, with the usage when the client's format carries it. */
   end(usage: NormalisedUsage, usageShown: boolean): string;
+  /** The whole answer the closing events carried (a Responses `response` object), once `end` has run. */
+  answer?(): Json | undefined;
   /** The answer ends early with this error (the client's error event). */
   error(error: RelayError): string;
   /** The very last frame of a stream that ended normally (`data: [DONE]`), or ''. */

@@ -137,6 +137,9 @@ export async function relayJson(
     );
 
   exchange.capture?.answer(body);
+  // Kept as the client gets it (docs/adr/0051); a stopped answer is not shown, so not kept.
+  if (exchange.stored && !stopped)
+    exchange.stored.answered(JSON.parse(body) as Json, outcome.channelId, conversion !== undefined);
   const charged = await settle(ctx, request, exchange.caller, exchange.billing, {
     ...outcome,
     usage,

@@ -67,14 +67,16 @@ export async function runAttempts(
   exchange: HeldExchange,
 ): Promise<RelayError | undefined> {
   const { caller, prepared } = exchange;
-  // Session affinity (docs/adr/0027): the session's bound channel and key first, when they can serve now.
+  // Session affinity (docs/adr/0027): the session's bound channel and key first, when they can serve now; a
+  // Responses chain goes first to the channel that holds its previous id (docs/adr/0051).
   const affinity =
     caller.forcedChannelId === undefined
-      ? await affinityOf(ctx, exchange.request, bodyOf(exchange), {
+      ? (exchange.stored?.affinity(ctx, caller.group, prepared.model) ??
+        (await affinityOf(ctx, exchange.request, bodyOf(exchange), {
           tokenId: caller.token.id,
           group: caller.group,
           model: prepared.model,
-        })
+        })))
       : undefined;
   const attempts = planAttempts(ctx, exchange, affinity);
   const isForced = caller.forcedChannelId !== undefined;
@@ -116,7 +118,8 @@ function planAttempts(
   const { prepared, spec, ingress } = exchange;
   const { options } = ctx.deps;
   const isStream = prepared.isStream && spec.stream !== undefined;
-  const body = bodyOf(exchange);
+  // A stored chain the call continues is replayed to a channel of another format (docs/adr/0051).
+  const body = exchange.stored?.convertedBody ?? bodyOf(exchange);
   let chat: ChatRequest | undefined;
   let refused: RelayError | null | undefined;
   return {

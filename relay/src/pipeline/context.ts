@@ -6,6 +6,7 @@ import type { RelayDeps } from '../deps.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
 import type { RelayMetrics } from '../metrics/relay-metrics.ts';
+import type { ResponseStore } from '../responses-store/store.ts';
 import type { AuthCache } from '../state/auth-cache.ts';
 import type { ChannelCache } from '../state/channel-cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
@@ -35,6 +36,8 @@ export interface RelayContext {
   readonly limits: Limiter;
   /** Whether a call keeps its prompt and answer (docs/adr/0045): a capture when it does, nothing when not. */
   readonly contentLogs: ContentLogs;
+  /** Stored Responses (docs/adr/0051): kept off the request path, read back for a chain a call continues. */
+  readonly responses: ResponseStore;
   /** `AutomaticDisableKeywords`, compiled once per change of the option. */
   keywords(): WordMatcher;
   /** `SensitiveWords`, compiled once per change of the option. */

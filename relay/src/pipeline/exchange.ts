@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { FastifyBaseLogger } from 'fastify';
 import type { Ingress } from '../formats/ingress.ts';
 import type { StepMarks } from '../metrics/tracing.ts';
+import type { StoredCall } from '../responses-store/call.ts';
 import type { Caller } from './authenticate.ts';
 import type { ContentCapture } from './content-capture.ts';
 import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
@@ -80,6 +81,8 @@ export interface HeldExchange extends PreparedExchange {
   readonly clientGone: AbortController;
   /** The content log's capture, only when the caller's group or token keeps content logs (docs/adr/0045). */
   readonly capture?: ContentCapture | undefined;
+  /** A `/v1/responses` call's stored side (docs/adr/0051): the chain it continues, the answer kept. */
+  readonly stored?: StoredCall | undefined;
 }
 
 /** Adds what a step learnt to the call, keeping it the same object. */

@@ -15,6 +15,7 @@ import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
 import { callerWindows } from '../limits/windows.ts';
 import { countLongTexts, LONG_TEXT } from '../metering/tokens.ts';
 import { markStep, startSteps } from '../metrics/tracing.ts';
+import { openStoredCall } from '../responses-store/call.ts';
 import { tiersFor } from '../routing/pick.ts';
 import { runAttempts } from './attempts.ts';
 import { type Caller, checkModelAllowed } from './authenticate.ts';
@@ -155,6 +156,9 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   // A served model without a price is a setting an administrator must make, not a failure of the gateway.
   if (isPricingRefusal(pricing))
     return sendError(request, reply, localError(400, pricing.code, pricing.message, 'invalid_request_error'));
+  // The chain a Responses call continues is read before anything is held: an unknown id holds nothing.
+  const stored = await openStoredCall(ctx, exchange);
+  if (isRelayError(stored)) return sendError(request, reply, stored);
 
   markStep(steps, 'price');
   // A long prompt whose count the hold reads (the request names its output limit, as coding agents' do) is counted
@@ -202,7 +206,7 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   const capture = ctx.contentLogs.open(exchange);
   let failure: RelayError | undefined;
   try {
-    failure = await runAttempts(ctx, growExchange(exchange, { billing, clientGone, capture }));
+    failure = await runAttempts(ctx, growExchange(exchange, { billing, clientGone, capture, stored }));
   } finally {
     capture?.finish();
     // Every exit path that did not settle (errors, exceptions, a disconnect before the answer) refunds.

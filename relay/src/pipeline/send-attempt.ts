@@ -30,7 +30,7 @@ import {
 import type { AttemptOutcome, Attempts } from './attempts.ts';
 import { checkChannelHealth } from './channel-health.ts';
 import type { RelayContext } from './context.ts';
-import type { EndpointSpec } from './endpoints/spec.ts';
+import { type EndpointSpec, isRelayError } from './endpoints/spec.ts';
 import type { HeldExchange } from './exchange.ts';
 import { pipeStream, type StreamReading } from './stream.ts';
 
@@ -100,13 +100,16 @@ export async function admitAttempt(
   // A request that cannot be converted (ingress.refuseConversion) skips the channels it would need it for.
   const refused = route?.converted ? attempts.refusal() : undefined;
   if (!provider || !route || refused) return { kind: 'skipped', error: refused };
+  // A stored chain (docs/adr/0051): its holder gets the request as sent, another channel the chain replayed.
+  const ownBody = route.converted ? undefined : exchange.stored?.passThroughBody(channel.id);
+  if (isRelayError(ownBody)) return { kind: 'skipped', error: ownBody };
   // A channel at its own limit is passed over like one that cannot serve (docs/adr/0028).
   const channelLimit = await admitChannelLimits(ctx, request, channel, prepared);
   if (!channelLimit.ok) return { kind: 'skipped', error: channelLimit.error };
   const { ticket } = channelLimit;
   if (ticket) exchange.billing.limits?.push(ticket);
   attempts.used.push(channel.id);
-  return { kind: 'admitted', channel, provider, route, upstreamModel, attempt, ticket };
+  return { kind: 'admitted', channel, provider, route, upstreamModel, attempt, ticket, ownBody };
 }
 
 /** The channel an attempt was admitted to, and how it is reached. */
@@ -119,6 +122,8 @@ export interface Admitted {
   readonly attempt: number;
   /** The channel's concurrency and token slot this attempt holds, if it has limits. */
   readonly ticket: LimitTicket | undefined;
+  /** The request in the client's format to send instead of the client's own (a replayed chain), if any. */
+  readonly ownBody?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** Sends the request to the admitted channel and hands a 200 to the answer step; anything else is a failure. */
@@ -126,7 +131,7 @@ export async function sendAttempt(
   ctx: RelayContext,
   exchange: HeldExchange,
   attempts: Attempts,
-  { channel, provider, route, upstreamModel, attempt, ticket }: Admitted,
+  { channel, provider, route, upstreamModel, attempt, ticket, ownBody }: Admitted,
 ): Promise<AttemptOutcome> {
   const { ingress, request, reply, caller, prepared } = exchange;
   const redactor = redactorOf(channel);
@@ -164,7 +169,11 @@ export async function sendAttempt(
     try {
       call = await provider.buildRequest(channel, {
         endpoint: route.endpoint,
-        payload: hosted.chat ? { kind: 'json', body: hosted.chat } : prepared.payload,
+        payload: hosted.chat
+          ? { kind: 'json', body: hosted.chat }
+          : ownBody
+            ? { kind: 'json', body: ownBody }
+            : prepared.payload,
         upstreamModel,
         isStream: attempts.isStream,
         options: ctx.deps.options,

@@ -216,6 +216,11 @@ async function endStream(
     else if (reader.writesEnd)
       writer.write(encoder.end(usage, hasUsage(upstreamUsage) && control.reading.kind === 'chat'));
   }
+  if (ending === 'complete' && exchange.stored) {
+    // Kept as the client got it (docs/adr/0051): the upstream's last `response`, or the one the encoder wrote.
+    const whole = control.reading.kind === 'responses' ? state.last : encoder.answer?.();
+    if (whole) exchange.stored.answered(whole, answer.outcome.channelId, answer.conversion !== undefined);
+  }
   let charged = 0;
   try {
     charged = await settle(ctx, exchange.request, exchange.caller, exchange.billing, {

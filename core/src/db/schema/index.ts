@@ -18,6 +18,7 @@ export * from './quota-window-usage.ts';
 export * from './redemptions.ts';
 export * from './settlement-marks.ts';
 export * from './setups.ts';
+export * from './stored-responses.ts';
 export * from './tasks.ts';
 export * from './tokens.ts';
 export * from './top-ups.ts';

@@ -20,8 +20,9 @@
  * OpenAI answers them. Built-in tools OpenAI runs (web search, file search, code interpreter, MCP, ...) go to the
  * canonical request's `hosted_tools`: a format with an equivalent runs it (web search on Anthropic and Gemini),
  * the others leave it out and the client is told (`x-turnpike-dropped-tools`, the log's `dropped_tools`;
- * docs/adr/0029). Stored state (`previous_response_id`, `conversation`) cannot be converted: such a request is
- * refused with a 400 naming it unless an OpenAI channel serves the model (docs/adr/0018).
+ * docs/adr/0029). A `previous_response_id` the gateway stored comes here with its chain replayed as input
+ * (responses-store/, docs/adr/0051); one only an OpenAI channel holds, and a `conversation`, cannot be converted:
+ * such a request is refused with a 400 naming it unless an OpenAI channel serves the model (docs/adr/0018).
  */
 
 import { createHash } from 'node:crypto';
@@ -179,8 +180,9 @@ const outputText = (output: unknown): string =>
       : JSON.stringify(output ?? '');
 
 /**
- * Why a Responses request cannot go to a channel of another format: stored state the gateway does not keep. A 400
- * in OpenAI's shape naming it. (Built-in tools are not a reason: they are mapped or left out, docs/adr/0029.)
+ * Why a Responses request cannot go to a channel of another format: stored state the gateway cannot replay (a
+ * chain it does not keep whole, a compaction's previous id, a conversation). A 400 in OpenAI's shape naming it.
+ * (Built-in tools are not a reason: they are mapped or left out, docs/adr/0029.)
  */
 export function refuseResponsesConversion(body: Readonly<Json>): RelayError | undefined {
   const refuse = (message: string, param: string) => ({
@@ -189,7 +191,7 @@ export function refuseResponsesConversion(body: Readonly<Json>): RelayError | un
   });
   if (typeof body.previous_response_id === 'string' && body.previous_response_id !== '')
     return refuse(
-      "previous_response_id is not supported for this model: the gateway stores no responses and the model's channel is not OpenAI's; send the full input with store=false",
+      'previous_response_id is not supported for this model here: the gateway replays a chain it keeps whole on /v1/responses, and otherwise only the OpenAI channel that holds the id can continue it; send the full input',
       'previous_response_id',
     );
   if (body.conversation !== undefined && body.conversation !== null)
@@ -476,6 +478,8 @@ export function createResponsesEncoder(
     | undefined;
   const keep = keepsReasoning(body);
   let finish: string | undefined;
+  /** The `response` object of the closing event, once written. */
+  let whole: Json | undefined;
   /** A compaction's summary, gathered whole: it goes out as one `compaction` item at the end. */
   const compacting = asksCompaction(body);
   let summary = '';
@@ -663,11 +667,11 @@ export function createResponsesEncoder(
         items.push(item);
       }
       const status = finish === 'length' ? 'incomplete' : 'completed';
-      emit(`response.${status}`, {
-        response: responseObject(id, model, status, items, toResponsesUsage(usage)),
-      });
+      whole = responseObject(id, model, status, items, toResponsesUsage(usage));
+      emit(`response.${status}`, { response: whole });
       return take();
     },
+    answer: () => whole,
     error: (error) =>
       formatSseNamedJson('error', {
         type: 'error',

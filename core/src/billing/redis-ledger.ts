@@ -584,13 +584,7 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     const changes = takeSettled();
     if (changes.length === 0) return;
     adjustScript(1, `${tag}lease:${pid}`, tag, pid, changes.length / 2, ...changes)
-      .then((answer) => {
-        if (Number(answer) === -1 && registered) {
-          registered = false;
-          return register();
-        }
-        return undefined;
-      })
+      .then(registerIfReaped)
       .catch(fail);
   }
 
@@ -616,14 +610,15 @@ export function createRedisLedger(options: RedisLedgerOptions): RedisLedger {
     const args: (string | number)[] = [entry.seq, entry.payload, tag, settled.length / 2, ...settled];
     for (const [account, amount] of entry.charges) if (amount > 0) args.push(account, amount);
     journalScript(4, ...journalKeys(), ...args)
-      .then((answer) => {
-        if (Number(answer) === -1 && registered) {
-          registered = false;
-          return register();
-        }
-        return undefined;
-      })
+      .then(registerIfReaped)
       .catch(fail);
+  }
+
+  /** A script's answer -1: this process was reaped (its lease ran out), so it registers again with what it owes. */
+  function registerIfReaped(answer: unknown): Promise<void> | undefined {
+    if (Number(answer) !== -1 || !registered) return undefined;
+    registered = false;
+    return register();
   }
 
   function setDegraded(value: boolean): void {

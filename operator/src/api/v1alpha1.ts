@@ -55,7 +55,7 @@ const stringMap = (maxProperties: number, maxLength: number) =>
   z.record(z.string(), z.string().max(maxLength)).meta({ maxProperties });
 
 /** `metav1.Condition`. */
-export const conditionSchema = z.object({
+const conditionSchema = z.object({
   type: z.string().max(316),
   status: z.enum(['True', 'False', 'Unknown']),
   reason: z.string().max(1024),
@@ -80,7 +80,7 @@ const commonStatusShape = {
 const commonStatusSchema = z.object(commonStatusShape);
 export type CommonStatus = z.infer<typeof commonStatusSchema>;
 
-export const channelSpecSchema = z
+const channelSpecSchema = z
   .object({
     displayName: z
       .string()
@@ -190,7 +190,7 @@ export const channelSpecSchema = z
   );
 export type ChannelSpec = z.input<typeof channelSpecSchema>;
 
-export const channelStatusSchema = z.object({
+const channelStatusSchema = z.object({
   ...commonStatusShape,
   channelIDs: z.array(int64()).max(1000).optional(),
   secretResourceVersion: z.string().optional(),
@@ -242,7 +242,7 @@ const longContextTierSchema = z.object({
   ).optional(),
 });
 
-export const modelPriceSpecSchema = z
+const modelPriceSpecSchema = z
   .object({
     models: z.array(name(255)).min(1).max(100).meta(set),
     groups: z
@@ -313,7 +313,7 @@ export const modelPriceSpecSchema = z
   );
 export type ModelPriceSpec = z.input<typeof modelPriceSpecSchema>;
 
-export const modelPriceStatusSchema = z.object({
+const modelPriceStatusSchema = z.object({
   ...commonStatusShape,
   optionEntries: z
     .array(z.string())
@@ -325,7 +325,7 @@ export const modelPriceStatusSchema = z.object({
 });
 export type ModelPriceStatus = z.infer<typeof modelPriceStatusSchema>;
 
-export const gatewayOptionSpecSchema = z.object({
+const gatewayOptionSpecSchema = z.object({
   values: z
     .record(z.string(), z.string().max(262144))
     .meta({
@@ -346,7 +346,7 @@ export const gatewayOptionSpecSchema = z.object({
 });
 export type GatewayOptionSpec = z.input<typeof gatewayOptionSpecSchema>;
 
-export const gatewayOptionStatusSchema = z.object({
+const gatewayOptionStatusSchema = z.object({
   ...commonStatusShape,
   optionKeys: z.array(z.string()).max(100).optional(),
 });

@@ -20,7 +20,7 @@ endif
 
 INSTALLED := node_modules/.turnpike-installed
 
-.PHONY: run start build server-build typecheck lint format test test-unit bench install node clean cluster cluster-test chart-test chart-sync image image-build
+.PHONY: run start build server-build typecheck lint format test test-unit bench install node clean cluster cluster-test chart-test chart-sync crds image image-build
 
 node: $(NODE)
 
@@ -53,6 +53,7 @@ lint: install
 	npx biome check .
 	node scripts/unused-exports.ts
 	node scripts/check-imports.ts
+	node operator/src/crd/generate.ts --check
 
 format: install
 	npx biome format --write .
@@ -104,9 +105,13 @@ import: install
 chart-test: install
 	npx vitest run --project charts
 
-## make chart-sync: copy deploy/grafana, deploy/prometheus and crds/ into the charts that package them
+## make chart-sync: copy deploy/grafana and deploy/prometheus into the chart that packages them
 chart-sync: install
 	node charts/sync-files.ts
+
+## make crds: write crds/ and the turnpike-crds chart's copy from operator/src/api/v1alpha1.ts (docs/adr/0048)
+crds: install
+	npm run gen:crds
 
 ## make image: check the Dockerfile; make image-build: build and start it with Debian's buildah (root, no registry)
 image: install

@@ -1,8 +1,8 @@
 /**
  * Copies the files the charts package from where they are edited: Grafana dashboards (deploy/grafana/*.json) and
- * alert rules (deploy/prometheus/*.yaml) into charts/turnpike/files/, the CRDs (crds/*.yaml) into
- * charts/turnpike-crds/files/crds/. Helm reads nothing outside a chart's folder, and copies (not symlinks) survive
- * `helm package` and Argo CD alike. `make chart-sync` runs it; `--check` lists copies that differ (chart tests).
+ * alert rules (deploy/prometheus/*.yaml) into charts/turnpike/files/. Helm reads nothing outside a chart's folder,
+ * and copies (not symlinks) survive `helm package` and Argo CD alike. `make chart-sync` runs it; `--check` lists
+ * copies that differ (chart tests). The CRDs are generated into both places by `npm run gen:crds` instead.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,6 @@ interface CopySet {
 export const COPY_SETS: readonly CopySet[] = [
   { from: 'deploy/grafana', to: 'charts/turnpike/files/grafana', suffix: '.json' },
   { from: 'deploy/prometheus', to: 'charts/turnpike/files/prometheus', suffix: '.yaml' },
-  { from: 'crds', to: 'charts/turnpike-crds/files/crds', suffix: '.yaml' },
 ];
 
 const listed = (folder: string, suffix: string) =>

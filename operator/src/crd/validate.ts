@@ -23,11 +23,20 @@ export type SchemaNode = Record<string, unknown> & {
 };
 
 export interface CustomResourceDefinition {
-  metadata: { name: string };
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; labels?: Record<string, string> };
   spec: {
     group: string;
     scope: 'Namespaced' | 'Cluster';
-    names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[] };
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      shortNames?: string[];
+      categories?: string[];
+    };
     versions: {
       name: string;
       served: boolean;

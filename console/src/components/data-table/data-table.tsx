@@ -2,8 +2,8 @@ import { type ColumnDef, flexRender, type RowData, tableFeatures, useTable } fro
 import { useState } from 'react';
 import { readStored, writeStored } from '../../lib/storage.ts';
 import { EmptyState } from '../ui/empty-state.tsx';
-import { Spinner } from '../ui/spinner.tsx';
 import { PAGE_SIZE_OPTIONS, Pager } from './pager.tsx';
+import { TableState } from './row-table.tsx';
 
 export { PAGE_SIZE_OPTIONS };
 export const DEFAULT_PAGE_SIZE = 10;
@@ -88,13 +88,7 @@ export function DataTable<T extends RowData>({
             ))}
           </tbody>
         </table>
-        {loading ? (
-          <div className="flex justify-center py-6 text-blue-600">
-            <Spinner />
-          </div>
-        ) : data.length === 0 ? (
-          <EmptyState />
-        ) : null}
+        <TableState loading={loading} empty={data.length === 0 ? <EmptyState /> : null} />
       </div>
       <Pager
         page={page}

@@ -1,6 +1,5 @@
 import { LogType } from '@turnpike/core/domain/closed-sets';
 import type { TagColor } from '../../lib/format.ts';
-import { readStoredJson, writeStored } from '../../lib/storage.ts';
 
 export { LogType };
 
@@ -128,24 +127,13 @@ export const LOG_COLUMNS = [
   'details',
 ] as const;
 export type LogColumn = (typeof LOG_COLUMNS)[number];
-export const ADMIN_LOG_COLUMNS: readonly LogColumn[] = ['channel', 'username', 'retry'];
+const ADMIN_LOG_COLUMNS: readonly LogColumn[] = ['channel', 'username', 'retry'];
 
 export const LOG_COLUMNS_KEY = 'logs-table-columns';
 
-/** The columns the viewer may see, each on unless the remembered settings turned it off. */
-export function loadVisibleColumns(admin: boolean): Record<LogColumn, boolean> {
-  const stored = readStoredJson<Partial<Record<LogColumn, boolean>>>(LOG_COLUMNS_KEY) ?? {};
-  const visible = {} as Record<LogColumn, boolean>;
-  for (const column of LOG_COLUMNS) {
-    const allowed = admin || !ADMIN_LOG_COLUMNS.includes(column);
-    visible[column] = allowed && stored[column] !== false;
-  }
-  return visible;
-}
-
-export function saveVisibleColumns(visible: Record<LogColumn, boolean>): void {
-  writeStored(LOG_COLUMNS_KEY, JSON.stringify(visible));
-}
+/** Whether the viewer may see a column: the admin-only ones are left out for users. */
+export const isLogColumnAllowed = (column: LogColumn, admin: boolean) =>
+  admin || !ADMIN_LOG_COLUMNS.includes(column);
 
 /** `YYYY-MM-DDTHH:mm` for a datetime-local input, in local time. */
 export function toLocalInput(seconds: number): string {

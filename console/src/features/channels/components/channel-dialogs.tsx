@@ -11,14 +11,7 @@ import {
   tagChannels,
   testChannel,
 } from '../api/channels.ts';
-import {
-  buildTagEdit,
-  CHANNEL_COLUMNS,
-  type ChannelColumn,
-  MODEL_TEST_MIN_COLUMN,
-  responseTimeColor,
-  splitList,
-} from '../validation.ts';
+import { buildTagEdit, MODEL_TEST_MIN_COLUMN, responseTimeColor, splitList } from '../validation.ts';
 
 /** Puts the selected channels under one tag. */
 export function BatchTagDialog({
@@ -168,59 +161,6 @@ export function TagEditDialog({
             {error}
           </p>
         ) : null}
-      </div>
-    </Modal>
-  );
-}
-
-/** Which columns the table shows; the page remembers the choice. */
-export function ColumnSettingsDialog({
-  columns,
-  onClose,
-  onSave,
-}: {
-  columns: Record<ChannelColumn, boolean>;
-  onClose: () => void;
-  onSave: (columns: Record<ChannelColumn, boolean>) => void;
-}) {
-  const { t } = useTranslation('channels');
-  const [draft, setDraft] = useState(columns);
-  const reset = () => setDraft(Object.fromEntries(CHANNEL_COLUMNS.map((c) => [c, true])) as typeof draft);
-  return (
-    <Modal
-      open
-      onClose={onClose}
-      title={t('columns.title')}
-      footer={
-        <>
-          <Button variant="ghost" onClick={reset}>
-            {t('columns.reset')}
-          </Button>
-          <Button variant="secondary" onClick={onClose}>
-            {t('common:common.cancel')}
-          </Button>
-          <Button
-            onClick={() => {
-              onSave(draft);
-              onClose();
-            }}
-          >
-            {t('common:common.save')}
-          </Button>
-        </>
-      }
-    >
-      <div className="grid grid-cols-2 gap-2">
-        {CHANNEL_COLUMNS.map((c) => (
-          <label key={c} className="flex items-center gap-2">
-            <input
-              type="checkbox"
-              checked={draft[c]}
-              onChange={(e) => setDraft((d) => ({ ...d, [c]: e.target.checked }))}
-            />
-            {t(`col.${c}`)}
-          </label>
-        ))}
       </div>
     </Modal>
   );

@@ -2,7 +2,8 @@ import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
 import { findProviderType } from '@turnpike/core/providers/catalogue';
 import { Fragment, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Button, cx, Spinner, Tag } from '../../../components/ui/index.ts';
+import { TableState } from '../../../components/data-table/index.ts';
+import { Button, cx, Tag } from '../../../components/ui/index.ts';
 import { formatQuota, formatTimestamp, type QuotaDisplay } from '../../../lib/format.ts';
 import { type ChannelRow, type ChannelTagView, type ChannelView, isTagRow } from '../api/channels.ts';
 import { autoDisabledInfo, type ChannelColumn, responseTimeColor, splitList } from '../validation.ts';
@@ -470,11 +471,7 @@ export function ChannelTable(props: ChannelTableProps) {
           {rows.map((r) => (isTagRow(r) ? tagRow(r) : channelRow(r, false)))}
         </tbody>
       </table>
-      {loading ? (
-        <div className="flex justify-center py-6 text-blue-600">
-          <Spinner />
-        </div>
-      ) : null}
+      <TableState loading={loading} />
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ListPage, usePageSize } from '../../../components/data-table/index.ts';
+import { ListPage, type RowColumn, usePageSize } from '../../../components/data-table/index.ts';
 import { Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatTimestamp } from '../../../lib/format.ts';
@@ -34,7 +34,7 @@ import {
   TextDialog,
   VideoLinks,
 } from './cells.tsx';
-import { type LogColumnDef, TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
+import { TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
 
 function initialForm(): TaskFilterInput {
   const range = defaultDrawingRange();
@@ -122,7 +122,7 @@ export function DrawingLogPage() {
     }
   };
 
-  const columns: LogColumnDef<DrawingRow>[] = visibleColumns(DRAWING_COLUMNS, admin).map((c) => ({
+  const columns: RowColumn<DrawingRow>[] = visibleColumns(DRAWING_COLUMNS, admin).map((c) => ({
     id: c,
     header: t(`col.${c}`),
     cell: (row) => cell(c, row),

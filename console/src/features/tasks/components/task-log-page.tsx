@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ListPage, usePageSize } from '../../../components/data-table/index.ts';
+import { ListPage, type RowColumn, usePageSize } from '../../../components/data-table/index.ts';
 import { Tag } from '../../../components/ui/index.ts';
 import { useCopy } from '../../../components/ui/use-copy.tsx';
 import { formatTimestamp } from '../../../lib/format.ts';
@@ -24,7 +24,7 @@ import { useServerPages } from '../use-server-pages.ts';
 import { useTaskFilters } from '../use-task-filters.ts';
 import type { TaskFilterInput } from '../validation.ts';
 import { ChannelTag, ClippedText, ProgressRing, SpentTag, TextDialog } from './cells.tsx';
-import { type LogColumnDef, TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
+import { TaskFilterForm, TaskLogEmpty, TaskLogTable } from './task-log-parts.tsx';
 
 function initialForm(): TaskFilterInput {
   const range = defaultTaskRange();
@@ -126,7 +126,7 @@ export function TaskLogPage() {
     }
   };
 
-  const columns: LogColumnDef<TaskRow>[] = visibleColumns(TASK_COLUMNS, admin).map((c) => ({
+  const columns: RowColumn<TaskRow>[] = visibleColumns(TASK_COLUMNS, admin).map((c) => ({
     id: c,
     header: t(`col.${c}`),
     cell: (row) => cell(c, row),

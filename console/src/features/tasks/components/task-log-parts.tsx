@@ -1,7 +1,8 @@
 import type { FormEvent, ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { type RowColumn, RowTable } from '../../../components/data-table/index.ts';
 import { Pager } from '../../../components/data-table/pager.tsx';
-import { Button, EmptyState, Input, Spinner } from '../../../components/ui/index.ts';
+import { Button, EmptyState, Input } from '../../../components/ui/index.ts';
 import type { ServerPages } from '../use-server-pages.ts';
 import type { TaskFilterErrors, TaskFilterInput } from '../validation.ts';
 
@@ -67,12 +68,6 @@ export function TaskFilterForm({
   );
 }
 
-export interface LogColumnDef<T> {
-  id: string;
-  header: string;
-  cell: (row: T) => ReactNode;
-}
-
 /**
  * The table of a task log with its footer: "Items {start} - {end} of {total}" counts the rows loaded so far,
  * and "next" stays open while the last server page was full (the paging rule of `useServerPages`).
@@ -85,7 +80,7 @@ export function TaskLogTable<T>({
   onPageSizeChange,
   empty,
 }: {
-  columns: LogColumnDef<T>[];
+  columns: RowColumn<T>[];
   list: ServerPages<T>;
   rowKey: (row: T) => string | number;
   pageSize: number;
@@ -97,40 +92,7 @@ export function TaskLogTable<T>({
   const last = (list.page - 1) * pageSize + list.rows.length;
   return (
     <>
-      <div className="overflow-x-auto rounded-lg border border-gray-200 dark:border-gray-700">
-        <table className="min-w-full divide-y divide-gray-200 text-sm dark:divide-gray-700">
-          <thead className="bg-gray-50 dark:bg-gray-800">
-            <tr>
-              {columns.map((c) => (
-                <th
-                  key={c.id}
-                  className="whitespace-nowrap px-3 py-2 text-left font-medium text-gray-600 dark:text-gray-300"
-                >
-                  {c.header}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-gray-100 dark:divide-gray-800">
-            {list.rows.map((row) => (
-              <tr key={rowKey(row)} className="hover:bg-gray-50 dark:hover:bg-gray-800/50">
-                {columns.map((c) => (
-                  <td key={c.id} className="whitespace-nowrap px-3 py-2 align-middle">
-                    {c.cell(row)}
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {list.isLoading ? (
-          <div className="flex justify-center py-6 text-blue-600">
-            <Spinner />
-          </div>
-        ) : list.rows.length === 0 ? (
-          empty
-        ) : null}
-      </div>
+      <RowTable columns={columns} rows={list.rows} rowKey={rowKey} loading={list.isLoading} empty={empty} />
       <div className="mt-3">
         <Pager
           page={list.page}

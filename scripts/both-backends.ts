@@ -16,6 +16,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   'relay/src/limits.int.test.ts',
   // quota windows: exact under concurrency, reset, rolling, requests, a window and a balance both binding
   'relay/src/quota-windows.int.test.ts',
+  // plan allowances: paid before the wallet, served x price = allowance drop + wallet drop = logs, renewed, expired
+  'relay/src/plan-allowance.int.test.ts',
   'relay/src/relay.int.test.ts',
   'relay/src/endpoints.int.test.ts',
   'relay/src/audio-billing.int.test.ts',

@@ -48,8 +48,13 @@ export interface UsageWrite {
   readonly countRequest: boolean;
   /** The consume log; it also feeds the dashboard counters when `DataExportEnabled`. */
   readonly log: NewLog | undefined;
-  /** The charge to take from the user's balance (and the limited token's, `fromToken`). */
-  readonly debit?: { readonly quota: number; readonly fromToken: boolean } | undefined;
+  /**
+   * The charge to take from the user's balance (unless a plan's allowance paid it: `fromUser` false, the charge is
+   * then in `windows`) and the limited token's (`fromToken`).
+   */
+  readonly debit?:
+    | { readonly quota: number; readonly fromToken: boolean; readonly fromUser?: boolean }
+    | undefined;
   /** What each quota window was charged, in the slot its hold was taken in (`SettleResult.windows`). */
   readonly windows?: readonly WindowCharge[] | undefined;
 }
@@ -151,7 +156,7 @@ function aggregate(records: readonly SettlementRecord[]) {
       }
     }
     if (write.debit && write.debit.quota > 0) {
-      add(sums.userDebits, write.userId, write.debit.quota);
+      if (write.debit.fromUser !== false) add(sums.userDebits, write.userId, write.debit.quota);
       if (write.debit.fromToken) add(sums.tokenDebits, write.tokenId, write.debit.quota);
     }
     for (const [account, amount] of write.windows ?? [])

@@ -42,6 +42,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   // top-ups: redemption codes and payments
   'api/src/modules/redemptions/redemptions.int.test.ts',
   'api/src/modules/wallet/wallet.int.test.ts',
+  // plans: Stripe and Creem webhooks complete an order once; replayed and forged ones change nothing; expiry once
+  'api/src/modules/plans/plans.int.test.ts',
   // daily check-ins: one credit a day per user under concurrency
   'api/src/modules/checkin/checkin.int.test.ts',
 ];

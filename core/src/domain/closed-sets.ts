@@ -52,6 +52,7 @@ export const AuditKind = {
   Redemption: 'redemption',
   Log: 'log',
   Token: 'token',
+  Plan: 'plan',
   Other: 'other',
 } as const;
 export type AuditKind = (typeof AuditKind)[keyof typeof AuditKind];

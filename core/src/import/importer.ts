@@ -33,7 +33,7 @@ import {
 import { PLAN_RESET_PERIODS, type PlanResetPeriod } from '../domain/closed-sets.ts';
 import { Role } from '../domain/users.ts';
 import { isOptionKey, readOptionText } from '../options/registry.ts';
-import { allowanceKey, allowancePeriod } from '../plans/periods.ts';
+import { allowanceKey, allowancePeriod, isRunning } from '../plans/periods.ts';
 import { createAbilityRepo } from '../repos/ability.repo.ts';
 import type { SecondFactorKeys } from '../second-factors/factor-box.ts';
 import { channelDrops, channelReads, importedFromOf, mapChannel } from './channels.ts';
@@ -573,15 +573,15 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
       entry: newTable('user_subscriptions', mapping),
       mapping,
       decide(row) {
-        if (row.status === 'active' && row.amountUsed > 0 && row.startTime <= now && now < row.endTime) {
-          const allowance = {
-            id: row.id as number,
-            amountTotal: row.amountTotal ?? 0,
-            quotaResetPeriod: row.quotaResetPeriod as PlanResetPeriod,
-            quotaResetCustomSeconds: row.quotaResetCustomSeconds ?? 0,
-            startTime: row.startTime ?? 0,
-            endTime: row.endTime ?? 0,
-          };
+        const allowance = {
+          id: row.id as number,
+          amountTotal: row.amountTotal ?? 0,
+          quotaResetPeriod: row.quotaResetPeriod as PlanResetPeriod,
+          quotaResetCustomSeconds: row.quotaResetCustomSeconds ?? 0,
+          startTime: row.startTime ?? 0,
+          endTime: row.endTime ?? 0,
+        };
+        if (row.status === 'active' && row.amountUsed > 0 && isRunning(allowance, now)) {
           spent.push({
             id: allowance.id,
             key: allowanceKey(allowance),

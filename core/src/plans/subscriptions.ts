@@ -29,11 +29,9 @@ import { createLogRepo } from '../repos/log.repo.ts';
 import {
   type AllowanceTerms,
   allowanceKey,
-  allowanceLimit,
   allowancePeriod,
   type PlanDuration,
   subscriptionEnd,
-  UNLIMITED_ALLOWANCE,
 } from './periods.ts';
 
 const isResetPeriod = (value: string): value is PlanResetPeriod =>
@@ -308,9 +306,3 @@ export async function listSubscriptions(
     };
   });
 }
-
-/** What an allowance has left in its period (UNLIMITED_ALLOWANCE stands for no limit). */
-export const allowanceLeft = (view: SubscriptionView): number =>
-  view.subscription.amountTotal > 0
-    ? Math.max(0, allowanceLimit(view.subscription) - view.amountUsed)
-    : UNLIMITED_ALLOWANCE;

@@ -19,20 +19,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentUser } from '../../http/auth.ts';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
+import { stringParams } from '../../http/string-params.ts';
 import { parseId, parseInput } from '../../http/validate.ts';
 import { createPlanService, type PlanServiceOptions } from './plans.service.ts';
 
 export interface PlanRouteOptions extends PlanServiceOptions {
   /** How often subscriptions past their end are expired (60 s). */
   readonly expiryIntervalMs?: number;
-}
-
-/** Flat string parameters of a query or a parsed form; repeated or non-text values are dropped. */
-function stringParams(source: unknown): EpayParams {
-  const params: EpayParams = {};
-  if (!source || typeof source !== 'object') return params;
-  for (const [name, value] of Object.entries(source)) if (typeof value === 'string') params[name] = value;
-  return params;
 }
 
 export function registerPlanRoutes(

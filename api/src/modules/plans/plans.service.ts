@@ -1,6 +1,7 @@
 import type { PlanInput, PlanView, SubscriptionViewWire } from '@turnpike/core/contracts/plans';
 import { ALPHANUMERIC, randomString } from '@turnpike/core/crypto/random';
 import {
+  type SubscriptionOrder,
   type SubscriptionPlan,
   subscriptionOrders,
   subscriptionPlans,
@@ -123,7 +124,11 @@ export function createPlanService(deps: AppDeps, options: PlanServiceOptions = {
   }
 
   /** A pending order for `plan`, its trade number unique (`SUB<user>NO<random><time>`). */
-  async function openOrder(user: User, plan: SubscriptionPlan, paymentMethod: string) {
+  async function openOrder(
+    user: User,
+    plan: SubscriptionPlan,
+    paymentMethod: string,
+  ): Promise<SubscriptionOrder> {
     const at = now();
     const tradeNo = `SUB${user.id}NO${randomString(8, ALPHANUMERIC)}${at}`;
     const [order] = await deps.db
@@ -139,7 +144,34 @@ export function createPlanService(deps: AppDeps, options: PlanServiceOptions = {
         createTime: at,
       })
       .returning();
-    return order as typeof subscriptionOrders.$inferSelect;
+    return order as SubscriptionOrder;
+  }
+
+  /**
+   * Opens an order and the provider's checkout for it, keeping the provider's id on the order; a provider that does
+   * not answer ends the order (nothing can pay it) and the buyer is told to try again.
+   */
+  async function checkoutFor(
+    user: User,
+    plan: SubscriptionPlan,
+    provider: 'stripe' | 'creem',
+    open: (order: SubscriptionOrder) => Promise<{ readonly id: string; readonly url: string }>,
+  ): Promise<{ readonly id: string; readonly url: string }> {
+    const order = await openOrder(user, plan, provider);
+    try {
+      const checkout = await open(order);
+      await deps.db
+        .update(subscriptionOrders)
+        .set({ providerRef: checkout.id })
+        .where(eq(subscriptionOrders.id, order.id));
+      return checkout;
+    } catch (error) {
+      await expireOrder(deps.db, order.tradeNo, now());
+      const name = provider === 'stripe' ? 'Stripe' : 'Creem';
+      throw new AppError('UPSTREAM_FAILED', `${name} did not open a checkout; try again later`, {
+        cause: error,
+      });
+    }
   }
 
   const serverAddress = () => {
@@ -301,9 +333,8 @@ export function createPlanService(deps: AppDeps, options: PlanServiceOptions = {
       if (!plan.stripePriceId && plan.priceAmount <= 0)
         throw new AppError('VALIDATION_FAILED', 'the amount to pay is too small');
       const base = serverAddress();
-      const order = await openOrder(user, plan, 'stripe');
-      try {
-        const session = await createPlanCheckout(createStripeClient(secret, options.stripeEndpoint), {
+      const checkout = await checkoutFor(user, plan, 'stripe', (order) =>
+        createPlanCheckout(createStripeClient(secret, options.stripeEndpoint), {
           tradeNo: order.tradeNo,
           title: plan.title,
           money: order.money,
@@ -312,18 +343,9 @@ export function createPlanService(deps: AppDeps, options: PlanServiceOptions = {
           successUrl: `${base}/topup?plan_order=${order.tradeNo}`,
           cancelUrl: `${base}/topup`,
           ...(user.email ? { email: user.email } : {}),
-        });
-        await deps.db
-          .update(subscriptionOrders)
-          .set({ providerRef: session.id })
-          .where(eq(subscriptionOrders.id, order.id));
-        return { pay_link: session.url };
-      } catch (error) {
-        await expireOrder(deps.db, order.tradeNo, now());
-        throw new AppError('UPSTREAM_FAILED', 'Stripe did not open a checkout; try again later', {
-          cause: error,
-        });
-      }
+        }),
+      );
+      return { pay_link: checkout.url };
     },
 
     /**
@@ -360,9 +382,8 @@ export function createPlanService(deps: AppDeps, options: PlanServiceOptions = {
       if (!plan.creemProductId)
         throw new AppError('VALIDATION_FAILED', 'this plan is not sold through Creem');
       const base = serverAddress();
-      const order = await openOrder(user, plan, 'creem');
-      try {
-        const checkout = await createCreemCheckout(
+      const checkout = await checkoutFor(user, plan, 'creem', (order) =>
+        createCreemCheckout(
           {
             apiKey,
             testMode: o.get('CreemTestMode'),
@@ -374,18 +395,9 @@ export function createPlanService(deps: AppDeps, options: PlanServiceOptions = {
             successUrl: `${base}/topup?plan_order=${order.tradeNo}`,
             ...(user.email ? { email: user.email } : {}),
           },
-        );
-        await deps.db
-          .update(subscriptionOrders)
-          .set({ providerRef: checkout.id })
-          .where(eq(subscriptionOrders.id, order.id));
-        return { checkout_url: checkout.url };
-      } catch (error) {
-        await expireOrder(deps.db, order.tradeNo, now());
-        throw new AppError('UPSTREAM_FAILED', 'Creem did not open a checkout; try again later', {
-          cause: error,
-        });
-      }
+        ),
+      );
+      return { checkout_url: checkout.url };
     },
 
     async creemWebhook(rawBody: Buffer, signature: string): Promise<'ok' | 'forged' | 'refused'> {

@@ -2,7 +2,7 @@ import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import { fakeServer, makeStatus, renderScreen } from '../../../testing/render.tsx';
-import { PlansCard, setCheckoutNavigation } from './plans-card.tsx';
+import { PlansCard } from './plans-card.tsx';
 
 const plan = {
   id: 4,
@@ -47,7 +47,6 @@ const held = {
 describe('the wallet plans card', () => {
   it("shows what the allowance has left ($7.50 of $10.00 at 500,000 quota a dollar) and sends a buyer to Stripe's page", async () => {
     const left: string[] = [];
-    setCheckoutNavigation((url) => left.push(url));
     const server = fakeServer({
       'GET /api/status': () => ({ body: { success: true, data: makeStatus() } }),
       'GET /api/subscription/plans': () => ({ body: { success: true, data: [{ plan }] } }),
@@ -61,7 +60,7 @@ describe('the wallet plans card', () => {
         body: { success: true, data: { pay_link: 'https://checkout.stripe.com/c/pay/cs_test_1' } },
       }),
     });
-    await renderScreen(() => <PlansCard />);
+    await renderScreen(() => <PlansCard openCheckout={(url) => left.push(url)} />);
     expect(await screen.findByText(/\$7\.50 of \$10\.00 left in this period \(\$2\.50 used\)/)).toBeTruthy();
     expect(screen.getByText('$10.00 a day')).toBeTruthy();
     await userEvent.click(screen.getByRole('button', { name: 'Buy by card' }));

@@ -15,18 +15,15 @@ import {
 } from '../api/plans.ts';
 import { AllowanceLine } from './allowance-line.tsx';
 
-/** Leaves the console for a provider's checkout page; replaced in tests. */
-let leaveFor = (url: string): void => window.location.assign(url);
-export function setCheckoutNavigation(fn: (url: string) => void): void {
-  leaveFor = fn;
-}
+/** Leaves the console for a provider's checkout page. */
+const leaveFor = (url: string): void => window.location.assign(url);
 
 /**
  * The wallet's plans (docs/adr/0049): the caller's running subscriptions with what their allowance has left in this
  * period (it pays before the balance), and the plans on sale, bought by card through Stripe or through Creem.
  * Renders nothing when nothing is on sale and nothing is held.
  */
-export function PlansCard() {
+export function PlansCard({ openCheckout = leaveFor }: { openCheckout?: (url: string) => void }) {
   const { t } = useTranslation('plans');
   const display = useQuotaDisplay();
   const plans = useQuery({ queryKey: plansQueryKey, queryFn: fetchPlansOnSale, retry: false });
@@ -43,7 +40,7 @@ export function PlansCard() {
         provider === 'stripe'
           ? (await payWithStripe(plan.id)).pay_link
           : (await payWithCreem(plan.id)).checkout_url;
-      leaveFor(url);
+      openCheckout(url);
     } catch {
       // the request client has shown the message
     } finally {

@@ -7,7 +7,7 @@
  * Prices: `ModelPrice` of gpt-4o-mini set to $0.001 a call, and 500,000 quota a dollar (the `QuotaPerUnit` default):
  * every call holds and costs 500 quota. The allowance is chosen against that 500 and written as a literal.
  */
-import { logs, quotaWindowUsage, tokens, users, userSubscriptions } from '@turnpike/core/db/schema/index';
+import { logs, quotaWindowUsage, tokens, userSubscriptions, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { and, eq, like } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
@@ -70,7 +70,11 @@ async function walletOf(userId: number, expected: number): Promise<number> {
 
 const allowanceRows = (subscriptionId: number) =>
   db()
-    .select({ key: quotaWindowUsage.windowKey, slot: quotaWindowUsage.slotStart, amount: quotaWindowUsage.amount })
+    .select({
+      key: quotaWindowUsage.windowKey,
+      slot: quotaWindowUsage.slotStart,
+      amount: quotaWindowUsage.amount,
+    })
     .from(quotaWindowUsage)
     .where(like(quotaWindowUsage.windowKey, `p:${subscriptionId}|%`))
     .orderBy(quotaWindowUsage.slotStart);

@@ -12,6 +12,7 @@ import { LogType } from '@turnpike/core/domain/logs';
 import { and, eq, like } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneWindowSlots } from './pipeline/write-records.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 import { sleep } from './testing/wait.ts';
@@ -127,6 +128,9 @@ describe("a plan's allowance", () => {
     expect(await allowanceRows(sub.id)).toEqual([
       { key: `p:${sub.id}|quota:day`, slot: NOV_28, amount: 7_000 },
     ]);
+    // The hourly prune of old window slots keeps an allowance's: a plan's period can be its whole term (a year).
+    await pruneWindowSlots(db(), NOV_28 + 400 * 86_400);
+    expect(await allowanceRows(sub.id)).toHaveLength(1);
     // Used quota counts every call, whoever paid.
     const [row] = await db().select().from(users).where(eq(users.id, user.id));
     expect(row?.usedQuota).toBe(30 * PER_CALL);

@@ -37,7 +37,7 @@ import {
 import { LogType } from '@turnpike/core/domain/logs';
 import type { BalanceChange } from '@turnpike/core/notify/notifier';
 import { hourOf, type QuotaDataIncrement } from '@turnpike/core/repos/quota-data.repo';
-import { getTableColumns, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, getTableColumns, inArray, lt, notLike, type SQL, sql } from 'drizzle-orm';
 
 export interface UsageWrite {
   readonly userId: number;
@@ -372,11 +372,15 @@ function writeSumsSql(
  */
 export const WINDOW_SLOTS_KEPT_SECONDS = 40 * 86_400;
 
-/** Removes the window slots that started before `before` (Unix seconds); resolves with how many. */
+/**
+ * Removes the window slots that started before `before` (Unix seconds); resolves with how many. A plan's allowance
+ * (`p:` keys, docs/adr/0049) is kept: its period can be the whole term of a plan of a year, and its row is what it
+ * has spent.
+ */
 export async function pruneWindowSlots(db: Db, before: number): Promise<number> {
   const removed = await db
     .delete(quotaWindowUsage)
-    .where(lt(quotaWindowUsage.slotStart, before))
+    .where(and(lt(quotaWindowUsage.slotStart, before), notLike(quotaWindowUsage.windowKey, 'p:%')))
     .returning({ key: quotaWindowUsage.windowKey });
   return removed.length;
 }

@@ -76,7 +76,7 @@ export const userMapping: TableMapping<NewUser> = {
     discord_id: `${NO_COLUMN} (Discord sign-in is not offered)`,
     lark_id: `${NO_COLUMN} (Lark sign-in is not offered)`,
     remark: NO_COLUMN,
-    stripe_customer: `${NO_COLUMN} (Stripe is not offered)`,
+    stripe_customer: `${NO_COLUMN} (Stripe Checkout is opened per order with the user's email; no customer is kept)`,
   },
   map(r) {
     const username = toText(r.username).trim();
@@ -145,7 +145,7 @@ export const tokenMapping: TableMapping<NewToken> = {
     'subnet',
   ],
   drops: {
-    billing_type: `${NO_COLUMN} (subscriptions are not offered)`,
+    billing_type: `${NO_COLUMN} (a plan's allowance always pays before the wallet, for every token)`,
     cross_group_retry: NO_COLUMN,
     remark: NO_COLUMN,
   },

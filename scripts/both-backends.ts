@@ -16,6 +16,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   'relay/src/limits.int.test.ts',
   // quota windows: exact under concurrency, reset, rolling, requests, a window and a balance both binding
   'relay/src/quota-windows.int.test.ts',
+  // plan allowances: paid before the wallet, served x price = allowance drop + wallet drop = logs, renewed, expired
+  'relay/src/plan-allowance.int.test.ts',
   'relay/src/relay.int.test.ts',
   'relay/src/endpoints.int.test.ts',
   'relay/src/audio-billing.int.test.ts',
@@ -40,6 +42,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   // top-ups: redemption codes and payments
   'api/src/modules/redemptions/redemptions.int.test.ts',
   'api/src/modules/wallet/wallet.int.test.ts',
+  // plans: Stripe and Creem webhooks complete an order once; replayed and forged ones change nothing; expiry once
+  'api/src/modules/plans/plans.int.test.ts',
   // daily check-ins: one credit a day per user under concurrency
   'api/src/modules/checkin/checkin.int.test.ts',
 ];

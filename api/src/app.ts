@@ -24,6 +24,7 @@ import { registerModelRoutes } from './modules/models/models.routes.ts';
 import { registerOAuthRoutes } from './modules/oauth/oauth.routes.ts';
 import { registerOptionRoutes } from './modules/options/options.routes.ts';
 import { registerPasskeyRoutes } from './modules/passkeys/passkeys.routes.ts';
+import { registerPlanRoutes } from './modules/plans/plans.routes.ts';
 import { registerPricingRoutes } from './modules/pricing/pricing.routes.ts';
 import { registerRedemptionRoutes } from './modules/redemptions/redemptions.routes.ts';
 import { registerSelfRoutes } from './modules/self/self.routes.ts';
@@ -117,6 +118,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       registerTokenRoutes(api, ctx);
       registerRedemptionRoutes(api, ctx);
       registerWalletRoutes(api, ctx);
+      registerPlanRoutes(api, ctx);
       registerAuditRoutes(api, ctx);
       registerCheckinRoutes(api, ctx);
       registerContentLogRoutes(api, ctx);

@@ -1,6 +1,7 @@
 import type { ChannelProbe } from '@turnpike/core/channels/channel-probe';
 import type { ResolveHost } from '@turnpike/core/net/guarded-fetch';
 import type { RuntimeDeps } from '@turnpike/core/runtime/runtime';
+import type { PlanServiceOptions } from './modules/plans/plans.service.ts';
 
 /**
  * Everything the API needs from the outside world, built once by the server (or a test) and passed in: core's
@@ -13,4 +14,6 @@ export interface AppDeps extends RuntimeDeps {
   readonly resolveHost?: ResolveHost | undefined;
   /** The clock as Unix seconds (what a quota window has spent is read at this moment); tests fix it. */
   readonly now?: (() => number) | undefined;
+  /** Where Stripe's and Creem's APIs are (their own by default); tests point them at local stand-ins. */
+  readonly paymentEndpoints?: PlanServiceOptions | undefined;
 }

@@ -24,6 +24,7 @@ import { Route as ConsoleDetailRouteImport } from './routes/_console/detail'
 import { Route as ConsoleLogRouteImport } from './routes/_console/log'
 import { Route as ConsoleMidjourneyRouteImport } from './routes/_console/midjourney'
 import { Route as ConsolePersonalRouteImport } from './routes/_console/personal'
+import { Route as ConsolePlansRouteImport } from './routes/_console/plans'
 import { Route as ConsolePlaygroundRouteImport } from './routes/_console/playground'
 import { Route as ConsoleRedemptionRouteImport } from './routes/_console/redemption'
 import { Route as ConsoleSettingRouteImport } from './routes/_console/setting'
@@ -112,6 +113,11 @@ const ConsoleMidjourneyRoute = ConsoleMidjourneyRouteImport.update({
 const ConsolePersonalRoute = ConsolePersonalRouteImport.update({
   id: '/personal',
   path: '/personal',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsolePlansRoute = ConsolePlansRouteImport.update({
+  id: '/plans',
+  path: '/plans',
   getParentRoute: () => ConsoleRoute,
 } as any)
 const ConsolePlaygroundRoute = ConsolePlaygroundRouteImport.update({
@@ -205,6 +211,7 @@ export interface FileRoutesByFullPath {
   '/log': typeof ConsoleLogRoute
   '/midjourney': typeof ConsoleMidjourneyRoute
   '/personal': typeof ConsolePersonalRoute
+  '/plans': typeof ConsolePlansRoute
   '/playground': typeof ConsolePlaygroundRoute
   '/redemption': typeof ConsoleRedemptionRoute
   '/setting': typeof ConsoleSettingRoute
@@ -236,6 +243,7 @@ export interface FileRoutesByTo {
   '/log': typeof ConsoleLogRoute
   '/midjourney': typeof ConsoleMidjourneyRoute
   '/personal': typeof ConsolePersonalRoute
+  '/plans': typeof ConsolePlansRoute
   '/playground': typeof ConsolePlaygroundRoute
   '/redemption': typeof ConsoleRedemptionRoute
   '/setting': typeof ConsoleSettingRoute
@@ -269,6 +277,7 @@ export interface FileRoutesById {
   '/_console/log': typeof ConsoleLogRoute
   '/_console/midjourney': typeof ConsoleMidjourneyRoute
   '/_console/personal': typeof ConsolePersonalRoute
+  '/_console/plans': typeof ConsolePlansRoute
   '/_console/playground': typeof ConsolePlaygroundRoute
   '/_console/redemption': typeof ConsoleRedemptionRoute
   '/_console/setting': typeof ConsoleSettingRoute
@@ -302,6 +311,7 @@ export interface FileRouteTypes {
     | '/log'
     | '/midjourney'
     | '/personal'
+    | '/plans'
     | '/playground'
     | '/redemption'
     | '/setting'
@@ -333,6 +343,7 @@ export interface FileRouteTypes {
     | '/log'
     | '/midjourney'
     | '/personal'
+    | '/plans'
     | '/playground'
     | '/redemption'
     | '/setting'
@@ -365,6 +376,7 @@ export interface FileRouteTypes {
     | '/_console/log'
     | '/_console/midjourney'
     | '/_console/personal'
+    | '/_console/plans'
     | '/_console/playground'
     | '/_console/redemption'
     | '/_console/setting'
@@ -504,6 +516,13 @@ declare module '@tanstack/react-router' {
       preLoaderRoute: typeof ConsolePersonalRouteImport
       parentRoute: typeof ConsoleRoute
     }
+    '/_console/plans': {
+      id: '/_console/plans'
+      path: '/plans'
+      fullPath: '/plans'
+      preLoaderRoute: typeof ConsolePlansRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
     '/_console/playground': {
       id: '/_console/playground'
       path: '/playground'
@@ -619,6 +638,7 @@ interface ConsoleRouteChildren {
   ConsoleLogRoute: typeof ConsoleLogRoute
   ConsoleMidjourneyRoute: typeof ConsoleMidjourneyRoute
   ConsolePersonalRoute: typeof ConsolePersonalRoute
+  ConsolePlansRoute: typeof ConsolePlansRoute
   ConsolePlaygroundRoute: typeof ConsolePlaygroundRoute
   ConsoleRedemptionRoute: typeof ConsoleRedemptionRoute
   ConsoleSettingRoute: typeof ConsoleSettingRoute
@@ -640,6 +660,7 @@ const ConsoleRouteChildren: ConsoleRouteChildren = {
   ConsoleLogRoute: ConsoleLogRoute,
   ConsoleMidjourneyRoute: ConsoleMidjourneyRoute,
   ConsolePersonalRoute: ConsolePersonalRoute,
+  ConsolePlansRoute: ConsolePlansRoute,
   ConsolePlaygroundRoute: ConsolePlaygroundRoute,
   ConsoleRedemptionRoute: ConsoleRedemptionRoute,
   ConsoleSettingRoute: ConsoleSettingRoute,

@@ -8,6 +8,7 @@ export { createTestDatabaseUrl } from '@turnpike/core/testing/test-runtime';
 
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../app.ts';
+import type { PlanServiceOptions } from '../modules/plans/plans.service.ts';
 
 /**
  * The console API on core's test runtime (`createTestRuntime`: PGlite, or Postgres and Redis when
@@ -21,6 +22,8 @@ export interface TestAppOptions extends TestRuntimeOptions {
   resolveHost?: ResolveHost;
   /** The API's clock in Unix seconds (quota window states are read at this moment). */
   now?: () => number;
+  /** Where Stripe's and Creem's APIs are: local stand-ins speaking their wire. */
+  paymentEndpoints?: PlanServiceOptions;
 }
 
 export interface TestApp {
@@ -31,16 +34,20 @@ export interface TestApp {
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const { channelProbe, resolveHost, now, ...runtimeOptions } = options;
+  const { channelProbe, resolveHost, now, paymentEndpoints, ...runtimeOptions } = options;
   const base = await createTestRuntime(runtimeOptions);
   const probe = channelProbe?.(base.runtime.deps);
-  const app = await buildApp({ ...base.runtime.deps, channelProbe: probe, resolveHost, now }).catch(
-    async (error: unknown) => {
-      await probe?.close();
-      await base.close();
-      throw error;
-    },
-  );
+  const app = await buildApp({
+    ...base.runtime.deps,
+    channelProbe: probe,
+    resolveHost,
+    now,
+    paymentEndpoints,
+  }).catch(async (error: unknown) => {
+    await probe?.close();
+    await base.close();
+    throw error;
+  });
   await app.ready();
   return {
     app,

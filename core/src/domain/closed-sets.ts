@@ -52,6 +52,7 @@ export const AuditKind = {
   Redemption: 'redemption',
   Log: 'log',
   Token: 'token',
+  Plan: 'plan',
   Other: 'other',
 } as const;
 export type AuditKind = (typeof AuditKind)[keyof typeof AuditKind];
@@ -59,3 +60,19 @@ export type AuditKind = (typeof AuditKind)[keyof typeof AuditKind];
 /** Whether the change was made, or refused (by a rule, a missing row) or failed (an error of the gateway). */
 export const AuditOutcome = { Ok: 'ok', Refused: 'refused', Failed: 'failed' } as const;
 export type AuditOutcome = (typeof AuditOutcome)[keyof typeof AuditOutcome];
+
+/** How long a subscription plan lasts (docs/adr/0049): so many years, months, days or hours, or `custom` seconds. */
+export const PLAN_DURATION_UNITS = ['year', 'month', 'day', 'hour', 'custom'] as const;
+export type PlanDurationUnit = (typeof PLAN_DURATION_UNITS)[number];
+
+/** When a plan's allowance starts again: never (once for the whole term), each day, week, month, or every N seconds. */
+export const PLAN_RESET_PERIODS = ['never', 'daily', 'weekly', 'monthly', 'custom'] as const;
+export type PlanResetPeriod = (typeof PLAN_RESET_PERIODS)[number];
+
+/** A user's subscription: running, past its end, or ended early by an administrator. */
+export const SubscriptionStatus = { Active: 'active', Expired: 'expired', Cancelled: 'cancelled' } as const;
+export type SubscriptionStatus = (typeof SubscriptionStatus)[keyof typeof SubscriptionStatus];
+
+/** An order for a plan: waiting for the payment, paid (the subscription made), or ended unpaid. */
+export const PlanOrderStatus = { Pending: 'pending', Success: 'success', Expired: 'expired' } as const;
+export type PlanOrderStatus = (typeof PlanOrderStatus)[keyof typeof PlanOrderStatus];

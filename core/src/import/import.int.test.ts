@@ -40,6 +40,9 @@ const TABLES = [
   'two_fa_backup_codes',
   'passkey_credentials',
   'checkins',
+  'subscription_plans',
+  'user_subscriptions',
+  'quota_window_usage',
 ] as const;
 const box = createChannelKeyBox('import-test-crypto-secret-0123');
 const secondFactorKeys = createSecondFactorKeys('import-test-crypto-secret-0123');
@@ -218,6 +221,41 @@ describe.each(cases)('import from $kind ($version)', ({ kind, version }) => {
         [3, '2025-10-09', 10_000, NOW],
       ]);
       expect(report.uncarriedTables.join()).not.toContain('checkins');
+      // Plans and users' subscriptions (docs/adr/0049): the plan as sold, alice's running subscription with her
+      // spending of today counted in today's allowance, bob's ended one as history.
+      expect(tableOf(report, 'subscription_plans').written).toBe(1);
+      expect(tableOf(report, 'user_subscriptions').written).toBe(2);
+      expect(report.uncarriedTables.join()).not.toMatch(/subscription_plans|user_subscriptions/);
+      const [plan] = await select(target.database, 'select * from subscription_plans');
+      expect(plan).toMatchObject({
+        id: 4,
+        title: 'Pro',
+        price_amount: 20,
+        duration_unit: 'month',
+        stripe_price_id: 'price_1Pro',
+        upgrade_group: 'vip',
+        quota_reset_period: 'daily',
+        enabled: true,
+      });
+      expect(Number(plan?.total_amount)).toBe(5_000_000);
+      const subs = await select(
+        target.database,
+        'select id, user_id, status, source, quota_reset_period, start_time, end_time from user_subscriptions order by id',
+      );
+      expect(subs.map((r) => [r.id, r.user_id, r.status, r.source, r.quota_reset_period])).toEqual([
+        [9, 2, 'active', 'order', 'daily'],
+        [10, 3, 'expired', 'admin', 'daily'],
+      ]);
+      expect(subs.map((r) => Number(r.end_time))).toEqual([NOW + 3_650 * 86_400, NOW - 10 * 86_400]);
+      // What alice spent in new-api's current period counts in today's allowance (a UTC day: the zone is unset).
+      const today = Math.floor(Date.now() / 86_400_000) * 86_400;
+      const spent = await select(
+        target.database,
+        'select window_key, slot_start, amount from quota_window_usage',
+      );
+      expect(spent.map((r) => [r.window_key, Number(r.slot_start), Number(r.amount)])).toEqual([
+        ['p:9|quota:day', today, 1_234],
+      ]);
     } else {
       // one-api: `models` becomes a model limit, `subnet` an IP list, a Groq channel an OpenAI one at Groq's address.
       expect(token).toMatchObject({ model_limits: 'gpt-4o-mini', allow_ips: '10.0.0.0/8\n127.0.0.1' });

@@ -18,17 +18,22 @@ import {
   options as optionRows,
   passkeyCredentials,
   quotaData,
+  quotaWindowUsage,
   redemptions,
   setups,
+  subscriptionPlans,
   tasks,
   tokens,
   topUps,
   twoFaBackupCodes,
   twoFas,
+  userSubscriptions,
   users,
 } from '../db/schema/index.ts';
+import { PLAN_RESET_PERIODS, type PlanResetPeriod } from '../domain/closed-sets.ts';
 import { Role } from '../domain/users.ts';
 import { isOptionKey, readOptionText } from '../options/registry.ts';
+import { allowanceKey, allowancePeriod, isRunning } from '../plans/periods.ts';
 import { createAbilityRepo } from '../repos/ability.repo.ts';
 import type { SecondFactorKeys } from '../second-factors/factor-box.ts';
 import { channelDrops, channelReads, importedFromOf, mapChannel } from './channels.ts';
@@ -36,13 +41,16 @@ import {
   checkinMapping,
   logMapping,
   midjourneyMapping,
+  type PlanResetTerms,
   quotaDataMapping,
   redemptionMapping,
+  subscriptionPlanMapping,
   type TableMapping,
   taskMapping,
   tokenMapping,
   topUpMapping,
   userMapping,
+  userSubscriptionMapping,
 } from './mapping.ts';
 import { backupCodeMapping, passkeyMapping, twoFaMapping } from './second-factors.ts';
 import type { SourceReader, SourceRow } from './source.ts';
@@ -116,9 +124,12 @@ const UNCARRIED_TABLES: Readonly<Record<string, string>> = {
   models: 'model metadata: Turnpike has its own catalogue',
   vendors: 'model vendors: Turnpike has its own catalogue',
   prefill_groups: 'prefill groups are not offered',
-  subscriptions: 'subscriptions are not offered',
-  user_subscriptions: 'subscriptions are not offered',
-  subscription_plans: 'subscriptions are not offered',
+  subscriptions: 'Turnpike has no such table (plans are subscription_plans and user_subscriptions)',
+  subscription_orders: 'plan orders: the paid ones are in top_ups, and a pending one is paid again here',
+  subscription_plan_items:
+    "per-model plan items of new-api's first plans: an allowance is for every model here",
+  user_subscription_items:
+    "per-model plan items of new-api's first plans: an allowance is for every model here",
 };
 
 const CARRIED_TABLES = [
@@ -136,6 +147,8 @@ const CARRIED_TABLES = [
   'two_fa_backup_codes',
   'passkey_credentials',
   'checkins',
+  'subscription_plans',
+  'user_subscriptions',
 ] as const;
 
 const SERIAL_TABLES = [
@@ -149,6 +162,8 @@ const SERIAL_TABLES = [
   'logs',
   'quota_data',
   'checkins',
+  'subscription_plans',
+  'user_subscriptions',
 ] as const;
 
 interface IdTable {
@@ -166,6 +181,8 @@ const ID_TABLES: Record<string, IdTable> = {
   tasks: { table: tasks, id: tasks.id, userColumn: 'userId' },
   logs: { table: logs, id: logs.id, userColumn: 'userId' },
   checkins: { table: checkins, id: checkins.id, userColumn: 'userId' },
+  subscription_plans: { table: subscriptionPlans, id: subscriptionPlans.id },
+  user_subscriptions: { table: userSubscriptions, id: userSubscriptions.id, userColumn: 'userId' },
 };
 
 const count = (skipped: Record<string, number>, reason: string, by = 1) => {
@@ -308,6 +325,7 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
     entry: newTable('checkins', checkinMapping),
     mapping: checkinMapping,
   });
+  await carryPlans();
   const logReport = newTable('logs', logMapping);
   const quotaReport = newTable('quota_data', quotaDataMapping);
   if (options.skipLogs) {
@@ -523,6 +541,67 @@ export async function importGateway(options: ImportOptions): Promise<ImportRepor
    * factor Turnpike already holds keeps it, and backup codes come only with the factor they belong to, so a user
    * who enrolled again in Turnpike does not get the old gateway's codes beside the new ones.
    */
+  /**
+   * Plans and users' subscriptions (docs/adr/0049). A subscription takes its plan's reset terms; what a running one
+   * spent in new-api's current period is written to its allowance's current period here, so it is not spent twice.
+   */
+  async function carryPlans(): Promise<void> {
+    await carryPaged({
+      table: 'subscription_plans',
+      entry: newTable('subscription_plans', subscriptionPlanMapping),
+      mapping: subscriptionPlanMapping,
+    });
+    const terms = new Map<number, PlanResetTerms>();
+    if (schema.has('subscription_plans'))
+      for (const row of await source.all(
+        'subscription_plans',
+        readable('subscription_plans', ['id', 'quota_reset_period', 'quota_reset_custom_seconds']),
+      )) {
+        const period = toText(row.quota_reset_period) || 'never';
+        if ((PLAN_RESET_PERIODS as readonly string[]).includes(period))
+          terms.set(toInt(row.id), {
+            quotaResetPeriod: period as PlanResetPeriod,
+            quotaResetCustomSeconds: toInt(row.quota_reset_custom_seconds),
+          });
+      }
+    const mapping = userSubscriptionMapping(terms);
+    const spent: { id: number; key: string; slot: number; amount: number }[] = [];
+    const now = Math.floor(Date.now() / 1000);
+    const zone = targetReady ? await timeZoneOf(db) : 'UTC';
+    await carryPaged({
+      table: 'user_subscriptions',
+      entry: newTable('user_subscriptions', mapping),
+      mapping,
+      decide(row) {
+        const allowance = {
+          id: row.id as number,
+          amountTotal: row.amountTotal ?? 0,
+          quotaResetPeriod: row.quotaResetPeriod as PlanResetPeriod,
+          quotaResetCustomSeconds: row.quotaResetCustomSeconds ?? 0,
+          startTime: row.startTime ?? 0,
+          endTime: row.endTime ?? 0,
+        };
+        if (row.status === 'active' && row.amountUsed > 0 && isRunning(allowance, now)) {
+          spent.push({
+            id: allowance.id,
+            key: allowanceKey(allowance),
+            slot: allowancePeriod(allowance, now, zone).start,
+            amount: row.amountUsed,
+          });
+        }
+        return undefined;
+      },
+    });
+    if (dryRun || spent.length === 0) return;
+    await db
+      .insert(quotaWindowUsage)
+      .values(spent.map(({ key, slot, amount }) => ({ windowKey: key, slotStart: slot, amount })))
+      .onConflictDoNothing();
+    report.notes.push(
+      `${spent.length} running subscription(s): what they spent in new-api's current period counts in today's allowance`,
+    );
+  }
+
   async function carrySecondFactors(): Promise<void> {
     const keys = options.secondFactorKeys;
     const factorReport = newTable('two_fas', twoFaMapping);
@@ -857,6 +936,16 @@ async function raiseSequence(db: Executor, table: (typeof SERIAL_TABLES)[number]
 }
 
 const sequenceName = (table: string) => `"${table}_id_seq"`;
+
+/** The zone the target counts calendar periods in (`QuotaWindowTimeZone`, UTC when unset). */
+async function timeZoneOf(db: Db): Promise<string> {
+  const [row] = await db
+    .select({ value: optionRows.value })
+    .from(optionRows)
+    .where(eq(optionRows.key, 'QuotaWindowTimeZone'))
+    .limit(1);
+  return row?.value || 'UTC';
+}
 
 async function raiseSequences(db: Db): Promise<void> {
   for (const table of SERIAL_TABLES) await raiseSequence(db, table);

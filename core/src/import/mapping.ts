@@ -8,11 +8,19 @@ import type {
   NewMidjourney,
   NewQuotaData,
   NewRedemption,
+  NewSubscriptionPlan,
   NewTask,
   NewToken,
   NewTopUp,
   NewUser,
+  NewUserSubscription,
 } from '../db/schema/index.ts';
+import {
+  PLAN_DURATION_UNITS,
+  PLAN_RESET_PERIODS,
+  type PlanDurationUnit,
+  type PlanResetPeriod,
+} from '../domain/closed-sets.ts';
 import type { SourceRow } from './source.ts';
 import { toBool, toInt, toJson, toNullableText, toNumber, toText, toTime } from './values.ts';
 
@@ -68,7 +76,7 @@ export const userMapping: TableMapping<NewUser> = {
     discord_id: `${NO_COLUMN} (Discord sign-in is not offered)`,
     lark_id: `${NO_COLUMN} (Lark sign-in is not offered)`,
     remark: NO_COLUMN,
-    stripe_customer: `${NO_COLUMN} (Stripe is not offered)`,
+    stripe_customer: `${NO_COLUMN} (Stripe Checkout is opened per order with the user's email; no customer is kept)`,
   },
   map(r) {
     const username = toText(r.username).trim();
@@ -137,7 +145,7 @@ export const tokenMapping: TableMapping<NewToken> = {
     'subnet',
   ],
   drops: {
-    billing_type: `${NO_COLUMN} (subscriptions are not offered)`,
+    billing_type: `${NO_COLUMN} (a plan's allowance always pays before the wallet, for every token)`,
     cross_group_retry: NO_COLUMN,
     remark: NO_COLUMN,
   },
@@ -434,3 +442,132 @@ export const checkinMapping: TableMapping<NewCheckin> = {
     };
   },
 };
+
+const isOneOf = <T extends string>(set: readonly T[], value: string): value is T =>
+  (set as readonly string[]).includes(value);
+
+/** new-api's plans (docs/adr/0049): the same fields, a plan of a duration or reset this gateway lacks skipped. */
+export const subscriptionPlanMapping: TableMapping<NewSubscriptionPlan> = {
+  reads: [
+    'id',
+    'title',
+    'subtitle',
+    'price_amount',
+    'currency',
+    'duration_unit',
+    'duration_value',
+    'custom_seconds',
+    'enabled',
+    'sort_order',
+    'stripe_price_id',
+    'creem_product_id',
+    'max_purchase_per_user',
+    'upgrade_group',
+    'total_amount',
+    'quota_reset_period',
+    'quota_reset_custom_seconds',
+    'created_at',
+    'updated_at',
+  ],
+  drops: {
+    allow_balance_pay: `${NO_COLUMN} (plans are paid through Epay, Stripe or Creem, not from the wallet)`,
+    allow_wallet_overflow: `${NO_COLUMN} (the wallet always pays what the allowance cannot)`,
+    downgrade_group: `${NO_COLUMN} (the group a user had before is restored)`,
+    waffo_pancake_product_id: `${NO_COLUMN} (Waffo is not offered)`,
+    waffo_pancake_product_type: `${NO_COLUMN} (Waffo is not offered)`,
+    archived_at: `${NO_COLUMN} (a plan is turned off instead)`,
+  },
+  map(r) {
+    const unit = toText(r.duration_unit) || 'month';
+    const period = toText(r.quota_reset_period) || 'never';
+    if (!isOneOf<PlanDurationUnit>(PLAN_DURATION_UNITS, unit))
+      return { skip: `duration unit ${unit} is not offered` };
+    if (!isOneOf<PlanResetPeriod>(PLAN_RESET_PERIODS, period))
+      return { skip: `reset period ${period} is not offered` };
+    return {
+      row: {
+        id: toInt(r.id),
+        title: fit(toText(r.title), 128),
+        subtitle: fit(toText(r.subtitle), 255),
+        priceAmount: toNumber(r.price_amount),
+        currency: fit(toText(r.currency) || 'USD', 8),
+        durationUnit: unit,
+        durationValue: toInt(r.duration_value, 1),
+        customSeconds: toInt(r.custom_seconds),
+        enabled: r.enabled === undefined || r.enabled === null ? true : toBool(r.enabled),
+        sortOrder: toInt(r.sort_order),
+        stripePriceId: fit(toText(r.stripe_price_id), 128),
+        creemProductId: fit(toText(r.creem_product_id), 128),
+        maxPurchasePerUser: toInt(r.max_purchase_per_user),
+        upgradeGroup: fit(toText(r.upgrade_group), 64),
+        totalAmount: toInt(r.total_amount),
+        quotaResetPeriod: period,
+        quotaResetCustomSeconds: toInt(r.quota_reset_custom_seconds),
+        createdAt: toInt(r.created_at),
+        updatedAt: toInt(r.updated_at),
+      },
+    };
+  },
+};
+
+/** What a plan's subscriptions copy from it when carried: its reset period (new-api reads it from the plan). */
+export interface PlanResetTerms {
+  readonly quotaResetPeriod: PlanResetPeriod;
+  readonly quotaResetCustomSeconds: number;
+}
+
+/**
+ * new-api's users' subscriptions, with the reset terms of their plan copied in (as a purchase here copies them);
+ * `amount_used` is carried by the importer into the allowance's current period, not into this row.
+ */
+export function userSubscriptionMapping(
+  plans: ReadonlyMap<number, PlanResetTerms>,
+): TableMapping<NewUserSubscription & { amountUsed: number }> {
+  return {
+    reads: [
+      'id',
+      'user_id',
+      'plan_id',
+      'amount_total',
+      'amount_used',
+      'start_time',
+      'end_time',
+      'status',
+      'source',
+      'upgrade_group',
+      'prev_user_group',
+      'created_at',
+      'updated_at',
+    ],
+    drops: {
+      last_reset_time: `${NO_COLUMN} (an allowance's periods are counted from the calendar or the start)`,
+      next_reset_time: `${NO_COLUMN} (an allowance's periods are counted from the calendar or the start)`,
+      reset_amount: NO_COLUMN,
+      renewal_amount: NO_COLUMN,
+    },
+    map(r) {
+      const plan = plans.get(toInt(r.plan_id));
+      if (!plan) return { skip: 'its plan was not carried' };
+      const status = toText(r.status) || 'active';
+      return {
+        row: {
+          id: toInt(r.id),
+          userId: toInt(r.user_id),
+          planId: toInt(r.plan_id),
+          amountTotal: toInt(r.amount_total),
+          quotaResetPeriod: plan.quotaResetPeriod,
+          quotaResetCustomSeconds: plan.quotaResetCustomSeconds,
+          startTime: toInt(r.start_time),
+          endTime: toInt(r.end_time),
+          status: status === 'active' || status === 'expired' || status === 'cancelled' ? status : 'expired',
+          source: fit(toText(r.source) || 'order', 32),
+          upgradeGroup: fit(toText(r.upgrade_group), 64),
+          prevUserGroup: fit(toText(r.prev_user_group), 64),
+          createdAt: toInt(r.created_at),
+          updatedAt: toInt(r.updated_at),
+          amountUsed: toInt(r.amount_used),
+        },
+      };
+    },
+  };
+}

@@ -178,6 +178,16 @@ export const optionRegistry = {
   Price: float(7.3, { min: 0 }),
   /** Smallest online top-up, in units. */
   MinTopUp: int(1, { min: 1 }),
+  /** Stripe's secret API key (`sk_...`) for Checkout; plans are sold by card once it and the webhook secret are set. */
+  StripeApiSecret: secret(text()),
+  /** The signing secret (`whsec_...`) of the webhook endpoint `/api/stripe/webhook`. */
+  StripeWebhookSecret: secret(text()),
+  /** Creem's API key; plans with a Creem product are sold through Creem once it and the webhook secret are set. */
+  CreemApiKey: secret(text()),
+  /** The secret Creem signs its webhooks (`/api/creem/webhook`) with. */
+  CreemWebhookSecret: secret(text()),
+  /** Sends Creem checkouts to its test API. */
+  CreemTestMode: bool(false),
   /** Payment multiplier per group; a group not listed pays 1. */
   TopupGroupRatio: json(
     ratioMap,

@@ -7,16 +7,23 @@
  *
  * The caller's quota windows (docs/adr/0043) are checked and held in that same step: a call is admitted only when the
  * balances and every window can cover it, and a window's refusal is a 429 naming it (`../limits/windows.ts`).
+ *
+ * A plan's allowance (docs/adr/0049) pays before the wallet: the call is first held on the allowance (a window claim)
+ * and the limited token, without the user's balance; only when no running allowance can cover it is it held on the
+ * wallet as before. A call is paid by one of them whole, never split.
  */
 import {
   type Account,
   type Hold,
+  type HoldResult,
   isWindowAccount,
   tokenAccount,
   userAccount,
 } from '@turnpike/core/billing/ledger';
+import type { AllowanceTerms } from '@turnpike/core/plans/periods';
 import { localError, type RelayError } from '../errors.ts';
 import { rememberRefusalHeaders } from '../limits/admit.ts';
+import { allowanceClaims } from '../limits/allowance.ts';
 import {
   type CallerWindow,
   checkOf,
@@ -34,7 +41,12 @@ export interface Payer {
   readonly tokenUnlimited: boolean;
   /** The caller's quota windows (`callerWindows`); absent or empty: none. */
   readonly windows?: readonly CallerWindow[];
+  /** The user's subscriptions, whose allowances pay before the wallet; absent or empty: none. */
+  readonly allowances?: readonly AllowanceTerms[];
 }
+
+/** Whether a hold draws on the user's wallet (false: a plan's allowance pays it). */
+export const drawsOnWallet = (hold: Hold): boolean => hold.accounts.some((account) => account[0] === 'u');
 
 /** The ledger accounts a payer draws on. */
 export function accountsOf(payer: Payer): Account[] {
@@ -68,10 +80,14 @@ export async function holdQuota(
         'the gateway cannot record usage right now (its database is unreachable or its disk is full); retry shortly',
       ),
     };
-  const now = payer.windows?.length ? ctx.windowClock() : 0;
+  const now = payer.windows?.length || payer.allowances?.length ? ctx.windowClock() : 0;
   const checks: WindowCheck[] | undefined = payer.windows?.length
     ? windowChecks(payer.windows, now, ctx.deps.options.get('QuotaWindowTimeZone'))
     : undefined;
+  if (payer.allowances?.length) {
+    const paid = await holdOnAllowance(ctx, payer, amount, now, checks);
+    if (paid) return paid;
+  }
   const result = await ctx.ledger.hold(accountsOf(payer), amount, checks);
   if (result.ok) return result;
   if (result.degraded)
@@ -98,4 +114,26 @@ export async function holdQuota(
       `${isUser ? 'user' : 'token'} quota is not enough (needs ${amount}, has ${result.available})${also}`,
     ),
   };
+}
+
+/**
+ * Holds `amount` on the first running allowance that covers it (with the limited token and the caller's windows);
+ * undefined when none does, or when a refusal came from elsewhere (the token, a window, a degraded ledger), which the
+ * wallet's hold then answers in its own words.
+ */
+async function holdOnAllowance(
+  ctx: RelayContext,
+  payer: Payer,
+  amount: number,
+  now: number,
+  checks: readonly WindowCheck[] | undefined,
+): Promise<{ ok: true; hold: Hold } | undefined> {
+  const claims = allowanceClaims(payer.allowances ?? [], now, ctx.deps.options.get('QuotaWindowTimeZone'));
+  const accounts = payer.tokenUnlimited ? [] : [tokenAccount(payer.tokenId)];
+  for (const claim of claims) {
+    const held: HoldResult = await ctx.ledger.hold(accounts, amount, checks ? [...checks, claim] : [claim]);
+    if (held.ok) return held;
+    if (held.degraded || held.window?.claim.key !== claim.key) return undefined;
+  }
+  return undefined;
 }

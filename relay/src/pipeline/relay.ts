@@ -176,6 +176,7 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
     tokenId: caller.token.id,
     tokenUnlimited: exchange.isPlayground || caller.token.unlimitedQuota,
     windows: callerWindows(ctx.deps.options, caller, !exchange.isPlayground),
+    allowances: caller.user.subscriptions,
   };
   const held = await holdQuota(ctx, payer, estimate).catch((error: unknown) => {
     limited.ticket?.settle(0);

@@ -21,7 +21,7 @@ import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
 import { markAttempt, markStep, type StepMarks } from '../metrics/tracing.ts';
 import { providerFor } from '../providers/registry.ts';
 import type { Caller } from './authenticate.ts';
-import type { Payer } from './billing.ts';
+import { drawsOnWallet, type Payer } from './billing.ts';
 import type { RelayContext } from './context.ts';
 import type { RelayRequest } from './exchange.ts';
 import type { Json } from './respond.ts';
@@ -190,6 +190,8 @@ export async function settle(
   const effort = reasoningEffortOf(request.body, outcome.upstreamModel);
   if (effort !== undefined) other.reasoning_effort = effort;
   if (result.shortfall > 0) other.shortfall = result.shortfall;
+  // Paid by a plan's allowance, not the wallet (docs/adr/0049): the reference's field, shown in the log details.
+  if (!drawsOnWallet(billing.hold)) other.billing_source = 'subscription';
   if (usage.source === 'counted') other.usage_counted = true;
   let content =
     pricing.kind === 'per-token'
@@ -225,7 +227,14 @@ export async function settle(
     channelId: outcome.channelId,
     quota: result.charged,
     countRequest: !settlement.isEmpty,
-    debit: result.charged > 0 ? { quota: result.charged, fromToken: !payer.tokenUnlimited } : undefined,
+    debit:
+      result.charged > 0
+        ? {
+            quota: result.charged,
+            fromToken: !payer.tokenUnlimited,
+            ...(drawsOnWallet(billing.hold) ? {} : { fromUser: false }),
+          }
+        : undefined,
     windows: result.windows,
     log: options.get('LogConsumeEnabled')
       ? {

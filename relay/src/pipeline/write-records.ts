@@ -37,7 +37,7 @@ import {
 import { LogType } from '@turnpike/core/domain/logs';
 import type { BalanceChange } from '@turnpike/core/notify/notifier';
 import { hourOf, type QuotaDataIncrement } from '@turnpike/core/repos/quota-data.repo';
-import { getTableColumns, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, getTableColumns, inArray, lt, notLike, type SQL, sql } from 'drizzle-orm';
 
 export interface UsageWrite {
   readonly userId: number;
@@ -48,8 +48,13 @@ export interface UsageWrite {
   readonly countRequest: boolean;
   /** The consume log; it also feeds the dashboard counters when `DataExportEnabled`. */
   readonly log: NewLog | undefined;
-  /** The charge to take from the user's balance (and the limited token's, `fromToken`). */
-  readonly debit?: { readonly quota: number; readonly fromToken: boolean } | undefined;
+  /**
+   * The charge to take from the user's balance (unless a plan's allowance paid it: `fromUser` false, the charge is
+   * then in `windows`) and the limited token's (`fromToken`).
+   */
+  readonly debit?:
+    | { readonly quota: number; readonly fromToken: boolean; readonly fromUser?: boolean }
+    | undefined;
   /** What each quota window was charged, in the slot its hold was taken in (`SettleResult.windows`). */
   readonly windows?: readonly WindowCharge[] | undefined;
 }
@@ -151,7 +156,7 @@ function aggregate(records: readonly SettlementRecord[]) {
       }
     }
     if (write.debit && write.debit.quota > 0) {
-      add(sums.userDebits, write.userId, write.debit.quota);
+      if (write.debit.fromUser !== false) add(sums.userDebits, write.userId, write.debit.quota);
       if (write.debit.fromToken) add(sums.tokenDebits, write.tokenId, write.debit.quota);
     }
     for (const [account, amount] of write.windows ?? [])
@@ -367,11 +372,15 @@ function writeSumsSql(
  */
 export const WINDOW_SLOTS_KEPT_SECONDS = 40 * 86_400;
 
-/** Removes the window slots that started before `before` (Unix seconds); resolves with how many. */
+/**
+ * Removes the window slots that started before `before` (Unix seconds); resolves with how many. A plan's allowance
+ * (`p:` keys, docs/adr/0049) is kept: its period can be the whole term of a plan of a year, and its row is what it
+ * has spent.
+ */
 export async function pruneWindowSlots(db: Db, before: number): Promise<number> {
   const removed = await db
     .delete(quotaWindowUsage)
-    .where(lt(quotaWindowUsage.slotStart, before))
+    .where(and(lt(quotaWindowUsage.slotStart, before), notLike(quotaWindowUsage.windowKey, 'p:%')))
     .returning({ key: quotaWindowUsage.windowKey });
   return removed.length;
 }

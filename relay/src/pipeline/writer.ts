@@ -154,7 +154,7 @@ export function createBatchWriter(options: {
     const quota = write.debit?.quota ?? 0;
     const charges: [Account, number][] = [];
     if (quota > 0) {
-      charges.push([userAccount(write.userId), quota]);
+      if (write.debit?.fromUser !== false) charges.push([userAccount(write.userId), quota]);
       if (write.debit?.fromToken) charges.push([tokenAccount(write.tokenId), quota]);
     }
     for (const [account, amount] of write.windows ?? []) if (amount > 0) charges.push([account, amount]);

@@ -17,11 +17,17 @@
 
 import { type QuotaWindow, quotaWindowsSchema } from '@turnpike/core/billing/quota-windows';
 import type { Db } from '@turnpike/core/db/client';
-import { type Token, tokens, users } from '@turnpike/core/db/schema/index';
+import { type Token, tokens, userSubscriptions, users } from '@turnpike/core/db/schema/index';
+import {
+  PLAN_RESET_PERIODS,
+  type PlanResetPeriod,
+  SubscriptionStatus,
+} from '@turnpike/core/domain/closed-sets';
 import { type IpRule, parseAllowIps } from '@turnpike/core/domain/tokens';
 import type { EventBus } from '@turnpike/core/events/bus';
 import type { LimitSet } from '@turnpike/core/options/rate-limits';
-import { and, eq, isNull } from 'drizzle-orm';
+import type { AllowanceTerms } from '@turnpike/core/plans/periods';
+import { and, asc, eq, isNull } from 'drizzle-orm';
 
 /** The owner of a token as the relay needs it. */
 export interface UserSnapshot {
@@ -34,6 +40,11 @@ export interface UserSnapshot {
   readonly acceptUnsetModelRatio: boolean;
   /** The user's own quota windows (docs/adr/0043), beside its group's (`GroupQuotaWindows`); absent: none. */
   readonly quotaWindows?: readonly QuotaWindow[];
+  /**
+   * The user's active subscriptions (docs/adr/0049), the one ending first first: their allowances pay before the
+   * wallet while the relay's clock is within their terms, so one ending while cached stops paying at its end.
+   */
+  readonly subscriptions?: readonly AllowanceTerms[];
   loadedAt: number;
 }
 
@@ -89,6 +100,10 @@ export function readQuotaWindows(stored: unknown, onError: (error: unknown) => v
 }
 
 const NO_WINDOWS: readonly QuotaWindow[] = Object.freeze([]);
+const NO_SUBSCRIPTIONS: readonly AllowanceTerms[] = Object.freeze([]);
+
+const isPlanResetPeriod = (value: string): value is PlanResetPeriod =>
+  (PLAN_RESET_PERIODS as readonly string[]).includes(value);
 
 function toTokenSnapshot(row: Token, now: number, onError: (error: unknown) => void): TokenSnapshot {
   const limits = row.modelLimits
@@ -147,6 +162,28 @@ export function createAuthCache(options: {
     return snapshot;
   }
 
+  async function loadSubscriptions(userId: number): Promise<readonly AllowanceTerms[]> {
+    const rows = await db
+      .select({
+        id: userSubscriptions.id,
+        amountTotal: userSubscriptions.amountTotal,
+        quotaResetPeriod: userSubscriptions.quotaResetPeriod,
+        quotaResetCustomSeconds: userSubscriptions.quotaResetCustomSeconds,
+        startTime: userSubscriptions.startTime,
+        endTime: userSubscriptions.endTime,
+      })
+      .from(userSubscriptions)
+      .where(
+        // The relay's clock decides whether one has begun or ended (`isRunning`); the job expires them in the rows.
+        and(eq(userSubscriptions.userId, userId), eq(userSubscriptions.status, SubscriptionStatus.Active)),
+      )
+      .orderBy(asc(userSubscriptions.endTime), asc(userSubscriptions.id));
+    if (rows.length === 0) return NO_SUBSCRIPTIONS;
+    return rows.flatMap((row) =>
+      isPlanResetPeriod(row.quotaResetPeriod) ? [{ ...row, quotaResetPeriod: row.quotaResetPeriod }] : [],
+    );
+  }
+
   async function loadUser(id: number): Promise<UserSnapshot | undefined> {
     const [row] = await db
       .select()
@@ -165,6 +202,7 @@ export function createAuthCache(options: {
       group: row.group,
       acceptUnsetModelRatio: readAcceptUnset(row.setting),
       quotaWindows: readQuotaWindows(row.quotaWindows, onError),
+      subscriptions: await loadSubscriptions(id),
       loadedAt: Date.now(),
     };
     usersById.set(id, snapshot);

@@ -23,7 +23,7 @@ import { localError, type RelayError } from '../errors.ts';
 import { callerWindows } from '../limits/windows.ts';
 import type { AuthResult, Caller } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
-import { holdQuota, type Payer } from '../pipeline/billing.ts';
+import { drawsOnWallet, holdQuota, type Payer } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { pickChannel, tiersFor } from '../routing/pick.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
@@ -117,6 +117,7 @@ export const payerOf = (ctx: RelayContext, caller: Caller): Payer => ({
   tokenId: caller.token.id,
   tokenUnlimited: caller.token.unlimitedQuota,
   windows: callerWindows(ctx.deps.options, caller, true),
+  allowances: caller.user.subscriptions,
 });
 
 /** Holds a submit's price (nothing for a free one); the refusal says which balance is short. */
@@ -173,7 +174,11 @@ export async function settleTaskCharge(
     channelId: charge.channelId,
     quota: result.charged,
     countRequest: true,
-    debit: { quota: result.charged, fromToken: !caller.token.unlimitedQuota },
+    debit: {
+      quota: result.charged,
+      fromToken: !caller.token.unlimitedQuota,
+      ...(drawsOnWallet(charge.hold) ? {} : { fromUser: false }),
+    },
     windows: result.windows,
     log: options.get('LogConsumeEnabled')
       ? {

@@ -15,8 +15,10 @@ import {
   channelState,
   contentLogSwitchState,
   optionState,
+  planState,
   redemptionState,
   type StateReader,
+  subscriptionState,
   userState,
 } from './states.ts';
 
@@ -175,6 +177,44 @@ export const auditedRoutes: Readonly<Record<string, Entry>> = {
     action: 'delete',
     targets: fromParams,
     state: redemptionState,
+  },
+
+  // Subscription plans and users' subscriptions (docs/adr/0049)
+  'POST /api/subscription/admin/plans': {
+    kind: AuditKind.Plan,
+    action: 'create',
+    targetsOf: fromAnswer,
+    state: planState,
+  },
+  'PUT /api/subscription/admin/plans/:id': {
+    kind: AuditKind.Plan,
+    action: 'update',
+    targets: fromParams,
+    state: planState,
+  },
+  'PATCH /api/subscription/admin/plans/:id': {
+    kind: AuditKind.Plan,
+    action: 'enable or disable',
+    targets: fromParams,
+    state: planState,
+  },
+  'POST /api/subscription/admin/bind': {
+    kind: AuditKind.Plan,
+    action: 'grant',
+    targetsOf: fromAnswer,
+    state: subscriptionState,
+  },
+  'POST /api/subscription/admin/users/:id/subscriptions': {
+    kind: AuditKind.Plan,
+    action: 'grant',
+    targetsOf: fromAnswer,
+    state: subscriptionState,
+  },
+  'POST /api/subscription/admin/user_subscriptions/:id/invalidate': {
+    kind: AuditKind.Plan,
+    action: 'cancel subscription',
+    targets: fromParams,
+    state: subscriptionState,
   },
 
   // Logs

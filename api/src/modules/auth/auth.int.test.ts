@@ -1,3 +1,4 @@
+import { passkeyCredentials } from '@turnpike/core/db/schema/index';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConsoleClient,
@@ -32,6 +33,26 @@ describe('sign-in and registration', () => {
     expect(byName.body).not.toContain('password');
     const byEmail = await new ConsoleClient(t.app).login('alice@example.com', 'alice-pass-1');
     expect(byEmail.json().data.username).toBe('alice');
+  });
+
+  it('asks a user whose second factor is a passkey for it: the password alone starts no session', async () => {
+    const owner = await registerUser(t.app, 'keyholder', 'keyholder-pass-1');
+    await t.runtime.deps.db.insert(passkeyCredentials).values({
+      userId: owner.userId ?? 0,
+      credentialId: 'keyholder-credential',
+      publicKey: 'pQECAyYgASFYIA',
+    });
+    const browser = new ConsoleClient(t.app);
+    const answer = await browser.post('/api/user/login', {
+      username: 'keyholder',
+      password: 'keyholder-pass-1',
+    });
+    expect(answer.json()).toMatchObject({
+      success: true,
+      data: { require_2fa: true, passkey: true, flow_token: expect.any(String) },
+    });
+    browser.userId = owner.userId;
+    expect((await browser.get('/api/user/self')).statusCode).toBe(401);
   });
 
   it('answers a wrong password and an unknown user the same way', async () => {

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { users } from '@turnpike/core/db/schema/index';
+import { passkeyCredentials, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -124,6 +124,27 @@ describe('third-party sign-in and binding', () => {
     idp.issue('gh-code-2', { login: 'octo-ann', id: 1, name: 'Ann Octo' });
     const again = await callback(new ConsoleClient(t.app), 'github', 'gh-code-2');
     expect(again.json()).toMatchObject({ success: true, data: { id: user.id } });
+  });
+
+  it('asks a user with a second factor for it after a third party signs them in, as after a password', async () => {
+    idp.issue('gh-2fa-1', { login: 'octo-guarded', id: 77, name: 'Guarded' });
+    const first = await callback(new ConsoleClient(t.app), 'github', 'gh-2fa-1');
+    const userId = first.json().data.id as number;
+    // The user adds a passkey (as its second factor); GitHub alone no longer signs them in.
+    await t.runtime.deps.db.insert(passkeyCredentials).values({
+      userId,
+      credentialId: 'guarded-credential',
+      publicKey: 'pQECAyYgASFYIA',
+    });
+    idp.issue('gh-2fa-2', { login: 'octo-guarded', id: 77, name: 'Guarded' });
+    const browser = new ConsoleClient(t.app);
+    const answer = await callback(browser, 'github', 'gh-2fa-2');
+    expect(answer.json()).toMatchObject({
+      success: true,
+      data: { require_2fa: true, passkey: true, flow_token: expect.any(String) },
+    });
+    browser.userId = userId;
+    expect((await browser.get('/api/user/self')).statusCode).toBe(401);
   });
 
   it('refuses a wrong, missing or spent state, and changes nothing', async () => {

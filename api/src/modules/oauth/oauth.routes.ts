@@ -1,14 +1,16 @@
 import { toSessionUser } from '@turnpike/core/contracts/users';
 import { randomString } from '@turnpike/core/crypto/random';
+import type { User } from '@turnpike/core/db/schema/users';
 import { Role } from '@turnpike/core/domain/users';
 import { AppError } from '@turnpike/core/errors';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { currentUser } from '../../http/auth.ts';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
-import { readSession, type SessionData, startSession, writeSession } from '../../http/session.ts';
+import { readSession, type SessionData, writeSession } from '../../http/session.ts';
 import { parseInput } from '../../http/validate.ts';
+import { createSecondStepGate, SECOND_STEP_MESSAGE } from '../two-factor/second-step.ts';
 import { CODE_PROVIDERS, createIdentityProviders } from './identity-providers.ts';
 import { createOAuthService } from './oauth.service.ts';
 
@@ -27,6 +29,12 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const { deps, sessions } = ctx;
   const providers = createIdentityProviders(deps.config, deps.options);
   const service = createOAuthService(deps);
+  const secondStep = createSecondStepGate(deps, sessions);
+  /** A third party's word is a first step like a password: a user with a second factor is asked for it. */
+  const signInAs = async (request: FastifyRequest, reply: FastifyReply, user: User) => {
+    const next = await secondStep.proceed(request, reply, user);
+    return 'pending' in next ? ok(next.pending, SECOND_STEP_MESSAGE) : ok(toSessionUser(user));
+  };
   const critical = { onRequest: ctx.criticalLimit };
 
   /** The console's own address, for the redirect URI a provider checks: ServerAddress, else this request's. */
@@ -55,9 +63,11 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
       const identity = await providers.code[name](code, `${consoleAddress(request)}/oauth/${name}`);
       const signedIn = await ctx.auth.tryUser(request);
       if (signedIn) return ok(toSessionUser(await service.bind(signedIn.id, identity)), 'bind');
-      const user = await service.signIn(identity, { register: true, affCode: session.aff });
-      startSession(request, reply, sessions, user);
-      return ok(toSessionUser(user));
+      return signInAs(
+        request,
+        reply,
+        await service.signIn(identity, { register: true, affCode: session.aff }),
+      );
     });
   }
 
@@ -68,8 +78,7 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
       register: true,
       affCode: readSession(request, sessions).aff,
     });
-    startSession(request, reply, sessions, user);
-    return ok(toSessionUser(user));
+    return signInAs(request, reply, user);
   });
 
   app.get(
@@ -85,9 +94,7 @@ export function registerOAuthRoutes(app: FastifyInstance, ctx: RouteContext): vo
 
   app.get('/oauth/telegram/login', critical, async (request, reply) => {
     const identity = providers.telegram(parseInput(telegramQuery, request.query));
-    const user = await service.signIn(identity, { register: false });
-    startSession(request, reply, sessions, user);
-    return ok(toSessionUser(user));
+    return signInAs(request, reply, await service.signIn(identity, { register: false }));
   });
 
   // The console calls it with the widget's fields (a JSON answer); a widget set up with this address as its

@@ -6,16 +6,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { currentUser } from '../../http/auth.ts';
 import { ok } from '../../http/reply.ts';
 import type { RouteContext } from '../../http/route-context.ts';
+import { stringParams } from '../../http/string-params.ts';
 import { parseInput } from '../../http/validate.ts';
 import { createWalletService } from './wallet.service.ts';
-
-/** Flat string parameters of a query or a parsed form; repeated or non-text values are dropped. */
-function stringParams(source: unknown): EpayParams {
-  const params: EpayParams = {};
-  if (!source || typeof source !== 'object') return params;
-  for (const [name, value] of Object.entries(source)) if (typeof value === 'string') params[name] = value;
-  return params;
-}
 
 /** `/api/user/topup`, `/api/user/amount`, `/api/user/pay` and Epay's notify callback. */
 export function registerWalletRoutes(app: FastifyInstance, ctx: RouteContext): void {

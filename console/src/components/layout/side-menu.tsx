@@ -61,6 +61,7 @@ export function menuGroups(): Array<{ label: string; items: MenuEntry[] }> {
       items: [
         { to: '/channel', label: 'menu.channels', icon: '⇄', visible: isAdmin },
         { to: '/redemption', label: 'menu.redemptions', icon: '▣', visible: isAdmin },
+        { to: '/plans', label: 'menu.plans', icon: '▤', visible: isAdmin },
         { to: '/user', label: 'menu.users', icon: '☺', visible: isAdmin, exact: true },
         { to: '/setting', label: 'menu.settings', icon: '⚙', visible: (u) => isAdmin(u) || isRoot(u) },
         { to: '/audit', label: 'menu.audit', icon: '⎙', visible: isRoot },

@@ -3,12 +3,14 @@
  * LinuxDO) come back to /oauth/<provider> with a code; the server turns that into a sign-in, or a binding when
  * the browser is already signed in. One place builds their addresses, for the sign-in buttons and the bindings.
  */
+import type { SecondStepRequired } from '@turnpike/core/contracts/two-factor';
 import i18next from 'i18next';
 import { api, requestEnvelope } from '../../lib/api.ts';
 import type { SessionUser } from '../../lib/session.ts';
 import type { SiteStatus } from '../../lib/status.ts';
 import { readStored, StorageKey } from '../../lib/storage.ts';
 import { toast } from '../../lib/toast.ts';
+import { type LoginAnswer, needsSecondStep } from './api/second-step.ts';
 
 export type RedirectProvider = 'github' | 'oidc' | 'linuxdo';
 
@@ -73,8 +75,14 @@ export async function startRedirectSignIn(provider: RedirectProvider, status: Si
   return true;
 }
 
-/** What a callback came to: a sign-in, or a binding to the signed-in user (the server answers message "bind"). */
-type CallbackOutcome = { bound: true } | { bound: false; user: SessionUser };
+/**
+ * What a callback came to: a sign-in, a binding to the signed-in user (the server answers message "bind"), or the
+ * second step a user with a second factor owes before the sign-in is complete (docs/adr/0044).
+ */
+type CallbackOutcome =
+  | { bound: true }
+  | { bound: false; user: SessionUser }
+  | { bound: false; secondStep: SecondStepRequired };
 
 /** GET /api/oauth/<provider>?code=&state=: completes the callback. */
 export async function finishRedirectSignIn(
@@ -82,10 +90,11 @@ export async function finishRedirectSignIn(
   code: string,
   state: string,
 ): Promise<CallbackOutcome> {
-  const envelope = await requestEnvelope<SessionUser>('GET', `/api/oauth/${provider}`, {
+  const envelope = await requestEnvelope<LoginAnswer>('GET', `/api/oauth/${provider}`, {
     query: { code, state },
     silent: true,
   });
   if (envelope.message === 'bind') return { bound: true };
-  return { bound: false, user: envelope.data as SessionUser };
+  const answer = envelope.data as LoginAnswer;
+  return needsSecondStep(answer) ? { bound: false, secondStep: answer } : { bound: false, user: answer };
 }

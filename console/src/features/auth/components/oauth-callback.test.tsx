@@ -1,4 +1,5 @@
 import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getSessionUser, setSessionUser } from '../../../lib/session.ts';
 import { fakeServer, renderScreen } from '../../../testing/render.tsx';
@@ -19,6 +20,30 @@ describe('third-party sign-in callback', () => {
     expect(getSessionUser()).toEqual(user);
     expect(await screen.findByText('Signed in')).toBeTruthy();
     expect(router.history.length).toBe(1);
+  });
+
+  it('asks a user with a second factor for the code before signing in, as after a password', async () => {
+    const server = fakeServer({
+      'GET /api/oauth/github': () => ({
+        body: {
+          success: true,
+          data: { require_2fa: true, flow_token: 'sealed-flow', expires_at: 1, passkey: false },
+        },
+      }),
+      'POST /api/user/login/2fa': () => ({ body: { success: true, data: user } }),
+    });
+    const { router } = await renderScreen(() => <OAuthCallback provider="github" code="c0de" state="st" />, {
+      path: '/oauth/github',
+    });
+    const code = await screen.findByLabelText('Code or backup code');
+    expect(getSessionUser()).toBeNull();
+    await userEvent.type(code, '287082');
+    await userEvent.click(screen.getByRole('button', { name: 'Verify' }));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/token'));
+    expect(getSessionUser()).toEqual(user);
+    expect(server.callsTo('POST', '/api/user/login/2fa').map((c) => c.body)).toEqual([
+      { code: '287082', flow_token: 'sealed-flow' },
+    ]);
   });
 
   it('says the account is bound and goes to the personal page when the server answers "bind"', async () => {

@@ -14,6 +14,7 @@ import { ApiError } from '../../../lib/api.ts';
 import { formatQuota } from '../../../lib/format.ts';
 import { useQuotaDisplay, useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
+import { UserSubscriptions } from '../../plans/components/user-subscriptions.tsx';
 import { useQuotaWindowsField } from '../../quota-windows/components/window-editor.tsx';
 import { QuotaWindowStates } from '../../quota-windows/components/window-states.tsx';
 import { fetchUser, type UserRow, updateUser } from '../api/users.ts';
@@ -237,6 +238,7 @@ export function EditUserSheet({
             ))}
           </fieldset>
           <ResetSecondFactor userId={id} />
+          <UserSubscriptions userId={id} />
           {error ? (
             <p role="alert" className="text-sm text-red-600">
               {error}

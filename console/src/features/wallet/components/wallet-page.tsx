@@ -7,6 +7,7 @@ import { formatNumber, formatQuota } from '../../../lib/format.ts';
 import { useStatus } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
 import { CheckinCard } from '../../checkin/components/checkin-card.tsx';
+import { PlansCard } from '../../plans/components/plans-card.tsx';
 import { WalletWindows } from '../../quota-windows/components/wallet-windows.tsx';
 import {
   fetchPayable,
@@ -176,6 +177,7 @@ export function WalletPage() {
     <div className="flex max-w-3xl flex-col gap-4">
       <h1 className="text-xl font-semibold">{t('title')}</h1>
       <CheckinCard />
+      <PlansCard />
 
       <Card title={t('balance.title')}>
         {self.isLoading ? (

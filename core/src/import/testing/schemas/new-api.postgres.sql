@@ -289,3 +289,44 @@ CREATE TABLE "checkins" (
   "created_at" bigint,
   PRIMARY KEY ("id")
 );
+CREATE TABLE "subscription_plans" (
+  "id" bigserial,
+  "title" varchar(128) NOT NULL,
+  "subtitle" varchar(255) DEFAULT '',
+  "price_amount" double precision NOT NULL DEFAULT 0,
+  "currency" varchar(8) NOT NULL DEFAULT 'USD',
+  "duration_unit" varchar(16) NOT NULL DEFAULT 'month',
+  "duration_value" int NOT NULL DEFAULT 1,
+  "custom_seconds" bigint NOT NULL DEFAULT 0,
+  "enabled" boolean DEFAULT true,
+  "sort_order" int DEFAULT 0,
+  "allow_balance_pay" boolean DEFAULT true,
+  "stripe_price_id" varchar(128) DEFAULT '',
+  "creem_product_id" varchar(128) DEFAULT '',
+  "max_purchase_per_user" int DEFAULT 0,
+  "upgrade_group" varchar(64) DEFAULT '',
+  "total_amount" bigint NOT NULL DEFAULT 0,
+  "quota_reset_period" varchar(16) DEFAULT 'never',
+  "quota_reset_custom_seconds" bigint DEFAULT 0,
+  "created_at" bigint,
+  "updated_at" bigint,
+  PRIMARY KEY ("id")
+);
+CREATE TABLE "user_subscriptions" (
+  "id" bigserial,
+  "user_id" bigint,
+  "plan_id" bigint,
+  "amount_total" bigint NOT NULL DEFAULT 0,
+  "amount_used" bigint NOT NULL DEFAULT 0,
+  "start_time" bigint,
+  "end_time" bigint,
+  "status" varchar(32),
+  "source" varchar(32) DEFAULT 'order',
+  "last_reset_time" bigint DEFAULT 0,
+  "next_reset_time" bigint DEFAULT 0,
+  "upgrade_group" varchar(64) DEFAULT '',
+  "prev_user_group" varchar(64) DEFAULT '',
+  "created_at" bigint,
+  "updated_at" bigint,
+  PRIMARY KEY ("id")
+);

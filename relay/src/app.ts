@@ -25,6 +25,9 @@ import Fastify, {
   type RequestPayload,
 } from 'fastify';
 import { registerBillingCompat } from './billing-compat.ts';
+import { openSettlementSpool, recoverSettlementSpools } from './books/settlement-spool.ts';
+import { type SettlementRecord, writeRecords } from './books/write-records.ts';
+import { createBatchWriter, newJournalId } from './books/writer.ts';
 import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
 import type { RelayDeps } from './deps.ts';
 import {
@@ -82,9 +85,6 @@ import {
 } from './pipeline/rate-limit.ts';
 import { sendError } from './pipeline/respond.ts';
 import type { SensitiveWords } from './pipeline/sensitive-words.ts';
-import { openSettlementSpool, recoverSettlementSpools } from './pipeline/settlement-spool.ts';
-import { type SettlementRecord, writeRecords } from './pipeline/write-records.ts';
-import { createBatchWriter, newJournalId } from './pipeline/writer.ts';
 import { registerRealtime } from './realtime/route.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 import { createAuthCache } from './state/auth-cache.ts';

@@ -4,6 +4,7 @@
  * so the charged quota can go in the `x-turnpike-quota` header.
  */
 import { Readable } from 'node:stream';
+import { type SettleOutcome, settle } from '../books/settle.ts';
 import type { AttemptFailure, RelayError } from '../errors.ts';
 import type { Format } from '../formats/format.ts';
 import type { Ingress } from '../formats/ingress.ts';
@@ -18,7 +19,6 @@ import type { EndpointSpec } from './endpoints/spec.ts';
 import type { HeldExchange, RelayReply } from './exchange.ts';
 import { isRecord, type Json, upstreamFault } from './respond.ts';
 import { type CompletionCheck, SENSITIVE_REPLACEMENT, sensitiveCompletionError } from './sensitive-words.ts';
-import { type SettleOutcome, settle } from './settle.ts';
 
 /** The upstream's 200 for one attempt, with what the answer steps need to read, check and bill it. */
 export interface UpstreamAnswer {

@@ -2,6 +2,7 @@ import type { Ledger } from '@turnpike/core/billing/ledger';
 import type { Notifier } from '@turnpike/core/notify/notifier';
 import type { PriceBook } from '@turnpike/core/options/price-tables';
 import type { FastifyBaseLogger } from 'fastify';
+import type { BatchWriter } from '../books/writer.ts';
 import type { RelayDeps } from '../deps.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
@@ -12,7 +13,6 @@ import type { UpstreamClient } from '../upstream/client.ts';
 import type { ContentLogs } from './content-capture.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { SensitiveWords } from './sensitive-words.ts';
-import type { BatchWriter } from './writer.ts';
 
 /** Everything a relay request handler uses, built once per relay app. */
 export interface RelayContext {

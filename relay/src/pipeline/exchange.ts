@@ -8,12 +8,12 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Billing } from '../books/settle.ts';
 import type { Ingress } from '../formats/ingress.ts';
 import type { StepMarks } from '../metrics/tracing.ts';
 import type { Caller } from './authenticate.ts';
 import type { ContentCapture } from './content-capture.ts';
 import type { EndpointSpec, PreparedRequest } from './endpoints/spec.ts';
-import type { Billing } from './settle.ts';
 
 export interface RelayRequest {
   readonly id: string;

@@ -9,6 +9,7 @@ import { estimateQuota } from '@turnpike/core/billing/pre-consume';
 import { isPricingRefusal, type Pricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
+import { type Billing, settle } from '../books/settle.ts';
 import { localError, type RelayError } from '../errors.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
@@ -31,7 +32,6 @@ import {
 } from './exchange.ts';
 import { sendError } from './respond.ts';
 import { checkPrompt } from './sensitive-words.ts';
-import { type Billing, settle } from './settle.ts';
 
 /** `/v1/*`: token auth, then the shared pipeline. */
 export async function handleRelay(

@@ -21,6 +21,7 @@
  * - The charged quota goes out as the comment `: x-turnpike-quota: <n>` just before the end (see context.ts).
  */
 
+import { settle } from '../books/settle.ts';
 import type { AttemptFailure, RelayError } from '../errors.ts';
 import type { StreamDecoder } from '../formats/format.ts';
 import type { StreamEncoder } from '../formats/ingress.ts';
@@ -32,7 +33,6 @@ import type { UpstreamAnswer } from './answer.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
 import type { HeldExchange } from './exchange.ts';
 import { sensitiveCompletionError } from './sensitive-words.ts';
-import { settle } from './settle.ts';
 import { createChatReader } from './stream-chat.ts';
 import { createDecodedReader } from './stream-decoded.ts';
 import { createResponsesReader } from './stream-responses.ts';

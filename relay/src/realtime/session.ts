@@ -10,13 +10,13 @@ import type { Hold } from '@turnpike/core/billing/ledger';
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import type WebSocket from 'ws';
 import type { RawData } from 'ws';
+import { type Billing, settle } from '../books/settle.ts';
 import type { LimitTicket } from '../limits/limiter.ts';
 import { type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
 import type { Caller } from '../pipeline/authenticate.ts';
 import { holdQuota, type Payer } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import type { RelayRequest } from '../pipeline/exchange.ts';
-import { type Billing, settle } from '../pipeline/settle.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { estimateResponse } from './estimate.ts';
 import {

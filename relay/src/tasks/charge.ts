@@ -3,7 +3,7 @@
  * serves, what a submit costs, and the charge once the upstream accepted it. A submit holds its price on the
  * ledger before it goes upstream (pipeline/billing.ts) and settles exactly once: the price when the upstream
  * accepted the task, nothing otherwise. The debit and its consume log are written together by the batching writer,
- * as for every other call (pipeline/settle.ts, docs/adr/0016).
+ * as for every other call (books/settle.ts, docs/adr/0016).
  */
 
 import { DEFAULT_MODEL_PRICE } from '@turnpike/core/billing/default-ratios';

@@ -19,12 +19,12 @@ import type { LimitTicket } from '../limits/limiter.ts';
 import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
 import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
 import { markAttempt, markStep, type StepMarks } from '../metrics/tracing.ts';
+import type { Caller } from '../pipeline/authenticate.ts';
+import type { Payer } from '../pipeline/billing.ts';
+import type { RelayContext } from '../pipeline/context.ts';
+import type { RelayRequest } from '../pipeline/exchange.ts';
+import type { Json } from '../pipeline/respond.ts';
 import { providerFor } from '../providers/registry.ts';
-import type { Caller } from './authenticate.ts';
-import type { Payer } from './billing.ts';
-import type { RelayContext } from './context.ts';
-import type { RelayRequest } from './exchange.ts';
-import type { Json } from './respond.ts';
 
 /** Per-request bookkeeping shared by the attempt loop and the settlement. */
 export interface Billing {

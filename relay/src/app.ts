@@ -28,19 +28,14 @@ import { registerBillingCompat } from './billing-compat.ts';
 import { openSettlementSpool, recoverSettlementSpools } from './books/settlement-spool.ts';
 import { type SettlementRecord, writeRecords } from './books/write-records.ts';
 import { createBatchWriter, newJournalId } from './books/writer.ts';
+import type { EndpointSpec, RelayError } from './contract.ts';
 import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
 import type { RelayDeps } from './deps.ts';
-import {
-  DATABASE_RETRY_AFTER_SECONDS,
-  gatewayFailureOf,
-  localError,
-  type RelayError,
-  toOpenAiErrorBody,
-} from './errors.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, gatewayFailureOf, localError, toOpenAiErrorBody } from './errors.ts';
 import { countTokensSpec, messagesSpec } from './formats/anthropic/endpoints.ts';
 import { geminiSpecOf, readModelAction } from './formats/gemini/endpoints.ts';
 import { geminiIngress } from './formats/gemini/ingress.ts';
-import { ingressOfProtocol } from './formats/ingress.ts';
+import { sweepStaleUploads } from './formats/multipart.ts';
 import { openAiChatIngress } from './formats/openai/chat-ingress.ts';
 import {
   imageEditSpec,
@@ -60,6 +55,7 @@ import {
 } from './formats/openai/text-endpoints.ts';
 import { enterThrough, type RelayHandler, relayHandler } from './formats/route.ts';
 import { createFrontDoor, installFrontDoor } from './front-door.ts';
+import { ingressOfProtocol } from './http/protocol.ts';
 import { createMemoryCounterStore } from './limits/counters.ts';
 import { createLimiter } from './limits/limiter.ts';
 import { createRedisCounterStore } from './limits/redis-counters.ts';
@@ -73,9 +69,7 @@ import {
 import { createContentLogs } from './pipeline/content-capture.ts';
 import { createContentLogWriter } from './pipeline/content-log-writer.ts';
 import type { RelayContext } from './pipeline/context.ts';
-import type { EndpointSpec } from './pipeline/endpoints/spec.ts';
 import { geminiModels, listModels, retrieveModel } from './pipeline/models.ts';
-import { sweepStaleUploads } from './pipeline/multipart.ts';
 import { notImplemented } from './pipeline/not-implemented.ts';
 import { handlePlayground } from './pipeline/playground.ts';
 import {
@@ -315,7 +309,7 @@ export async function registerRelay(
             ),
           ),
       );
-      // Multipart uploads are handed over unread: the endpoint spools them to disk (pipeline/multipart.ts).
+      // Multipart uploads are handed over unread: the endpoint spools them to disk (formats/multipart.ts).
       relay.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
       relay.addHook('preParsing', decompressBody);
       const route = (spec: EndpointSpec) => relayHandler(ctx, spec);
@@ -393,7 +387,7 @@ export async function registerRelay(
   await registerTaskRoutes(app, ctx);
   registerRealtime(app, ctx);
 
-  // Upload spools a crashed process left behind (pipeline/multipart.ts); in the background, at start.
+  // Upload spools a crashed process left behind (formats/multipart.ts); in the background, at start.
   app.addHook('onReady', async () => {
     void sweepStaleUploads()
       .then((removed) => {

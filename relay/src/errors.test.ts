@@ -1,12 +1,12 @@
 import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
+import type { RelayError } from './contract.ts';
 import {
   type DisableContext,
   disableReason,
   localError,
   mapStatusCode,
   parseUpstreamError,
-  type RelayError,
   type RetryContext,
   shouldRetry,
   toOpenAiErrorBody,

@@ -3,12 +3,10 @@
  * pipeline is in the client's shape) and the caller's key, wherever the client's format keeps it, is read into
  * `Authorization` for the token check. OpenAI routes need neither and call the pipeline directly.
  */
+import type { EndpointSpec, Ingress, RelayReply, RelayRequest } from '../contract.ts';
 import type { RelayContext } from '../pipeline/context.ts';
-import type { EndpointSpec } from '../pipeline/endpoints/spec.ts';
-import type { RelayReply, RelayRequest } from '../pipeline/exchange.ts';
 import { handleRelay } from '../pipeline/relay.ts';
 import { bindIngress } from '../pipeline/respond.ts';
-import type { Ingress } from './ingress.ts';
 
 export type RelayHandler = (request: RelayRequest, reply: RelayReply) => Promise<unknown>;
 

@@ -3,12 +3,11 @@
  * after pricing and before the hold, and the channel's for each attempt. A refusal is a 429 in the caller's protocol
  * with its `Retry-After` and `X-RateLimit-*` headers, counted in `/metrics`.
  */
-import type { RelayError } from '../errors.ts';
-import type { Caller } from '../pipeline/authenticate.ts';
+
+import type { PreparedRequest, RelayError, RelayReply, RelayRequest } from '../contract.ts';
 import type { RelayContext } from '../pipeline/context.ts';
-import type { PreparedRequest } from '../pipeline/endpoints/spec.ts';
-import type { RelayReply, RelayRequest } from '../pipeline/exchange.ts';
 import { ingressOf } from '../pipeline/respond.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { applyHeaders, channelChecks, type LimitTicket, requestChecks } from './limiter.ts';
 

@@ -8,6 +8,7 @@
  * The caller's quota windows (docs/adr/0043) are checked and held in that same step: a call is admitted only when the
  * balances and every window can cover it, and a window's refusal is a 429 naming it (`../limits/windows.ts`).
  */
+
 import {
   type Account,
   type Hold,
@@ -15,26 +16,12 @@ import {
   tokenAccount,
   userAccount,
 } from '@turnpike/core/billing/ledger';
-import { localError, type RelayError } from '../errors.ts';
+import type { Payer } from '../books/settlement-context.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 import { rememberRefusalHeaders } from '../limits/admit.ts';
-import {
-  type CallerWindow,
-  checkOf,
-  describeWindow,
-  type WindowCheck,
-  windowChecks,
-  windowRefusal,
-} from '../limits/windows.ts';
+import { checkOf, describeWindow, type WindowCheck, windowChecks, windowRefusal } from '../limits/windows.ts';
 import type { RelayContext } from './context.ts';
-
-/** Who pays: the user always, and the token when its quota is limited; and the windows the call is held in. */
-export interface Payer {
-  readonly userId: number;
-  readonly tokenId: number;
-  readonly tokenUnlimited: boolean;
-  /** The caller's quota windows (`callerWindows`); absent or empty: none. */
-  readonly windows?: readonly CallerWindow[];
-}
 
 /** The ledger accounts a payer draws on. */
 export function accountsOf(payer: Payer): Account[] {

@@ -4,13 +4,14 @@
  * `anthropic-version`); `GET /v1beta/models` and `/v1beta/models/:model` in Gemini's
  * (https://ai.google.dev/api/models).
  */
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
 import { anthropicMessagesIngress } from '../formats/anthropic/ingress.ts';
 import { geminiIngress } from '../formats/gemini/ingress.ts';
 import { enterThrough } from '../formats/route.ts';
 import { modelsOfGroup } from '../routing/pick.ts';
-import type { Caller } from './authenticate.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import { authenticateRequest } from './authenticate-request.ts';
 import type { RelayContext } from './context.ts';
 import { sendError } from './respond.ts';

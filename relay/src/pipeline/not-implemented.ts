@@ -2,10 +2,10 @@
  * OpenAI routes the gateway does not relay (files, fine-tunes, image variations, deleting a model): 501
  * `api_not_implemented` in OpenAI's error shape, after token auth, as the reference answers them.
  */
+import type { RelayReply, RelayRequest } from '../contract.ts';
 import { localError } from '../errors.ts';
 import { authenticateRequest } from './authenticate-request.ts';
 import type { RelayContext } from './context.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
 import { sendError } from './respond.ts';
 
 export async function notImplemented(

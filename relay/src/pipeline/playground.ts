@@ -7,20 +7,20 @@
  * The user is read from the database on each call (like every console call), not from the token cache: the
  * playground is not the relay's hot path.
  */
+
 import { usableGroups } from '@turnpike/core/domain/groups';
 import { NEVER_EXPIRES, TokenStatus } from '@turnpike/core/domain/tokens';
 import { UserStatus } from '@turnpike/core/domain/users';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { readSessionCookie, type SessionCodec } from '@turnpike/core/sessions/session-codec';
 import { isSessionLive } from '@turnpike/core/sessions/session-end';
-import { localError } from '../errors.ts';
+import type { RelayReply, RelayRequest } from '../contract.ts';
+import { invalidRequest, localError } from '../errors.ts';
 import { chatSpec } from '../formats/openai/text-endpoints.ts';
-import { readQuotaWindows, type TokenSnapshot, type UserSnapshot } from '../state/auth-cache.ts';
-import type { Caller } from './authenticate.ts';
+import { type Caller, readQuotaWindows, type TokenSnapshot, type UserSnapshot } from '../state/auth-cache.ts';
 import type { RelayContext } from './context.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
 import { limitRequest, openExchange, relayAs } from './relay.ts';
-import { invalidRequest, isRecord, sendError } from './respond.ts';
+import { isRecord, sendError } from './respond.ts';
 
 const unauthorized = (code: string, message: string) =>
   localError(401, code, message, 'invalid_request_error');

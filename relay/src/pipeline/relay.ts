@@ -5,31 +5,35 @@
  * success, upstream error, client disconnect, exception — the refund happens before an error is sent, so a
  * client that checks its balance after a failure sees it back.
  */
+
 import { estimateQuota } from '@turnpike/core/billing/pre-consume';
 import { isPricingRefusal, type Pricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
 import { type Billing, settle } from '../books/settle.ts';
-import { localError, type RelayError } from '../errors.ts';
+import type { Payer } from '../books/settlement-context.ts';
+import {
+  type EndpointSpec,
+  isRelayError,
+  type PreparedRequest,
+  type RelayError,
+  type RelayReply,
+  type RelayRequest,
+} from '../contract.ts';
+import { localError } from '../errors.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
 import { callerWindows } from '../limits/windows.ts';
 import { countLongTexts, LONG_TEXT } from '../metering/tokens.ts';
 import { markStep, startSteps } from '../metrics/tracing.ts';
 import { tiersFor } from '../routing/pick.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import { runAttempts } from './attempts.ts';
-import { type Caller, checkModelAllowed } from './authenticate.ts';
+import { checkModelAllowed } from './authenticate.ts';
 import { authenticateRequest } from './authenticate-request.ts';
-import { holdQuota, type Payer } from './billing.ts';
+import { holdQuota } from './billing.ts';
 import type { RelayContext } from './context.ts';
-import { type EndpointSpec, isRelayError, type PreparedRequest } from './endpoints/spec.ts';
-import {
-  type Exchange,
-  growExchange,
-  type PreparedExchange,
-  type RelayReply,
-  type RelayRequest,
-} from './exchange.ts';
+import { type Exchange, growExchange, type PreparedExchange } from './exchange.ts';
 import { sendError } from './respond.ts';
 import { checkPrompt } from './sensitive-words.ts';
 

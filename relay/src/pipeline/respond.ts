@@ -3,14 +3,14 @@
  * Gemini's on `/v1beta`): the route binds its ingress to the request before the pipeline runs; a final upstream
  * 429 gets the neutral "saturated" text (§4.2).
  */
+
 import { isRecord, type Json } from '@turnpike/core/json';
+import type { Ingress, RelayError, RelayReply, RelayRequest } from '../contract.ts';
 
 export { isRecord, type Json };
 
-import { localError, type RelayError, SATURATED_MESSAGE } from '../errors.ts';
-import type { Ingress } from '../formats/ingress.ts';
+import { SATURATED_MESSAGE } from '../errors.ts';
 import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
 
 /** The ingress of each request whose client is not an OpenAI one (keyed by the Node request both entrances share). */
 const bound = new WeakMap<object, Ingress>();
@@ -31,19 +31,3 @@ export function sendError(request: RelayRequest, reply: RelayReply, error: Relay
     .header('content-type', 'application/json')
     .send(ingressOf(request).errorBody(shown, request.id));
 }
-
-/** A 400 for a request the gateway cannot relay as sent (a local error: never retried, nothing charged). */
-export const invalidRequest = (message: string, param?: string): RelayError => ({
-  ...localError(400, 'invalid_request', message, 'invalid_request_error'),
-  param: param ?? null,
-});
-
-/** A fault of the upstream's answer (status 502), e.g. a body that is not JSON. */
-export const upstreamFault = (message: string, code: string): RelayError => ({
-  status: 502,
-  message,
-  type: 'upstream_error',
-  code,
-  param: null,
-  isLocal: false,
-});

@@ -3,10 +3,10 @@
  * channel's own limits, the upstream request its provider builds, and what came back, as a typed outcome for the
  * loop in attempts.ts. A 200 is handed to the endpoint's relay step (`answerAttempt`).
  */
-import { type AttemptFailure, mapStatusCode, type RelayError, shouldRetry } from '../errors.ts';
+import type { Endpoint, EndpointSpec, Ingress, RelayError } from '../contract.ts';
+import { type AttemptFailure, mapStatusCode, shouldRetry } from '../errors.ts';
 import { keepHostedTools } from '../formats/canonical.ts';
-import type { Endpoint, Format, UpstreamCall } from '../formats/format.ts';
-import type { Ingress } from '../formats/ingress.ts';
+import type { Format, UpstreamCall } from '../formats/format.ts';
 import { admitChannelLimits } from '../limits/admit.ts';
 import type { LimitTicket } from '../limits/limiter.ts';
 import { markAttempt } from '../metrics/tracing.ts';
@@ -30,7 +30,6 @@ import {
 import type { AttemptOutcome, Attempts } from './attempts.ts';
 import { checkChannelHealth } from './channel-health.ts';
 import type { RelayContext } from './context.ts';
-import type { EndpointSpec } from './endpoints/spec.ts';
 import type { HeldExchange } from './exchange.ts';
 import { pipeStream, type StreamReading } from './stream.ts';
 

@@ -22,10 +22,10 @@
  */
 
 import { settle } from '../books/settle.ts';
-import type { AttemptFailure, RelayError } from '../errors.ts';
+import type { NormalisedUsage, RelayError, StreamEncoder } from '../contract.ts';
+import type { AttemptFailure } from '../errors.ts';
 import type { StreamDecoder } from '../formats/format.ts';
-import type { StreamEncoder } from '../formats/ingress.ts';
-import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
+import { EMPTY_USAGE, hasUsage } from '../metering/usage.ts';
 import { createSseParser, createSseWriter, formatSseComment } from '../sse.ts';
 import { toUpstreamFailure, type UpstreamFailure } from '../upstream/client.ts';
 import type { Redactor } from '../upstream/redact.ts';

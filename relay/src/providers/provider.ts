@@ -4,17 +4,11 @@
  * SSE, and how its errors are classified (which retry, cool the channel down, or disable it). The body, the
  * answer, the stream events and the usage are the format's (../formats/<wire>/).
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
 import { findProviderType, type RelayProviderId } from '@turnpike/core/providers/catalogue';
-import type { RelayError } from '../errors.ts';
-import type {
-  BuildRequestInput,
-  ChannelView,
-  Endpoint,
-  Format,
-  FormatRequest,
-  UpstreamCall,
-} from '../formats/format.ts';
+import type { ChannelView, Endpoint, RelayError } from '../contract.ts';
+import type { BuildRequestInput, Format, FormatRequest, UpstreamCall } from '../formats/format.ts';
 import { serialiseBody } from '../formats/format.ts';
 import type { UpstreamBody, UpstreamResponse } from '../upstream/client.ts';
 

@@ -6,7 +6,7 @@ import {
   type TaskCarried,
 } from '@turnpike/core/providers/catalogue';
 import { describe, expect, it } from 'vitest';
-import type { Endpoint } from '../formats/format.ts';
+import type { Endpoint } from '../contract.ts';
 import { providerFor } from './registry.ts';
 
 /** The relay endpoints each kind the catalogue names stands for; tasks are not provider calls (../tasks). */

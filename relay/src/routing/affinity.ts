@@ -10,12 +10,13 @@
  * new binding. Redis being slow or away never holds a call: a lookup that takes longer than
  * {@link LOOKUP_TIMEOUT_MS} counts as no binding.
  */
+
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AffinityRule, ChannelAffinity } from '@turnpike/core/channels/affinity-rules';
 import type { Redis } from 'ioredis';
+import type { RelayRequest } from '../contract.ts';
 import type { RelayContext } from '../pipeline/context.ts';
-import type { RelayRequest } from '../pipeline/exchange.ts';
 import { type RoutingTable, tiersFor } from './pick.ts';
 
 /** Where a session's calls go: a channel, and the key within it on a multi-key channel. */

@@ -19,13 +19,16 @@ import { LogType } from '@turnpike/core/domain/logs';
 import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import type { FastifyRequest } from 'fastify';
 import { type Dispatcher, fetch } from 'undici';
-import { localError, type RelayError } from '../errors.ts';
+import type { Payer } from '../books/settlement-context.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 import { callerWindows } from '../limits/windows.ts';
-import type { AuthResult, Caller } from '../pipeline/authenticate.ts';
+import type { AuthResult } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
-import { holdQuota, type Payer } from '../pipeline/billing.ts';
+import { holdQuota } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { pickChannel, tiersFor } from '../routing/pick.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 
 /**

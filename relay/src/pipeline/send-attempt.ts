@@ -87,7 +87,7 @@ export async function admitAttempt(
   channel: RelayChannel,
   attempt: number,
 ): Promise<AttemptOutcome | Admitted> {
-  const { spec, ingress, request, reply, prepared } = exchange;
+  const { spec, ingress, reply, prepared } = exchange;
   const upstreamModel = channel.modelMapping[prepared.model] ?? prepared.model;
   const provider = providerFor(channel.type, upstreamModel);
   const route = provider && routeOf(spec, ingress, provider);
@@ -100,7 +100,7 @@ export async function admitAttempt(
   const refused = route?.converted ? attempts.refusal() : undefined;
   if (!provider || !route || refused) return { kind: 'skipped', error: refused };
   // A channel at its own limit is passed over like one that cannot serve (docs/adr/0028).
-  const channelLimit = await admitChannelLimits(ctx, request, channel, prepared);
+  const channelLimit = await admitChannelLimits(ctx, exchange.ingress, channel, prepared);
   if (!channelLimit.ok) return { kind: 'skipped', error: channelLimit.error };
   const { ticket } = channelLimit;
   if (ticket) exchange.billing.limits?.push(ticket);

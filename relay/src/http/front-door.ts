@@ -19,15 +19,15 @@ import { answerClientError, refuseBadUrl } from '@turnpike/core/http/edge-errors
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import type { RelayError, RelayReply, RelayRequest } from './contract.ts';
-import { corsHeaders } from './cors.ts';
+import type { RelayError, RelayReply, RelayRequest } from '../contract.ts';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   gatewayFailure,
   gatewayFailureOf,
   toOpenAiErrorBody,
-} from './errors.ts';
-import { countRequest, type RelayMetrics } from './metrics/relay-metrics.ts';
+} from '../errors.ts';
+import { countRequest, type RelayMetrics } from '../metrics/relay-metrics.ts';
+import { corsHeaders } from './cors.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 
 export type DoorHandler = (request: RelayRequest, reply: RelayReply) => Promise<unknown>;

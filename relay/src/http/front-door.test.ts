@@ -12,10 +12,10 @@ import { gzipSync } from 'node:zlib';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RelayRequest } from './contract.ts';
+import type { RelayRequest } from '../contract.ts';
+import { readSample } from '../metrics/prometheus-text.ts';
+import { createRelayMetrics } from '../metrics/relay-metrics.ts';
 import { createFrontDoor, type DoorHandler } from './front-door.ts';
-import { readSample } from './metrics/prometheus-text.ts';
-import { createRelayMetrics } from './metrics/relay-metrics.ts';
 
 interface Door {
   url: string;

@@ -145,9 +145,9 @@ describe('disableReason', () => {
     ).toBe(false);
     expect(shouldDisableChannel(parseUpstreamError(500, ''), context)).toBe(false);
     expect(shouldDisableChannel(parseUpstreamError(403, ''), context)).toBe(false);
-    expect(shouldDisableChannel(parseUpstreamError(403, ''), { ...context, isGeminiChannel: true })).toBe(
-      true,
-    );
+    expect(
+      shouldDisableChannel(parseUpstreamError(403, ''), { ...context, forbiddenMeansRevokedKey: true }),
+    ).toBe(true);
   });
 
   it('respects the option, the channel auto_ban flag and local errors', () => {

@@ -186,8 +186,8 @@ export interface DisableContext {
   readonly automaticDisableEnabled: boolean;
   /** The channel's `auto_ban` flag. */
   readonly autoBan: boolean;
-  /** Gemini answers 403 for a revoked key; other providers use 403 for per-request refusals. */
-  readonly isGeminiChannel?: boolean;
+  /** The channel's provider answers 403 for a revoked key (Gemini); others use 403 for per-request refusals. */
+  readonly forbiddenMeansRevokedKey?: boolean;
   /** The `AutomaticDisableKeywords` option compiled with `createWordMatcher` (case-insensitive). */
   readonly keywords: WordMatcher;
 }
@@ -196,7 +196,7 @@ export interface DisableContext {
 export function disableReason(error: RelayError, context: DisableContext): string | undefined {
   if (!context.automaticDisableEnabled || !context.autoBan || error.isLocal) return undefined;
   if (error.status === 401) return 'upstream answered 401 Unauthorized';
-  if (error.status === 403 && context.isGeminiChannel) return 'upstream answered 403 Forbidden';
+  if (error.status === 403 && context.forbiddenMeansRevokedKey) return 'upstream answered 403 Forbidden';
   if (typeof error.code === 'string' && DISABLING_ERROR_CODES.has(error.code)) {
     return `upstream error code ${error.code}`;
   }

@@ -99,6 +99,11 @@ export type FormatId = UpstreamFormat;
 
 export interface Format {
   readonly id: FormatId;
+  /**
+   * Whether this format's answers and stream chunks are the canonical shape itself (OpenAI's chat completions and
+   * Responses events): a stream of it that needs no conversion is read as it is, not decoded.
+   */
+  readonly isCanonical?: boolean;
   /** Whether this format can carry the endpoint (its own endpoints, and `chat` for any other client format). */
   supports(endpoint: Endpoint): boolean;
   /** The request of one attempt in this format; a canonical payload is converted first. */

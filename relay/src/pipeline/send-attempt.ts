@@ -328,7 +328,7 @@ function answerAttempt(
   if (attempts.isStream && spec.stream) {
     const { format } = answer;
     const reading: StreamReading =
-      format.id === 'openai' && answer.conversion === undefined
+      format.isCanonical === true && answer.conversion === undefined
         ? { kind: spec.stream === 'responses' ? 'responses' : 'chat' }
         : {
             kind: 'decoded',

@@ -26,6 +26,11 @@ export interface Provider {
   readError(status: number, body: string, headers: IncomingHttpHeaders): RelayError;
   /** Whether a 400 from this provider may be a passing overload, so another channel is tried. */
   readonly retriesBadRequest: boolean;
+  /**
+   * Whether a 403 from this provider means the key is revoked, so the channel is disabled (Gemini's; other
+   * providers answer 403 for one request's refusal, reference §4.7).
+   */
+  readonly forbiddenMeansRevokedKey?: boolean;
   /** The provider serving one model, where it depends on the model (Vertex: Gemini or Claude publisher). */
   forModel?(model: string): Provider;
   /** The stream as SSE bytes, for a provider whose stream framing is another (AWS's event stream). */

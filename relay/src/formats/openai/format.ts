@@ -59,6 +59,7 @@ const isRelayReasoning = (item: unknown): boolean =>
 
 export const openAiFormat: Format = {
   id: 'openai',
+  isCanonical: true,
   supports: isOpenAiEndpoint,
   retriesBadRequest: false,
   writeRequest(channel: ChannelView, input: BuildRequestInput): FormatRequest {

@@ -116,12 +116,7 @@ const TYPE_ONLY_CIRCLE_LIMIT = 4;
  * Circles still waiting to be broken: one file of the circle and the most files it may hold, with the work that
  * breaks it. A listed circle that grows, shrinks (lower the number) or is gone fails, so the list only shrinks.
  */
-const PENDING_CIRCLES: Readonly<Record<string, readonly [files: number, reason: string]>> = {
-  'relay/src/tasks/video/native.ts': [
-    6,
-    "the video providers name native.ts's types and native.ts picks them by type id: video moves onto the provider seam (issue 41)",
-  ],
-};
+const PENDING_CIRCLES: Readonly<Record<string, readonly [files: number, reason: string]>> = {};
 
 /** The workspace a path relative to the repository root lies in. */
 function workspaceOf(path: string): Workspace | undefined {

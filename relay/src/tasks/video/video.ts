@@ -47,13 +47,7 @@ import { clipLengthsOf, fetchPublicClip } from './native.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
 import { isVideoId, newVideoId, propertiesOf, toClientVideo, type VideoProperties } from './task-row.ts';
-import {
-  callVideoApi,
-  isNativeVideoType,
-  NATIVE_VIDEO_APIS,
-  type UpstreamAnswer,
-  VIDEO_CHANNEL_TYPES,
-} from './upstream.ts';
+import { callVideoApi, isNativeVideoType, NATIVE_VIDEO_APIS, VIDEO_CHANNEL_TYPES } from './upstream.ts';
 import { veoContent, veoSubmit } from './veo.ts';
 import {
   DEFAULT_VIDEO_MODEL,
@@ -63,6 +57,7 @@ import {
   MAX_VIDEO_SECONDS,
   parseSeconds,
   readUpstreamVideo,
+  type UpstreamAnswer,
   type UpstreamVideo,
 } from './wire.ts';
 

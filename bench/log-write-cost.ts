@@ -21,7 +21,7 @@ import { migrate } from '@turnpike/core/db/migrate';
 import { LogType } from '@turnpike/core/domain/logs';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { type SettlementRecord, writeRecords } from '../relay/src/pipeline/write-records.ts';
+import { type SettlementRecord, writeRecords } from '../relay/src/books/write-records.ts';
 
 const ROWS = Number(process.env.LOGWRITE_ROWS ?? 1_000_000);
 const FLUSHES = Number(process.env.LOGWRITE_FLUSHES ?? 40);

@@ -7,7 +7,7 @@
  */
 export const BOTH_BACKENDS: readonly string[] = [
   // the batched writer, the journal and the spool, settlement after a crash
-  'relay/src/pipeline/writer.int.test.ts',
+  'relay/src/books/writer.int.test.ts',
   'relay/src/pipeline/settlement-durability.int.test.ts',
   // past the cap of settled calls waiting for the database: a 503, never a call served unbilled
   'relay/src/pipeline/settlement-cap.int.test.ts',

@@ -27,7 +27,7 @@ function check(files: Record<string, string>): { status: number | null; output: 
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
-describe('the import check (make lint)', () => {
+describe('the import check (make lint)', { timeout: 60_000 }, () => {
   it('catches a layer crossed through a relative path and a relay floor imported upwards', () => {
     const { status, output } = check({
       // core reaching into the relay and the console API by path instead of by package
@@ -93,6 +93,67 @@ describe('the import check (make lint)', () => {
       'relay/src/state/cache.ts': "import { relay } from '../pipeline/relay.ts';\n",
     });
     expect(output).toMatch(/layers point one way/);
+    expect(status).toBe(0);
+  });
+
+  it("catches an upward import in core's and the console's floors", () => {
+    const { status, output } = check({
+      // core: the tables below the repositories, the domain below the tables
+      'core/src/db/schema/planted.ts': "import { repo } from '../../repos/user.repo.ts';\n",
+      'core/src/domain/planted.ts': "import type { Db } from '../db/client.ts';\n",
+      // console: the UI kit below the features, the features below the routes
+      'console/src/components/ui/planted.tsx': "import { Page } from '../../features/logs/page.tsx';\n",
+      'console/src/features/logs/planted.ts': "import { Route } from '../../routes/logs.tsx';\n",
+    });
+    expect(status).toBe(1);
+    expect(
+      output
+        .split('\n')
+        .filter((line) => line.includes('planted'))
+        .sort(),
+    ).toEqual([
+      'console/src/components/ui/planted.tsx: imports ../../features/logs/page.tsx (console floor components → features, upwards)',
+      'console/src/features/logs/planted.ts: imports ../../routes/logs.tsx (console floor features → routes, upwards)',
+      'core/src/db/schema/planted.ts: imports ../../repos/user.repo.ts (core floor db → repos, upwards)',
+      'core/src/domain/planted.ts: imports ../db/client.ts (core floor domain → db, upwards)',
+    ]);
+  });
+
+  it('catches a circle of two files that import values, and a type-only circle of five', () => {
+    const { status, output } = check({
+      // two state files calling each other: no floor is crossed, but the circle fails
+      'relay/src/state/planted-a.ts': "import { b } from './planted-b.ts';\nexport const a = () => b;\n",
+      'relay/src/state/planted-b.ts': "import { a } from './planted-a.ts';\nexport const b = () => a;\n",
+      // five files whose types name each other round a ring
+      ...Object.fromEntries(
+        [0, 1, 2, 3, 4].map((n) => [
+          `relay/src/limits/ring-${n}.ts`,
+          `import type { T${(n + 1) % 5} } from './ring-${(n + 1) % 5}.ts';\nexport type T${n} = { next: T${(n + 1) % 5} };\n`,
+        ]),
+      ),
+    });
+    expect(status).toBe(1);
+    const lines = output.split('\n');
+    expect(lines).toContain(
+      'relay/src/state/planted-a.ts: in a circle of 2 files: relay/src/state/planted-a.ts, relay/src/state/planted-b.ts',
+    );
+    expect(lines).toContain(
+      'relay/src/limits/ring-0.ts: in a circle of 5 files (type-only): ' +
+        [0, 1, 2, 3, 4].map((n) => `relay/src/limits/ring-${n}.ts`).join(', '),
+    );
+    expect(output).toMatch(/^import check: 2 problem\(s\)/);
+  });
+
+  it("lets a circle of four files that only name each other's types pass", () => {
+    const { status, output } = check({
+      ...Object.fromEntries(
+        [0, 1, 2, 3].map((n) => [
+          `relay/src/limits/ring-${n}.ts`,
+          `import type { T${(n + 1) % 4} } from './ring-${(n + 1) % 4}.ts';\nexport type T${n} = { next: T${(n + 1) % 4} };\n`,
+        ]),
+      ),
+    });
+    expect(output).toMatch(/no circles beyond a few type-only files/);
     expect(status).toBe(0);
   });
 });

@@ -1,13 +1,14 @@
 /**
  * The relay: OpenAI-compatible `/v1/*` routes over the in-memory caches (state/) and the pipeline (pipeline/).
  * `registerRelay` adds them to any Fastify app, so ROLE=all serves them beside the console API on one port;
- * `buildRelayApp` is the app of a relay-only process (ROLE=relay).
+ * `buildRelayApp` is the app of a relay-only process (ROLE=relay). Each builder below makes one part (the books,
+ * the content logs, the limits, the context) and the routes are http/'s (docs/adr/0047).
  */
 
 import path from 'node:path';
 import type { Ledger } from '@turnpike/core/billing/ledger';
 import { openLedger } from '@turnpike/core/billing/open-ledger';
-import { clientProtocolOf, edgeErrorBody } from '@turnpike/core/http/edge-errors';
+import { edgeErrorBody } from '@turnpike/core/http/edge-errors';
 import { loggerOptions } from '@turnpike/core/http/log-redaction';
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import { createMemoryKv } from '@turnpike/core/kv/kv';
@@ -15,105 +16,42 @@ import { createSmtpMailer } from '@turnpike/core/mail/mailer';
 import { createNotifier, type Notifier } from '@turnpike/core/notify/notifier';
 import { createPriceBook, priceTablesOf } from '@turnpike/core/options/price-tables';
 import { createSessionCodec } from '@turnpike/core/sessions/session-codec';
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-  type RequestPayload,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { registerBillingCompat } from './billing-compat.ts';
-import { corsHeaders, isCrossOriginPath, preflightHeaders } from './cors.ts';
+import { openSettlementSpool, recoverSettlementSpools } from './books/settlement-spool.ts';
+import { type SettlementRecord, writeRecords } from './books/write-records.ts';
+import { type BatchWriter, createBatchWriter, newJournalId } from './books/writer.ts';
 import type { RelayDeps } from './deps.ts';
+import { sweepStaleUploads } from './formats/multipart.ts';
+import { installFrontDoor } from './http/front-door.ts';
 import {
-  DATABASE_RETRY_AFTER_SECONDS,
-  gatewayFailureOf,
-  localError,
-  type RelayError,
-  toOpenAiErrorBody,
-} from './errors.ts';
-import { countTokensSpec, messagesSpec } from './formats/anthropic/endpoints.ts';
-import { geminiSpecOf, readModelAction } from './formats/gemini/endpoints.ts';
-import { geminiIngress } from './formats/gemini/ingress.ts';
-import { ingressOfProtocol } from './formats/ingress.ts';
-import { openAiChatIngress } from './formats/openai/chat-ingress.ts';
-import {
-  imageEditSpec,
-  imageGenerationSpec,
-  speechSpec,
-  transcriptionsSpec,
-  translationsSpec,
-} from './formats/openai/media-endpoints.ts';
-import {
-  chatSpec,
-  completionsSpec,
-  embeddingsSpec,
-  moderationsSpec,
-  rerankSpec,
-  responsesCompactSpec,
-  responsesSpec,
-} from './formats/openai/text-endpoints.ts';
-import { enterThrough, type RelayHandler, relayHandler } from './formats/route.ts';
-import { createFrontDoor, installFrontDoor } from './front-door.ts';
+  RELAY_BODY_LIMIT,
+  registerCors,
+  registerGeminiRoutes,
+  registerPlaygroundRoute,
+  registerV1Routes,
+  relayFrontDoor,
+} from './http/routes.ts';
 import { createMemoryCounterStore } from './limits/counters.ts';
 import { createLimiter } from './limits/limiter.ts';
 import { createRedisCounterStore } from './limits/redis-counters.ts';
 import { createWordMatcher, type WordMatcher } from './metering/sensitive.ts';
-import {
-  createRelayMetrics,
-  isModelKnown,
-  registerMetricsHooks,
-  registerMetricsRoute,
-} from './metrics/relay-metrics.ts';
+import { createRelayMetrics, isModelKnown, registerMetricsRoute } from './metrics/relay-metrics.ts';
 import { createContentLogs } from './pipeline/content-capture.ts';
 import { createContentLogWriter } from './pipeline/content-log-writer.ts';
 import type { RelayContext } from './pipeline/context.ts';
-import type { EndpointSpec } from './pipeline/endpoints/spec.ts';
-import { geminiModels, listModels, retrieveModel } from './pipeline/models.ts';
-import { sweepStaleUploads } from './pipeline/multipart.ts';
-import { notImplemented } from './pipeline/not-implemented.ts';
-import { handlePlayground } from './pipeline/playground.ts';
 import {
   createMemoryRateLimitStore,
   createRateLimiter,
   createRedisRateLimitStore,
 } from './pipeline/rate-limit.ts';
-import { sendError } from './pipeline/respond.ts';
 import type { SensitiveWords } from './pipeline/sensitive-words.ts';
-import { openSettlementSpool, recoverSettlementSpools } from './pipeline/settlement-spool.ts';
-import { type SettlementRecord, writeRecords } from './pipeline/write-records.ts';
-import { createBatchWriter, newJournalId } from './pipeline/writer.ts';
 import { registerRealtime } from './realtime/route.ts';
-import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
-import { registerResponseRoutes } from './responses-store/routes.ts';
 import { createResponseStore } from './responses-store/store.ts';
 import { createAuthCache } from './state/auth-cache.ts';
-import { createChannelCache } from './state/channel-cache.ts';
+import { type ChannelCache, createChannelCache } from './state/channel-cache.ts';
 import { registerTaskRoutes } from './tasks/register.ts';
 import { createUpstreamClient } from './upstream/client.ts';
-
-/** The relay's POST routes with a fixed path (under /v1); the JSON ones go through the front door too. */
-const FIXED_POSTS: Readonly<Record<string, EndpointSpec>> = {
-  '/chat/completions': chatSpec,
-  '/completions': completionsSpec,
-  '/embeddings': embeddingsSpec,
-  '/moderations': moderationsSpec,
-  '/rerank': rerankSpec,
-  '/responses': responsesSpec,
-  '/responses/compact': responsesCompactSpec,
-  '/images/generations': imageGenerationSpec,
-  '/images/edits': imageEditSpec,
-  '/audio/speech': speechSpec,
-  '/audio/transcriptions': transcriptionsSpec,
-  '/audio/translations': translationsSpec,
-  '/messages': messagesSpec,
-  '/messages/count_tokens': countTokensSpec,
-};
-
-/** The largest request body the relay reads (images and audio as base64 can be large). */
-const RELAY_BODY_LIMIT = 32 * 1024 * 1024;
 
 export interface RelayOptions {
   /** Interval of the batching writer (logs, used quota, request counts); default 1 s. */
@@ -133,15 +71,18 @@ export interface RelayOptions {
   readonly responsesClock?: () => number;
 }
 
+/** Logs a background task's failure; what every builder hands its caches and writers. */
+type OnError = (context: string) => (err: unknown) => void;
+
 /** Registers the relay routes and their state on `app`; everything is flushed and closed with the app. */
 export async function registerRelay(
   app: FastifyInstance,
   deps: RelayDeps,
   options: RelayOptions = {},
 ): Promise<void> {
-  const resyncMs = deps.config.syncFrequencySeconds * 1000;
-  const onError = (context: string) => (err: unknown) =>
+  const onError: OnError = (context) => (err) =>
     app.log.error({ err, context }, 'relay background task failed');
+  const resyncMs = deps.config.syncFrequencySeconds * 1000;
   const channels = createChannelCache({
     db: deps.db,
     bus: deps.bus,
@@ -150,7 +91,86 @@ export async function registerRelay(
     onError: onError('channel cache'),
   });
   await channels.load();
-  const upstream = createUpstreamClient();
+  const books = await openBooks(app, deps, options, onError);
+  const content = await openContentLogs(app, deps, options, onError);
+  // Stored Responses (docs/adr/0051): a writer of their own, read back only for a chain a call continues.
+  const responses = createResponseStore({
+    db: deps.db,
+    redis: deps.redis,
+    redisKeyPrefix: deps.config.redisKeyPrefix,
+    intervalMs: options.flushIntervalMs ?? 1000,
+    ...(options.responsesClock === undefined ? {} : { now: options.responsesClock }),
+    onError: (err, context) => app.log.error({ err, context }, 'stored responses failed'),
+  });
+  const auth = createAuthCache({
+    db: deps.db,
+    bus: deps.bus,
+    maxAgeMs: resyncMs,
+    onError: onError('token cache'),
+  });
+  const ctx: RelayContext = {
+    deps,
+    auth,
+    channels,
+    upstream: createUpstreamClient(),
+    ledger: books.ledger,
+    writer: books.writer,
+    contentLogs: content.contentLogs,
+    responses,
+    prices: createPriceBook(deps.options),
+    notifier: books.notifier,
+    metrics: createMetrics(deps, channels),
+    ...createLimits(app, deps, options),
+    ...wordLists(deps),
+    log: app.log,
+    windowClock:
+      options.windowClock ??
+      (() => Math.floor(Date.now() / 1000) + deps.config.quotaWindowClockOffsetSeconds),
+  };
+  const stopObserving = observeRelay(ctx, books.writer);
+  await registerRoutes(app, ctx);
+  app.addHook('onClose', async () => {
+    ctx.limits.close();
+    stopObserving();
+    auth.close();
+    channels.close();
+    await books.stopOrphans();
+    await books.writer.close();
+    await content.close();
+    await responses.close();
+    await books.ledger.close();
+    await ctx.upstream.close();
+  });
+}
+
+/** Every route of the relay: http/'s, the metrics, the billing dashboard, the tasks and the realtime sockets. */
+async function registerRoutes(app: FastifyInstance, ctx: RelayContext): Promise<void> {
+  const { config } = ctx.deps;
+  registerCors(app);
+  await registerV1Routes(app, ctx);
+  await registerGeminiRoutes(app, ctx);
+  await registerPlaygroundRoute(app, ctx, createSessionCodec(config.sessionSecret));
+  installFrontDoor(app, relayFrontDoor(ctx, config));
+  registerMetricsRoute(app, ctx.metrics, config.metricsToken);
+  await registerBillingCompat(app, ctx);
+  await registerTaskRoutes(app, ctx);
+  registerRealtime(app, ctx);
+  // Upload spools a crashed process left behind (formats/multipart.ts); in the background, at start.
+  app.addHook('onReady', async () => {
+    void sweepStaleUploads()
+      .then((removed) => {
+        if (removed > 0) app.log.info({ removed }, 'removed stale upload spools');
+      })
+      .catch((err: unknown) => app.log.warn({ err }, 'could not sweep upload spools'));
+  });
+}
+
+/**
+ * The books (docs/adr/0016, 0022): the ledger balances are held on, the batched writer of charges and logs with its
+ * journal (and, without Redis, its spool, whose earlier runs are written first), the notifier of low balances, and
+ * the drain of journals dead relays left.
+ */
+async function openBooks(app: FastifyInstance, deps: RelayDeps, options: RelayOptions, onError: OnError) {
   const journal = newJournalId();
   // Without Redis, settled calls an earlier run could not write wait in its spool: they are written before any
   // balance is read, so no base misses them (docs/adr/0022).
@@ -190,7 +210,16 @@ export async function registerRelay(
     },
   });
   const stopOrphans = drainOrphanJournals(ledger, deps.db, notifier, onError('orphaned journal'));
-  // Content logs (docs/adr/0045): a writer of their own, and the decision from memory.
+  return { ledger, notifier, writer, stopOrphans };
+}
+
+/** Content logs (docs/adr/0045): a writer of their own, and the decision from memory. */
+async function openContentLogs(
+  app: FastifyInstance,
+  deps: RelayDeps,
+  options: RelayOptions,
+  onError: OnError,
+) {
   const contentLogWriter = createContentLogWriter({
     db: deps.db,
     options: deps.options,
@@ -205,66 +234,55 @@ export async function registerRelay(
     onError: onError('content logs'),
   });
   await contentLogs.load();
-  // Stored Responses (docs/adr/0051): a writer of their own, read back only for a chain a call continues.
-  const responses = createResponseStore({
-    db: deps.db,
-    redis: deps.redis,
-    redisKeyPrefix: deps.config.redisKeyPrefix,
-    intervalMs: options.flushIntervalMs ?? 1000,
-    ...(options.responsesClock === undefined ? {} : { now: options.responsesClock }),
-    onError: (err, context) => app.log.error({ err, context }, 'stored responses failed'),
+  const close = async () => {
+    contentLogs.close();
+    await contentLogWriter.close();
+  };
+  return { contentLogs, close };
+}
+
+/** Prometheus metrics; a model counts as known when a channel serves it or a price table prices it. */
+function createMetrics(deps: RelayDeps, channels: ChannelCache) {
+  return createRelayMetrics({
+    // Priced in any group counts too: a model only a group map prices is one an administrator configured.
+    isKnownModel: (model) => {
+      const { modelRatio, modelPrice, groupPrices } = priceTablesOf((key) => deps.options.get(key));
+      const groupMaps = [groupPrices?.modelRatio, groupPrices?.modelPrice].flatMap((m) =>
+        Object.values(m ?? {}),
+      );
+      return isModelKnown(model, channels.table, modelRatio, modelPrice, ...groupMaps);
+    },
   });
-  const auth = createAuthCache({
-    db: deps.db,
-    bus: deps.bus,
-    maxAgeMs: resyncMs,
-    onError: onError('token cache'),
+}
+
+/** The per-user request rate limit and the rpm, tpm and concurrency limits, in Redis when there is one. */
+function createLimits(app: FastifyInstance, deps: RelayDeps, options: RelayOptions) {
+  const rateLimit = createRateLimiter({
+    options: deps.options,
+    store: deps.redis
+      ? createRedisRateLimitStore(deps.redis, deps.config.redisKeyPrefix)
+      : createMemoryRateLimitStore(),
+    log: app.log,
+    ...(options.rateLimitWindowMs === undefined ? {} : { windowMs: options.rateLimitWindowMs }),
   });
+  const limits = createLimiter({
+    store: deps.redis
+      ? createRedisCounterStore(deps.redis, deps.config.redisKeyPrefix)
+      : createMemoryCounterStore(),
+    log: app.log,
+    ...(options.limitWindowMs === undefined ? {} : { windowMs: options.limitWindowMs }),
+    ...(options.limitLeaseMs === undefined ? {} : { leaseMs: options.limitLeaseMs }),
+  });
+  return { rateLimit, limits };
+}
+
+/** `AutomaticDisableKeywords` and `SensitiveWords`, each compiled once per change of its option. */
+function wordLists(deps: RelayDeps): Pick<RelayContext, 'keywords' | 'sensitiveWords'> {
   let keywordText: string | undefined;
   let keywords: WordMatcher = createWordMatcher([]);
   let sensitiveText: string | undefined;
   let sensitive: SensitiveWords = { matcher: createWordMatcher([]), longest: 0 };
-  const ctx: RelayContext = {
-    deps,
-    auth,
-    channels,
-    upstream,
-    ledger,
-    writer,
-    contentLogs,
-    responses,
-    prices: createPriceBook(deps.options),
-    notifier,
-    metrics: createRelayMetrics({
-      // Priced in any group counts too: a model only a group map prices is one an administrator configured.
-      isKnownModel: (model) => {
-        const { modelRatio, modelPrice, groupPrices } = priceTablesOf((key) => deps.options.get(key));
-        const groupMaps = [groupPrices?.modelRatio, groupPrices?.modelPrice].flatMap((m) =>
-          Object.values(m ?? {}),
-        );
-        return isModelKnown(model, channels.table, modelRatio, modelPrice, ...groupMaps);
-      },
-    }),
-    rateLimit: createRateLimiter({
-      options: deps.options,
-      store: deps.redis
-        ? createRedisRateLimitStore(deps.redis, deps.config.redisKeyPrefix)
-        : createMemoryRateLimitStore(),
-      log: app.log,
-      ...(options.rateLimitWindowMs === undefined ? {} : { windowMs: options.rateLimitWindowMs }),
-    }),
-    limits: createLimiter({
-      store: deps.redis
-        ? createRedisCounterStore(deps.redis, deps.config.redisKeyPrefix)
-        : createMemoryCounterStore(),
-      log: app.log,
-      ...(options.limitWindowMs === undefined ? {} : { windowMs: options.limitWindowMs }),
-      ...(options.limitLeaseMs === undefined ? {} : { leaseMs: options.limitLeaseMs }),
-    }),
-    log: app.log,
-    windowClock:
-      options.windowClock ??
-      (() => Math.floor(Date.now() / 1000) + deps.config.quotaWindowClockOffsetSeconds),
+  return {
     keywords() {
       const text = deps.options.getText('AutomaticDisableKeywords');
       if (text !== keywordText) {
@@ -286,149 +304,19 @@ export async function registerRelay(
       return sensitive;
     },
   };
+}
 
-  ctx.metrics.observeRedisDegraded(() => ledger.isDegraded());
-  ctx.metrics.observeConfigVersion(() => deps.bus.appliedVersion());
-  ctx.metrics.observeLogQueueDepth(() => writer.queuedLogs());
-  ctx.metrics.observeSettlementBacklog(() => writer.backlog());
-  const stopApplyTiming = deps.bus.onApplied((_version, publishedAt) =>
-    ctx.metrics.recordConfigApply(Math.max(0, Date.now() - publishedAt) / 1000),
+/** The gauges read at scrape time and the config apply timing; returns what stops the timing. */
+function observeRelay(ctx: RelayContext, writer: BatchWriter): () => void {
+  const { deps, ledger, channels, metrics } = ctx;
+  metrics.observeRedisDegraded(() => ledger.isDegraded());
+  metrics.observeConfigVersion(() => deps.bus.appliedVersion());
+  metrics.observeLogQueueDepth(() => writer.queuedLogs());
+  metrics.observeSettlementBacklog(() => writer.backlog());
+  metrics.observeChannelStates(() => channels.health());
+  return deps.bus.onApplied((_version, publishedAt) =>
+    metrics.recordConfigApply(Math.max(0, Date.now() - publishedAt) / 1000),
   );
-  ctx.metrics.observeChannelStates(() => channels.health());
-
-  // Cross-origin access to the model routes (cors.ts); a callback hook, as an async one costs a promise per request.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (isCrossOriginPath(request.url)) {
-      const cors = corsHeaders(request.headers);
-      if (cors) reply.headers(cors);
-    }
-    done();
-  });
-  const preflight = (request: FastifyRequest, reply: FastifyReply) =>
-    reply.code(204).headers(preflightHeaders(request.headers)).send();
-  app.options('/v1/*', preflight);
-  app.options('/dashboard/*', preflight);
-
-  const geminiAction = geminiActionHandler(ctx);
-  await app.register(
-    async (relay) => {
-      registerMetricsHooks(relay, ctx.metrics);
-      relay.setErrorHandler(openAiErrorHandler);
-      relay.setNotFoundHandler((request, reply) =>
-        reply
-          .code(404)
-          .send(
-            toOpenAiErrorBody(
-              localError(
-                404,
-                'not_found',
-                `no route ${request.method} ${request.url.split('?')[0]}`,
-                'invalid_request_error',
-              ),
-              request.id,
-            ),
-          ),
-      );
-      // Multipart uploads are handed over unread: the endpoint spools them to disk (pipeline/multipart.ts).
-      relay.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
-      relay.addHook('preParsing', decompressBody);
-      const route = (spec: EndpointSpec) => relayHandler(ctx, spec);
-      for (const [path, spec] of Object.entries(FIXED_POSTS)) relay.post(path, route(spec));
-      relay.post('/engines/:model/embeddings', route(embeddingsSpec));
-      relay.get('/models', (request, reply) => listModels(ctx, request, reply));
-      relay.get<{ Params: { model: string } }>('/models/:model', (request, reply) =>
-        retrieveModel(ctx, request, reply),
-      );
-      const unimplemented = (request: FastifyRequest, reply: FastifyReply) =>
-        notImplemented(ctx, request, reply);
-      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/files', handler: unimplemented });
-      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/files/*', handler: unimplemented });
-      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/fine-tunes', handler: unimplemented });
-      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/fine-tunes/*', handler: unimplemented });
-      relay.post('/images/variations', unimplemented);
-      relay.delete('/models/:model', unimplemented);
-      // Gemini clients on the stable version: `POST /v1/models/<model>:<action>`.
-      relay.post('/models/*', geminiAction);
-      registerResponseRoutes(relay, ctx);
-    },
-    { prefix: '/v1' },
-  );
-  // Gemini's own routes, for Gemini clients (model and action in the path; errors in Gemini's shape).
-  await app.register(
-    async (gemini) => {
-      gemini.setErrorHandler((error: FastifyError, request, reply) => {
-        const shown = gatewayFailureOf(error);
-        if (shown.status === 500) request.log.error({ err: error }, 'relay request failed');
-        if (shown.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-        return geminiFailure(request, reply, shown);
-      });
-      gemini.setNotFoundHandler((request, reply) =>
-        geminiFailure(
-          request,
-          reply,
-          localError(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`),
-        ),
-      );
-      gemini.addHook('preParsing', decompressBody);
-      gemini.post<{ Params: { '*': string } }>('/models/*', geminiAction);
-      gemini.get('/models', (request, reply) => geminiModels(ctx, request, reply, undefined));
-      gemini.get<{ Params: { '*': string } }>('/models/*', (request, reply) =>
-        geminiModels(ctx, request, reply, request.params['*']),
-      );
-    },
-    { prefix: '/v1beta' },
-  );
-  // The console playground: session auth, same port as /api in ROLE=all (reference §2.3).
-  const sessions = createSessionCodec(deps.config.sessionSecret);
-  await app.register(
-    async (playground) => {
-      playground.setErrorHandler(openAiErrorHandler);
-      playground.post('/chat/completions', (request, reply) =>
-        handlePlayground(ctx, sessions, request, reply),
-      );
-    },
-    { prefix: '/pg' },
-  );
-  installFrontDoor(
-    app,
-    createFrontDoor({
-      routes: new Map(
-        Object.entries(FIXED_POSTS).map(([path, spec]) => [`/v1${path}`, relayHandler(ctx, spec)]),
-      ),
-      errorBody: (path, error, id) =>
-        (FIXED_POSTS[path.slice(3)]?.ingress ?? openAiChatIngress).errorBody(error, id),
-      metrics: ctx.metrics,
-      log: app.log,
-      trustProxy: deps.config.trustProxy,
-      bodyLimit: RELAY_BODY_LIMIT,
-    }),
-  );
-  registerMetricsRoute(app, ctx.metrics, deps.config.metricsToken);
-  await registerBillingCompat(app, ctx);
-  await registerTaskRoutes(app, ctx);
-  registerRealtime(app, ctx);
-
-  // Upload spools a crashed process left behind (pipeline/multipart.ts); in the background, at start.
-  app.addHook('onReady', async () => {
-    void sweepStaleUploads()
-      .then((removed) => {
-        if (removed > 0) app.log.info({ removed }, 'removed stale upload spools');
-      })
-      .catch((err: unknown) => app.log.warn({ err }, 'could not sweep upload spools'));
-  });
-  app.addHook('onClose', async () => {
-    ctx.limits.close();
-    stopApplyTiming();
-    auth.close();
-    channels.close();
-    await stopOrphans();
-    await writer.close();
-    contentLogs.close();
-    await contentLogWriter.close();
-    await responses.close();
-    await ledger.close();
-    await upstream.close();
-  });
 }
 
 /**
@@ -478,42 +366,6 @@ async function recoverSpools(db: RelayDeps['db'], dir: string, except: string, l
   }
 }
 
-/** Compressed request bodies (request-encoding.ts) on the routes Fastify serves; the front door does its own. */
-function decompressBody(
-  request: FastifyRequest,
-  _reply: FastifyReply,
-  payload: RequestPayload,
-  done: (err: Error | null, payload?: RequestPayload) => void,
-) {
-  const decoded = decodeBody(request.headers['content-encoding'], payload, request.routeOptions.bodyLimit);
-  if (decoded.kind === 'plain') return done(null, payload);
-  if (decoded.kind === 'unsupported')
-    return done(Object.assign(new Error(unsupportedEncoding(decoded.encoding)), { statusCode: 415 }));
-  // Fastify checks Content-Length against the bytes received, which are the compressed ones.
-  const body = decoded.body as RequestPayload;
-  body.receivedEncodedLength = 0;
-  payload.on('data', (chunk: Buffer) => {
-    body.receivedEncodedLength = (body.receivedEncodedLength ?? 0) + chunk.length;
-  });
-  body.on('error', (error: Error & { statusCode?: number }) => {
-    if (error.statusCode === 413) return;
-    error.statusCode = 400;
-    error.message = UNREADABLE_ENCODING;
-  });
-  done(null, body);
-}
-
-/** Fastify-level failures (bad JSON, body too large, a bug) in OpenAI's error shape. */
-function openAiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const failure = gatewayFailureOf(error);
-  if (failure.status === 500) request.log.error({ err: error }, 'relay request failed');
-  if (failure.status === 503) reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
-  // Anthropic's routes refuse in Anthropic's shape, even before their handler ran (a body Fastify could not read),
-  // and Gemini's in Gemini's (its actions are also served as POST /v1/models/{model}:{action}).
-  const ingress = ingressOfProtocol(clientProtocolOf(request.url, request.method));
-  return reply.code(failure.status).send(ingress.errorBody(failure, request.id));
-}
-
 /** A relay-only app (ROLE=relay). */
 export async function buildRelayApp(
   deps: RelayDeps,
@@ -541,32 +393,4 @@ export async function buildRelayApp(
   });
   await registerRelay(app, deps, options);
   return app;
-}
-
-/** A refusal on a Gemini route, in Gemini's shape. */
-function geminiFailure(request: FastifyRequest, reply: FastifyReply, error: RelayError) {
-  enterThrough(geminiIngress, request);
-  return sendError(request, reply, error);
-}
-
-/** The handler of `POST /v1beta/models/<model>:<action>` (also `/v1/models/...`, Gemini's stable version). */
-function geminiActionHandler(ctx: RelayContext) {
-  const handlers = new Map<EndpointSpec, RelayHandler>();
-  return (request: FastifyRequest, reply: FastifyReply) => {
-    const path = (request.params as { '*'?: unknown } | undefined)?.['*'];
-    const read = typeof path === 'string' ? readModelAction(path) : undefined;
-    const spec = read && geminiSpecOf(read.action);
-    if (!spec)
-      return geminiFailure(
-        request,
-        reply,
-        localError(404, 'NOT_FOUND', 'unknown model action', 'invalid_request_error'),
-      );
-    let handler = handlers.get(spec);
-    if (!handler) {
-      handler = relayHandler(ctx, spec);
-      handlers.set(spec, handler);
-    }
-    return handler(request, reply);
-  };
 }

@@ -11,21 +11,17 @@
  * same settled calls (the batching writer writes both in one transaction), and are not subject to the per-user
  * model request limit.
  */
+
 import { tokens, users } from '@turnpike/core/db/schema/index';
 import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import { NEVER_EXPIRES } from '@turnpike/core/domain/tokens';
 import { eq } from 'drizzle-orm';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  DATABASE_RETRY_AFTER_SECONDS,
-  gatewayFailureOf,
-  localError,
-  type RelayError,
-  toOpenAiErrorBody,
-} from './errors.ts';
-import type { Caller } from './pipeline/authenticate.ts';
+import type { RelayError } from './contract.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, gatewayFailureOf, localError, toOpenAiErrorBody } from './errors.ts';
 import { authenticateRequest } from './pipeline/authenticate-request.ts';
 import type { RelayContext } from './pipeline/context.ts';
+import type { Caller } from './state/auth-cache.ts';
 
 /** What an unlimited token reports as its limit, as the reference does. */
 export const UNLIMITED_AMOUNT = 100_000_000;

@@ -6,11 +6,11 @@
  */
 import { createChannelKeyBox } from '@turnpike/core/channels/channel-key';
 import type { ChannelProbe } from '@turnpike/core/channels/channel-probe';
-import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import type { RelayDeps } from './deps.ts';
 import { disableReason } from './errors.ts';
 import { chooseTestModel, runChannelTest, untestableReason } from './health/channel-tester.ts';
 import { createWordMatcher } from './metering/sensitive.ts';
+import { providerFor } from './providers/registry.ts';
 import { toRelayChannel } from './state/channel-cache.ts';
 import { createUpstreamClient } from './upstream/client.ts';
 
@@ -53,7 +53,7 @@ export function createChannelProbe(deps: Pick<RelayDeps, 'config' | 'options'>):
       const reason = disableReason(result.error, {
         automaticDisableEnabled: deps.options.get('AutomaticDisableChannelEnabled'),
         autoBan: channel.autoBan === 1,
-        isGeminiChannel: channel.type === ProviderTypeId.Gemini,
+        forbiddenMeansRevokedKey: providerFor(channel.type)?.forbiddenMeansRevokedKey === true,
         keywords: compiledKeywords(),
       });
       return {

@@ -1,12 +1,12 @@
 import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
+import type { RelayError } from './contract.ts';
 import {
   type DisableContext,
   disableReason,
   localError,
   mapStatusCode,
   parseUpstreamError,
-  type RelayError,
   type RetryContext,
   shouldRetry,
   toOpenAiErrorBody,
@@ -145,9 +145,9 @@ describe('disableReason', () => {
     ).toBe(false);
     expect(shouldDisableChannel(parseUpstreamError(500, ''), context)).toBe(false);
     expect(shouldDisableChannel(parseUpstreamError(403, ''), context)).toBe(false);
-    expect(shouldDisableChannel(parseUpstreamError(403, ''), { ...context, isGeminiChannel: true })).toBe(
-      true,
-    );
+    expect(
+      shouldDisableChannel(parseUpstreamError(403, ''), { ...context, forbiddenMeansRevokedKey: true }),
+    ).toBe(true);
   });
 
   it('respects the option, the channel auto_ban flag and local errors', () => {

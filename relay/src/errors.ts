@@ -8,6 +8,7 @@
 
 import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import { isRecord } from '@turnpike/core/json';
+import type { RelayError } from './contract.ts';
 import type { WordMatcher } from './metering/sensitive.ts';
 
 /** OpenAI's error body: `{ "error": { message, type, param, code } }`. */
@@ -18,25 +19,6 @@ export interface OpenAiErrorBody {
     readonly param: string | null;
     readonly code: string | number | null;
   };
-}
-
-/**
- * A failed attempt, whatever produced it. `isLocal` marks errors the gateway raised itself (validation, pricing,
- * balance, sensitive words): they are never retried on another channel and never count against a channel.
- */
-export interface RelayError {
-  /** HTTP status to answer with (after the channel's status-code mapping). */
-  readonly status: number;
-  readonly message: string;
-  /** OpenAI error `type`: the upstream's, or `upstream_error` / `new_api_error` style defaults. */
-  readonly type: string;
-  readonly code: string | number | null;
-  readonly param: string | null;
-  readonly isLocal: boolean;
-  /** Sent as `Retry-After` (seconds) when set: a refusal the caller may retry soon. */
-  readonly retryAfterSeconds?: number;
-  /** How long the upstream asked to be left alone (a 429's `retry-after`, where its provider honours one). */
-  readonly upstreamRetryAfterSeconds?: number;
 }
 
 /** Why an attempt failed without an HTTP error from the upstream: these are retryable when the option allows. */
@@ -204,8 +186,8 @@ export interface DisableContext {
   readonly automaticDisableEnabled: boolean;
   /** The channel's `auto_ban` flag. */
   readonly autoBan: boolean;
-  /** Gemini answers 403 for a revoked key; other providers use 403 for per-request refusals. */
-  readonly isGeminiChannel?: boolean;
+  /** The channel's provider answers 403 for a revoked key (Gemini); others use 403 for per-request refusals. */
+  readonly forbiddenMeansRevokedKey?: boolean;
   /** The `AutomaticDisableKeywords` option compiled with `createWordMatcher` (case-insensitive). */
   readonly keywords: WordMatcher;
 }
@@ -214,7 +196,7 @@ export interface DisableContext {
 export function disableReason(error: RelayError, context: DisableContext): string | undefined {
   if (!context.automaticDisableEnabled || !context.autoBan || error.isLocal) return undefined;
   if (error.status === 401) return 'upstream answered 401 Unauthorized';
-  if (error.status === 403 && context.isGeminiChannel) return 'upstream answered 403 Forbidden';
+  if (error.status === 403 && context.forbiddenMeansRevokedKey) return 'upstream answered 403 Forbidden';
   if (typeof error.code === 'string' && DISABLING_ERROR_CODES.has(error.code)) {
     return `upstream error code ${error.code}`;
   }
@@ -226,3 +208,19 @@ export function disableReason(error: RelayError, context: DisableContext): strin
 
 /** The message the client sees for a final 429 (the upstream's text may name another company's account). */
 export const SATURATED_MESSAGE = 'the upstream channels of this group are saturated, please retry later';
+
+/** A 400 for a request the gateway cannot relay as sent (a local error: never retried, nothing charged). */
+export const invalidRequest = (message: string, param?: string): RelayError => ({
+  ...localError(400, 'invalid_request', message, 'invalid_request_error'),
+  param: param ?? null,
+});
+
+/** A fault of the upstream's answer (status 502), e.g. a body that is not JSON. */
+export const upstreamFault = (message: string, code: string): RelayError => ({
+  status: 502,
+  message,
+  type: 'upstream_error',
+  code,
+  param: null,
+  isLocal: false,
+});

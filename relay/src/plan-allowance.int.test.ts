@@ -12,7 +12,7 @@ import { LogType } from '@turnpike/core/domain/logs';
 import { and, eq, like } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pruneWindowSlots } from './pipeline/write-records.ts';
+import { pruneWindowSlots } from './books/write-records.ts';
 import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import { createRelayTestApp, type RelayTestApp } from './testing/relay-test-app.ts';
 import { sleep } from './testing/wait.ts';

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import type { RelayReply } from './pipeline/exchange.ts';
+import type { RelayReply } from './contract.ts';
 import {
   createSseParser,
   createSseWriter,

@@ -9,8 +9,9 @@
  * CRLF pair, inside a multi-byte UTF-8 character), and it returns the events completed so far. Memory is bounded
  * by one event: a line or event larger than `maxEventBytes` throws instead of growing without end.
  */
+
 import type { ServerResponse } from 'node:http';
-import type { RelayReply } from './pipeline/exchange.ts';
+import type { RelayReply } from './contract.ts';
 
 /** One dispatched event. `data` lines are joined with "\n", as the standard says. */
 export interface SseEvent {

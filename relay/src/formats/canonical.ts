@@ -4,17 +4,13 @@
  * `chat.completion.chunk` stream. It is the format most clients and upstreams already speak, so the OpenAI side
  * needs no converter at all, and every other format needs two: to it and from it (docs/adr/0018).
  */
+
 import { isRecord, type Json } from '@turnpike/core/json';
+import type { ChatRequest, NormalisedUsage } from '../contract.ts';
 
+/** A chat completions request body, and a `chat.completion.chunk` (the contract's words). */
+export type { ChatChunk, ChatRequest } from '../contract.ts';
 export { isRecord, type Json };
-
-import type { NormalisedUsage } from '../metering/usage.ts';
-
-/** A chat completions request body. */
-export type ChatRequest = Json;
-
-/** A `chat.completion.chunk`. */
-export type ChatChunk = Json;
 
 /** A `chat.completion` answer with the usage the upstream reported (undefined: none, the relay counts). */
 export interface ChatAnswer {

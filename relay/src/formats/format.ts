@@ -6,56 +6,18 @@
  * ingress (ingress.ts). When both sides speak the same format the body goes up as the client sent it and the
  * answer comes back unread (docs/adr/0013); otherwise through the canonical shape (docs/adr/0018, 0024).
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { OptionKey, OptionValue } from '@turnpike/core/options/registry';
 import type { UpstreamFormat, WireFormat } from '@turnpike/core/providers/catalogue';
-import type { RelayError } from '../errors.ts';
-import type { NormalisedUsage } from '../metering/usage.ts';
+import type { ChannelView, Endpoint, NormalisedUsage, RelayError, RequestPayload } from '../contract.ts';
 import type { SseEvent } from '../sse.ts';
-import type { RelayChannel } from '../state/channel-cache.ts';
 import type { AnswerRewrite } from '../upstream/client.ts';
 import type { ChatAnswer, ChatChunk, ChatRequest, HostedToolKind } from './canonical.ts';
 
-/**
- * Every relayed endpoint. The OpenAI ones (one per `/v1/*` route; `/v1/engines/:model/embeddings` is
- * `embeddings`), Anthropic's `messages` and `count-tokens`, and Gemini's `generate-content`, `count-tokens-gemini`
- * and `embed-content` (the model and the action are in the path).
- */
-export type Endpoint =
-  | 'chat'
-  | 'completions'
-  | 'embeddings'
-  | 'moderations'
-  | 'rerank'
-  | 'responses'
-  | 'responses-compact'
-  | 'image-generation'
-  | 'image-edit'
-  | 'speech'
-  | 'transcription'
-  | 'translation'
-  | 'messages'
-  | 'count-tokens'
-  | 'generate-content'
-  | 'count-tokens-gemini'
-  | 'embed-content';
-
 /** The wire formats the relay speaks, on either side (declared in the catalogue). */
 export type { WireFormat };
-
-/** A multipart body spooled to disk (pipeline/multipart.ts): re-readable for each attempt, never held in memory. */
-export interface MultipartBody {
-  /** `multipart/form-data; boundary=...`, as the client sent it. */
-  readonly contentType: string;
-  /** The body as a stream, with the `model` field's value replaced by `model` when given; and its length. */
-  open(model?: string): { stream: Readable; length: number };
-}
-
-/** The client's request, as the endpoint read it. */
-export type RequestPayload =
-  | { readonly kind: 'json'; readonly body: Readonly<Record<string, unknown>> }
-  | { readonly kind: 'multipart'; readonly body: MultipartBody };
 
 /** The options a format may read (`claude.*`, `gemini.*`). */
 export interface FormatOptions {
@@ -105,26 +67,6 @@ export interface StreamDecoder {
   usage(): NormalisedUsage | undefined;
 }
 
-/**
- * The channel as a format and a provider see it: read-only, and only what a request needs. `other` is the type's
- * extra field (Azure's API version, Vertex's region, Cloudflare's account id).
- */
-export type ChannelView = Readonly<
-  Pick<
-    RelayChannel,
-    | 'id'
-    | 'type'
-    | 'key'
-    | 'baseUrl'
-    | 'other'
-    | 'headers'
-    | 'organization'
-    | 'paramOverride'
-    | 'forceFormat'
-    | 'thinkingToContent'
-  >
->;
-
 /** One request written in a format, before a provider addresses and signs it. */
 export interface FormatRequest {
   /**
@@ -157,6 +99,11 @@ export type FormatId = UpstreamFormat;
 
 export interface Format {
   readonly id: FormatId;
+  /**
+   * Whether this format's answers and stream chunks are the canonical shape itself (OpenAI's chat completions and
+   * Responses events): a stream of it that needs no conversion is read as it is, not decoded.
+   */
+  readonly isCanonical?: boolean;
   /** Whether this format can carry the endpoint (its own endpoints, and `chat` for any other client format). */
   supports(endpoint: Endpoint): boolean;
   /** The request of one attempt in this format; a canonical payload is converted first. */

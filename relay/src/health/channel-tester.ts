@@ -8,15 +8,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isRecord, type Json } from '@turnpike/core/json';
 import { ProviderTypeId, refusalOfType } from '@turnpike/core/providers/catalogue';
-import type { RelayError } from '../errors.ts';
-import type { Endpoint, FormatOptions } from '../formats/format.ts';
+import type { Endpoint, NormalisedUsage, RelayError } from '../contract.ts';
+import type { FormatOptions } from '../formats/format.ts';
 import {
   countChatPromptTokens,
   countInputTokens,
   countTextTokens,
   encodingForModel,
 } from '../metering/tokens.ts';
-import { EMPTY_USAGE, hasUsage, type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
+import { EMPTY_USAGE, hasUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
 import { CredentialError } from '../providers/provider.ts';
 import { providerFor } from '../providers/registry.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';

@@ -3,12 +3,10 @@
  * after pricing and before the hold, and the channel's for each attempt. A refusal is a 429 in the caller's protocol
  * with its `Retry-After` and `X-RateLimit-*` headers, counted in `/metrics`.
  */
-import type { RelayError } from '../errors.ts';
-import type { Caller } from '../pipeline/authenticate.ts';
+
+import type { Ingress, PreparedRequest, RelayError, RelayReply } from '../contract.ts';
 import type { RelayContext } from '../pipeline/context.ts';
-import type { PreparedRequest } from '../pipeline/endpoints/spec.ts';
-import type { RelayReply, RelayRequest } from '../pipeline/exchange.ts';
-import { ingressOf } from '../pipeline/respond.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { applyHeaders, channelChecks, type LimitTicket, requestChecks } from './limiter.ts';
 
@@ -23,14 +21,14 @@ const refusalHeaders = new WeakMap<RelayError, Readonly<Record<string, string>>>
 
 async function admit(
   ctx: RelayContext,
-  request: RelayRequest,
+  ingress: Ingress,
   checks: ReturnType<typeof requestChecks>,
   prepared: PreparedRequest,
 ): Promise<LimitStep & { headers?: Readonly<Record<string, string>> }> {
   const admission = await ctx.limits.admit({
     checks,
     estimateTokens: () => estimateTokensOf(prepared),
-    isAnthropic: ingressOf(request).format === 'anthropic',
+    isAnthropic: ingress.format === 'anthropic',
   });
   if (admission.ok) return admission;
   ctx.metrics.recordRateLimited(admission.scope, admission.kind);
@@ -46,7 +44,7 @@ const UNLIMITED: LimitStep = Object.freeze({ ok: true, ticket: undefined });
 /** The user's (or group's), token's and model's limits. */
 export function admitRequestLimits(
   ctx: RelayContext,
-  request: RelayRequest,
+  ingress: Ingress,
   reply: RelayReply,
   caller: Caller,
   prepared: PreparedRequest,
@@ -57,7 +55,7 @@ export function admitRequestLimits(
     prepared.model,
   );
   if (checks.length === 0) return UNLIMITED;
-  return admit(ctx, request, checks, prepared).then((step) => {
+  return admit(ctx, ingress, checks, prepared).then((step) => {
     if (!step.ok && step.headers) applyHeaders(reply, step.headers);
     return step;
   });
@@ -66,13 +64,13 @@ export function admitRequestLimits(
 /** The channel's limits, for one attempt on it. */
 export function admitChannelLimits(
   ctx: RelayContext,
-  request: RelayRequest,
+  ingress: Ingress,
   channel: RelayChannel,
   prepared: PreparedRequest,
 ): LimitStep | Promise<LimitStep> {
   const checks = channelChecks(channel);
   if (checks.length === 0) return UNLIMITED;
-  return admit(ctx, request, checks, prepared).then((step) => {
+  return admit(ctx, ingress, checks, prepared).then((step) => {
     if (!step.ok && step.headers) refusalHeaders.set(step.error, step.headers);
     return step;
   });

@@ -11,12 +11,13 @@
  * If Redis cannot be reached the counters of this process take over (the failure logged once a minute): the
  * limiter must not take the gateway down with it.
  */
+
 import { randomBytes } from 'node:crypto';
 import { hasLimits, LimitKind, type LimitScope, type LimitSet } from '@turnpike/core/options/rate-limits';
 import type { OptionStore } from '@turnpike/core/options/store';
 import type { FastifyBaseLogger } from 'fastify';
-import { localError, type RelayError } from '../errors.ts';
-import type { RelayReply } from '../pipeline/exchange.ts';
+import type { RelayError, RelayReply } from '../contract.ts';
+import { localError } from '../errors.ts';
 import {
   type CounterRequest,
   type CounterResult,

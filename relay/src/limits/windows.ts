@@ -4,6 +4,7 @@
  * refusal is answered with. The check and the hold are the ledger's (core/src/billing/ledger.ts), in the same step
  * as the balances; nothing here reads the database.
  */
+
 import { heldOn, type WindowClaim, type WindowRefusal } from '@turnpike/core/billing/ledger';
 import {
   type CalendarPeriod,
@@ -17,7 +18,8 @@ import {
   windowName,
 } from '@turnpike/core/billing/quota-windows';
 import type { OptionStore } from '@turnpike/core/options/store';
-import { localError, type RelayError } from '../errors.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 
 /** One of the caller's windows and whose it is. */
 export interface CallerWindow {

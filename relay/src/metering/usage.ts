@@ -5,27 +5,8 @@
  * mixed the two up (docs/adr/0006-billing-fixes.md), so each converter below states which semantics it reads.
  */
 
-import type { TokenUsage } from '@turnpike/core/billing/settle';
 import { isRecord } from '@turnpike/core/json';
-
-/**
- * What billing settles, tokens and the rest of what the answer reports (`serviceTier`, `webSearchCalls`,
- * `imageCount`, from TokenUsage: absent where the answer says nothing of them; docs/adr/0042).
- */
-export interface NormalisedUsage extends TokenUsage {
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly cachedTokens: number;
-  readonly cacheWriteTokens: number;
-  /** Anthropic's 1-hour cache writes (⊂ cacheWriteTokens); 0 where a provider does not tell. */
-  readonly cacheWrite1hTokens: number;
-  readonly audioInputTokens: number;
-  readonly audioOutputTokens: number;
-  /** Reasoning tokens (⊂ completionTokens, billed as completion). */
-  readonly reasoningTokens: number;
-  /** Where the numbers came from: the upstream's report, or our own count when it sent none. */
-  readonly source: 'upstream' | 'counted';
-}
+import type { NormalisedUsage } from '../contract.ts';
 
 export const EMPTY_USAGE: NormalisedUsage = Object.freeze({
   promptTokens: 0,

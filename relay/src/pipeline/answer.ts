@@ -3,22 +3,23 @@
  * transcription in whatever format was asked. Each settles the reservation before the client gets the answer,
  * so the charged quota can go in the `x-turnpike-quota` header.
  */
+
 import { Readable } from 'node:stream';
-import type { AttemptFailure, RelayError } from '../errors.ts';
+import { type SettleOutcome, settle } from '../books/settle.ts';
+import type { EndpointSpec, Ingress, NormalisedUsage, RelayError, RelayReply } from '../contract.ts';
+import type { AttemptFailure } from '../errors.ts';
+import { upstreamFault } from '../errors.ts';
 import type { Format } from '../formats/format.ts';
-import type { Ingress } from '../formats/ingress.ts';
 import { transcriptionUsage } from '../formats/openai/media-endpoints.ts';
 import { countedChat, visitChat } from '../formats/openai/text-endpoints.ts';
 import { countTextTokens, encodingForModel } from '../metering/tokens.ts';
-import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
+import { EMPTY_USAGE, hasUsage } from '../metering/usage.ts';
 import { HOP_BY_HOP_HEADERS, toUpstreamFailure, type UpstreamResponse } from '../upstream/client.ts';
 import type { Redactor } from '../upstream/redact.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
-import type { EndpointSpec } from './endpoints/spec.ts';
-import type { HeldExchange, RelayReply } from './exchange.ts';
-import { isRecord, type Json, upstreamFault } from './respond.ts';
+import type { HeldExchange } from './exchange.ts';
+import { isRecord, type Json } from './respond.ts';
 import { type CompletionCheck, SENSITIVE_REPLACEMENT, sensitiveCompletionError } from './sensitive-words.ts';
-import { type SettleOutcome, settle } from './settle.ts';
 
 /** The upstream's 200 for one attempt, with what the answer steps need to read, check and bill it. */
 export interface UpstreamAnswer {

@@ -15,7 +15,8 @@
  * both go on to the next channel with the reservation kept, like an upstream 5xx.
  */
 
-import { localError, type RelayError } from '../errors.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 import type { ChatRequest } from '../formats/canonical.ts';
 import { affinityOf, type CallAffinity } from '../routing/affinity.ts';
 import { chooseChannel } from './choose-channel.ts';

@@ -3,12 +3,13 @@
  * status in the database (only while still enabled, so an operator's own status is never overwritten) and the
  * other processes are told. That write is not awaited by the request.
  */
+
 import { tokens } from '@turnpike/core/db/schema/index';
 import { TokenStatus } from '@turnpike/core/domain/tokens';
 import { and, eq } from 'drizzle-orm';
+import type { RelayRequest } from '../contract.ts';
 import { type AuthResult, authenticate } from './authenticate.ts';
 import type { RelayContext } from './context.ts';
-import type { RelayRequest } from './exchange.ts';
 
 export async function authenticateRequest(ctx: RelayContext, request: RelayRequest): Promise<AuthResult> {
   const { options } = ctx.deps;

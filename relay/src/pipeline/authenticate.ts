@@ -3,20 +3,13 @@
  * in-memory auth cache. Every refusal is a local error in OpenAI's shape: 401 for a missing or unusable token,
  * 403 for what the token or its owner may not do.
  */
+
 import { usableGroups } from '@turnpike/core/domain/groups';
 import { isIpAllowed, NEVER_EXPIRES, TokenStatus } from '@turnpike/core/domain/tokens';
 import { isAdmin, UserStatus } from '@turnpike/core/domain/users';
-import { localError, type RelayError } from '../errors.ts';
-import type { AuthCache, TokenSnapshot, UserSnapshot } from '../state/auth-cache.ts';
-
-export interface Caller {
-  readonly token: TokenSnapshot;
-  readonly user: UserSnapshot;
-  /** The group the request is routed and priced in: the token's, else the owner's. */
-  readonly group: string;
-  /** `sk-<key>-<channel id>`, admins only: the one channel to use, no retries. */
-  readonly forcedChannelId: number | undefined;
-}
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
+import type { AuthCache, Caller } from '../state/auth-cache.ts';
 
 export type AuthResult =
   | { ok: true; caller: Caller }

@@ -12,6 +12,7 @@
  * and the limited token, without the user's balance; only when no running allowance can cover it is it held on the
  * wallet as before. A call is paid by one of them whole, never split.
  */
+
 import {
   type Account,
   type Hold,
@@ -20,33 +21,13 @@ import {
   tokenAccount,
   userAccount,
 } from '@turnpike/core/billing/ledger';
-import type { AllowanceTerms } from '@turnpike/core/plans/periods';
-import { localError, type RelayError } from '../errors.ts';
+import type { Payer } from '../books/settlement-context.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 import { rememberRefusalHeaders } from '../limits/admit.ts';
 import { allowanceClaims } from '../limits/allowance.ts';
-import {
-  type CallerWindow,
-  checkOf,
-  describeWindow,
-  type WindowCheck,
-  windowChecks,
-  windowRefusal,
-} from '../limits/windows.ts';
+import { checkOf, describeWindow, type WindowCheck, windowChecks, windowRefusal } from '../limits/windows.ts';
 import type { RelayContext } from './context.ts';
-
-/** Who pays: the user always, and the token when its quota is limited; and the windows the call is held in. */
-export interface Payer {
-  readonly userId: number;
-  readonly tokenId: number;
-  readonly tokenUnlimited: boolean;
-  /** The caller's quota windows (`callerWindows`); absent or empty: none. */
-  readonly windows?: readonly CallerWindow[];
-  /** The user's subscriptions, whose allowances pay before the wallet; absent or empty: none. */
-  readonly allowances?: readonly AllowanceTerms[];
-}
-
-/** Whether a hold draws on the user's wallet (false: a plan's allowance pays it). */
-export const drawsOnWallet = (hold: Hold): boolean => hold.accounts.some((account) => account[0] === 'u');
 
 /** The ledger accounts a payer draws on. */
 export function accountsOf(payer: Payer): Account[] {

@@ -1,6 +1,7 @@
 import type { GatewayEvent } from '@turnpike/core/events/bus';
 import { describe, expect, it } from 'vitest';
-import { localError, parseUpstreamError, type RelayError } from '../errors.ts';
+import type { RelayError } from '../contract.ts';
+import { localError, parseUpstreamError } from '../errors.ts';
 import { createCooldownTracker } from '../health/cooldown.ts';
 import { createWordMatcher } from '../metering/sensitive.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';

@@ -16,10 +16,11 @@ import { changeKeyRing, keyFingerprint } from '@turnpike/core/channels/key-ring-
 import { enabledKeyCount, KeyStatus, setKeyStates } from '@turnpike/core/channels/multi-key';
 import { abilities, channels } from '@turnpike/core/db/schema/index';
 import { ChannelStatus } from '@turnpike/core/domain/closed-sets';
-import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { eq } from 'drizzle-orm';
-import { disableReason, type RelayError } from '../errors.ts';
+import type { RelayError } from '../contract.ts';
+import { disableReason } from '../errors.ts';
 import { type CooldownPolicy, countsTowardCooldown } from '../health/cooldown.ts';
+import { providerFor } from '../providers/registry.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import type { RelayContext } from './context.ts';
 
@@ -42,8 +43,7 @@ export function checkChannelHealth(ctx: RelayContext, channel: RelayChannel, err
   const reason = disableReason(error, {
     automaticDisableEnabled: ctx.deps.options.get('AutomaticDisableChannelEnabled'),
     autoBan: channel.autoBan,
-    // Gemini answers 403 for a revoked key (reference §4.7)
-    isGeminiChannel: channel.type === ProviderTypeId.Gemini,
+    forbiddenMeansRevokedKey: providerFor(channel.type)?.forbiddenMeansRevokedKey === true,
     keywords: ctx.keywords(),
   });
   if (channel.isMultiKey && channel.keyFingerprint !== undefined) {

@@ -3,7 +3,8 @@
  * while it can serve, else a pick down the priority tiers that never takes a tried channel again (reference §4.2).
  * A multi-key channel lends one usable key to the attempt.
  */
-import { localError, type RelayError } from '../errors.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 import { pickChannel } from '../routing/pick.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import type { Attempts } from './attempts.ts';

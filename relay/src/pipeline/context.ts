@@ -1,35 +1,24 @@
-import type { Ledger } from '@turnpike/core/billing/ledger';
 import type { Notifier } from '@turnpike/core/notify/notifier';
 import type { PriceBook } from '@turnpike/core/options/price-tables';
 import type { FastifyBaseLogger } from 'fastify';
-import type { RelayDeps } from '../deps.ts';
+import type { SettlementContext } from '../books/settlement-context.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
-import type { RelayMetrics } from '../metrics/relay-metrics.ts';
 import type { ResponseStore } from '../responses-store/store.ts';
 import type { AuthCache } from '../state/auth-cache.ts';
-import type { ChannelCache } from '../state/channel-cache.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { ContentLogs } from './content-capture.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { SensitiveWords } from './sensitive-words.ts';
-import type { BatchWriter } from './writer.ts';
 
 /** Everything a relay request handler uses, built once per relay app. */
-export interface RelayContext {
-  readonly deps: RelayDeps;
+export interface RelayContext extends SettlementContext {
   readonly auth: AuthCache;
-  readonly channels: ChannelCache;
   readonly upstream: UpstreamClient;
-  /** Balances requests are admitted against (holds and settlements), shared by every relay with Redis. */
-  readonly ledger: Ledger;
-  readonly writer: BatchWriter;
   /** Request prices, resolved once per model, group and user flags until an option changes. */
   readonly prices: PriceBook;
   /** Low-balance notices to users, channel notices to root; sent in the background. */
   readonly notifier: Notifier;
-  /** Prometheus metrics: `recordCall` once per call that reached an upstream. */
-  readonly metrics: RelayMetrics;
   /** The per-user request rate limit (`ModelRequestRateLimit*`), asked once per request after auth. */
   readonly rateLimit: RateLimiter;
   /** Requests and tokens per minute and concurrency per user, group, token, model and channel (docs/adr/0028). */

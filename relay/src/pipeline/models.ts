@@ -4,13 +4,13 @@
  * `anthropic-version`); `GET /v1beta/models` and `/v1beta/models/:model` in Gemini's
  * (https://ai.google.dev/api/models).
  */
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Ingress } from '../contract.ts';
 import { localError } from '../errors.ts';
-import { anthropicMessagesIngress } from '../formats/anthropic/ingress.ts';
 import { geminiIngress } from '../formats/gemini/ingress.ts';
-import { enterThrough } from '../formats/route.ts';
 import { modelsOfGroup } from '../routing/pick.ts';
-import type { Caller } from './authenticate.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import { authenticateRequest } from './authenticate-request.ts';
 import type { RelayContext } from './context.ts';
 import { sendError } from './respond.ts';
@@ -35,17 +35,19 @@ function visibleModels(ctx: RelayContext, caller: Caller): string[] {
   return limits === undefined ? models : models.filter((m) => limits.has(m));
 }
 
-const isAnthropicClient = (request: FastifyRequest): boolean =>
-  request.headers['anthropic-version'] !== undefined;
-
 const notFound = (model: string) =>
   localError(404, 'model_not_found', `The model '${model}' does not exist`, 'invalid_request_error');
 
-export async function listModels(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {
-  const anthropic = isAnthropicClient(request);
-  if (anthropic) enterThrough(anthropicMessagesIngress, request);
+/** `GET /v1/models` for a client of `ingress` (OpenAI's or Anthropic's, decided at the door). */
+export async function listModels(
+  ctx: RelayContext,
+  ingress: Ingress,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const anthropic = ingress.format === 'anthropic';
   const auth = await authenticateRequest(ctx, request);
-  if (!auth.ok) return sendError(request, reply, auth.error);
+  if (!auth.ok) return sendError(request, reply, auth.error, ingress);
   const models = visibleModels(ctx, auth.caller);
   if (!anthropic) return reply.send({ object: 'list', data: models.map(modelObject) });
   return reply.send({
@@ -58,15 +60,16 @@ export async function listModels(ctx: RelayContext, request: FastifyRequest, rep
 
 export async function retrieveModel(
   ctx: RelayContext,
+  ingress: Ingress,
   request: FastifyRequest<{ Params: { model: string } }>,
   reply: FastifyReply,
 ) {
-  const anthropic = isAnthropicClient(request);
-  if (anthropic) enterThrough(anthropicMessagesIngress, request);
+  const anthropic = ingress.format === 'anthropic';
   const auth = await authenticateRequest(ctx, request);
-  if (!auth.ok) return sendError(request, reply, auth.error);
+  if (!auth.ok) return sendError(request, reply, auth.error, ingress);
   const { model } = request.params;
-  if (!visibleModels(ctx, auth.caller).includes(model)) return sendError(request, reply, notFound(model));
+  if (!visibleModels(ctx, auth.caller).includes(model))
+    return sendError(request, reply, notFound(model), ingress);
   return reply.send(anthropic ? anthropicModel(model) : modelObject(model));
 }
 
@@ -77,12 +80,11 @@ export async function geminiModels(
   reply: FastifyReply,
   model: string | undefined,
 ) {
-  enterThrough(geminiIngress, request);
   const auth = await authenticateRequest(ctx, request);
-  if (!auth.ok) return sendError(request, reply, auth.error);
+  if (!auth.ok) return sendError(request, reply, auth.error, geminiIngress);
   const models = visibleModels(ctx, auth.caller);
   if (model === undefined) return reply.send({ models: models.map(geminiModel) });
   const id = model.replace(/^models\//, '');
-  if (!models.includes(id)) return sendError(request, reply, notFound(id));
+  if (!models.includes(id)) return sendError(request, reply, notFound(id), geminiIngress);
   return reply.send(geminiModel(id));
 }

@@ -2,10 +2,12 @@
  * OpenAI routes the gateway does not relay (files, fine-tunes, image variations, deleting a model): 501
  * `api_not_implemented` in OpenAI's error shape, after token auth, as the reference answers them.
  */
+
+import type { RelayReply, RelayRequest } from '../contract.ts';
 import { localError } from '../errors.ts';
+import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { authenticateRequest } from './authenticate-request.ts';
 import type { RelayContext } from './context.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
 import { sendError } from './respond.ts';
 
 export async function notImplemented(
@@ -14,7 +16,7 @@ export async function notImplemented(
   reply: RelayReply,
 ): Promise<RelayReply> {
   const auth = await authenticateRequest(ctx, request);
-  if (!auth.ok) return sendError(request, reply, auth.error);
+  if (!auth.ok) return sendError(request, reply, auth.error, openAiChatIngress);
   return sendError(
     request,
     reply,
@@ -24,5 +26,6 @@ export async function notImplemented(
       `${request.method} ${request.url.split('?')[0]} is not implemented by this gateway`,
       'new_api_error',
     ),
+    openAiChatIngress,
   );
 }

@@ -7,20 +7,21 @@
  * The user is read from the database on each call (like every console call), not from the token cache: the
  * playground is not the relay's hot path.
  */
+
 import { usableGroups } from '@turnpike/core/domain/groups';
 import { NEVER_EXPIRES, TokenStatus } from '@turnpike/core/domain/tokens';
 import { UserStatus } from '@turnpike/core/domain/users';
 import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { readSessionCookie, type SessionCodec } from '@turnpike/core/sessions/session-codec';
 import { isSessionLive } from '@turnpike/core/sessions/session-end';
-import { localError } from '../errors.ts';
+import type { RelayReply, RelayRequest } from '../contract.ts';
+import { invalidRequest, localError } from '../errors.ts';
+import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { chatSpec } from '../formats/openai/text-endpoints.ts';
-import { readQuotaWindows, type TokenSnapshot, type UserSnapshot } from '../state/auth-cache.ts';
-import type { Caller } from './authenticate.ts';
+import { type Caller, readQuotaWindows, type TokenSnapshot, type UserSnapshot } from '../state/auth-cache.ts';
 import type { RelayContext } from './context.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
-import { limitRequest, openExchange, relayAs } from './relay.ts';
-import { invalidRequest, isRecord, sendError } from './respond.ts';
+import { limitRequest, relayAs } from './relay.ts';
+import { isRecord, sendError } from './respond.ts';
 
 const unauthorized = (code: string, message: string) =>
   localError(401, code, message, 'invalid_request_error');
@@ -54,6 +55,7 @@ export async function handlePlayground(
             'the playground needs a signed-in console session; access tokens and API keys are not accepted',
           )
         : unauthorized('unauthenticated', 'not signed in or the session has expired'),
+      openAiChatIngress,
     );
   }
   const claimed = request.headers['new-api-user'];
@@ -62,6 +64,7 @@ export async function handlePlayground(
       request,
       reply,
       unauthorized('unauthenticated', 'the New-Api-User header does not match the signed-in user'),
+      openAiChatIngress,
     );
   const row = await createUserRepo(ctx.deps.db).findById(session.uid);
   if (!row || !isSessionLive(session, row))
@@ -69,19 +72,26 @@ export async function handlePlayground(
       request,
       reply,
       unauthorized('unauthenticated', 'not signed in or the session has expired'),
+      openAiChatIngress,
     );
   if (row.status !== UserStatus.Enabled)
     return sendError(
       request,
       reply,
       localError(403, 'user_disabled', 'this user has been disabled', 'invalid_request_error'),
+      openAiChatIngress,
     );
 
   if (!isRecord(request.body))
-    return sendError(request, reply, invalidRequest('the request body must be a JSON object'));
+    return sendError(
+      request,
+      reply,
+      invalidRequest('the request body must be a JSON object'),
+      openAiChatIngress,
+    );
   const { group: asked, ...body } = request.body;
   if (asked !== undefined && asked !== null && typeof asked !== 'string')
-    return sendError(request, reply, invalidRequest('group must be a string'));
+    return sendError(request, reply, invalidRequest('group must be a string'), openAiChatIngress);
   const { options } = ctx.deps;
   const groupRatio = options.get('GroupRatio');
   const group = asked ? asked : row.group;
@@ -93,6 +103,7 @@ export async function handlePlayground(
         request,
         reply,
         localError(403, 'group_forbidden', `you may not use the group ${asked}`, 'invalid_request_error'),
+        openAiChatIngress,
       );
   }
   request.body = body;
@@ -126,9 +137,15 @@ export async function handlePlayground(
   };
   const caller: Caller = { user, token, group, forcedChannelId: undefined };
   const limited = await limitRequest(ctx, request, reply, caller);
-  if (limited) return sendError(request, reply, limited);
-  return relayAs(
-    ctx,
-    openExchange({ request, reply, spec: chatSpec, caller, startedAt, steps: undefined, isPlayground: true }),
-  );
+  if (limited) return sendError(request, reply, limited, openAiChatIngress);
+  return relayAs(ctx, {
+    request,
+    reply,
+    spec: chatSpec,
+    ingress: openAiChatIngress,
+    caller,
+    startedAt,
+    steps: undefined,
+    isPlayground: true,
+  });
 }

@@ -1,8 +1,8 @@
 import type { OptionStore } from '@turnpike/core/options/store';
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { Caller } from './authenticate.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
+import type { RelayReply, RelayRequest } from '../contract.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import {
   createMemoryRateLimitStore,
   createRateLimiter,

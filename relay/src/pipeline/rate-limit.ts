@@ -17,9 +17,9 @@ import { scriptRunner } from '@turnpike/core/kv/redis-script';
 import type { OptionStore } from '@turnpike/core/options/store';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import { localError, type RelayError } from '../errors.ts';
-import type { Caller } from './authenticate.ts';
-import type { RelayReply, RelayRequest } from './exchange.ts';
+import type { RelayError, RelayReply, RelayRequest } from '../contract.ts';
+import { localError } from '../errors.ts';
+import type { Caller } from '../state/auth-cache.ts';
 
 /** The limits that apply to one request. */
 export interface RateLimits {

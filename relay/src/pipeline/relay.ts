@@ -5,52 +5,57 @@
  * success, upstream error, client disconnect, exception — the refund happens before an error is sent, so a
  * client that checks its balance after a failure sees it back.
  */
+
 import { estimateQuota } from '@turnpike/core/billing/pre-consume';
 import { isPricingRefusal, type Pricing } from '@turnpike/core/billing/ratios';
 import { imageQuota } from '@turnpike/core/billing/settle';
 import { isRoot } from '@turnpike/core/domain/users';
-import { localError, type RelayError } from '../errors.ts';
-import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
+import { type Billing, settle } from '../books/settle.ts';
+import type { Payer } from '../books/settlement-context.ts';
+import {
+  type EndpointSpec,
+  type Ingress,
+  isRelayError,
+  type PreparedRequest,
+  type RelayError,
+  type RelayReply,
+  type RelayRequest,
+} from '../contract.ts';
+import { localError } from '../errors.ts';
 import { admitRequestLimits, applyRefusalHeaders } from '../limits/admit.ts';
 import { callerWindows } from '../limits/windows.ts';
 import { countLongTexts, LONG_TEXT } from '../metering/tokens.ts';
 import { markStep, startSteps } from '../metrics/tracing.ts';
-import { openStoredCall } from '../responses-store/call.ts';
 import { tiersFor } from '../routing/pick.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import { runAttempts } from './attempts.ts';
-import { type Caller, checkModelAllowed } from './authenticate.ts';
+import { checkModelAllowed } from './authenticate.ts';
 import { authenticateRequest } from './authenticate-request.ts';
-import { holdQuota, type Payer } from './billing.ts';
+import { holdQuota } from './billing.ts';
 import type { RelayContext } from './context.ts';
-import { type EndpointSpec, isRelayError, type PreparedRequest } from './endpoints/spec.ts';
-import {
-  type Exchange,
-  growExchange,
-  type PreparedExchange,
-  type RelayReply,
-  type RelayRequest,
-} from './exchange.ts';
+import { type Exchange, growExchange, type PreparedExchange } from './exchange.ts';
 import { sendError } from './respond.ts';
 import { checkPrompt } from './sensitive-words.ts';
-import { type Billing, settle } from './settle.ts';
+import { openStoredCall } from './stored-call.ts';
 
 /** `/v1/*`: token auth, then the shared pipeline. */
 export async function handleRelay(
   ctx: RelayContext,
   spec: EndpointSpec,
+  ingress: Ingress,
   request: RelayRequest,
   reply: RelayReply,
 ): Promise<RelayReply | undefined> {
   const startedAt = performance.now();
   const steps = startSteps(startedAt);
   const auth = await authenticateRequest(ctx, request);
-  if (!auth.ok) return sendError(request, reply, auth.error);
+  if (!auth.ok) return sendError(request, reply, auth.error, ingress);
   markStep(steps, 'authenticate');
   const { caller } = auth;
   const limited = await limitRequest(ctx, request, reply, caller);
-  if (limited) return sendError(request, reply, limited);
+  if (limited) return sendError(request, reply, limited, ingress);
   markStep(steps, 'rate limit');
-  return relayAs(ctx, openExchange({ request, reply, spec, caller, startedAt, steps, isPlayground: false }));
+  return relayAs(ctx, { request, reply, spec, ingress, caller, startedAt, steps, isPlayground: false });
 }
 
 /** The per-user request rate limit: the 429 to answer (counted in `/metrics`), or undefined to go on. */
@@ -65,17 +70,11 @@ export async function limitRequest(
   return limited;
 }
 
-/** The call's exchange, made at the edge once the caller is known; the client's format is the endpoint's. */
-export const openExchange = (fields: Omit<Exchange, 'ingress'>): Exchange => ({
-  ...fields,
-  ingress: fields.spec.ingress ?? openAiChatIngress,
-});
-
 /** The pipeline after authentication, for a caller from a token or from a console session (`/pg`). */
 export async function relayAs(ctx: RelayContext, exchange: Exchange): Promise<RelayReply | undefined> {
   const { request, reply } = exchange;
   const prepared = await exchange.spec.prepare(request);
-  if (isRelayError(prepared)) return sendError(request, reply, prepared);
+  if (isRelayError(prepared)) return sendError(request, reply, prepared, exchange.ingress);
   markStep(exchange.steps, 'read request');
   try {
     return await relayPrepared(ctx, growExchange(exchange, { prepared }));
@@ -140,13 +139,13 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   const { request, reply, caller, prepared, steps } = exchange;
   const { model } = prepared;
   const refused = checkModelAllowed(caller, model);
-  if (refused) return sendError(request, reply, refused);
+  if (refused) return sendError(request, reply, refused, exchange.ingress);
   const sensitive = checkPrompt(ctx, prepared.promptTexts);
-  if (sensitive) return sendError(request, reply, sensitive);
+  if (sensitive) return sendError(request, reply, sensitive, exchange.ingress);
 
   // A model no channel serves is unknown to this gateway, whatever its price (reference §4.2).
   if (caller.forcedChannelId === undefined && tiersFor(ctx.channels.table, caller.group, model).length === 0)
-    return sendError(request, reply, unknownModel(model, caller.group));
+    return sendError(request, reply, unknownModel(model, caller.group), exchange.ingress);
   const pricing = ctx.prices.pricingOf({
     model,
     group: caller.group,
@@ -155,10 +154,15 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   });
   // A served model without a price is a setting an administrator must make, not a failure of the gateway.
   if (isPricingRefusal(pricing))
-    return sendError(request, reply, localError(400, pricing.code, pricing.message, 'invalid_request_error'));
+    return sendError(
+      request,
+      reply,
+      localError(400, pricing.code, pricing.message, 'invalid_request_error'),
+      exchange.ingress,
+    );
   // The chain a Responses call continues is read before anything is held: an unknown id holds nothing.
   const stored = await openStoredCall(ctx, exchange);
-  if (isRelayError(stored)) return sendError(request, reply, stored);
+  if (isRelayError(stored)) return sendError(request, reply, stored, exchange.ingress);
 
   markStep(steps, 'price');
   // A long prompt whose count the hold reads (the request names its output limit, as coding agents' do) is counted
@@ -168,8 +172,8 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
     prepared.promptTexts.some((text) => text.length >= LONG_TEXT)
   )
     await countLongTexts(prepared.promptTexts, model);
-  const limited = await admitRequestLimits(ctx, request, reply, caller, prepared);
-  if (!limited.ok) return sendError(request, reply, limited.error);
+  const limited = await admitRequestLimits(ctx, exchange.ingress, reply, caller, prepared);
+  if (!limited.ok) return sendError(request, reply, limited.error, exchange.ingress);
   const estimate = estimateOf(ctx, pricing, prepared);
   const payer: Payer = {
     userId: caller.user.id,
@@ -185,7 +189,7 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   if (!held.ok) {
     limited.ticket?.settle(0);
     applyRefusalHeaders(reply, held.error);
-    return sendError(request, reply, held.error);
+    return sendError(request, reply, held.error, exchange.ingress);
   }
   markStep(steps, 'hold');
   const billing: Billing = {
@@ -221,7 +225,7 @@ async function relayPrepared(ctx: RelayContext, exchange: PreparedExchange): Pro
   }
   if (failure && !reply.sent) {
     applyRefusalHeaders(reply, failure);
-    return sendError(request, reply, failure);
+    return sendError(request, reply, failure, exchange.ingress);
   }
   return reply;
 }

@@ -3,10 +3,16 @@
  * channel's own limits, the upstream request its provider builds, and what came back, as a typed outcome for the
  * loop in attempts.ts. A 200 is handed to the endpoint's relay step (`answerAttempt`).
  */
-import { type AttemptFailure, mapStatusCode, type RelayError, shouldRetry } from '../errors.ts';
+import {
+  type Endpoint,
+  type EndpointSpec,
+  type Ingress,
+  isRelayError,
+  type RelayError,
+} from '../contract.ts';
+import { type AttemptFailure, mapStatusCode, shouldRetry } from '../errors.ts';
 import { keepHostedTools } from '../formats/canonical.ts';
-import type { Endpoint, Format, UpstreamCall } from '../formats/format.ts';
-import type { Ingress } from '../formats/ingress.ts';
+import type { Format, UpstreamCall } from '../formats/format.ts';
 import { admitChannelLimits } from '../limits/admit.ts';
 import type { LimitTicket } from '../limits/limiter.ts';
 import { markAttempt } from '../metrics/tracing.ts';
@@ -30,7 +36,6 @@ import {
 import type { AttemptOutcome, Attempts } from './attempts.ts';
 import { checkChannelHealth } from './channel-health.ts';
 import type { RelayContext } from './context.ts';
-import { type EndpointSpec, isRelayError } from './endpoints/spec.ts';
 import type { HeldExchange } from './exchange.ts';
 import { pipeStream, type StreamReading } from './stream.ts';
 
@@ -88,7 +93,7 @@ export async function admitAttempt(
   channel: RelayChannel,
   attempt: number,
 ): Promise<AttemptOutcome | Admitted> {
-  const { spec, ingress, request, reply, prepared } = exchange;
+  const { spec, ingress, reply, prepared } = exchange;
   const upstreamModel = channel.modelMapping[prepared.model] ?? prepared.model;
   const provider = providerFor(channel.type, upstreamModel);
   const route = provider && routeOf(spec, ingress, provider);
@@ -104,7 +109,7 @@ export async function admitAttempt(
   const ownBody = route.converted ? undefined : exchange.stored?.passThroughBody(channel.id);
   if (isRelayError(ownBody)) return { kind: 'skipped', error: ownBody };
   // A channel at its own limit is passed over like one that cannot serve (docs/adr/0028).
-  const channelLimit = await admitChannelLimits(ctx, request, channel, prepared);
+  const channelLimit = await admitChannelLimits(ctx, exchange.ingress, channel, prepared);
   if (!channelLimit.ok) return { kind: 'skipped', error: channelLimit.error };
   const { ticket } = channelLimit;
   if (ticket) exchange.billing.limits?.push(ticket);
@@ -338,7 +343,7 @@ function answerAttempt(
   if (attempts.isStream && spec.stream) {
     const { format } = answer;
     const reading: StreamReading =
-      format.id === 'openai' && answer.conversion === undefined
+      format.isCanonical === true && answer.conversion === undefined
         ? { kind: spec.stream === 'responses' ? 'responses' : 'chat' }
         : {
             kind: 'decoded',

@@ -13,7 +13,8 @@
  * Known limit: two words that overlap each other across the edge of the carry may leave the tail of the second
  * one unmasked (the first is masked); disjoint words are always caught.
  */
-import { localError, type RelayError } from '../errors.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 import type { WordMatcher } from '../metering/sensitive.ts';
 import type { RelayContext } from './context.ts';
 

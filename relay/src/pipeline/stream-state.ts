@@ -3,10 +3,8 @@
  * counting and sensitive-word filtering they share; the ending (stream.ts) reads it to settle. Memory is the
  * incremental token counter, the filter's carry and the last chunk.
  */
-import type { RelayError } from '../errors.ts';
-import type { StreamEncoder } from '../formats/ingress.ts';
+import type { NormalisedUsage, RelayError, StreamEncoder } from '../contract.ts';
 import { createTokenCounter, type TokenCounter } from '../metering/tokens.ts';
-import type { NormalisedUsage } from '../metering/usage.ts';
 import type { SseEvent, SseWriter } from '../sse.ts';
 import type { Redactor } from '../upstream/redact.ts';
 import type { ContentCapture } from './content-capture.ts';

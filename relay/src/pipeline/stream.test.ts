@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamEncoder } from '../formats/ingress.ts';
+import type { StreamEncoder } from '../contract.ts';
 import { createTokenCounter } from '../metering/tokens.ts';
 import type { SseWriter } from '../sse.ts';
 import { NO_REDACTION } from '../upstream/redact.ts';

@@ -21,10 +21,11 @@
  * - The charged quota goes out as the comment `: x-turnpike-quota: <n>` just before the end (see context.ts).
  */
 
-import type { AttemptFailure, RelayError } from '../errors.ts';
+import { settle } from '../books/settle.ts';
+import type { NormalisedUsage, RelayError, StreamEncoder } from '../contract.ts';
+import type { AttemptFailure } from '../errors.ts';
 import type { StreamDecoder } from '../formats/format.ts';
-import type { StreamEncoder } from '../formats/ingress.ts';
-import { EMPTY_USAGE, hasUsage, type NormalisedUsage } from '../metering/usage.ts';
+import { EMPTY_USAGE, hasUsage } from '../metering/usage.ts';
 import { createSseParser, createSseWriter, formatSseComment } from '../sse.ts';
 import { toUpstreamFailure, type UpstreamFailure } from '../upstream/client.ts';
 import type { Redactor } from '../upstream/redact.ts';
@@ -32,7 +33,6 @@ import type { UpstreamAnswer } from './answer.ts';
 import { QUOTA_HEADER, type RelayContext } from './context.ts';
 import type { HeldExchange } from './exchange.ts';
 import { sensitiveCompletionError } from './sensitive-words.ts';
-import { settle } from './settle.ts';
 import { createChatReader } from './stream-chat.ts';
 import { createDecodedReader } from './stream-decoded.ts';
 import { createResponsesReader } from './stream-responses.ts';

@@ -3,8 +3,9 @@
  * `/compatible-mode/v1`, Ark's `/api/v3`, ...), with the key as a bearer token: a provider is its paths per endpoint.
  * An endpoint it has no path for is not carried (the channel is skipped for it).
  */
+
 import type { RelayProviderId } from '@turnpike/core/providers/catalogue';
-import type { ChannelView, Endpoint } from '../formats/format.ts';
+import type { ChannelView, Endpoint } from '../contract.ts';
 import { openAiFormat } from '../formats/openai/format.ts';
 import { baseUrlOf, callOf, credentialFailure, type Provider } from './provider.ts';
 

@@ -4,11 +4,12 @@
  * embedContent) through the canonical embeddings shape, and it carries nothing else. The provider writes the body
  * from the request's texts and reads the vectors and the token count back; OpenAI's embeddings list is built here.
  */
+
 import type { UpstreamFormat } from '@turnpike/core/providers/catalogue';
-import type { RelayError } from '../errors.ts';
+import type { NormalisedUsage, RelayError } from '../contract.ts';
 import type { ChatAnswer, Json } from '../formats/canonical.ts';
 import type { Format } from '../formats/format.ts';
-import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
+import { EMPTY_USAGE } from '../metering/usage.ts';
 import { CredentialError } from './provider.ts';
 
 export interface EmbeddingsSpec {

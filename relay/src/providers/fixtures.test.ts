@@ -6,13 +6,15 @@
  * event stream, framed by testing/event-stream.ts, held to AWS's published vectors in
  * bedrock/event-stream-vectors.test.ts) decoded into canonical chunks, and its errors classified.
  */
+
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defaultOptionValue } from '@turnpike/core/options/registry';
 import { describe, expect, it } from 'vitest';
+import type { ChannelView } from '../contract.ts';
 import { anthropicFormat } from '../formats/anthropic/format.ts';
 import type { Json } from '../formats/canonical.ts';
-import type { ChannelView, FormatOptions } from '../formats/format.ts';
+import type { FormatOptions } from '../formats/format.ts';
 import { createSseParser } from '../sse.ts';
 import { createChunkCollector } from '../testing/chat-chunks.ts';
 import { bedrockChunk, converseEvent } from '../testing/fake-clouds.ts';

@@ -4,17 +4,11 @@
  * SSE, and how its errors are classified (which retry, cool the channel down, or disable it). The body, the
  * answer, the stream events and the usage are the format's (../formats/<wire>/).
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
 import { findProviderType, type RelayProviderId } from '@turnpike/core/providers/catalogue';
-import type { RelayError } from '../errors.ts';
-import type {
-  BuildRequestInput,
-  ChannelView,
-  Endpoint,
-  Format,
-  FormatRequest,
-  UpstreamCall,
-} from '../formats/format.ts';
+import type { ChannelView, Endpoint, RelayError } from '../contract.ts';
+import type { BuildRequestInput, Format, FormatRequest, UpstreamCall } from '../formats/format.ts';
 import { serialiseBody } from '../formats/format.ts';
 import type { UpstreamBody, UpstreamResponse } from '../upstream/client.ts';
 
@@ -32,6 +26,11 @@ export interface Provider {
   readError(status: number, body: string, headers: IncomingHttpHeaders): RelayError;
   /** Whether a 400 from this provider may be a passing overload, so another channel is tried. */
   readonly retriesBadRequest: boolean;
+  /**
+   * Whether a 403 from this provider means the key is revoked, so the channel is disabled (Gemini's; other
+   * providers answer 403 for one request's refusal, reference §4.7).
+   */
+  readonly forbiddenMeansRevokedKey?: boolean;
   /** The provider serving one model, where it depends on the model (Vertex: Gemini or Claude publisher). */
   forModel?(model: string): Provider;
   /** The stream as SSE bytes, for a provider whose stream framing is another (AWS's event stream). */

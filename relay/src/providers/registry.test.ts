@@ -6,7 +6,7 @@ import {
   type TaskCarried,
 } from '@turnpike/core/providers/catalogue';
 import { describe, expect, it } from 'vitest';
-import type { Endpoint } from '../formats/format.ts';
+import type { Endpoint } from '../contract.ts';
 import { providerFor } from './registry.ts';
 
 /** The relay endpoints each kind the catalogue names stands for; tasks are not provider calls (../tasks). */
@@ -40,5 +40,17 @@ describe("the catalogue's relaying against the relay's providers", () => {
         expect(carriedBy(value).includes(kind as Carried), `type ${value} ${kind}`).toBe(supported);
       }
     }
+  });
+});
+
+// Reference §4.7: "HTTP 403 for Gemini channels only" disables a channel; every other provider's 403 is a refusal of
+// one request. Type 24 is Google Gemini and type 1 OpenAI in the reference's channel type table.
+describe('what a 403 means, by provider', () => {
+  it("treats only Gemini's 403 as a revoked key", () => {
+    expect(providerFor(24)?.forbiddenMeansRevokedKey).toBe(true);
+    const others = PROVIDER_TYPES.filter(({ value }) => value !== 24 && providerFor(value) !== undefined);
+    expect(others.length).toBeGreaterThan(10);
+    for (const { value } of others)
+      expect(providerFor(value)?.forbiddenMeansRevokedKey, `type ${value}`).not.toBe(true);
   });
 });

@@ -6,6 +6,7 @@
  * the next channel when one fails. A refusal is an HTTP answer in OpenAI's error shape, before any upgrade. On
  * drain, open sessions get the grace period, then a close frame (1001) that tells the client to reconnect.
  */
+
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -17,22 +18,23 @@ import { LimitKind } from '@turnpike/core/options/rate-limits';
 import type { RelayProviderId } from '@turnpike/core/providers/catalogue';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
-import { localError, type RelayError, toOpenAiErrorBody } from '../errors.ts';
-import type { ChannelView } from '../formats/format.ts';
+import type { Payer } from '../books/settlement-context.ts';
+import type { ChannelView, RelayError, RelayRequest } from '../contract.ts';
+import { localError, toOpenAiErrorBody } from '../errors.ts';
 import { type Check, channelChecks, type LimitTicket, requestChecks } from '../limits/limiter.ts';
 import { callerWindows } from '../limits/windows.ts';
-import { type Caller, checkModelAllowed } from '../pipeline/authenticate.ts';
+import { checkModelAllowed } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
-import { holdQuota, type Payer } from '../pipeline/billing.ts';
+import { holdQuota } from '../pipeline/billing.ts';
 import { checkChannelHealth } from '../pipeline/channel-health.ts';
 import type { RelayContext } from '../pipeline/context.ts';
-import type { RelayRequest } from '../pipeline/exchange.ts';
 import { unknownModel } from '../pipeline/relay.ts';
 import { azureRealtime } from '../providers/azure/realtime.ts';
 import { openAiRealtime } from '../providers/openai/realtime.ts';
 import type { RealtimeUpstream } from '../providers/openai/realtime-address.ts';
 import { providerFor } from '../providers/registry.ts';
 import { pickChannel, tiersFor } from '../routing/pick.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { estimateResponse } from './estimate.ts';
 import { proxyAgentOf } from './proxy-agent.ts';

@@ -6,17 +6,19 @@
  * its `response.done` settles the hold with the upstream's usage and writes one consume log. A response the session
  * ends before its `response.done` is settled with the output counted from its deltas.
  */
+
 import type { Hold } from '@turnpike/core/billing/ledger';
 import type { Pricing } from '@turnpike/core/billing/ratios';
 import type WebSocket from 'ws';
 import type { RawData } from 'ws';
+import { type Billing, settle } from '../books/settle.ts';
+import type { Payer } from '../books/settlement-context.ts';
+import type { NormalisedUsage, RelayRequest } from '../contract.ts';
 import type { LimitTicket } from '../limits/limiter.ts';
-import { type NormalisedUsage, normaliseOpenAiUsage } from '../metering/usage.ts';
-import type { Caller } from '../pipeline/authenticate.ts';
-import { holdQuota, type Payer } from '../pipeline/billing.ts';
+import { normaliseOpenAiUsage } from '../metering/usage.ts';
+import { holdQuota } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
-import type { RelayRequest } from '../pipeline/exchange.ts';
-import { type Billing, settle } from '../pipeline/settle.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 import { estimateResponse } from './estimate.ts';
 import {

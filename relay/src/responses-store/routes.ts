@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
+import { openAiChatIngress } from '../formats/openai/chat-ingress.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { sendError } from '../pipeline/respond.ts';
@@ -21,7 +22,7 @@ const notFound = (id: string) =>
 async function userOf(ctx: RelayContext, request: Request, reply: FastifyReply): Promise<number | undefined> {
   const auth = await authenticateRequest(ctx, request);
   if (auth.ok) return auth.caller.user.id;
-  sendError(request, reply, auth.error);
+  sendError(request, reply, auth.error, openAiChatIngress);
   return undefined;
 }
 
@@ -30,7 +31,7 @@ export function registerResponseRoutes(relay: FastifyInstance, ctx: RelayContext
     const userId = await userOf(ctx, request, reply);
     if (userId === undefined) return reply;
     const row = await ctx.responses.find(userId, request.params.id);
-    if (!row) return sendError(request, reply, notFound(request.params.id));
+    if (!row) return sendError(request, reply, notFound(request.params.id), openAiChatIngress);
     return reply.send(row.response);
   });
 
@@ -38,7 +39,8 @@ export function registerResponseRoutes(relay: FastifyInstance, ctx: RelayContext
     const userId = await userOf(ctx, request, reply);
     if (userId === undefined) return reply;
     const { id } = request.params;
-    if (!(await ctx.responses.remove(userId, id))) return sendError(request, reply, notFound(id));
+    if (!(await ctx.responses.remove(userId, id)))
+      return sendError(request, reply, notFound(id), openAiChatIngress);
     return reply.send({ id, object: 'response', deleted: true });
   });
 
@@ -47,9 +49,14 @@ export function registerResponseRoutes(relay: FastifyInstance, ctx: RelayContext
     if (userId === undefined) return reply;
     const query = readListQuery(request.query ?? {});
     if (typeof query === 'string')
-      return sendError(request, reply, localError(400, 'invalid_value', query, 'invalid_request_error'));
+      return sendError(
+        request,
+        reply,
+        localError(400, 'invalid_value', query, 'invalid_request_error'),
+        openAiChatIngress,
+      );
     const row = await ctx.responses.find(userId, request.params.id);
-    if (!row) return sendError(request, reply, notFound(request.params.id));
+    if (!row) return sendError(request, reply, notFound(request.params.id), openAiChatIngress);
     return reply.send(listPage(row.input, query));
   });
 }

@@ -10,12 +10,13 @@
  * new binding. Redis being slow or away never holds a call: a lookup that takes longer than
  * {@link LOOKUP_TIMEOUT_MS} counts as no binding.
  */
+
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AffinityRule, ChannelAffinity } from '@turnpike/core/channels/affinity-rules';
 import type { Redis } from 'ioredis';
-import type { RelayContext } from '../pipeline/context.ts';
-import type { RelayRequest } from '../pipeline/exchange.ts';
+import type { SettlementContext } from '../books/settlement-context.ts';
+import type { RelayRequest } from '../contract.ts';
 import { type RoutingTable, tiersFor } from './pick.ts';
 
 /** Where a session's calls go: a channel, and the key within it on a multi-key channel. */
@@ -157,9 +158,12 @@ export function servesRoute(table: RoutingTable, group: string, model: string, c
   return tiersFor(table, group, model).some((tier) => tier.channelIds.includes(channelId));
 }
 
-const stores = new WeakMap<RelayContext, AffinityStore>();
+/** What affinity reads of the relay's context: its settings, its channels and its metrics. */
+type AffinityContext = Pick<SettlementContext, 'deps' | 'channels' | 'metrics'>;
 
-function storeOf(ctx: RelayContext, settings: () => ChannelAffinity): AffinityStore {
+const stores = new WeakMap<AffinityContext, AffinityStore>();
+
+function storeOf(ctx: AffinityContext, settings: () => ChannelAffinity): AffinityStore {
   let store = stores.get(ctx);
   if (!store) {
     const { redis, config } = ctx.deps;
@@ -184,7 +188,7 @@ export interface CallAffinity {
  * dropped), or undefined when affinity is off or the call names no session. Costs one Redis GET with Redis.
  */
 export async function affinityOf(
-  ctx: RelayContext,
+  ctx: AffinityContext,
   request: Pick<RelayRequest, 'url' | 'headers'>,
   body: unknown,
   scope: { readonly tokenId: number; readonly group: string; readonly model: string },
@@ -223,7 +227,7 @@ export async function affinityOf(
   };
 }
 
-function isKeyUsable(ctx: RelayContext, channelId: number, fingerprint: string): boolean {
+function isKeyUsable(ctx: AffinityContext, channelId: number, fingerprint: string): boolean {
   const channel = ctx.channels.get(channelId);
   if (!channel?.isMultiKey) return true;
   const key = channel.keys?.find((k) => k.fingerprint === fingerprint);

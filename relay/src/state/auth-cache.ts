@@ -265,3 +265,13 @@ export function createAuthCache(options: {
     close: unsubscribe,
   };
 }
+
+/** An authenticated caller: its token, the token's owner and the group the call is routed and priced in. */
+export interface Caller {
+  readonly token: TokenSnapshot;
+  readonly user: UserSnapshot;
+  /** The group the request is routed and priced in: the token's, else the owner's. */
+  readonly group: string;
+  /** `sk-<key>-<channel id>`, admins only: the one channel to use, no retries. */
+  readonly forcedChannelId: number | undefined;
+}

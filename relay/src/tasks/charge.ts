@@ -3,7 +3,7 @@
  * serves, what a submit costs, and the charge once the upstream accepted it. A submit holds its price on the
  * ledger before it goes upstream (pipeline/billing.ts) and settles exactly once: the price when the upstream
  * accepted the task, nothing otherwise. The debit and its consume log are written together by the batching writer,
- * as for every other call (pipeline/settle.ts, docs/adr/0016).
+ * as for every other call (books/settle.ts, docs/adr/0016).
  */
 
 import { DEFAULT_MODEL_PRICE } from '@turnpike/core/billing/default-ratios';
@@ -19,13 +19,16 @@ import { LogType } from '@turnpike/core/domain/logs';
 import { priceTablesOf } from '@turnpike/core/options/price-tables';
 import type { FastifyRequest } from 'fastify';
 import { type Dispatcher, fetch } from 'undici';
-import { localError, type RelayError } from '../errors.ts';
+import { drawsOnWallet, type Payer } from '../books/settlement-context.ts';
+import type { RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
 import { callerWindows } from '../limits/windows.ts';
-import type { AuthResult, Caller } from '../pipeline/authenticate.ts';
+import type { AuthResult } from '../pipeline/authenticate.ts';
 import { authenticateRequest } from '../pipeline/authenticate-request.ts';
-import { drawsOnWallet, holdQuota, type Payer } from '../pipeline/billing.ts';
+import { holdQuota } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { pickChannel, tiersFor } from '../routing/pick.ts';
+import type { Caller } from '../state/auth-cache.ts';
 import type { RelayChannel } from '../state/channel-cache.ts';
 
 /**

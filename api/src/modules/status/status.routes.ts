@@ -31,7 +31,7 @@ export function registerStatusRoutes(app: FastifyInstance, ctx: RouteContext): v
       display_in_currency: o.get('DisplayInCurrencyEnabled'),
       display_token_stat: o.get('DisplayTokenStatEnabled'),
       // Not a switch here: the relay always writes usage (debits, logs, used_quota) through its batching writer
-      // (relay/src/pipeline/settle.ts, docs/adr/0016), so batch updating is always on.
+      // (relay/src/books/settle.ts, docs/adr/0016), so batch updating is always on.
       enable_batch_update: true,
       enable_drawing: o.get('DrawingEnabled'),
       enable_task: o.get('TaskEnabled'),

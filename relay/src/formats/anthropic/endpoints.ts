@@ -5,12 +5,10 @@
  * tokens is free: Anthropic channels are asked, any other is answered from the relay's own count.
  */
 
-import type { RelayError } from '../../errors.ts';
+import type { EndpointSpec, PreparedRequest, RelayError, RelayRequest } from '../../contract.ts';
+import { invalidRequest } from '../../errors.ts';
 import { countTextTokens, encodingForModel } from '../../metering/tokens.ts';
 import { EMPTY_USAGE } from '../../metering/usage.ts';
-import type { EndpointSpec, PreparedRequest } from '../../pipeline/endpoints/spec.ts';
-import type { RelayRequest } from '../../pipeline/exchange.ts';
-import { invalidRequest } from '../../pipeline/respond.ts';
 import { isRecord, type Json } from '../canonical.ts';
 import { readJsonBody } from '../openai/text-endpoints.ts';
 import { anthropicMessagesIngress } from './ingress.ts';

@@ -4,7 +4,8 @@
  * 413 request_too_large, 429 rate_limit_error, 500 api_error, 529 overloaded_error. 529 is a 5xx and so retried;
  * an `overloaded_error` is also a channel that is busy, not broken.
  */
-import { parseUpstreamError, type RelayError } from '../../errors.ts';
+import type { RelayError } from '../../contract.ts';
+import { parseUpstreamError } from '../../errors.ts';
 
 const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
   400: 'invalid_request_error',

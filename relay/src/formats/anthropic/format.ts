@@ -6,8 +6,9 @@
  * A Messages request from an Anthropic client goes up as it came (the model mapped; thinking blocks without a
  * signature, written by the relay on a converted path, left out); a canonical chat request is converted (chat.ts).
  */
+import type { ChannelView } from '../../contract.ts';
 import { isRecord, type Json } from '../canonical.ts';
-import type { BuildRequestInput, ChannelView, Format, FormatRequest } from '../format.ts';
+import type { BuildRequestInput, Format, FormatRequest } from '../format.ts';
 import { chatToMessages, lacksLoopThinking, messagesToChat } from './chat.ts';
 import { readAnthropicError } from './errors.ts';
 import { createAnthropicDecoder } from './stream.ts';

@@ -24,7 +24,8 @@
  * converted path an answer is text only.
  */
 
-import { localError, type RelayError } from '../../errors.ts';
+import type { Ingress, RelayError, StreamEncoder } from '../../contract.ts';
+import { localError } from '../../errors.ts';
 import { formatSseNamedJson } from '../../sse.ts';
 import {
   asNumber,
@@ -36,7 +37,7 @@ import {
   randomId,
   thinkingBlocksOf,
 } from '../canonical.ts';
-import { bearerKey, type Ingress, type StreamEncoder, withRequestId } from '../ingress.ts';
+import { bearerKey, withRequestId } from '../ingress.ts';
 import { STOP_OF_FINISH } from './chat.ts';
 import { anthropicErrorType } from './errors.ts';
 import { toAnthropicUsage } from './usage.ts';

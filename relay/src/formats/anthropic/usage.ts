@@ -3,7 +3,8 @@
  * `cache_read_input_tokens` and `cache_creation_input_tokens` are beside it, `output_tokens` includes thinking.
  * In a stream, `message_start` carries the input side and `message_delta` the (cumulative) output side.
  */
-import { mergeAnthropicUsage, type NormalisedUsage, normaliseAnthropicUsage } from '../../metering/usage.ts';
+import type { NormalisedUsage } from '../../contract.ts';
+import { mergeAnthropicUsage, normaliseAnthropicUsage } from '../../metering/usage.ts';
 
 export const anthropicUsageOf = (answer: Readonly<Record<string, unknown>>): NormalisedUsage | undefined =>
   normaliseAnthropicUsage(answer.usage);

@@ -7,12 +7,10 @@
  * `/v1/embeddings` request, answered back in Gemini's shape.
  */
 
-import type { RelayError } from '../../errors.ts';
+import type { EndpointSpec, PreparedRequest, RelayError, RelayRequest } from '../../contract.ts';
+import { invalidRequest } from '../../errors.ts';
 import { countTextTokens, encodingForModel } from '../../metering/tokens.ts';
 import { EMPTY_USAGE } from '../../metering/usage.ts';
-import type { EndpointSpec, PreparedRequest } from '../../pipeline/endpoints/spec.ts';
-import type { RelayRequest } from '../../pipeline/exchange.ts';
-import { invalidRequest } from '../../pipeline/respond.ts';
 import { isRecord, type Json } from '../canonical.ts';
 import { geminiEmbedIngress, geminiIngress } from './ingress.ts';
 import { geminiUsageOf } from './usage.ts';

@@ -3,7 +3,8 @@
  * `{ "error": { "code": 400, "message", "status": "INVALID_ARGUMENT" } }`. The `status` becomes the code, so
  * `PERMISSION_DENIED` (a revoked key, 403) can switch a channel off and `RESOURCE_EXHAUSTED` (429) is retried.
  */
-import { parseUpstreamError, type RelayError } from '../../errors.ts';
+import type { RelayError } from '../../contract.ts';
+import { parseUpstreamError } from '../../errors.ts';
 import { isRecord } from '../canonical.ts';
 
 const STATUS_BY_HTTP: Readonly<Record<number, string>> = {

@@ -5,8 +5,9 @@
  * in the path); a canonical chat request is converted (chat.ts). The provider puts the API version (Gemini API) or
  * the project and region (Vertex AI) before the path, and adds the credential (../../providers/).
  */
+import type { ChannelView } from '../../contract.ts';
 import { isRecord } from '../canonical.ts';
-import type { BuildRequestInput, ChannelView, Format, FormatRequest } from '../format.ts';
+import type { BuildRequestInput, Format, FormatRequest } from '../format.ts';
 import { chatToGemini, embeddingsToGemini, geminiToChat, geminiToEmbeddings } from './chat.ts';
 import { readGeminiError } from './errors.ts';
 import { createGeminiDecoder } from './stream.ts';

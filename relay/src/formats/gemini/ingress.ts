@@ -15,11 +15,11 @@
  * metadata exists only on the Gemini path.
  */
 
-import { localError, type RelayError } from '../../errors.ts';
-import type { NormalisedUsage } from '../../metering/usage.ts';
+import type { Ingress, NormalisedUsage, RelayError, StreamEncoder } from '../../contract.ts';
+import { localError } from '../../errors.ts';
 import { formatSseEvent } from '../../sse.ts';
 import { asNumber, contentText, isRecord, type Json, parseArguments } from '../canonical.ts';
-import { bearerKey, type Ingress, type StreamEncoder, withRequestId } from '../ingress.ts';
+import { bearerKey, withRequestId } from '../ingress.ts';
 import { FINISH_REASON_OF } from './chat.ts';
 import { geminiStatus } from './errors.ts';
 import { toGeminiUsage } from './usage.ts';

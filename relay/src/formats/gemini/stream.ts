@@ -4,7 +4,7 @@
  * `functionCall` part arrives whole; `finishReason` marks the last; `usageMetadata` holds the counts so far.
  * There is no end marker: the stream is complete once a finish reason came.
  */
-import type { NormalisedUsage } from '../../metering/usage.ts';
+import type { NormalisedUsage } from '../../contract.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 import { asString, chatChunk, isRecord, type Json, nowSeconds } from '../canonical.ts';
 import type { DecodedEvent, StreamDecoder } from '../format.ts';

@@ -15,8 +15,10 @@
  *   which {@link geminiServiceTierOf} reads.
  * - Images: `inlineData` parts of an image type, one image each.
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
-import { EMPTY_USAGE, type NormalisedUsage, serviceTierField } from '../../metering/usage.ts';
+import type { NormalisedUsage } from '../../contract.ts';
+import { EMPTY_USAGE, serviceTierField } from '../../metering/usage.ts';
 import { isRecord } from '../canonical.ts';
 
 const count = (value: unknown): number =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChannelView } from '../format.ts';
+import type { ChannelView } from '../../contract.ts';
 import { chatAnswerRewriteOf } from './answer-rewrite.ts';
 
 const channel = (settings: Partial<ChannelView>): ChannelView => ({

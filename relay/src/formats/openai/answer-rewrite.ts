@@ -11,10 +11,11 @@
  *
  * Anything that does not parse as a chat answer (an error object, a foreign event) passes unchanged.
  */
+
 import type { Json } from '@turnpike/core/json';
+import type { ChannelView } from '../../contract.ts';
 import type { AnswerRewrite } from '../../upstream/client.ts';
 import { isRecord } from '../canonical.ts';
-import type { ChannelView } from '../format.ts';
 
 const OPEN = '<think>\n';
 const CLOSE = '\n</think>\n';

@@ -5,11 +5,12 @@
  * The canonical shape is this format, so nothing converts.
  */
 
+import type { Ingress, StreamEncoder } from '../../contract.ts';
 import { toOpenAiErrorBody } from '../../errors.ts';
 import { toOpenAiUsage } from '../../metering/usage.ts';
 import { formatSseEvent, formatSseJson, SSE_DONE_FRAME } from '../../sse.ts';
 import { isRecord, type Json } from '../canonical.ts';
-import { bearerKey, type Ingress, type StreamEncoder } from '../ingress.ts';
+import { bearerKey } from '../ingress.ts';
 
 /** An error chunk in a chat stream. */
 export const chatErrorChunk = (message: string, type: string, code: string | number | null): string =>

@@ -8,9 +8,8 @@
  * the summary it holds. Billed as the chat call it was.
  */
 
-import type { NormalisedUsage } from '../../metering/usage.ts';
+import type { Ingress, NormalisedUsage } from '../../contract.ts';
 import { contentText, isRecord, type Json, randomId } from '../canonical.ts';
-import type { Ingress } from '../ingress.ts';
 import { compactionItem, SUMMARY_REQUEST } from './compaction.ts';
 import {
   openAiResponsesIngress,

@@ -13,11 +13,13 @@
  * suffixes, `max_completion_tokens`), and chat answers the channel's `force_format` and `thinking_to_content`
  * rewrites (answer-rewrite.ts).
  */
+
 import { isRecord } from '@turnpike/core/json';
+import type { ChannelView, Endpoint } from '../../contract.ts';
 import { parseUpstreamError } from '../../errors.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
 import { THINKING_CONTENT_PREFIX } from '../canonical.ts';
-import type { BuildRequestInput, ChannelView, Endpoint, Format, FormatRequest } from '../format.ts';
+import type { BuildRequestInput, Format, FormatRequest } from '../format.ts';
 import { chatAnswerRewriteOf } from './answer-rewrite.ts';
 import { withSummariesForOpenAi } from './compaction.ts';
 import { applyReasoningConventions } from './reasoning.ts';
@@ -57,6 +59,7 @@ const isRelayReasoning = (item: unknown): boolean =>
 
 export const openAiFormat: Format = {
   id: 'openai',
+  isCanonical: true,
   supports: isOpenAiEndpoint,
   retriesBadRequest: false,
   writeRequest(channel: ChannelView, input: BuildRequestInput): FormatRequest {

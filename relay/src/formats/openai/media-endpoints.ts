@@ -12,14 +12,19 @@
  *   `ceil(seconds) × 1000 / 60` tokens per audio minute; else an estimate from the upload's size assuming
  *   128 kbit/s audio ({@link AUDIO_BYTES_PER_SECOND}), at least one second. The same estimate is reserved.
  */
-import type { RelayError } from '../../errors.ts';
-import { localError } from '../../errors.ts';
+
+import { isRecord, type Json } from '@turnpike/core/json';
+import type {
+  EndpointSpec,
+  NormalisedUsage,
+  PreparedRequest,
+  RelayError,
+  RelayRequest,
+} from '../../contract.ts';
+import { invalidRequest, localError } from '../../errors.ts';
 import { countTextTokens, encodingForModel } from '../../metering/tokens.ts';
-import { EMPTY_USAGE, type NormalisedUsage, normaliseOpenAiUsage } from '../../metering/usage.ts';
-import type { EndpointSpec, PreparedRequest } from '../../pipeline/endpoints/spec.ts';
-import type { RelayRequest } from '../../pipeline/exchange.ts';
-import { type SpooledUpload, spoolUpload, UploadError } from '../../pipeline/multipart.ts';
-import { invalidRequest, isRecord, type Json } from '../../pipeline/respond.ts';
+import { EMPTY_USAGE, normaliseOpenAiUsage } from '../../metering/usage.ts';
+import { type SpooledUpload, spoolUpload, UploadError } from '../multipart.ts';
 import { readJsonBody } from './text-endpoints.ts';
 
 export const DEFAULT_IMAGE_MODEL = 'dall-e-2';

@@ -26,8 +26,8 @@
  */
 
 import { createHash } from 'node:crypto';
-import { localError, type RelayError, toOpenAiErrorBody } from '../../errors.ts';
-import type { NormalisedUsage } from '../../metering/usage.ts';
+import type { Ingress, NormalisedUsage, RelayError, StreamEncoder } from '../../contract.ts';
+import { localError, toOpenAiErrorBody } from '../../errors.ts';
 import { formatSseNamedJson } from '../../sse.ts';
 import {
   asNumber,
@@ -42,7 +42,7 @@ import {
   type ThinkingBlock,
   thinkingBlocksOf,
 } from '../canonical.ts';
-import { bearerKey, type Ingress, type StreamEncoder } from '../ingress.ts';
+import { bearerKey } from '../ingress.ts';
 import { asksCompaction, compactionItem, SUMMARY_REQUEST, summaryMessageOf } from './compaction.ts';
 
 function chatParts(content: unknown): unknown {

@@ -4,8 +4,8 @@
  * chunk (the adapter asks for it with `stream_options.include_usage`), `[DONE]` ends it, and an `{ "error": … }`
  * chunk is an error after the 200.
  */
-import type { RelayError } from '../../errors.ts';
-import { hasUsage, type NormalisedUsage } from '../../metering/usage.ts';
+import type { NormalisedUsage, RelayError } from '../../contract.ts';
+import { hasUsage } from '../../metering/usage.ts';
 import { DONE, type SseEvent } from '../../sse.ts';
 import { isRecord } from '../canonical.ts';
 import type { DecodedEvent, StreamDecoder } from '../format.ts';

@@ -3,17 +3,22 @@
  * Jina/Cohere `/rerank`): what each needs in the body, how its prompt is counted, where its usage and output are.
  */
 
-import type { RelayError } from '../../errors.ts';
+import { isRecord, type Json } from '@turnpike/core/json';
+import type {
+  EndpointSpec,
+  NormalisedUsage,
+  PreparedRequest,
+  RelayError,
+  RelayRequest,
+} from '../../contract.ts';
+import { invalidRequest } from '../../errors.ts';
 import {
   countChatPromptTokens,
   countInputTokens,
   countTextTokens,
   encodingForModel,
 } from '../../metering/tokens.ts';
-import { EMPTY_USAGE, type NormalisedUsage } from '../../metering/usage.ts';
-import type { EndpointSpec, PreparedRequest } from '../../pipeline/endpoints/spec.ts';
-import type { RelayRequest } from '../../pipeline/exchange.ts';
-import { invalidRequest, isRecord, type Json } from '../../pipeline/respond.ts';
+import { EMPTY_USAGE } from '../../metering/usage.ts';
 import { openAiCompactIngress } from './compact-ingress.ts';
 import { openAiResponsesIngress } from './responses-ingress.ts';
 import { openAiAnswerUsage } from './usage.ts';

@@ -10,8 +10,10 @@
  *   which model served it. A chunk of a stream carries the same fields (the usage chunk included).
  * - Responses: every `web_search_call` item of `output` is a call, every `image_generation_call` item an image.
  */
+
 import { isRecord } from '@turnpike/core/json';
-import { type NormalisedUsage, normaliseOpenAiUsage, serviceTierField } from '../../metering/usage.ts';
+import type { NormalisedUsage } from '../../contract.ts';
+import { normaliseOpenAiUsage, serviceTierField } from '../../metering/usage.ts';
 
 /** A Chat Completions model that searches the web on every request. */
 const SEARCH_MODEL = /-search-(preview|api)(-|$)/;

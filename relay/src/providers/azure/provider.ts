@@ -11,8 +11,7 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import { isRecord } from '@turnpike/core/json';
-import type { RelayError } from '../../errors.ts';
-import type { Endpoint } from '../../formats/format.ts';
+import type { Endpoint, RelayError } from '../../contract.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
 import { baseUrlOf, callOf, type Provider } from '../provider.ts';
 

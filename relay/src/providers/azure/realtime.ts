@@ -4,7 +4,7 @@
  * channel's `other` names the version when it is a realtime one (a preview version, `…-preview`); the data-plane
  * GA version the other endpoints default to has no realtime, so {@link AZURE_REALTIME_API_VERSION} stands in.
  */
-import type { ChannelView } from '../../formats/format.ts';
+import type { ChannelView } from '../../contract.ts';
 import { type RealtimeUpstream, webSocketUrlOf } from '../openai/realtime-address.ts';
 import { baseUrlOf } from '../provider.ts';
 import { deploymentOf } from './provider.ts';

@@ -8,6 +8,7 @@
  * (`ERNIE-4.0-8K` → `completions_pro`, `ERNIE-3.5-8K` → `completions`, others by their lower-case name).
  */
 
+import type { ChannelView, NormalisedUsage } from '../../contract.ts';
 import {
   asNumber,
   asString,
@@ -19,8 +20,7 @@ import {
   type Json,
   nowSeconds,
 } from '../../formats/canonical.ts';
-import type { ChannelView, DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
-import type { NormalisedUsage } from '../../metering/usage.ts';
+import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import { normaliseOpenAiUsage } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 import { answerWithStatus, baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';

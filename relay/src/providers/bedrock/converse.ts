@@ -8,6 +8,7 @@
  * `contentBlockDelta`, `contentBlockStop`, `messageStop`, `metadata` (the usage, last).
  */
 
+import type { NormalisedUsage } from '../../contract.ts';
 import {
   asNumber,
   asString,
@@ -22,7 +23,7 @@ import {
   parseDataUrl,
 } from '../../formats/canonical.ts';
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
-import { EMPTY_USAGE, type NormalisedUsage, toOpenAiUsageCounts } from '../../metering/usage.ts';
+import { EMPTY_USAGE, toOpenAiUsageCounts } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 import { readBedrockError } from './errors.ts';
 

@@ -6,8 +6,9 @@
  * (`permission_error` / `authentication_error`: disables it when automatic disabling is on); a validation error
  * the caller's (400, never retried).
  */
+
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RelayError } from '../../errors.ts';
+import type { RelayError } from '../../contract.ts';
 
 const CLASSES: Readonly<Record<string, { status: number; type: string }>> = {
   ThrottlingException: { status: 429, type: 'rate_limit_error' },

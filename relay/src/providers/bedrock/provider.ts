@@ -14,8 +14,9 @@
  * (embeddings.ts), for OpenAI's `/v1/embeddings`.
  */
 
+import type { ChannelView } from '../../contract.ts';
 import { anthropicFormat } from '../../formats/anthropic/format.ts';
-import type { BuildRequestInput, ChannelView, FormatRequest, UpstreamCall } from '../../formats/format.ts';
+import type { BuildRequestInput, FormatRequest, UpstreamCall } from '../../formats/format.ts';
 import { callOf, credentialFailure, type Provider } from '../provider.ts';
 import { converseFormat } from './converse.ts';
 import { readBedrockKey, signedHeaders } from './credentials.ts';

@@ -8,6 +8,7 @@
  * `tool-call-start`, `tool-call-delta`, `message-end` (the finish reason and the usage).
  */
 
+import type { NormalisedUsage } from '../../contract.ts';
 import {
   asNumber,
   asString,
@@ -21,7 +22,7 @@ import {
 } from '../../formats/canonical.ts';
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
-import { EMPTY_USAGE, type NormalisedUsage, toOpenAiUsageCounts } from '../../metering/usage.ts';
+import { EMPTY_USAGE, toOpenAiUsageCounts } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 
 const FINISH: Readonly<Record<string, string>> = {

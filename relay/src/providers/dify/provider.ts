@@ -8,6 +8,7 @@
  * end, `error` an error after the 200; `ping` and the workflow events say nothing a chat client reads.
  */
 
+import type { NormalisedUsage } from '../../contract.ts';
 import {
   asString,
   type ChatAnswer,
@@ -20,7 +21,6 @@ import {
 } from '../../formats/canonical.ts';
 import type { DecodedEvent, Format, StreamDecoder } from '../../formats/format.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
-import type { NormalisedUsage } from '../../metering/usage.ts';
 import { normaliseOpenAiUsage, toOpenAiUsageCounts } from '../../metering/usage.ts';
 import { eventRecord, type SseEvent } from '../../sse.ts';
 import { baseUrlOf, callOf, type Provider } from '../provider.ts';

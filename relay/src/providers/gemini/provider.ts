@@ -5,14 +5,18 @@
 import { geminiFormat } from '../../formats/gemini/format.ts';
 import { baseUrlOf, plainProvider } from '../provider.ts';
 
-export const geminiProvider = plainProvider({
-  id: 'gemini',
-  format: geminiFormat,
-  genAiName: 'gcp.gemini',
-  url(channel, written, input) {
-    const versions = input.options.get('gemini.version_settings');
-    const version = versions[written.model] ?? versions.default ?? 'v1beta';
-    return `${baseUrlOf(channel, 'https://generativelanguage.googleapis.com')}/${version}/${written.path}`;
-  },
-  credential: (channel) => ({ 'x-goog-api-key': channel.key ?? '' }),
-});
+export const geminiProvider = {
+  ...plainProvider({
+    id: 'gemini',
+    format: geminiFormat,
+    genAiName: 'gcp.gemini',
+    url(channel, written, input) {
+      const versions = input.options.get('gemini.version_settings');
+      const version = versions[written.model] ?? versions.default ?? 'v1beta';
+      return `${baseUrlOf(channel, 'https://generativelanguage.googleapis.com')}/${version}/${written.path}`;
+    },
+    credential: (channel) => ({ 'x-goog-api-key': channel.key ?? '' }),
+  }),
+  // A revoked key answers 403 (reference §4.7).
+  forbiddenMeansRevokedKey: true,
+};

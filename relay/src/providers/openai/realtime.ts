@@ -2,7 +2,7 @@
  * OpenAI's realtime WebSocket (https://platform.openai.com/docs/guides/realtime-websocket):
  * `wss://<host>/v1/realtime?model=<model>`, the key as a bearer token, `OpenAI-Organization` when the channel has one.
  */
-import type { ChannelView } from '../../formats/format.ts';
+import type { ChannelView } from '../../contract.ts';
 import { baseUrlOf } from '../provider.ts';
 import { type RealtimeUpstream, webSocketUrlOf } from './realtime-address.ts';
 

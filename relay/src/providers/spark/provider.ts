@@ -8,8 +8,9 @@
  * errors as `{ code, message, sid }`, inside a 200 as well: read by their code (see {@link sparkStatusOf}); in a
  * stream such an event becomes OpenAI's in-band `{ error }` chunk, which ends the stream with that error.
  */
+
 import { refusalOfKey } from '@turnpike/core/providers/catalogue';
-import type { RelayError } from '../../errors.ts';
+import type { RelayError } from '../../contract.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
 import type { UpstreamBody } from '../../upstream/client.ts';
 import { answerWithStatus, baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';

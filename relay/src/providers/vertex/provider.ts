@@ -14,8 +14,9 @@
  *   (embeddings.ts), for OpenAI's `/v1/embeddings` and Gemini's embedContent, converted.
  */
 
+import type { ChannelView, Endpoint } from '../../contract.ts';
 import { anthropicFormat } from '../../formats/anthropic/format.ts';
-import type { ChannelView, Endpoint, FormatRequest } from '../../formats/format.ts';
+import type { FormatRequest } from '../../formats/format.ts';
 import { geminiFormat } from '../../formats/gemini/format.ts';
 import { callOf, credentialFailure, type Provider } from '../provider.ts';
 import { isVertexEmbeddingModel, vertexEmbeddingsFormat } from './embeddings.ts';

@@ -4,8 +4,9 @@
  * milliseconds) sent as the bearer token of the v4 API (`/api/paas/v4`, OpenAI's format; the v3 `model-api`
  * paths are retired). A token is kept until a minute before it expires.
  */
+
 import { createHmac } from 'node:crypto';
-import type { ChannelView } from '../../formats/format.ts';
+import type { ChannelView } from '../../contract.ts';
 import { openAiFormat } from '../../formats/openai/format.ts';
 import { baseUrlOf, callOf, credentialFailure, type Provider } from '../provider.ts';
 

@@ -6,8 +6,7 @@
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { type Dispatcher, request } from 'undici';
 import type { RelayChannel } from '../../state/channel-cache.ts';
-import type { UpstreamAnswer } from './upstream.ts';
-import type { UpstreamVideo } from './wire.ts';
+import type { UpstreamAnswer, UpstreamVideo } from './wire.ts';
 
 /** What a create asks of a converted provider (already checked by the route). */
 export interface NativeJob {

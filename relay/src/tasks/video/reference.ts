@@ -16,10 +16,12 @@
  * A finished video's `url` is the gateway's own `/v1/videos/{id}/content` (the same bearer downloads it), never the
  * provider's address; the ids are the gateway's.
  */
+
 import type { Task } from '@turnpike/core/db/schema/index';
 import { TaskStatus } from '@turnpike/core/domain/tasks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type RelayError, toOpenAiErrorBody } from '../../errors.ts';
+import type { RelayError } from '../../contract.ts';
+import { toOpenAiErrorBody } from '../../errors.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
 import { authenticateTaskRequest } from '../charge.ts';
 import { freshVideo } from './fresh.ts';

@@ -19,6 +19,7 @@ import { klingApi } from './kling.ts';
 import type { NativeVideoApi } from './native.ts';
 import { seedanceApi } from './seedance.ts';
 import { viduApi } from './vidu.ts';
+import type { UpstreamAnswer } from './wire.ts';
 
 /** The converted providers that share one shape (native.ts); Veo keeps its own calls (long-running operations). */
 export const NATIVE_VIDEO_APIS: ReadonlyMap<number, NativeVideoApi> = new Map([
@@ -58,12 +59,6 @@ export function videoHeadersOf(channel: RelayChannel): Record<string, string> {
   if (channel.type !== ProviderTypeId.Azure && channel.organization)
     credential['openai-organization'] = channel.organization;
   return { ...channel.headers, ...credential };
-}
-
-export interface UpstreamAnswer {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  readonly body: Dispatcher.ResponseData['body'];
 }
 
 /** One call to the channel's video API; the body is left for the caller to read or pipe. */

@@ -10,8 +10,7 @@ import { isRecord } from '@turnpike/core/json';
 import { type Dispatcher, request } from 'undici';
 import { baseUrlOf } from '../../providers/provider.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
-import type { UpstreamAnswer } from './upstream.ts';
-import type { UpstreamVideo } from './wire.ts';
+import type { UpstreamAnswer, UpstreamVideo } from './wire.ts';
 
 /** What a create asks of Veo (already checked by the route). */
 export interface VeoJob {

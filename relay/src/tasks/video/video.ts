@@ -14,18 +14,19 @@ import { isTaskFinished, TaskPlatform, TaskStatus } from '@turnpike/core/domain/
 import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, asc, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RelayError } from '../../contract.ts';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   gatewayFailureOf,
   localError,
   parseUpstreamError,
-  type RelayError,
   toOpenAiErrorBody,
 } from '../../errors.ts';
-import { type Caller, checkModelAllowed } from '../../pipeline/authenticate.ts';
+import { type SpooledUpload, spoolUpload, UploadError } from '../../formats/multipart.ts';
+import { checkModelAllowed } from '../../pipeline/authenticate.ts';
 import type { RelayContext } from '../../pipeline/context.ts';
-import { type SpooledUpload, spoolUpload, UploadError } from '../../pipeline/multipart.ts';
 import { pickChannel } from '../../routing/pick.ts';
+import type { Caller } from '../../state/auth-cache.ts';
 import type { RelayChannel } from '../../state/channel-cache.ts';
 import {
   authenticateTaskRequest,
@@ -46,13 +47,7 @@ import { clipLengthsOf, fetchPublicClip } from './native.ts';
 import { pollVideos } from './poll.ts';
 import { perSecondQuota, quotaForSeconds } from './price.ts';
 import { isVideoId, newVideoId, propertiesOf, toClientVideo, type VideoProperties } from './task-row.ts';
-import {
-  callVideoApi,
-  isNativeVideoType,
-  NATIVE_VIDEO_APIS,
-  type UpstreamAnswer,
-  VIDEO_CHANNEL_TYPES,
-} from './upstream.ts';
+import { callVideoApi, isNativeVideoType, NATIVE_VIDEO_APIS, VIDEO_CHANNEL_TYPES } from './upstream.ts';
 import { veoContent, veoSubmit } from './veo.ts';
 import {
   DEFAULT_VIDEO_MODEL,
@@ -62,6 +57,7 @@ import {
   MAX_VIDEO_SECONDS,
   parseSeconds,
   readUpstreamVideo,
+  type UpstreamAnswer,
   type UpstreamVideo,
 } from './wire.ts';
 
@@ -707,7 +703,7 @@ export function setVideoErrorHandler(scope: FastifyInstance, answer: VideoAnswer
 
 function registerVideoRoutes(scope: FastifyInstance, ctx: RelayContext) {
   setVideoErrorHandler(scope);
-  // The form is spooled to disk by the route (pipeline/multipart.ts), not parsed here.
+  // The form is spooled to disk by the route (formats/multipart.ts), not parsed here.
   scope.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
   scope.post('/v1/videos', (request, reply) => create(ctx, request, reply));
   scope.get('/v1/videos', (request: FastifyRequest<{ Querystring: Record<string, unknown> }>, reply) =>

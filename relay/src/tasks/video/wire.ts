@@ -8,6 +8,7 @@
 
 import { TaskStatus } from '@turnpike/core/domain/tasks';
 import { isRecord } from '@turnpike/core/json';
+import type { Dispatcher } from 'undici';
 
 /** The model a create names when it names none (OpenAI's default). */
 export const DEFAULT_VIDEO_MODEL = 'sora-2';
@@ -112,4 +113,11 @@ export function failureOf(video: UpstreamVideo): string {
   const message = isRecord(video.error) && typeof video.error.message === 'string' ? video.error.message : '';
   const code = isRecord(video.error) && typeof video.error.code === 'string' ? video.error.code : '';
   return [code, message].filter((part) => part !== '').join(': ') || 'the video job failed upstream';
+}
+
+/** A video API's answer: its status and headers, the body left for the caller to read or pipe. */
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Dispatcher.ResponseData['body'];
 }

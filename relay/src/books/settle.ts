@@ -14,17 +14,15 @@ import {
 } from '@turnpike/core/billing/ratios';
 import { type Settlement, settleAudio, settleTokens, shapeLogFields } from '@turnpike/core/billing/settle';
 import { LogType } from '@turnpike/core/domain/logs';
+import type { Json, NormalisedUsage, RelayRequest } from '../contract.ts';
 import { reasoningEffortOf } from '../formats/openai/reasoning.ts';
 import type { LimitTicket } from '../limits/limiter.ts';
-import { EMPTY_USAGE, type NormalisedUsage } from '../metering/usage.ts';
+import { EMPTY_USAGE } from '../metering/usage.ts';
 import { BillingAdjustmentReason } from '../metrics/relay-metrics.ts';
 import { markAttempt, markStep, type StepMarks } from '../metrics/tracing.ts';
 import { providerFor } from '../providers/registry.ts';
-import type { Caller } from './authenticate.ts';
-import { drawsOnWallet, type Payer } from './billing.ts';
-import type { RelayContext } from './context.ts';
-import type { RelayRequest } from './exchange.ts';
-import type { Json } from './respond.ts';
+import type { Caller } from '../state/auth-cache.ts';
+import { drawsOnWallet, type Payer, type SettlementContext as RelayContext } from './settlement-context.ts';
 
 /** Per-request bookkeeping shared by the attempt loop and the settlement. */
 export interface Billing {

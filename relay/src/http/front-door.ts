@@ -11,6 +11,7 @@
  * JSON errors and prototype-poisoning refusals as 400s in OpenAI's error shape, route metrics, and a 500 in that
  * shape for a bug.
  */
+
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import proxyAddr from '@fastify/proxy-addr';
@@ -18,16 +19,15 @@ import { answerClientError, refuseBadUrl } from '@turnpike/core/http/edge-errors
 import { requestIdOf } from '@turnpike/core/http/request-id';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { corsHeaders } from './cors.ts';
+import type { RelayError, RelayReply, RelayRequest } from '../contract.ts';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   gatewayFailure,
   gatewayFailureOf,
-  type RelayError,
   toOpenAiErrorBody,
-} from './errors.ts';
-import { countRequest, type RelayMetrics } from './metrics/relay-metrics.ts';
-import type { RelayReply, RelayRequest } from './pipeline/exchange.ts';
+} from '../errors.ts';
+import { countRequest, type RelayMetrics } from '../metrics/relay-metrics.ts';
+import { corsHeaders } from './cors.ts';
 import { decodeBody, UNREADABLE_ENCODING, unsupportedEncoding } from './request-encoding.ts';
 
 export type DoorHandler = (request: RelayRequest, reply: RelayReply) => Promise<unknown>;

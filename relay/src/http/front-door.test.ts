@@ -4,6 +4,7 @@
  * The relay through the door, with billing, is tested by every relay test (their `inject` goes through the server's
  * listener) and by front-door.int.test.ts.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -11,10 +12,10 @@ import { gzipSync } from 'node:zlib';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RelayRequest } from '../contract.ts';
+import { readSample } from '../metrics/prometheus-text.ts';
+import { createRelayMetrics } from '../metrics/relay-metrics.ts';
 import { createFrontDoor, type DoorHandler } from './front-door.ts';
-import { readSample } from './metrics/prometheus-text.ts';
-import { createRelayMetrics } from './metrics/relay-metrics.ts';
-import type { RelayRequest } from './pipeline/exchange.ts';
 
 interface Door {
   url: string;

@@ -9,15 +9,15 @@ import { createUserRepo } from '@turnpike/core/repos/user.repo';
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRelayApp } from '../app.ts';
-import { type FakeOpenAi, startFakeOpenAi } from '../testing/fake-openai.ts';
+import { buildRelayApp } from './app.ts';
+import { createBatchWriter } from './books/writer.ts';
+import { type FakeOpenAi, startFakeOpenAi } from './testing/fake-openai.ts';
 import {
   createRelayTestApp,
   injectThroughServer,
   type RelayTestApp,
   seedFakeModels,
-} from '../testing/relay-test-app.ts';
-import { createBatchWriter } from './writer.ts';
+} from './testing/relay-test-app.ts';
 
 const START = 1_000_000;
 

@@ -9,14 +9,19 @@
  * an id it does not have; one only a channel holds (the gateway kept nothing) goes to that channel alone.
  */
 
-import { localError, type RelayError } from '../errors.ts';
-import type { Json } from '../formats/canonical.ts';
-import type { RelayContext } from '../pipeline/context.ts';
-import type { PreparedExchange } from '../pipeline/exchange.ts';
+import type { SettlementContext } from '../books/settlement-context.ts';
+import type { Json, RelayError } from '../contract.ts';
+import { localError } from '../errors.ts';
+import { type ChainTurn, inputItemsOf, replayInput } from '../responses-store/items.ts';
+import type { KeptResponse, ResponseStore } from '../responses-store/store.ts';
 import type { CallAffinity } from '../routing/affinity.ts';
 import { servesRoute } from '../routing/affinity.ts';
-import { type ChainTurn, inputItemsOf, replayInput } from './items.ts';
-import type { KeptResponse } from './store.ts';
+import type { PreparedExchange } from './exchange.ts';
+
+/** What a stored call reads of the relay's context (the pipeline's context is one). */
+type StoredCallContext = Pick<SettlementContext, 'deps' | 'channels' | 'metrics'> & {
+  readonly responses: ResponseStore;
+};
 
 const DAY_MS = 24 * 3600 * 1000;
 /** How long OpenAI keeps a stored response (https://platform.openai.com/docs/guides/your-data): its binding's life. */
@@ -35,7 +40,7 @@ export interface StoredCall {
    */
   passThroughBody(channelId: number): Json | RelayError | undefined;
   /** Affinity to the channel that holds the previous id, when it can serve now. */
-  affinity(ctx: RelayContext, group: string, model: string): CallAffinity | undefined;
+  affinity(ctx: StoredCallContext, group: string, model: string): CallAffinity | undefined;
   /** The response the client got: kept when the call asked for it, its id bound to an OpenAI channel holding it. */
   answered(response: Readonly<Json>, channelId: number, converted: boolean): void;
 }
@@ -53,7 +58,7 @@ export const previousNotFound = (id: string): RelayError => ({
 
 /** The chain ending at `id`, oldest first; `whole` is false when an older turn is gone (expired or deleted). */
 async function walkChain(
-  ctx: RelayContext,
+  ctx: StoredCallContext,
   userId: number,
   id: string,
 ): Promise<{ turns: KeptResponse[]; whole: boolean } | undefined> {
@@ -96,7 +101,7 @@ function replayed(body: Readonly<Json>, turns: readonly KeptResponse[], keepReas
  * without a previous id); a RelayError when its previous id is unknown.
  */
 export async function openStoredCall(
-  ctx: RelayContext,
+  ctx: StoredCallContext,
   exchange: PreparedExchange,
 ): Promise<StoredCall | RelayError | undefined> {
   const { prepared, caller, spec } = exchange;

@@ -6,6 +6,7 @@
  * upstream model by splicing byte ranges, never by re-encoding the form. Memory per upload: one chunk plus the
  * text fields (each capped at {@link MAX_FIELD_BYTES}).
  */
+
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { MultipartBody } from '../formats/format.ts';
+import type { MultipartBody } from '../contract.ts';
 
 /** Text fields longer than this are cut (their bytes still go upstream untouched). */
 export const MAX_FIELD_BYTES = 64 * 1024;

@@ -327,8 +327,6 @@ export async function registerRelay(
       );
       const unimplemented = (request: FastifyRequest, reply: FastifyReply) =>
         notImplemented(ctx, request, reply);
-      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/files', handler: unimplemented });
-      relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/files/*', handler: unimplemented });
       relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/fine-tunes', handler: unimplemented });
       relay.route({ method: ['GET', 'POST', 'DELETE'], url: '/fine-tunes/*', handler: unimplemented });
       relay.post('/images/variations', unimplemented);

@@ -7,7 +7,12 @@ const QUOTA_PER_UNIT = 500_000;
 const usd = (dollars: number) => Math.round(dollars * QUOTA_PER_UNIT);
 
 /** A per-token model priced in USD per million tokens (a model ratio of 1 is USD 2 per million input tokens). */
-function perMillion(model: string, input: number, output: number, serviceTiers?: Record<string, number>): Pricing {
+function perMillion(
+  model: string,
+  input: number,
+  output: number,
+  serviceTiers?: Record<string, number>,
+): Pricing {
   return {
     kind: 'per-token',
     model,

@@ -204,7 +204,8 @@ export function settleBatchTokens(pricing: Pricing, usage: TokenUsage, quotaPerU
 
 /** The pricing with the batch multiplier made explicit (per-token: a `batch` service tier; per-call: the price). */
 export function batchPricingOf(pricing: Pricing): Pricing {
-  if (pricing.kind === 'per-call') return { ...pricing, modelPrice: pricing.modelPrice * DEFAULT_BATCH_RATIO };
+  if (pricing.kind === 'per-call')
+    return { ...pricing, modelPrice: pricing.modelPrice * DEFAULT_BATCH_RATIO };
   const tiers = pricing.shapes?.serviceTiers;
   if (tiers !== undefined && Object.hasOwn(tiers, BATCH_SERVICE_TIER)) return pricing;
   return {

@@ -72,6 +72,9 @@ export function createS3FileStore(config: ObjectStoreConfig): FileStore {
 }
 
 /** The store the deployment configured: the object store when `S3_BUCKET` is set, else the database. */
-export function openFileStore(config: { readonly objectStore?: ObjectStoreConfig | undefined }, db: Db): FileStore {
+export function openFileStore(
+  config: { readonly objectStore?: ObjectStoreConfig | undefined },
+  db: Db,
+): FileStore {
   return config.objectStore ? createS3FileStore(config.objectStore) : createDatabaseFileStore(db);
 }

@@ -1,3 +1,15 @@
+CREATE TABLE "batch_results" (
+	"batch_id" varchar(64) NOT NULL,
+	"line" integer NOT NULL,
+	"custom_id" varchar(191) NOT NULL,
+	"served" integer NOT NULL,
+	"output" jsonb NOT NULL,
+	"quota" bigint DEFAULT 0 NOT NULL,
+	"prompt_tokens" integer DEFAULT 0 NOT NULL,
+	"completion_tokens" integer DEFAULT 0 NOT NULL,
+	CONSTRAINT "batch_results_batch_id_line_pk" PRIMARY KEY("batch_id","line")
+);
+--> statement-breakpoint
 CREATE TABLE "batches" (
 	"id" varchar(64) PRIMARY KEY NOT NULL,
 	"user_id" integer NOT NULL,

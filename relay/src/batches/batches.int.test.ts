@@ -5,6 +5,9 @@
  * provider's batch price (literals from the price pages), the held estimate given back once, under concurrency and
  * across relays; another user's file or batch is a 404.
  */
+
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { batches, logs, users } from '@turnpike/core/db/schema/index';
 import { LogType } from '@turnpike/core/domain/logs';
 import { and, eq } from 'drizzle-orm';
@@ -15,6 +18,59 @@ import { taskPollerOf } from '../tasks/register.ts';
 import { createRelayTestApp, type RelayTestApp } from '../testing/relay-test-app.ts';
 import { waitFor } from '../testing/wait.ts';
 import { type FakeBatchUpstream, startFakeBatchUpstream } from './testing/fake-batch-upstream.ts';
+
+// api-docs.deepseek.com pricing, deepseek-chat: $0.27 input (cache miss) / $1.10 output per 1M tokens; no batch price.
+const DEEPSEEK_LINE = Math.round(((8 * 0.27 + 100 * 1.1) / 1e6) * 500_000);
+
+/**
+ * An OpenAI-compatible chat upstream (DeepSeek's API is OpenAI's chat completions): 8 prompt and 100 completion
+ * tokens per answer, a 400 for a question containing "fail"; it notes how many calls it had at once.
+ */
+async function startFakeChat() {
+  let inFlight = 0;
+  const state = { inFlightMost: 0, calls: 0 };
+  const server = createServer(async (request, response) => {
+    inFlight += 1;
+    state.calls += 1;
+    state.inFlightMost = Math.max(state.inFlightMost, inFlight);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+      model: string;
+      messages: { content: string }[];
+    };
+    await new Promise((resolve) => setImmediate(resolve));
+    inFlight -= 1;
+    if (body.messages[0]?.content.includes('fail')) {
+      response.writeHead(400, { 'content-type': 'application/json' });
+      return response.end(
+        JSON.stringify({ error: { message: 'bad question', type: 'invalid_request_error' } }),
+      );
+    }
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        id: 'chatcmpl-ds',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: `re: ${body.messages[0]?.content}` },
+            finish_reason: 'stop',
+          },
+        ],
+        usage: { prompt_tokens: 8, completion_tokens: 100, total_tokens: 108 },
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
 
 const START = 10_000_000;
 /** Every served line's usage, as the fakes report it: a short question, and the whole `max_tokens` of 1000. */
@@ -31,6 +87,7 @@ let openai: FakeBatchUpstream;
 let azure: FakeBatchUpstream;
 let anthropic: FakeBatchUpstream;
 let baseURL: string;
+let deepseek: { url: string; inFlightMost: number; calls: number; close(): Promise<void> };
 
 const db = () => t.runtime.deps.db;
 
@@ -88,9 +145,15 @@ const poll = () => taskPollerOf(t.relay).runOnce();
 beforeAll(async () => {
   t = await createRelayTestApp();
   const { options } = t.runtime.deps;
-  await options.set('ModelRatio', JSON.stringify({ 'gpt-4o-mini': 0.075, 'claude-sonnet-4-5': 1.5 }));
-  await options.set('CompletionRatio', JSON.stringify({ 'gpt-4o-mini': 4, 'claude-sonnet-4-5': 5 }));
-  await options.set('GroupRatio', JSON.stringify({ default: 1, azure: 1, claude: 1 }));
+  await options.set(
+    'ModelRatio',
+    JSON.stringify({ 'gpt-4o-mini': 0.075, 'claude-sonnet-4-5': 1.5, 'deepseek-chat': 0.27 / 2 }),
+  );
+  await options.set(
+    'CompletionRatio',
+    JSON.stringify({ 'gpt-4o-mini': 4, 'claude-sonnet-4-5': 5, 'deepseek-chat': 1.1 / 0.27 }),
+  );
+  await options.set('GroupRatio', JSON.stringify({ default: 1, azure: 1, claude: 1, deepseek: 1 }));
   const usageOf = () => USAGE;
   openai = await startFakeBatchUpstream({ kind: 'openai', key: 'sk-openai-upstream', usageOf });
   azure = await startFakeBatchUpstream({ kind: 'azure', key: 'azure-key', usageOf });
@@ -116,13 +179,21 @@ beforeAll(async () => {
     models: 'claude-sonnet-4-5',
     group: 'claude',
   });
+  deepseek = await startFakeChat();
+  await t.seedChannel({
+    type: 43,
+    key: 'sk-deepseek',
+    baseUrl: deepseek.url,
+    models: 'deepseek-chat',
+    group: 'deepseek',
+  });
   const relay = await t.startRelay();
   baseURL = `${await relay.listen({ port: 0, host: '127.0.0.1' })}/v1`;
 }, 300_000);
 
 afterAll(async () => {
   await t?.close();
-  await Promise.all([openai?.close(), azure?.close(), anthropic?.close()]);
+  await Promise.all([openai?.close(), azure?.close(), anthropic?.close(), deepseek?.close()]);
 });
 
 describe('files', () => {
@@ -352,6 +423,47 @@ describe('batches on Azure OpenAI and Anthropic channels', () => {
       SONNET_BATCH_LINE,
       SONNET_BATCH_LINE,
     ]);
+  });
+});
+
+describe('batches the gateway runs itself, on a channel without a Batch API', () => {
+  it('answers the lines a few at a time in the background, at the normal price, and keeps output and errors', async () => {
+    const { user, client } = await payer({ group: 'deepseek' });
+    const ids = ['d-1', 'd-2', 'fail-d', 'd-3', 'd-4', 'd-5'];
+    const batch = await createBatch(client, ids, 'deepseek-chat');
+    expect((await batchRow(batch.id)).mode).toBe('gateway');
+    const held = (await batchRow(batch.id)).held;
+    expect(await balanceOf(user.id)).toBe(START - held);
+    // A read does not run lines; the lease holder's pass does.
+    expect(await client.batches.retrieve(batch.id)).toMatchObject({ status: 'validating' });
+    expect(deepseek.calls).toBe(0);
+    await poll();
+    expect(deepseek.inFlightMost).toBeLessThanOrEqual(2);
+    const done = await client.batches.retrieve(batch.id);
+    expect(done).toMatchObject({
+      status: 'completed',
+      request_counts: { total: 6, completed: 5, failed: 1 },
+    });
+    const output = (await (await client.files.content(done.output_file_id ?? '')).text()).trim().split('\n');
+    expect(output.map((line) => JSON.parse(line).custom_id)).toEqual(['d-1', 'd-2', 'd-3', 'd-4', 'd-5']);
+    expect(JSON.parse(output[0] ?? '{}').response.body.choices[0].message.content).toBe('re: question d-1');
+    const errors = (await (await client.files.content(done.error_file_id ?? '')).text()).trim().split('\n');
+    expect(JSON.parse(errors[0] ?? '{}')).toMatchObject({
+      custom_id: 'fail-d',
+      response: { status_code: 400 },
+    });
+    expect(DEEPSEEK_LINE).toBe(56);
+    expect(await balanceOf(user.id)).toBe(START - 5 * DEEPSEEK_LINE);
+    expect((await consumeLogs(user.id)).map((log) => log.quota)).toEqual(Array(5).fill(DEEPSEEK_LINE));
+  });
+
+  it('cancelled before its lines ran, gives the whole hold back and bills nothing', async () => {
+    const { user, client } = await payer({ group: 'deepseek' });
+    const batch = await createBatch(client, ['e-1', 'e-2'], 'deepseek-chat');
+    expect(await client.batches.cancel(batch.id)).toMatchObject({ status: 'cancelled' });
+    await poll();
+    expect(await balanceOf(user.id)).toBe(START);
+    expect(await consumeLogs(user.id)).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@ import { isPricingRefusal } from '@turnpike/core/billing/ratios';
 import type { Batch } from '@turnpike/core/db/schema/index';
 import { batches } from '@turnpike/core/db/schema/index';
 import { isRoot } from '@turnpike/core/domain/users';
-import { ProviderTypeId } from '@turnpike/core/providers/catalogue';
+import { PROVIDER_TYPES, ProviderTypeId } from '@turnpike/core/providers/catalogue';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
@@ -23,6 +23,7 @@ import { payerOf, pickTaskChannel } from '../tasks/charge.ts';
 import { anthropicBatchApi } from './anthropic-batch-api.ts';
 import { isFinal, newBatchId, toBatchObject } from './batch-object.ts';
 import { acceptBatch } from './books.ts';
+import { GATEWAY_ENDPOINTS } from './gateway-run.ts';
 import { describeProblems, isBatchEndpoint, parseBatchInput } from './input.ts';
 import { openAiBatchApi } from './openai-batch-api.ts';
 import { type BatchMode, estimateBatch } from './price.ts';
@@ -37,6 +38,9 @@ const MODE_OF_TYPE: ReadonlyMap<number, BatchMode> = new Map([
 ]);
 
 export const BATCH_CHANNEL_TYPES: readonly number[] = [...MODE_OF_TYPE.keys()];
+
+/** Every type a batch can run on: the gateway runs the lines itself on those without a Batch API. */
+const ANY_CHANNEL_TYPE: readonly number[] = PROVIDER_TYPES.map((type) => type.value);
 
 export function batchApiOf(mode: BatchMode): BatchApi | undefined {
   if (mode === 'openai') return openAiBatchApi;
@@ -121,9 +125,19 @@ async function createBatch(ctx: RelayContext, request: FastifyRequest, reply: Fa
   const { model } = parsed;
   const refused = checkModelAllowed(caller, model);
   if (refused) return sendError(request, reply, refused);
-  const channel = pickTaskChannel(ctx, caller, model, BATCH_CHANNEL_TYPES);
+  const channel = pickTaskChannel(ctx, caller, model, ANY_CHANNEL_TYPE);
   if ('isLocal' in channel) return sendError(request, reply, channel);
   const mode = MODE_OF_TYPE.get(channel.type) ?? 'gateway';
+  if (mode === 'gateway' && !GATEWAY_ENDPOINTS.has(read.endpoint))
+    return sendError(
+      request,
+      reply,
+      invalidRequest(
+        `${model} takes batches of /v1/chat/completions and /v1/embeddings only`,
+        'invalid_value',
+        'endpoint',
+      ),
+    );
   if (mode === 'anthropic' && read.endpoint !== '/v1/chat/completions')
     return sendError(
       request,

@@ -46,7 +46,7 @@ export const batchProvider: TaskProvider = {
     let refundedQuota = 0;
     for (const row of open) {
       try {
-        const after = await refreshBatch(ctx, row);
+        const after = await refreshBatch(ctx, row, { runLines: true });
         if (after.status !== row.status || after.completed !== row.completed) updated += 1;
         if (after.settledAt > 0) {
           refunded += 1;

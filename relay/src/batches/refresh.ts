@@ -14,6 +14,7 @@ import type { RelayContext } from '../pipeline/context.ts';
 import { isFinal } from './batch-object.ts';
 import { batchApiOf } from './batches.ts';
 import { type BatchEnd, type LineCharge, settleBatch } from './books.ts';
+import { gatewayResults, runGatewayLines } from './gateway-run.ts';
 import { type BatchMode, isBatchPriced, lineSettlement } from './price.ts';
 import type { BatchResults, OutputLine, UpstreamState } from './upstream.ts';
 
@@ -83,42 +84,76 @@ export function chargesOf(
 
 const toJsonl = (lines: readonly OutputLine[]) => `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
 
-/** Reads the results of an ended batch, keeps them as files and settles the batch (once). */
+/** Reads the results of an ended upstream batch, keeps them as files and settles the batch (once). */
 async function endBatch(ctx: RelayContext, row: Batch, state: UpstreamState): Promise<void> {
   const api = batchApiOf(row.mode as BatchMode);
   const channel = ctx.channels.get(row.channelId);
   if (!api || !channel) return;
   const results = await api.results(channel, ctx.upstream.dispatcherFor(channel.proxy), state, row.model);
-  const { output, errors } = results;
-  const owner = { userId: row.userId, tokenId: row.tokenId };
-  const outputFile =
-    output.length > 0
-      ? await storeFile(ctx, owner, {
-          purpose: OUTPUT_PURPOSE,
-          filename: `${row.id}_output.jsonl`,
-          content: Buffer.from(toJsonl(output)),
-        })
-      : undefined;
-  const errorFile =
-    errors.length > 0
-      ? await storeFile(ctx, owner, {
-          purpose: OUTPUT_PURPOSE,
-          filename: `${row.id}_error.jsonl`,
-          content: Buffer.from(toJsonl(errors)),
-        })
-      : undefined;
-  const mode = row.mode as BatchMode;
-  const charges = chargesOf(results, row.pricing as Pricing, mode, ctx.deps.options.get('QuotaPerUnit'));
-  const end: BatchEnd = {
+  const charges = chargesOf(
+    results,
+    row.pricing as Pricing,
+    row.mode as BatchMode,
+    ctx.deps.options.get('QuotaPerUnit'),
+  );
+  await keepAndSettle(ctx, row, {
     status: state.status as BatchEnd['status'],
-    completed: charges.length,
-    failed: output.length - charges.length + errors.length,
+    output: results.output,
+    errors: results.errors,
+    charges,
+    failed: results.output.length - charges.length + results.errors.length,
+    upstreamErrors: state.errors,
+  });
+}
+
+/** Ends a batch the gateway ran itself with the lines answered so far. */
+async function endGatewayBatch(ctx: RelayContext, row: Batch, status: BatchEnd['status']): Promise<void> {
+  const { charges, output, errors } = await gatewayResults(ctx, row.id);
+  await keepAndSettle(ctx, row, { status, output, errors, charges, failed: errors.length });
+}
+
+/** Keeps a batch's output and error lines as its files and settles it (once). */
+async function keepAndSettle(
+  ctx: RelayContext,
+  row: Batch,
+  ended: {
+    status: BatchEnd['status'];
+    output: readonly OutputLine[];
+    errors: readonly OutputLine[];
+    charges: readonly LineCharge[];
+    failed: number;
+    upstreamErrors?: unknown;
+  },
+): Promise<void> {
+  const owner = { userId: row.userId, tokenId: row.tokenId };
+  const keep = async (lines: readonly OutputLine[], suffix: string) =>
+    lines.length === 0
+      ? undefined
+      : await storeFile(ctx, owner, {
+          purpose: OUTPUT_PURPOSE,
+          filename: `${row.id}_${suffix}.jsonl`,
+          content: Buffer.from(toJsonl(lines)),
+        });
+  const outputFile = await keep(ended.output, 'output');
+  const errorFile = await keep(ended.errors, 'error');
+  const end: BatchEnd = {
+    status: ended.status,
+    completed: ended.charges.length,
+    failed: ended.failed,
     outputFileId: outputFile?.id,
     errorFileId: errorFile?.id,
-    ...(state.errors === undefined ? {} : { errors: state.errors }),
+    ...(ended.upstreamErrors === undefined ? {} : { errors: ended.upstreamErrors }),
     now: Math.floor(Date.now() / 1000),
   };
-  const settled = await settleBatch(ctx.deps.db, ctx.deps.bus, row.id, charges, end, describeLine(mode));
+  const mode = row.mode as BatchMode;
+  const settled = await settleBatch(
+    ctx.deps.db,
+    ctx.deps.bus,
+    row.id,
+    ended.charges,
+    end,
+    describeLine(mode),
+  );
   if (!settled) {
     // Another process ended it first: the files kept here are nobody's.
     for (const file of [outputFile, errorFile]) if (file) await deleteKept(ctx, file.id);
@@ -139,12 +174,26 @@ function stepsOf(row: Batch, status: string, now: number) {
   };
 }
 
-/** The batch brought up to date (ended and settled when its upstream says it ended). */
-export async function refreshBatch(ctx: RelayContext, row: Batch): Promise<Batch> {
+/**
+ * The batch brought up to date (ended and settled when its upstream says it ended). A batch the gateway runs
+ * itself ends here on cancel or expiry; its lines are answered only with `runLines` (the lease holder's pass).
+ */
+export async function refreshBatch(
+  ctx: RelayContext,
+  row: Batch,
+  options: { runLines?: boolean } = {},
+): Promise<Batch> {
   if (row.settledAt > 0) return row;
+  const now = Math.floor(Date.now() / 1000);
+  if (row.mode === 'gateway') {
+    if (row.status === 'cancelling') await endGatewayBatch(ctx, row, 'cancelled');
+    else if (now > row.expiresAt) await endGatewayBatch(ctx, row, 'expired');
+    else if (options.runLines && (await runGatewayLines(ctx, row)))
+      await endGatewayBatch(ctx, row, 'completed');
+    return reread(ctx, row);
+  }
   const api = batchApiOf(row.mode as BatchMode);
   if (!api) return row;
-  const now = Math.floor(Date.now() / 1000);
   if (row.upstreamId === '') {
     if (now - row.createdAt > UNSUBMITTED_GRACE_SECONDS)
       await failBatch(ctx, row.id, 'the batch was never submitted upstream');

@@ -171,7 +171,10 @@ async function createFile(ctx: RelayContext, request: FastifyRequest, reply: Fas
     );
   let form: FormData;
   try {
-    form = await new Response(new Blob([body]), { headers: { 'content-type': contentType } }).formData();
+    form = await new Response(
+      new Blob([new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.length)]),
+      { headers: { 'content-type': contentType } },
+    ).formData();
   } catch {
     return sendError(request, reply, invalidRequest('the multipart body could not be read'));
   }

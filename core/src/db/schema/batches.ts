@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, varchar } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, varchar } from 'drizzle-orm/pg-core';
 import { quotaAmount, unixSeconds } from './columns.ts';
 
 /**
@@ -61,3 +61,26 @@ export const batches = pgTable(
 
 export type Batch = typeof batches.$inferSelect;
 export type NewBatch = typeof batches.$inferInsert;
+
+/**
+ * The lines of a batch the gateway runs itself (`mode` = `gateway`), one row per line answered: its output line as
+ * OpenAI's output file has it, and its bill. The primary key keeps a line answered twice (two relays) to one row.
+ */
+export const batchResults = pgTable(
+  'batch_results',
+  {
+    batchId: varchar('batch_id', { length: 64 }).notNull(),
+    /** 0-based position of the line in the input file. */
+    line: integer('line').notNull(),
+    customId: varchar('custom_id', { length: 191 }).notNull(),
+    /** Whether the line was served (its output goes to the output file, else to the error file). */
+    served: integer('served').notNull(),
+    output: jsonb('output').notNull(),
+    quota: quotaAmount('quota').notNull().default(0),
+    promptTokens: integer('prompt_tokens').notNull().default(0),
+    completionTokens: integer('completion_tokens').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.batchId, t.line] })],
+);
+
+export type BatchResult = typeof batchResults.$inferSelect;

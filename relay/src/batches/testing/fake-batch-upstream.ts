@@ -234,9 +234,12 @@ export async function startFakeBatchUpstream(options: {
       return send(response, 200, anthropicBatch(batch));
     }
     if (request.method === 'POST' && path === `${root}/files`) {
-      const form = await new Response(new Blob([body]), {
-        headers: { 'content-type': String(request.headers['content-type']) },
-      }).formData();
+      const form = await new Response(
+        new Blob([new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.length)]),
+        {
+          headers: { 'content-type': String(request.headers['content-type']) },
+        },
+      ).formData();
       const file = form.get('file');
       if (form.get('purpose') !== 'batch' || file === null || typeof file === 'string')
         return send(response, 400, { error: { message: 'purpose batch and a file are required' } });

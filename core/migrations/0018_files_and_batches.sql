@@ -66,6 +66,29 @@ CREATE TABLE "files" (
 	"storage" varchar(16) NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "fine_tuning_jobs" (
+	"id" varchar(64) PRIMARY KEY NOT NULL,
+	"user_id" integer NOT NULL,
+	"token_id" integer NOT NULL,
+	"token_limited" integer DEFAULT 0 NOT NULL,
+	"channel_id" integer NOT NULL,
+	"upstream_id" varchar(191) DEFAULT '' NOT NULL,
+	"model" varchar(191) NOT NULL,
+	"training_file" varchar(64) NOT NULL,
+	"validation_file" varchar(64),
+	"status" varchar(32) NOT NULL,
+	"job" jsonb,
+	"usd_per_million" jsonb NOT NULL,
+	"held" bigint NOT NULL,
+	"charged" bigint DEFAULT 0 NOT NULL,
+	"username" varchar(64) DEFAULT '' NOT NULL,
+	"token_name" varchar(64) DEFAULT '' NOT NULL,
+	"group" varchar(64) DEFAULT '' NOT NULL,
+	"created_at" bigint NOT NULL,
+	"settled_at" bigint DEFAULT 0 NOT NULL
+);
+--> statement-breakpoint
 CREATE INDEX "idx_batches_user_id" ON "batches" USING btree ("user_id","created_at");--> statement-breakpoint
 CREATE INDEX "idx_batches_settled_at" ON "batches" USING btree ("settled_at");--> statement-breakpoint
-CREATE INDEX "idx_files_user_id" ON "files" USING btree ("user_id","created_at");
+CREATE INDEX "idx_files_user_id" ON "files" USING btree ("user_id","created_at");--> statement-breakpoint
+CREATE INDEX "idx_fine_tuning_jobs_user_id" ON "fine_tuning_jobs" USING btree ("user_id","created_at");

@@ -11,7 +11,7 @@
  * So the balance drops by exactly the sum of the lines' consume logs, once.
  */
 import { type Hold, tokenAccount, userAccount } from '@turnpike/core/billing/ledger';
-import type { Db } from '@turnpike/core/db/client';
+import type { Db, Executor } from '@turnpike/core/db/client';
 import {
   type Batch,
   batches,
@@ -27,41 +27,98 @@ import type { EventBus } from '@turnpike/core/events/bus';
 import { and, eq, sql } from 'drizzle-orm';
 import type { RelayContext } from '../pipeline/context.ts';
 
-/** Takes the held estimate from the balance with the batch row; the ledger's hold is released after. */
-export async function acceptBatch(ctx: RelayContext, hold: Hold, row: NewBatch): Promise<Batch> {
+/** Who pays for a held job, and how much was held. */
+export interface HeldOwner {
+  readonly userId: number;
+  readonly tokenId: number;
+  /** 1 when the paying token's own quota is limited (it is debited and refunded too). */
+  readonly tokenLimited: number;
+  readonly held: number;
+}
+
+/**
+ * Takes `owner.held` from the balance in the transaction that writes the job's row (`insert`); the ledger's hold is
+ * released after, the payer's bases read again first so the debit is never missed.
+ */
+export async function takeHeld<T>(
+  ctx: RelayContext,
+  hold: Hold,
+  owner: HeldOwner,
+  insert: (tx: Executor) => Promise<T>,
+): Promise<T> {
   const { db, bus } = ctx.deps;
-  const limited = row.tokenLimited === 1;
-  let stored: Batch | undefined;
+  const limited = owner.tokenLimited === 1;
+  let stored: T | undefined;
   try {
     stored = await db.transaction(async (tx) => {
-      const [inserted] = await tx.insert(batches).values(row).returning();
-      if (row.held > 0) {
+      const inserted = await insert(tx);
+      if (owner.held > 0) {
         await tx
           .update(users)
-          .set({ quota: sql`${users.quota} - ${row.held}`, ledgerVersion: sql`${users.ledgerVersion} + 1` })
-          .where(eq(users.id, row.userId));
+          .set({ quota: sql`${users.quota} - ${owner.held}`, ledgerVersion: sql`${users.ledgerVersion} + 1` })
+          .where(eq(users.id, owner.userId));
         if (limited)
           await tx
             .update(tokens)
             .set({
-              remainQuota: sql`${tokens.remainQuota} - ${row.held}`,
+              remainQuota: sql`${tokens.remainQuota} - ${owner.held}`,
               ledgerVersion: sql`${tokens.ledgerVersion} + 1`,
             })
-            .where(eq(tokens.id, row.tokenId));
+            .where(eq(tokens.id, owner.tokenId));
       }
       return inserted;
     });
   } finally {
-    // Written or not, the hold goes; written, the bases are read again first, so the debit is never missed.
-    if (stored && row.held > 0)
+    if (stored !== undefined && owner.held > 0)
       ctx.ledger.invalidate(
-        limited ? [userAccount(row.userId), tokenAccount(row.tokenId)] : [userAccount(row.userId)],
+        limited ? [userAccount(owner.userId), tokenAccount(owner.tokenId)] : [userAccount(owner.userId)],
       );
     await ctx.ledger.settle(hold, 0, false);
   }
-  if (!stored) throw new Error('the batch row was not written');
-  if (row.held > 0) await publishChanged(bus, row.userId, limited ? row.tokenId : undefined);
+  if (stored === undefined) throw new Error('the held job was not written');
+  if (owner.held > 0) await publishChanged(bus, owner.userId, limited ? owner.tokenId : undefined);
   return stored;
+}
+
+/** Takes the held estimate from the balance with the batch row. */
+export async function acceptBatch(ctx: RelayContext, hold: Hold, row: NewBatch): Promise<Batch> {
+  return takeHeld(ctx, hold, row, async (tx) => {
+    const [inserted] = await tx.insert(batches).values(row).returning();
+    if (!inserted) throw new Error('the batch row was not written');
+    return inserted;
+  });
+}
+
+/**
+ * In the settling transaction: gives `refunded` back to the owner, counts `charged` in the used quota of the user,
+ * token and channel, and `requests` in the user's request count.
+ */
+export async function giveBackRest(
+  tx: Executor,
+  owner: Omit<HeldOwner, 'held'> & { readonly channelId: number },
+  amounts: { readonly charged: number; readonly refunded: number; readonly requests: number },
+): Promise<void> {
+  const { charged, refunded, requests } = amounts;
+  await tx
+    .update(users)
+    .set({
+      quota: sql`${users.quota} + ${refunded}`,
+      usedQuota: sql`${users.usedQuota} + ${charged}`,
+      requestCount: sql`${users.requestCount} + ${requests}`,
+    })
+    .where(eq(users.id, owner.userId));
+  await tx
+    .update(tokens)
+    .set({
+      usedQuota: sql`${tokens.usedQuota} + ${charged}`,
+      ...(owner.tokenLimited === 1 ? { remainQuota: sql`${tokens.remainQuota} + ${refunded}` } : {}),
+    })
+    .where(eq(tokens.id, owner.tokenId));
+  if (charged > 0)
+    await tx
+      .update(channels)
+      .set({ usedQuota: sql`${channels.usedQuota} + ${charged}` })
+      .where(eq(channels.id, owner.channelId));
 }
 
 /** One line's outcome as billed. */
@@ -139,26 +196,7 @@ export async function settleBatch(
     for (let start = 0; start < rows.length; start += LOGS_PER_INSERT)
       await tx.insert(logs).values(rows.slice(start, start + LOGS_PER_INSERT));
     const refunded = left;
-    await tx
-      .update(users)
-      .set({
-        quota: sql`${users.quota} + ${refunded}`,
-        usedQuota: sql`${users.usedQuota} + ${charged}`,
-        requestCount: sql`${users.requestCount} + ${rows.length}`,
-      })
-      .where(eq(users.id, batch.userId));
-    await tx
-      .update(tokens)
-      .set({
-        usedQuota: sql`${tokens.usedQuota} + ${charged}`,
-        ...(batch.tokenLimited === 1 ? { remainQuota: sql`${tokens.remainQuota} + ${refunded}` } : {}),
-      })
-      .where(eq(tokens.id, batch.tokenId));
-    if (charged > 0)
-      await tx
-        .update(channels)
-        .set({ usedQuota: sql`${channels.usedQuota} + ${charged}` })
-        .where(eq(channels.id, batch.channelId));
+    await giveBackRest(tx, batch, { charged, refunded, requests: rows.length });
     await tx
       .update(batches)
       .set({
@@ -199,7 +237,7 @@ function endTimeOf(status: BatchEnd['status'], now: number) {
   }
 }
 
-async function publishChanged(bus: EventBus, userId: number, tokenId: number | undefined) {
+export async function publishChanged(bus: EventBus, userId: number, tokenId: number | undefined) {
   await bus.publish({ type: 'users.changed', ids: [userId] });
   if (tokenId !== undefined) await bus.publish({ type: 'tokens.changed', ids: [tokenId] });
 }

@@ -26,13 +26,15 @@ const AZURE_BATCH_API_VERSION = '2024-10-21';
 
 const isAzure = (channel: RelayChannel) => channel.type === ProviderTypeId.Azure;
 
-function urlOf(channel: RelayChannel, path: string): string {
+/** The URL of `path` on an OpenAI (`<base>/v1…`) or Azure OpenAI (`<base>/openai…?api-version=`) channel. */
+export function openAiUrlOf(channel: RelayChannel, path: string): string {
   if (!isAzure(channel)) return `${baseUrlOf(channel)}/v1${path}`;
   const version = channel.other.trim() || AZURE_BATCH_API_VERSION;
   return `${baseUrlOf(channel)}/openai${path}?api-version=${encodeURIComponent(version)}`;
 }
 
-function headersOf(channel: RelayChannel): Record<string, string> {
+/** The channel's credential and extra headers (Azure's `api-key`, else a bearer key). */
+export function openAiHeadersOf(channel: RelayChannel): Record<string, string> {
   const key = channel.key ?? '';
   if (isAzure(channel)) return { ...channel.headers, 'api-key': key };
   return {
@@ -43,15 +45,19 @@ function headersOf(channel: RelayChannel): Record<string, string> {
 }
 
 /** A multipart body of one file and its purpose. */
-function fileForm(content: string, filename: string): { body: Buffer; contentType: string } {
+export function fileForm(
+  content: string | Buffer,
+  filename: string,
+  purpose = 'batch',
+): { body: Buffer; contentType: string } {
   const boundary = `turnpike-${randomBytes(12).toString('hex')}`;
   const body = Buffer.concat([
     Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\n${purpose}\r\n` +
         `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
         'Content-Type: application/jsonl\r\n\r\n',
     ),
-    Buffer.from(content),
+    typeof content === 'string' ? Buffer.from(content) : content,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
   return { body, contentType: `multipart/form-data; boundary=${boundary}` };
@@ -77,8 +83,8 @@ async function fileLines(
   if (!id) return [];
   const text = await callUpstream(
     dispatcher,
-    urlOf(channel, `/files/${encodeURIComponent(id)}/content`),
-    { method: 'GET', headers: headersOf(channel) },
+    openAiUrlOf(channel, `/files/${encodeURIComponent(id)}/content`),
+    { method: 'GET', headers: openAiHeadersOf(channel) },
     'reading a batch result file',
   );
   return jsonLines(text) as unknown as OutputLine[];
@@ -98,10 +104,10 @@ export const openAiBatchApi: BatchApi = {
     const file = jsonOf(
       await callUpstream(
         dispatcher,
-        urlOf(channel, '/files'),
+        openAiUrlOf(channel, '/files'),
         {
           method: 'POST',
-          headers: { ...headersOf(channel), 'content-type': form.contentType },
+          headers: { ...openAiHeadersOf(channel), 'content-type': form.contentType },
           body: form.body,
         },
         'uploading a batch input file',
@@ -111,10 +117,10 @@ export const openAiBatchApi: BatchApi = {
     const created = jsonOf(
       await callUpstream(
         dispatcher,
-        urlOf(channel, '/batches'),
+        openAiUrlOf(channel, '/batches'),
         {
           method: 'POST',
-          headers: { ...headersOf(channel), 'content-type': 'application/json' },
+          headers: { ...openAiHeadersOf(channel), 'content-type': 'application/json' },
           body: JSON.stringify({ input_file_id: file.id, endpoint: url, completion_window: '24h' }),
         },
         'creating a batch',
@@ -128,8 +134,8 @@ export const openAiBatchApi: BatchApi = {
   async state(channel, dispatcher, upstreamId) {
     const text = await callUpstream(
       dispatcher,
-      urlOf(channel, `/batches/${encodeURIComponent(upstreamId)}`),
-      { method: 'GET', headers: headersOf(channel) },
+      openAiUrlOf(channel, `/batches/${encodeURIComponent(upstreamId)}`),
+      { method: 'GET', headers: openAiHeadersOf(channel) },
       'reading a batch',
     );
     return stateOf(jsonOf(text));
@@ -138,8 +144,8 @@ export const openAiBatchApi: BatchApi = {
   async cancel(channel, dispatcher, upstreamId) {
     await callUpstream(
       dispatcher,
-      urlOf(channel, `/batches/${encodeURIComponent(upstreamId)}/cancel`),
-      { method: 'POST', headers: headersOf(channel) },
+      openAiUrlOf(channel, `/batches/${encodeURIComponent(upstreamId)}/cancel`),
+      { method: 'POST', headers: openAiHeadersOf(channel) },
       'cancelling a batch',
     );
   },

@@ -9,6 +9,7 @@ import { eq } from 'drizzle-orm';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DATABASE_RETRY_AFTER_SECONDS, gatewayFailureOf, toOpenAiErrorBody } from '../errors.ts';
 import { registerFileRoutes } from '../files/files.ts';
+import { refreshOpenJobs, registerFineTuningRoutes } from '../fine-tuning/fine-tuning.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { EMPTY_REPORT, type PollReport, type TaskProvider } from '../tasks/provider.ts';
 import { BATCH_CHANNEL_TYPES, registerBatchRoutes } from './batches.ts';
@@ -31,6 +32,7 @@ export const batchProvider: TaskProvider = {
         v1.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
         registerFileRoutes(v1, ctx);
         registerBatchRoutes(v1, ctx);
+        registerFineTuningRoutes(v1, ctx);
       },
       { prefix: '/v1' },
     );
@@ -56,6 +58,9 @@ export const batchProvider: TaskProvider = {
         ctx.log.warn({ err, batchId: row.id }, 'could not bring a batch up to date');
       }
     }
-    return open.length === 0 ? EMPTY_REPORT : { polled: open.length, updated, refunded, refundedQuota };
+    const jobs = await refreshOpenJobs(ctx, settings.batch);
+    return open.length + jobs === 0
+      ? EMPTY_REPORT
+      : { polled: open.length + jobs, updated, refunded, refundedQuota };
   },
 };

@@ -6,6 +6,7 @@ export * from './checkins.ts';
 export * from './content-log-tokens.ts';
 export * from './content-logs.ts';
 export * from './files.ts';
+export * from './fine-tuning-jobs.ts';
 export * from './leases.ts';
 export * from './log-days.ts';
 export * from './log-hours.ts';

@@ -467,6 +467,19 @@ describe('batches the gateway runs itself, on a channel without a Batch API', ()
   });
 });
 
+describe('which models take the batch price', () => {
+  it('says so in /v1/models: true where a Batch API channel serves the model, false where the gateway runs it', async () => {
+    const { client } = await payer();
+    expect(await client.models.retrieve('gpt-4o-mini')).toMatchObject({
+      id: 'gpt-4o-mini',
+      batch_price: true,
+    });
+    const { client: deepseekUser } = await payer({ group: 'deepseek' });
+    const listed = await deepseekUser.models.list();
+    expect(listed.data).toEqual([expect.objectContaining({ id: 'deepseek-chat', batch_price: false })]);
+  });
+});
+
 describe('batch money', () => {
   it('under concurrent creates, holds no more than the balance; the served lines × price = the drop = the logs', async () => {
     const { user, client } = await payer({ quota: 1000 });

@@ -82,7 +82,13 @@ export async function takeHeld<T>(
 
 /** Takes the held estimate from the balance with the batch row. */
 export async function acceptBatch(ctx: RelayContext, hold: Hold, row: NewBatch): Promise<Batch> {
-  return takeHeld(ctx, hold, row, async (tx) => {
+  const owner = {
+    userId: row.userId,
+    tokenId: row.tokenId,
+    tokenLimited: row.tokenLimited ?? 0,
+    held: row.held,
+  };
+  return takeHeld(ctx, hold, owner, async (tx) => {
     const [inserted] = await tx.insert(batches).values(row).returning();
     if (!inserted) throw new Error('the batch row was not written');
     return inserted;

@@ -4,20 +4,10 @@
  */
 import { z } from 'zod';
 import type { Batch } from '../db/schema/batches.ts';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
 import { queryInt, queryText } from './logs.ts';
+import { taskPage } from './tasks.ts';
 
-export const selfBatchQuerySchema = z.object({
-  p: z.coerce.number().int().min(0).catch(0).default(0),
-  page_size: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(PAGE_SIZE_MAX)
-    .catch(PAGE_SIZE_DEFAULT)
-    .default(PAGE_SIZE_DEFAULT),
-  status: queryText('status', 16),
-});
+export const selfBatchQuerySchema = z.object({ ...taskPage, status: queryText('status', 16) });
 export type SelfBatchQuery = z.infer<typeof selfBatchQuerySchema>;
 export const adminBatchQuerySchema = selfBatchQuerySchema.extend({
   user_id: queryInt('user_id', 'a user id (a whole number)'),

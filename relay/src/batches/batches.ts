@@ -14,7 +14,7 @@ import { PROVIDER_TYPES, ProviderTypeId } from '@turnpike/core/providers/catalog
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
-import { callerOf, fileStoreOf, invalidRequest, notFound, ownFile } from '../files/files.ts';
+import { callerOf, fileStoreOf, invalidRequest, notFound, openAiPage, ownFile } from '../files/files.ts';
 import { checkModelAllowed } from '../pipeline/authenticate.ts';
 import { holdQuota } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
@@ -235,14 +235,7 @@ async function listBatches(ctx: RelayContext, request: FastifyRequest, reply: Fa
     .where(and(...conditions))
     .orderBy(desc(batches.createdAt), desc(batches.id))
     .limit(limit + 1);
-  const data = rows.slice(0, limit).map(toBatchObject);
-  return reply.send({
-    object: 'list',
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data.at(-1)?.id ?? null,
-    has_more: rows.length > limit,
-  });
+  return reply.send(openAiPage(rows, limit, toBatchObject));
 }
 
 async function cancelBatch(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {

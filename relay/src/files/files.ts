@@ -279,14 +279,23 @@ async function listFiles(ctx: RelayContext, request: FastifyRequest, reply: Fast
       ascending ? asc(files.id) : desc(files.id),
     )
     .limit(limit + 1);
-  const data = rows.slice(0, limit).map(fileObjectOf);
-  return reply.send({
-    object: 'list',
+  return reply.send(openAiPage(rows, limit, fileObjectOf));
+}
+
+/** OpenAI's cursor page of a list read with one row past `limit` (`has_more` when that row came). */
+export function openAiPage<Row, Item extends { id: string }>(
+  rows: readonly Row[],
+  limit: number,
+  toItem: (row: Row) => Item,
+) {
+  const data = rows.slice(0, limit).map(toItem);
+  return {
+    object: 'list' as const,
     data,
     first_id: data[0]?.id ?? null,
     last_id: data.at(-1)?.id ?? null,
     has_more: rows.length > limit,
-  });
+  };
 }
 
 async function retrieveFile(ctx: RelayContext, request: FastifyRequest, reply: FastifyReply) {

@@ -22,7 +22,7 @@ import { giveBackRest, publishChanged, takeHeld } from '../batches/books.ts';
 import { fileForm, openAiHeadersOf, openAiUrlOf } from '../batches/openai-batch-api.ts';
 import { callUpstream, jsonOf, UpstreamCallError } from '../batches/upstream.ts';
 import { localError } from '../errors.ts';
-import { callerOf, fileStoreOf, invalidRequest, notFound, ownFile } from '../files/files.ts';
+import { callerOf, fileStoreOf, invalidRequest, notFound, openAiPage, ownFile } from '../files/files.ts';
 import { type CountableMessage, countChatPromptTokens } from '../metering/tokens.ts';
 import { checkModelAllowed } from '../pipeline/authenticate.ts';
 import { holdQuota } from '../pipeline/billing.ts';
@@ -399,11 +399,7 @@ async function listJobs(ctx: RelayContext, request: FastifyRequest, reply: Fasti
     .where(and(...conditions))
     .orderBy(desc(fineTuningJobs.createdAt), desc(fineTuningJobs.id))
     .limit(limit + 1);
-  return reply.send({
-    object: 'list',
-    data: rows.slice(0, limit).map(toClientJob),
-    has_more: rows.length > limit,
-  });
+  return reply.send(openAiPage(rows, limit, toClientJob));
 }
 
 export function registerFineTuningRoutes(scope: FastifyInstance, ctx: RelayContext): void {

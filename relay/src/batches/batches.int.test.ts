@@ -15,9 +15,9 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRelayApp } from '../app.ts';
 import { taskPollerOf } from '../tasks/register.ts';
+import { type FakeBatchUpstream, startFakeBatchUpstream } from '../testing/fake-batch-upstream.ts';
 import { createRelayTestApp, type RelayTestApp } from '../testing/relay-test-app.ts';
 import { waitFor } from '../testing/wait.ts';
-import { type FakeBatchUpstream, startFakeBatchUpstream } from './testing/fake-batch-upstream.ts';
 
 // api-docs.deepseek.com pricing, deepseek-chat: $0.27 input (cache miss) / $1.10 output per 1M tokens; no batch price.
 const DEEPSEEK_LINE = Math.round(((8 * 0.27 + 100 * 1.1) / 1e6) * 500_000);

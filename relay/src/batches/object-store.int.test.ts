@@ -8,9 +8,9 @@ import { batches, fileContents, files } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeBatchUpstream, startFakeBatchUpstream } from '../testing/fake-batch-upstream.ts';
 import { createRelayTestApp, type RelayTestApp } from '../testing/relay-test-app.ts';
 import { startS3Server, type TestS3Server } from '../testing/s3-server.ts';
-import { type FakeBatchUpstream, startFakeBatchUpstream } from './testing/fake-batch-upstream.ts';
 
 let t: RelayTestApp;
 let s3: TestS3Server;

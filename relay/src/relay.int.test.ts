@@ -455,7 +455,15 @@ describe('models and embeddings', () => {
     expect(only.json()).toEqual({
       object: 'list',
       // An OpenAI channel serves it: batches go through OpenAI's Batch API at its batch price.
-      data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_626_777_600, owned_by: 'turnpike', batch_price: true }],
+      data: [
+        {
+          id: 'gpt-4o-mini',
+          object: 'model',
+          created: 1_626_777_600,
+          owned_by: 'turnpike',
+          batch_price: true,
+        },
+      ],
     });
     const one = await t.relay.inject({ method: 'GET', url: '/v1/models/gpt-4o', headers: limited.auth });
     expect(one.statusCode).toBe(404);

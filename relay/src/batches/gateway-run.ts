@@ -139,7 +139,7 @@ export async function runGatewayLines(ctx: RelayContext, row: Batch): Promise<bo
   if (!channel?.key) return false;
   const content = await fileStoreOf(ctx).get(row.inputFileId);
   const parsed = content && parseBatchInput(content);
-  if (!parsed || !parsed.ok) return true;
+  if (!parsed?.ok) return true;
   const answered = new Set(
     (
       await ctx.deps.db

@@ -45,20 +45,18 @@ describe('the batches page', () => {
     ann = await registerUser(t.app, 'ann');
     bob = await registerUser(t.app, 'bob');
     const db = t.runtime.deps.db;
-    await db
-      .insert(batches)
-      .values([
-        batch('batch_ann_1', ann.userId!),
-        batch('batch_ann_2', ann.userId!, {
-          status: 'in_progress',
-          createdAt: 1_767_000_500,
-          settledAt: 0,
-          charged: 0,
-          completedAt: null,
-          outputFileId: null,
-        }),
-        batch('batch_bob_1', bob.userId!),
-      ]);
+    await db.insert(batches).values([
+      batch('batch_ann_1', ann.userId!),
+      batch('batch_ann_2', ann.userId!, {
+        status: 'in_progress',
+        createdAt: 1_767_000_500,
+        settledAt: 0,
+        charged: 0,
+        completedAt: null,
+        outputFileId: null,
+      }),
+      batch('batch_bob_1', bob.userId!),
+    ]);
     await db.insert(files).values({
       id: 'file-out-batch_ann_1',
       userId: ann.userId!,

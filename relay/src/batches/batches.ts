@@ -14,7 +14,15 @@ import { PROVIDER_TYPES, ProviderTypeId } from '@turnpike/core/providers/catalog
 import { and, desc, eq, lt } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { localError } from '../errors.ts';
-import { callerOf, fileStoreOf, invalidRequest, notFound, openAiPage, ownFile } from '../files/files.ts';
+import {
+  callerOf,
+  fileStoreOf,
+  invalidRequest,
+  isGatewayId,
+  notFound,
+  openAiPage,
+  ownFile,
+} from '../files/files.ts';
 import { checkModelAllowed } from '../pipeline/authenticate.ts';
 import { holdQuota } from '../pipeline/billing.ts';
 import type { RelayContext } from '../pipeline/context.ts';
@@ -55,7 +63,7 @@ const MAX_METADATA_KEYS = 16;
 const batchIdOf = (request: FastifyRequest): string => (request.params as { id: string }).id;
 
 async function ownBatch(ctx: RelayContext, userId: number, id: string): Promise<Batch | undefined> {
-  if (id.length > 64) return undefined;
+  if (!isGatewayId(id)) return undefined;
   const [row] = await ctx.deps.db
     .select()
     .from(batches)

@@ -80,13 +80,20 @@ export async function callerOf(
   return undefined;
 }
 
+/**
+ * Whether a client's id can name a row of the gateway (`file-…`, `batch_…`, `ftjob-…`): anything else is a 404
+ * without asking the database (a NUL or a lone surrogate is not even text Postgres accepts).
+ */
+export const isGatewayId = (id: unknown): id is string =>
+  typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id);
+
 /** A file row of the user, or undefined. */
 export async function ownFile(
   ctx: RelayContext,
   userId: number,
   id: string,
 ): Promise<StoredFile | undefined> {
-  if (id.length > 64) return undefined;
+  if (!isGatewayId(id)) return undefined;
   const [row] = await ctx.deps.db
     .select()
     .from(files)
@@ -322,6 +329,7 @@ async function deleteFile(ctx: RelayContext, request: FastifyRequest, reply: Fas
   const caller = await callerOf(ctx, request, reply);
   if (!caller) return reply;
   const id = fileIdOf(request);
+  if (!isGatewayId(id)) return sendError(request, reply, notFound('file', String(id).slice(0, 64)));
   const deleted = await ctx.deps.db
     .delete(files)
     .where(and(eq(files.id, id), eq(files.userId, caller.user.id)))

@@ -22,7 +22,15 @@ import { giveBackRest, publishChanged, takeHeld } from '../batches/books.ts';
 import { fileForm, openAiHeadersOf, openAiUrlOf } from '../batches/openai-batch-api.ts';
 import { callUpstream, jsonOf, UpstreamCallError } from '../batches/upstream.ts';
 import { localError } from '../errors.ts';
-import { callerOf, fileStoreOf, invalidRequest, notFound, openAiPage, ownFile } from '../files/files.ts';
+import {
+  callerOf,
+  fileStoreOf,
+  invalidRequest,
+  isGatewayId,
+  notFound,
+  openAiPage,
+  ownFile,
+} from '../files/files.ts';
 import { type CountableMessage, countChatPromptTokens } from '../metering/tokens.ts';
 import { checkModelAllowed } from '../pipeline/authenticate.ts';
 import { holdQuota } from '../pipeline/billing.ts';
@@ -79,7 +87,7 @@ function toClientJob(row: FineTuningJob) {
 }
 
 async function ownJob(ctx: RelayContext, userId: number, id: string) {
-  if (id.length > 64) return undefined;
+  if (!isGatewayId(id)) return undefined;
   const [row] = await ctx.deps.db
     .select()
     .from(fineTuningJobs)

@@ -15,6 +15,7 @@ import { createSessionCodec } from './http/session.ts';
 import { registerAuditRoutes } from './modules/audit/audit.routes.ts';
 import { registerAuditHook } from './modules/audit/audit-hook.ts';
 import { registerAuthRoutes } from './modules/auth/auth.routes.ts';
+import { registerBatchRoutes } from './modules/batches/batches.routes.ts';
 import { registerChannelRoutes } from './modules/channels/channels.routes.ts';
 import { registerCheckinRoutes } from './modules/checkin/checkin.routes.ts';
 import { registerContentLogRoutes } from './modules/content-logs/content-logs.routes.ts';
@@ -113,6 +114,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       registerDataRoutes(api, ctx);
       registerPricingRoutes(api, ctx);
       registerTaskRoutes(api, ctx);
+      registerBatchRoutes(api, ctx);
       registerChannelRoutes(api, ctx);
       registerModelRoutes(api, ctx);
       registerTokenRoutes(api, ctx);

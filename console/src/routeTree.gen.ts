@@ -19,6 +19,7 @@ import { Route as ResetRouteImport } from './routes/reset'
 import { Route as SetupRouteImport } from './routes/setup'
 import { Route as TwoFactorRouteImport } from './routes/two-factor'
 import { Route as ConsoleAuditRouteImport } from './routes/_console/audit'
+import { Route as ConsoleBatchRouteImport } from './routes/_console/batch'
 import { Route as ConsoleChat2linkRouteImport } from './routes/_console/chat2link'
 import { Route as ConsoleDetailRouteImport } from './routes/_console/detail'
 import { Route as ConsoleLogRouteImport } from './routes/_console/log'
@@ -88,6 +89,11 @@ const TwoFactorRoute = TwoFactorRouteImport.update({
 const ConsoleAuditRoute = ConsoleAuditRouteImport.update({
   id: '/audit',
   path: '/audit',
+  getParentRoute: () => ConsoleRoute,
+} as any)
+const ConsoleBatchRoute = ConsoleBatchRouteImport.update({
+  id: '/batch',
+  path: '/batch',
   getParentRoute: () => ConsoleRoute,
 } as any)
 const ConsoleChat2linkRoute = ConsoleChat2linkRouteImport.update({
@@ -206,6 +212,7 @@ export interface FileRoutesByFullPath {
   '/setup': typeof SetupRoute
   '/two-factor': typeof TwoFactorRoute
   '/audit': typeof ConsoleAuditRoute
+  '/batch': typeof ConsoleBatchRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -238,6 +245,7 @@ export interface FileRoutesByTo {
   '/setup': typeof SetupRoute
   '/two-factor': typeof TwoFactorRoute
   '/audit': typeof ConsoleAuditRoute
+  '/batch': typeof ConsoleBatchRoute
   '/chat2link': typeof ConsoleChat2linkRoute
   '/detail': typeof ConsoleDetailRoute
   '/log': typeof ConsoleLogRoute
@@ -272,6 +280,7 @@ export interface FileRoutesById {
   '/setup': typeof SetupRoute
   '/two-factor': typeof TwoFactorRoute
   '/_console/audit': typeof ConsoleAuditRoute
+  '/_console/batch': typeof ConsoleBatchRoute
   '/_console/chat2link': typeof ConsoleChat2linkRoute
   '/_console/detail': typeof ConsoleDetailRoute
   '/_console/log': typeof ConsoleLogRoute
@@ -306,6 +315,7 @@ export interface FileRouteTypes {
     | '/setup'
     | '/two-factor'
     | '/audit'
+    | '/batch'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -338,6 +348,7 @@ export interface FileRouteTypes {
     | '/setup'
     | '/two-factor'
     | '/audit'
+    | '/batch'
     | '/chat2link'
     | '/detail'
     | '/log'
@@ -371,6 +382,7 @@ export interface FileRouteTypes {
     | '/setup'
     | '/two-factor'
     | '/_console/audit'
+    | '/_console/batch'
     | '/_console/chat2link'
     | '/_console/detail'
     | '/_console/log'
@@ -479,6 +491,13 @@ declare module '@tanstack/react-router' {
       path: '/audit'
       fullPath: '/audit'
       preLoaderRoute: typeof ConsoleAuditRouteImport
+      parentRoute: typeof ConsoleRoute
+    }
+    '/_console/batch': {
+      id: '/_console/batch'
+      path: '/batch'
+      fullPath: '/batch'
+      preLoaderRoute: typeof ConsoleBatchRouteImport
       parentRoute: typeof ConsoleRoute
     }
     '/_console/chat2link': {
@@ -633,6 +652,7 @@ declare module '@tanstack/react-router' {
 
 interface ConsoleRouteChildren {
   ConsoleAuditRoute: typeof ConsoleAuditRoute
+  ConsoleBatchRoute: typeof ConsoleBatchRoute
   ConsoleChat2linkRoute: typeof ConsoleChat2linkRoute
   ConsoleDetailRoute: typeof ConsoleDetailRoute
   ConsoleLogRoute: typeof ConsoleLogRoute
@@ -655,6 +675,7 @@ interface ConsoleRouteChildren {
 
 const ConsoleRouteChildren: ConsoleRouteChildren = {
   ConsoleAuditRoute: ConsoleAuditRoute,
+  ConsoleBatchRoute: ConsoleBatchRoute,
   ConsoleChat2linkRoute: ConsoleChat2linkRoute,
   ConsoleDetailRoute: ConsoleDetailRoute,
   ConsoleLogRoute: ConsoleLogRoute,

@@ -87,7 +87,28 @@ const envSchema = z.object({
   /** Only this namespace's custom resources and Secrets; absent: every namespace. */
   WATCH_NAMESPACE: z.string().optional(),
   OPERATOR_LEASE_NAME: z.string().default('turnpike-operator'),
+  /**
+   * An S3-compatible object store for the files of `/v1/files` (AWS S3, MinIO, R2, ...): its endpoint (absent: AWS's
+   * own for the region) and bucket; absent bucket: the files are kept in the database.
+   */
+  S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'S3_ENDPOINT must be an http(s) URL' }).optional(),
+  S3_BUCKET: z.string().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  /** Bucket in the path (`<endpoint>/<bucket>/<key>`), as MinIO and most self-hosted stores want. */
+  S3_FORCE_PATH_STYLE: flag(true),
 });
+
+/** Where `/v1/files` keeps bytes when an object store is configured. */
+export interface ObjectStoreConfig {
+  readonly endpoint: string | undefined;
+  readonly bucket: string;
+  readonly region: string;
+  readonly accessKeyId: string | undefined;
+  readonly secretAccessKey: string | undefined;
+  readonly forcePathStyle: boolean;
+}
 
 /** A per-IP limit: `max` requests per `windowSeconds`. */
 export interface RateLimit {
@@ -132,6 +153,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** The release feed of the console's update check; undefined: no update check is offered. */
   readonly updateCheckUrl?: string | undefined;
+  /** The object store of `/v1/files`; undefined: the files are kept in the database (docs/adr/0050). */
+  readonly objectStore?: ObjectStoreConfig | undefined;
   /** Settings of the Kubernetes operator process (docs/adr/0017). */
   readonly operator: {
     readonly port: number;
@@ -203,6 +226,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     metricsToken: e.METRICS_TOKEN,
     updateCheckUrl: e.UPDATE_CHECK_URL,
+    objectStore: e.S3_BUCKET
+      ? Object.freeze({
+          endpoint: e.S3_ENDPOINT,
+          bucket: e.S3_BUCKET,
+          region: e.S3_REGION,
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE,
+        })
+      : undefined,
     operator: Object.freeze({
       port: e.OPERATOR_PORT,
       identity: e.POD_NAME,

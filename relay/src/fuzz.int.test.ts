@@ -120,9 +120,10 @@ const KNOWN_ELSEWHERE: ReadonlyArray<{ readonly finding: RegExp; readonly owner:
       'a Gemini action path whose dot segments resolve outside /v1/models/ is refused as the path it resolves to',
   },
   {
-    // The same path with a body that cannot be read: refused before routing, in the protocol of /v1 it resolves to.
+    // The same path with a body that cannot be read (empty, or over the limit): refused before routing, in the
+    // protocol of /v1 it resolves to.
     finding:
-      /^POST \/v1\/models\/\*: not Gemini's error shape\n\s*as [a-z]+: POST \/v1\/models\/(?:%2e|\.){2}(?:\/|\s)[\s\S]*-> \{"error":\{"message":"Body cannot be empty/i,
+      /^POST \/v1\/models\/\*: not Gemini's error shape\n\s*as [a-z]+: POST \/v1\/models\/(?:%2e|\.){2}(?:\/|\s)[\s\S]*-> \{"error":\{"message":"(?:Body cannot be empty|Request body is too large)/i,
     owner:
       'a Gemini action path whose dot segments resolve outside /v1/models/ is refused as the path it resolves to',
   },

@@ -454,7 +454,16 @@ describe('models and embeddings', () => {
     const only = await t.relay.inject({ method: 'GET', url: '/v1/models', headers: limited.auth });
     expect(only.json()).toEqual({
       object: 'list',
-      data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_626_777_600, owned_by: 'turnpike' }],
+      // An OpenAI channel serves it: batches go through OpenAI's Batch API at its batch price.
+      data: [
+        {
+          id: 'gpt-4o-mini',
+          object: 'model',
+          created: 1_626_777_600,
+          owned_by: 'turnpike',
+          batch_price: true,
+        },
+      ],
     });
     const one = await t.relay.inject({ method: 'GET', url: '/v1/models/gpt-4o', headers: limited.auth });
     expect(one.statusCode).toBe(404);

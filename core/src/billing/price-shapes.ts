@@ -56,6 +56,19 @@ export const serviceTierName = z
  * `ServiceTierRatio`: model -> service tier -> multiplier of the whole token bill (input, cache and output), as
  * the answer reports the tier it was served at. A tier not listed costs 1 (the standard price).
  */
+/**
+ * The service tier a provider's Batch API serves at: a line of a batch sent to OpenAI's or Anthropic's Batch API is
+ * billed as if the answer had said `service_tier: "batch"`, so `ServiceTierRatio[model].batch` sets its price.
+ */
+export const BATCH_SERVICE_TIER = 'batch';
+
+/**
+ * The batch multiplier of a model with no `batch` entry in `ServiceTierRatio`: half, as OpenAI ("Batch API: save 50%
+ * on inputs and outputs", openai.com/api/pricing) and Anthropic ("Batch processing: 50% discount",
+ * docs.anthropic.com pricing) price every batched model.
+ */
+export const DEFAULT_BATCH_RATIO = 0.5;
+
 export const serviceTierRatioSchema = z.record(modelKey, z.record(serviceTierName, nonNegative));
 export type ServiceTierRatio = z.infer<typeof serviceTierRatioSchema>;
 export const SERVICE_TIER_RATIO_SHAPE =

@@ -17,7 +17,7 @@
  * Claude path), so one request costs the same whichever endpoint it came through.
  */
 
-import type { LongContextTier } from './price-shapes.ts';
+import { BATCH_SERVICE_TIER, DEFAULT_BATCH_RATIO, type LongContextTier } from './price-shapes.ts';
 import { roundQuota } from './quota-math.ts';
 import { AUDIO_COMPLETION_RATIO, type PriceShapes, type Pricing } from './ratios.ts';
 
@@ -191,6 +191,27 @@ export function settleTokens(pricing: Pricing, usage: TokenUsage, quotaPerUnit: 
     ...fees,
   };
   return { ...settled, ...appliedOrNone(shapes) };
+}
+
+/**
+ * A line a provider's Batch API served (docs/adr/0050): billed at the model's `batch` service tier
+ * ({@link BATCH_SERVICE_TIER}: `ServiceTierRatio[model].batch`, else {@link DEFAULT_BATCH_RATIO}); a per-call price
+ * is multiplied by the same ratio. The usage's own service tier is replaced: the batch price is the price.
+ */
+export function settleBatchTokens(pricing: Pricing, usage: TokenUsage, quotaPerUnit: number): Settlement {
+  return settleTokens(batchPricingOf(pricing), { ...usage, serviceTier: BATCH_SERVICE_TIER }, quotaPerUnit);
+}
+
+/** The pricing with the batch multiplier made explicit (per-token: a `batch` service tier; per-call: the price). */
+export function batchPricingOf(pricing: Pricing): Pricing {
+  if (pricing.kind === 'per-call')
+    return { ...pricing, modelPrice: pricing.modelPrice * DEFAULT_BATCH_RATIO };
+  const tiers = pricing.shapes?.serviceTiers;
+  if (tiers !== undefined && Object.hasOwn(tiers, BATCH_SERVICE_TIER)) return pricing;
+  return {
+    ...pricing,
+    shapes: { ...pricing.shapes, serviceTiers: { ...tiers, [BATCH_SERVICE_TIER]: DEFAULT_BATCH_RATIO } },
+  };
 }
 
 /**

@@ -6,8 +6,8 @@ import { isRecord } from '../json.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './envelope.ts';
 import { queryInt, queryText } from './logs.ts';
 
-/** Task lists page from 0 (the console loads page 0 first) and answer a plain list. */
-const taskPage = {
+/** Task lists page from 0 (the console loads page 0 first) and answer a plain list (batches too). */
+export const taskPage = {
   p: z.coerce.number().int().min(0).catch(0).default(0),
   page_size: z.coerce
     .number()

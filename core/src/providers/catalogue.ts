@@ -62,8 +62,11 @@ export const RELAY_PROVIDERS = [
 ] as const;
 export type RelayProviderId = (typeof RELAY_PROVIDERS)[number];
 
-/** The asynchronous tasks a channel can carry: Midjourney drawings, Suno music, videos (relay/src/tasks). */
-export const TASK_CARRIED = ['drawing', 'music', 'videos'] as const;
+/**
+ * The asynchronous tasks a channel can carry: Midjourney drawings, Suno music, videos (relay/src/tasks), and batches
+ * through the provider's own Batch API (relay/src/batches).
+ */
+export const TASK_CARRIED = ['drawing', 'music', 'videos', 'batches'] as const;
 export type TaskCarried = (typeof TASK_CARRIED)[number];
 
 /** The kinds of request a channel can carry, as the console's type list names them. */
@@ -203,7 +206,7 @@ const list: ProviderType[] = [
     balance: 'openai-billing',
     modelList: 'openai',
     // OpenAI's video API too (relay/src/tasks/video).
-    relay: relayed('openai', 'openai', [...OPENAI_CARRIES, 'videos']),
+    relay: relayed('openai', 'openai', [...OPENAI_CARRIES, 'videos', 'batches']),
   },
   {
     value: 2,
@@ -276,7 +279,7 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [],
     modelList: 'anthropic',
-    relay: relayed('anthropic', 'anthropic', ['chat']),
+    relay: relayed('anthropic', 'anthropic', ['chat', 'batches']),
   },
   {
     value: 33,
@@ -321,7 +324,7 @@ const list: ProviderType[] = [
     keyFormat: bearer,
     extraFields: [{ field: 'other', label: 'API version, e.g. 2024-12-01-preview' }],
     modelList: 'azure',
-    relay: relayed('azure', 'openai', ['chat', 'embeddings', 'images', 'audio', 'videos']),
+    relay: relayed('azure', 'openai', ['chat', 'embeddings', 'images', 'audio', 'videos', 'batches']),
   },
   {
     value: 34,

@@ -111,7 +111,7 @@ export async function registerV1Routes(app: FastifyInstance, ctx: RelayContext):
       });
       const unimplemented = (request: FastifyRequest, reply: FastifyReply) =>
         notImplemented(ctx, request, reply);
-      for (const url of ['/files', '/files/*', '/fine-tunes', '/fine-tunes/*'])
+      for (const url of ['/fine-tunes', '/fine-tunes/*'])
         relay.route({ method: ['GET', 'POST', 'DELETE'], url, handler: unimplemented });
       relay.post('/images/variations', unimplemented);
       relay.delete('/models/:model', unimplemented);

@@ -4,12 +4,12 @@
  * `anthropic-version`); `GET /v1beta/models` and `/v1beta/models/:model` in Gemini's
  * (https://ai.google.dev/api/models).
  */
-
+import { carriedBy } from '@turnpike/core/providers/catalogue';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ingress } from '../contract.ts';
 import { localError } from '../errors.ts';
 import { geminiIngress } from '../formats/gemini/ingress.ts';
-import { modelsOfGroup } from '../routing/pick.ts';
+import { modelsOfGroup, tiersFor } from '../routing/pick.ts';
 import type { Caller } from '../state/auth-cache.ts';
 import { authenticateRequest } from './authenticate-request.ts';
 import type { RelayContext } from './context.ts';
@@ -19,7 +19,27 @@ import { sendError } from './respond.ts';
 const CREATED = 1_626_777_600;
 const CREATED_AT = new Date(CREATED * 1000).toISOString();
 
-const modelObject = (id: string) => ({ id, object: 'model', created: CREATED, owned_by: 'turnpike' });
+/**
+ * OpenAI's model object; `batch_price` (the gateway's own field) is true when a channel serving the model in the
+ * caller's group runs batches through its provider's Batch API, at the provider's batch price (docs/adr/0050).
+ */
+const modelObject = (id: string, batchPrice: boolean) => ({
+  id,
+  object: 'model',
+  created: CREATED,
+  owned_by: 'turnpike',
+  batch_price: batchPrice,
+});
+
+/** Whether a channel of the caller's group that serves the model carries batches (the catalogue says which). */
+function takesBatchPrice(ctx: RelayContext, group: string, model: string): boolean {
+  return tiersFor(ctx.channels.table, group, model).some((tier) =>
+    tier.channelIds.some((id) => {
+      const channel = ctx.channels.get(id);
+      return channel !== undefined && carriedBy(channel.type).includes('batches');
+    }),
+  );
+}
 const anthropicModel = (id: string) => ({ type: 'model', id, display_name: id, created_at: CREATED_AT });
 const geminiModel = (id: string) => ({
   name: `models/${id}`,
@@ -49,7 +69,11 @@ export async function listModels(
   const auth = await authenticateRequest(ctx, request);
   if (!auth.ok) return sendError(request, reply, auth.error, ingress);
   const models = visibleModels(ctx, auth.caller);
-  if (!anthropic) return reply.send({ object: 'list', data: models.map(modelObject) });
+  if (!anthropic)
+    return reply.send({
+      object: 'list',
+      data: models.map((model) => modelObject(model, takesBatchPrice(ctx, auth.caller.group, model))),
+    });
   return reply.send({
     data: models.map(anthropicModel),
     has_more: false,
@@ -70,7 +94,9 @@ export async function retrieveModel(
   const { model } = request.params;
   if (!visibleModels(ctx, auth.caller).includes(model))
     return sendError(request, reply, notFound(model), ingress);
-  return reply.send(anthropic ? anthropicModel(model) : modelObject(model));
+  return reply.send(
+    anthropic ? anthropicModel(model) : modelObject(model, takesBatchPrice(ctx, auth.caller.group, model)),
+  );
 }
 
 /** `GET /v1beta/models` and `/v1beta/models/<model>` (`model` undefined: the list). */

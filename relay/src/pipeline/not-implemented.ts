@@ -1,5 +1,5 @@
 /**
- * OpenAI routes the gateway does not relay (files, fine-tunes, image variations, deleting a model): 501
+ * OpenAI routes the gateway does not relay (the legacy fine-tunes, image variations, deleting a model): 501
  * `api_not_implemented` in OpenAI's error shape, after token auth, as the reference answers them.
  */
 

@@ -4,6 +4,7 @@
  */
 import { isDatabaseUnreachable } from '@turnpike/core/db/unreachable';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { batchProvider } from '../batches/provider.ts';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../errors.ts';
 import type { RelayContext } from '../pipeline/context.ts';
 import { createDatabaseLease, createRedisLease } from './lease.ts';
@@ -15,7 +16,12 @@ import { sunoProvider } from './suno/suno.ts';
 import { registerReferenceVideoRoutes } from './video/reference.ts';
 import { videoProvider } from './video/video.ts';
 
-export const TASK_PROVIDERS: readonly TaskProvider[] = [midjourneyProvider, sunoProvider, videoProvider];
+export const TASK_PROVIDERS: readonly TaskProvider[] = [
+  midjourneyProvider,
+  sunoProvider,
+  videoProvider,
+  batchProvider,
+];
 
 const pollers = new WeakMap<FastifyInstance, TaskPoller>();
 

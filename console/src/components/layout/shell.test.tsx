@@ -22,7 +22,14 @@ describe('side menu', () => {
     setSessionUser({ ...base, role: 1 });
     fakeServer(withStatus());
     await renderScreen(() => <ConsoleLayout>page</ConsoleLayout>);
-    expect(menuLabels()).toEqual(['Playground', 'API tokens', 'Usage log', 'Wallet', 'Personal settings']);
+    expect(menuLabels()).toEqual([
+      'Playground',
+      'API tokens',
+      'Usage log',
+      'Batches',
+      'Wallet',
+      'Personal settings',
+    ]);
   });
 
   it('shows the admin group to an admin and flag items when the status flags are on', async () => {
@@ -39,6 +46,7 @@ describe('side menu', () => {
       'Usage log',
       'Drawing log',
       'Task log',
+      'Batches',
       'Channels',
       'Redemption codes',
       'User management',

@@ -54,6 +54,7 @@ export function menuGroups(): Array<{ label: string; items: MenuEntry[] }> {
           visible: () => flag(StorageKey.EnableDrawing),
         },
         { to: '/task', label: 'menu.tasks', icon: '◷', visible: () => flag(StorageKey.EnableTask) },
+        { to: '/batch', label: 'menu.batches', icon: '▤' },
       ],
     },
     {

@@ -32,7 +32,7 @@ describe('relay coverage of channel types', () => {
     expect(coverageWarning(1, ['gpt-4o', 'dall-e-3', 'text-embedding-3-small'])).toBeNull();
     expect(coverageWarning(14, ['claude-3-haiku', 'text-embedding-3-small', 'dall-e-3'])).toEqual({
       kind: 'cannotCarry',
-      carries: ['chat'],
+      carries: ['chat', 'batches'],
       models: ['text-embedding-3-small', 'dall-e-3'],
     });
     expect(coverageWarning(24, ['gemini-1.5-pro', 'text-embedding-004'])).toBeNull();
@@ -48,7 +48,7 @@ describe('relay coverage of channel types', () => {
     expect(coverageWarning(11, [])).toEqual({ kind: 'notRelayed' });
     expect(coverageWarning(3, ['gpt-4o', 'text-embedding-ada-002', 'text-moderation-latest'])).toEqual({
       kind: 'cannotCarry',
-      carries: ['chat', 'embeddings', 'images', 'audio', 'videos'],
+      carries: ['chat', 'embeddings', 'images', 'audio', 'videos', 'batches'],
       models: ['text-moderation-latest'],
     });
     expect(coverageWarning(41, ['gemini-2.0-flash', 'claude-3-5-sonnet-20241022'])).toBeNull();

@@ -725,13 +725,13 @@ describe('channel drawer', () => {
     const note = () => sheet.queryByRole('note');
     // OpenAI with its default models: everything is relayed
     expect(note()).toBeNull();
-    // Anthropic relays chat only: an embedding model listed on it is named
+    // Anthropic relays chat (and batches of chat) only: an embedding model listed on it is named
     await user.selectOptions(sheet.getByLabelText('Type'), '14');
     expect(note()).toBeNull();
     await user.type(sheet.getByLabelText('Custom model names'), 'text-embedding-3-small');
     await user.click(sheet.getByRole('button', { name: 'Add' }));
     expect(note()?.textContent).toBe(
-      'Anthropic Claude channels relay chat only; these models need endpoints this type cannot carry and will not be served here: text-embedding-3-small',
+      'Anthropic Claude channels relay chat, batches only; these models need endpoints this type cannot carry and will not be served here: text-embedding-3-small',
     );
     // Gemini relays embeddings too
     await user.selectOptions(sheet.getByLabelText('Type'), '24');

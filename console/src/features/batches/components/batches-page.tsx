@@ -1,12 +1,12 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { ListPage, usePageSize } from '../../../components/data-table/index.ts';
+import { ListPage, type RowColumn, usePageSize } from '../../../components/data-table/index.ts';
 import { Tag } from '../../../components/ui/index.ts';
 import { formatQuota, formatTimestamp, type TagColor } from '../../../lib/format.ts';
 import { isAdmin, useSessionUser } from '../../../lib/session.ts';
 import { useQuotaDisplay } from '../../../lib/status.ts';
 import { toast } from '../../../lib/toast.ts';
-import { type LogColumnDef, TaskLogEmpty, TaskLogTable } from '../../tasks/components/task-log-parts.tsx';
+import { TaskLogEmpty, TaskLogTable } from '../../tasks/components/task-log-parts.tsx';
 import { useServerPages } from '../../tasks/use-server-pages.ts';
 import { type BatchRow, downloadBatchFile, fetchBatches } from '../api/batches.ts';
 
@@ -99,7 +99,7 @@ export function BatchesPage() {
     }
   };
 
-  const columns: LogColumnDef<BatchRow>[] = COLUMNS.filter((c) => admin || !ADMIN_ONLY.has(c)).map((c) => ({
+  const columns: RowColumn<BatchRow>[] = COLUMNS.filter((c) => admin || !ADMIN_ONLY.has(c)).map((c) => ({
     id: c,
     header: t(`col.${c}`),
     cell: (row) => cell(c, row),

@@ -8,9 +8,9 @@
 export const BOTH_BACKENDS: readonly string[] = [
   // the batched writer, the journal and the spool, settlement after a crash
   'relay/src/books/writer.int.test.ts',
-  'relay/src/pipeline/settlement-durability.int.test.ts',
+  'relay/src/books/settlement-durability.int.test.ts',
   // past the cap of settled calls waiting for the database: a 503, never a call served unbilled
-  'relay/src/pipeline/settlement-cap.int.test.ts',
+  'relay/src/books/settlement-cap.int.test.ts',
   // served x price <= balance under concurrency; limits; what each endpoint and format is billed
   'relay/src/concurrency.int.test.ts',
   'relay/src/limits.int.test.ts',
@@ -18,6 +18,8 @@ export const BOTH_BACKENDS: readonly string[] = [
   'relay/src/quota-windows.int.test.ts',
   // plan allowances: paid before the wallet, served x price = allowance drop + wallet drop = logs, renewed, expired
   'relay/src/plan-allowance.int.test.ts',
+  // batch money: the estimate held, each line settled, the rest given back once (issue 42)
+  'relay/src/batches/batches.int.test.ts',
   'relay/src/relay.int.test.ts',
   'relay/src/endpoints.int.test.ts',
   'relay/src/audio-billing.int.test.ts',

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { reconnectSoon } from '../kv/redis-client.ts';
+import { createRedisClient, reconnectSoon } from '../kv/redis-client.ts';
 
 /**
  * What one process tells the others after it changed shared state; receivers reload what the event names.
@@ -150,13 +149,13 @@ export async function createRedisBus(url: string, keyPrefix = 'turnpike:'): Prom
   const epochKey = `${keyPrefix}config-epoch`;
   const origin = randomUUID();
   const dispatcher = createDispatcher();
-  const publisher = new Redis(url, {
+  const publisher = createRedisClient(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     retryStrategy: reconnectSoon,
   });
   // Subscribed again on every (re)connection below, so no command waits in the offline queue meanwhile.
-  const subscriber = new Redis(url, {
+  const subscriber = createRedisClient(url, {
     lazyConnect: true,
     autoResubscribe: false,
     retryStrategy: reconnectSoon,

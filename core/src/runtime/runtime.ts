@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import rootPackage from '../../../package.json' with { type: 'json' };
 import type { ResolvedConfig } from '../config.ts';
 import { deferEventsInTransaction, followAmbientTransaction } from '../db/ambient.ts';
@@ -7,7 +7,7 @@ import { createDb, type DatabaseKind, type Db } from '../db/client.ts';
 import { migrate } from '../db/migrate.ts';
 import { createEventBus, type EventBus } from '../events/bus.ts';
 import { createMemoryKv, createRedisKv, type KvStore } from '../kv/kv.ts';
-import { reconnectSoon } from '../kv/redis-client.ts';
+import { createRedisClient, reconnectSoon } from '../kv/redis-client.ts';
 import { createOptionStore, type OptionStore } from '../options/store.ts';
 import { startLogRetention } from './log-retention.ts';
 
@@ -69,7 +69,7 @@ export async function createRuntime(
     throw error;
   }
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, {
+    ? createRedisClient(config.redisUrl, {
         maxRetriesPerRequest: 2,
         retryStrategy: reconnectSoon,
         // limits and affinity: the commands of the calls served in one tick go out in one write

@@ -5,7 +5,7 @@
  * replayed, forged, altered and underpaid events change nothing; the subscription expires on time, once, whoever runs
  * the job; Creem's signed webhook the same.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { logs, subscriptionOrders, topUps, userSubscriptions, users } from '@turnpike/core/db/schema/index';
@@ -333,6 +333,75 @@ describe('plans bought through Stripe Checkout', () => {
         })
       ).json().success,
     ).toBe(false);
+  });
+});
+
+/**
+ * Epay's MD5 signature as its merchant documentation states it, written here rather than taken from the product: every
+ * parameter but `sign` and `sign_type` with a value, sorted by name, joined as `k=v` with `&`, the merchant key
+ * appended, MD5 in lowercase hex.
+ */
+function epayMd5(params: Record<string, string>, key: string): string {
+  const content = Object.keys(params)
+    .filter((name) => name !== 'sign' && name !== 'sign_type' && params[name] !== '')
+    .sort()
+    .map((name) => `${name}=${params[name]}`)
+    .join('&');
+  return createHash('md5')
+    .update(content + key)
+    .digest('hex');
+}
+
+describe('plans bought through Epay', () => {
+  const EPAY_KEY = 'epay-plan-merchant-key-0123';
+
+  it('signs the order form as Epay checks it, and completes the order once from its signed notify', async () => {
+    await saveOption(root, 'PayAddress', 'https://pay.example.com');
+    await saveOption(root, 'EpayId', '1001');
+    await saveOption(root, 'EpayKey', EPAY_KEY);
+    const planId = await createPlan({ title: 'Epay monthly', price_amount: 12.5, currency: 'CNY' });
+    const user = await registerUser(t.app, 'epaybuyer');
+    const pay = await user.post('/api/subscription/epay/pay', { plan_id: planId, payment_method: 'alipay' });
+    const answer = pay.json() as { success: boolean; url: string; data: Record<string, string> };
+    expect(answer).toMatchObject({ success: true, url: 'https://pay.example.com/submit.php' });
+    const form = answer.data;
+    expect(form).toMatchObject({
+      pid: '1001',
+      type: 'alipay',
+      money: '12.50',
+      notify_url: 'https://gateway.example.com/api/subscription/epay/notify',
+    });
+    // The form is what Epay verifies: its signature under the merchant key, by Epay's rule.
+    expect(form.sign).toBe(epayMd5(form, EPAY_KEY));
+    const tradeNo = form.out_trade_no as string;
+
+    const notify = (params: Record<string, string>) =>
+      t.app.inject({ method: 'GET', url: `/api/subscription/epay/notify?${new URLSearchParams(params)}` });
+    const paid: Record<string, string> = {
+      pid: '1001',
+      trade_no: '2026112900001',
+      out_trade_no: tradeNo,
+      type: 'alipay',
+      name: form.name as string,
+      money: '12.50',
+      trade_status: 'TRADE_SUCCESS',
+      sign_type: 'MD5',
+    };
+    // Forged (another key) and underpaid notifies change nothing.
+    const forged = await notify({ ...paid, sign: epayMd5(paid, 'not-the-merchant-key') });
+    expect(forged.body).toBe('fail');
+    const cheap = { ...paid, money: '1.00' };
+    expect((await notify({ ...cheap, sign: epayMd5(cheap, EPAY_KEY) })).body).toBe('fail');
+    expect(await subscriptionsOf(user.userId ?? 0)).toHaveLength(0);
+
+    // The genuine notify, and Epay's retries of it (5 at once): one subscription, one top-up record.
+    const genuine = { ...paid, sign: epayMd5(paid, EPAY_KEY) };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => notify(genuine)));
+    for (const reply of answers) expect(reply.body).toBe('success');
+    const subs = await subscriptionsOf(user.userId ?? 0);
+    expect(subs).toHaveLength(1);
+    expect(subs[0]).toMatchObject({ planId, amountTotal: 5_000_000, status: 'active' });
+    expect(await db().select().from(topUps).where(eq(topUps.tradeNo, tradeNo))).toHaveLength(1);
   });
 });
 

@@ -63,10 +63,13 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The namespaces a file asks for (`useTranslation('users')`), plus the default one. */
+/**
+ * The namespaces a file asks for (`useTranslation('users')`) or is handed (`t: TFunction<'logs'>`), plus the default
+ * one.
+ */
 function namespacesOf(source: string): string[] {
   const found = new Set(['common']);
-  for (const m of source.matchAll(/useTranslation\(\s*'([\w-]+)'/g)) if (m[1]) found.add(m[1]);
+  for (const m of source.matchAll(/(?:useTranslation\(|TFunction<)\s*'([\w-]+)'/g)) if (m[1]) found.add(m[1]);
   return [...found];
 }
 

@@ -29,6 +29,11 @@ export interface PricingShapes {
   service_tier_ratio?: Record<string, number>;
   /** USD per web search and per image, added to the bill. */
   request_fees?: { web_search?: number; image?: number };
+  /**
+   * True where a channel whose provider runs a Batch API (OpenAI, Azure, Anthropic) serves the model in a group the
+   * caller may use: its `/v1/batches` are billed at the batch price (docs/adr/0050).
+   */
+  batch_price?: boolean;
 }
 
 /** A row of `GET /api/pricing`. */

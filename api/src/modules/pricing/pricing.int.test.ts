@@ -1,4 +1,4 @@
-import { abilities, users } from '@turnpike/core/db/schema/index';
+import { abilities, channels, users } from '@turnpike/core/db/schema/index';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -355,5 +355,52 @@ describe('pricing page: cache, long-context, service-tier and fee prices', () =>
       (e) => e.model_name === 'dall-e-3',
     );
     expect(image!.request_fees.image * body.group_ratio.vip).toBe(0.02);
+  });
+});
+
+describe('which models take the batch price', () => {
+  let t: TestApp;
+  let root: ConsoleClient;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    root = await setupRoot(t.app);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('marks a model a channel with a Batch API serves (OpenAI, Anthropic), not one only another provider serves', async () => {
+    const { db } = t.runtime.deps;
+    // The gateway sends batches through OpenAI's (type 1) and Anthropic's (14) Batch APIs at their batch price; a
+    // Gemini (24) channel's lines it runs itself, at the normal price (docs/adr/0050).
+    const [openai, anthropic, gemini] = await db
+      .insert(channels)
+      .values([
+        { name: 'openai', type: 1, key: 'sk-a' },
+        { name: 'anthropic', type: 14, key: 'sk-b' },
+        { name: 'gemini', type: 24, key: 'sk-c' },
+      ])
+      .returning({ id: channels.id });
+    await db.insert(abilities).values([
+      { group: 'default', model: 'gpt-4o', channelId: openai!.id },
+      { group: 'default', model: 'claude-sonnet-4-5', channelId: anthropic!.id },
+      { group: 'default', model: 'gemini-2.5-pro', channelId: gemini!.id },
+      { group: 'default', model: 'gemini-2.5-pro', channelId: openai!.id, enabled: false },
+    ]);
+    const saved = await root.put('/api/option/', {
+      key: 'ModelRatio',
+      value: JSON.stringify({ 'gpt-4o': 1.25, 'claude-sonnet-4-5': 1.5, 'gemini-2.5-pro': 0.625 }),
+    });
+    expect(saved.json()).toMatchObject({ success: true });
+    const rows = (await t.app.inject({ method: 'GET', url: '/api/pricing' })).json().data as (Entry & {
+      batch_price?: boolean;
+    })[];
+    const batchOf = (model: string) => rows.find((row) => row.model_name === model)?.batch_price;
+    expect(batchOf('gpt-4o')).toBe(true);
+    expect(batchOf('claude-sonnet-4-5')).toBe(true);
+    // Only a disabled OpenAI ability beside the Gemini channel: no batch price.
+    expect(batchOf('gemini-2.5-pro')).toBeUndefined();
+    expect(rows.find((row) => row.model_name === 'gemini-2.5-pro')?.enable_groups).toEqual(['default']);
   });
 });

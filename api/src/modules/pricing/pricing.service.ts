@@ -15,10 +15,11 @@ import {
   resolvePricing,
 } from '@turnpike/core/billing/ratios';
 import type { PricingResponse, PricingShapes } from '@turnpike/core/contracts/pricing';
-import { abilities } from '@turnpike/core/db/schema/index';
+import { abilities, channels } from '@turnpike/core/db/schema/index';
 import type { User } from '@turnpike/core/db/schema/users';
 import { usableGroups } from '@turnpike/core/domain/groups';
 import { priceTablesOf } from '@turnpike/core/options/price-tables';
+import { carriedBy } from '@turnpike/core/providers/catalogue';
 import { eq } from 'drizzle-orm';
 import type { AppDeps } from '../../deps.ts';
 
@@ -148,20 +149,30 @@ function viewOfGroup(
 
 /** The public pricing page: every priced model, who serves it, and the caller's groups. */
 export function createPricingService(deps: AppDeps) {
-  /** Model → groups with an enabled ability for it, in name order. */
-  async function servingGroups(): Promise<Map<string, string[]>> {
+  /**
+   * Model → groups with an enabled ability for it, in name order; and model → the groups in which a channel whose
+   * provider runs a Batch API serves it (its batches are billed at the batch price there, docs/adr/0050).
+   */
+  async function servingGroups(): Promise<{
+    serving: Map<string, string[]>;
+    batch: Map<string, Set<string>>;
+  }> {
     const rows = await deps.db
-      .selectDistinct({ model: abilities.model, group: abilities.group })
+      .selectDistinct({ model: abilities.model, group: abilities.group, type: channels.type })
       .from(abilities)
+      .leftJoin(channels, eq(channels.id, abilities.channelId))
       .where(eq(abilities.enabled, true))
       .orderBy(abilities.model, abilities.group);
-    const map = new Map<string, string[]>();
+    const serving = new Map<string, string[]>();
+    const batch = new Map<string, Set<string>>();
     for (const row of rows) {
-      const groups = map.get(row.model);
-      if (groups) groups.push(row.group);
-      else map.set(row.model, [row.group]);
+      const groups = serving.get(row.model);
+      if (!groups) serving.set(row.model, [row.group]);
+      else if (groups.at(-1) !== row.group) groups.push(row.group);
+      if (row.type !== null && carriedBy(row.type).includes('batches'))
+        batch.set(row.model, (batch.get(row.model) ?? new Set()).add(row.group));
     }
-    return map;
+    return { serving, batch };
   }
 
   return {
@@ -174,7 +185,7 @@ export function createPricingService(deps: AppDeps) {
       const usable = usableGroups(deps.options.get('UserUsableGroups'), tables.groupRatio, user?.group);
       const visible = Object.keys(usable);
       const group = user?.group ?? VISITOR_GROUP;
-      const serving = await servingGroups();
+      const { serving, batch } = await servingGroups();
       const shapes: ShapeTables = {
         longContext: deps.options.get('LongContextTiers'),
         serviceTiers: deps.options.get('ServiceTierRatio'),
@@ -198,7 +209,15 @@ export function createPricingService(deps: AppDeps) {
       return {
         success: true,
         message: '',
-        data: data.map((entry) => ({ ...entry, ...view.shapes[entry.model_name] })),
+        data: data.map((entry) => {
+          const batchGroups = batch.get(entry.model_name);
+          const takesBatches = batchGroups !== undefined && visible.some((name) => batchGroups.has(name));
+          return {
+            ...entry,
+            ...view.shapes[entry.model_name],
+            ...(takesBatches ? { batch_price: true } : {}),
+          };
+        }),
         group_ratio: Object.fromEntries(visible.map((name) => [name, ratioOf(name)])),
         usable_group: Object.fromEntries(visible.map((name) => [name, usable[name]?.desc ?? ''])),
       };

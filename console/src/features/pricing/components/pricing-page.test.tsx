@@ -334,4 +334,15 @@ describe('prices as the providers publish them', () => {
     expect(row.getByText('Above 200K tokens: $12 / $45, cache read $1.2')).toBeTruthy();
     expect(row.getByText('Web search $20 / 1K searches')).toBeTruthy();
   });
+
+  it('marks a model whose batches take the batch price, and no other', async () => {
+    serve({ models: [{ ...gpt5, batch_price: true }, flash] });
+    await renderScreen(() => <PricingPage />, { path: '/pricing' });
+    await screen.findByRole('button', { name: 'gpt-5' });
+    expect(
+      rowOf('gpt-5').getByTitle('Batches of this model (/v1/batches) are billed at the batch price'),
+    ).toBeTruthy();
+    expect(rowOf('gpt-5').getByText('Batch API')).toBeTruthy();
+    expect(rowOf('gemini-2.5-flash').queryByText('Batch API')).toBeNull();
+  });
 });

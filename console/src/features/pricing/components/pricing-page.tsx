@@ -273,6 +273,11 @@ function PricingRow({
         ) : (
           <Tag color="blue">{t('billing.perToken')}</Tag>
         )}
+        {entry.batch_price ? (
+          <span title={t('billing.batchHelp')} className="ml-1">
+            <Tag color="green">{t('billing.batch')}</Tag>
+          </span>
+        ) : null}
       </td>
       <td className="min-w-32 px-3 py-2">
         {entry.enable_groups.length === 0 ? (

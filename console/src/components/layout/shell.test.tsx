@@ -49,6 +49,7 @@ describe('side menu', () => {
       'Batches',
       'Channels',
       'Redemption codes',
+      'Subscription plans',
       'User management',
       'System settings',
       'Wallet',

@@ -120,12 +120,15 @@ describe.each(SOURCE_KINDS)('a gateway moved from new-api on %s', (kind) => {
     // Billed at the imported prices: the source's model ratio and the vip group's ratio.
     expect(JSON.parse(log.other)).toMatchObject({ model_ratio: 1.5, group_ratio: 2 });
     const charged = log.quota;
+    // Alice's imported plan (a daily allowance, running for years) pays before her wallet; her limited token pays
+    // its part either way (docs/adr/0049).
+    expect(JSON.parse(log.other)).toMatchObject({ billing_source: 'subscription' });
     await waitFor(async () => {
-      const [user] = await db.select().from(users).where(eq(users.id, 2));
-      return user!.quota === 2_000_000 - charged ? user : undefined;
+      const [token] = await db.select().from(tokens).where(eq(tokens.id, 1));
+      return token!.remainQuota === 1_000_000 - charged ? token : undefined;
     });
-    const [token] = await db.select().from(tokens).where(eq(tokens.id, 1));
-    expect(token!.remainQuota).toBe(1_000_000 - charged);
+    const [user] = await db.select().from(users).where(eq(users.id, 2));
+    expect(user!.quota).toBe(2_000_000);
     const [channel] = await db.select().from(channels).where(eq(channels.id, 1));
     expect(channel!.usedQuota).toBe(12_345 + charged);
     // The new log got an id after the imported ones.

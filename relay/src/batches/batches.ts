@@ -19,6 +19,7 @@ import {
   fileStoreOf,
   invalidRequest,
   isGatewayId,
+  listLimitOf,
   notFound,
   openAiPage,
   ownFile,
@@ -235,7 +236,7 @@ async function listBatches(ctx: RelayContext, request: FastifyRequest, reply: Fa
   const caller = await callerOf(ctx, request, reply);
   if (!caller) return reply;
   const query = request.query as Record<string, string | undefined>;
-  const limit = Math.min(Math.max(Number(query.limit) || 20, 1), 100);
+  const limit = listLimitOf(query);
   const conditions = [eq(batches.userId, caller.user.id)];
   if (query.after) {
     const after = await ownBatch(ctx, caller.user.id, query.after);

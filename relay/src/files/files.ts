@@ -278,7 +278,7 @@ async function listFiles(ctx: RelayContext, request: FastifyRequest, reply: Fast
   const caller = await callerOf(ctx, request, reply);
   if (!caller) return reply;
   const query = request.query as Record<string, string | undefined>;
-  const limit = Math.min(Math.max(Number(query.limit) || DEFAULT_LIST_LIMIT, 1), MAX_LIST_LIMIT);
+  const limit = listLimitOf(query, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
   const ascending = query.order === 'asc';
   const conditions = [eq(files.userId, caller.user.id)];
   if (query.purpose) conditions.push(eq(files.purpose, query.purpose));
@@ -300,6 +300,10 @@ async function listFiles(ctx: RelayContext, request: FastifyRequest, reply: Fast
     .limit(limit + 1);
   return reply.send(openAiPage(rows, limit, fileObjectOf));
 }
+
+/** A list's `limit` query parameter as OpenAI reads it: `fallback` when absent, at least 1, at most `max`. */
+export const listLimitOf = (query: Record<string, string | undefined>, fallback = 20, max = 100): number =>
+  Math.min(Math.max(Number(query.limit) || fallback, 1), max);
 
 /** OpenAI's cursor page of a list read with one row past `limit` (`has_more` when that row came). */
 export function openAiPage<Row, Item extends { id: string }>(

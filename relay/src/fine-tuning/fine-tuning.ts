@@ -27,6 +27,7 @@ import {
   fileStoreOf,
   invalidRequest,
   isGatewayId,
+  listLimitOf,
   notFound,
   openAiPage,
   ownFile,
@@ -406,7 +407,7 @@ async function listJobs(ctx: RelayContext, request: FastifyRequest, reply: Fasti
   const caller = await callerOf(ctx, request, reply);
   if (!caller) return reply;
   const query = request.query as Record<string, string | undefined>;
-  const limit = Math.min(Math.max(Number(query.limit) || 20, 1), 100);
+  const limit = listLimitOf(query);
   const conditions = [eq(fineTuningJobs.userId, caller.user.id)];
   const after = query.after ? await ownJob(ctx, caller.user.id, query.after) : undefined;
   if (after) conditions.push(lt(fineTuningJobs.createdAt, after.createdAt));
